@@ -1,0 +1,43 @@
+import type * as tf from '@tensorflow/tfjs';
+
+/**
+ * One item to score: for a language model, `prompt` and `completion` are token ids; for an
+ * MLP policy, `prompt` is the feature vector and `completion` is `[action]`.
+ */
+export interface PolicyInput {
+  prompt: readonly number[];
+  completion: readonly number[];
+}
+
+/**
+ * What a policy returns when scoring a batch inside a gradient tape. Every tensor is
+ * [B, Tc]: completion token j of row b sits in column j; `mask` is 1 there and 0 on padding.
+ */
+export interface ScoredBatch {
+  logProbs: tf.Tensor2D;
+  entropy: tf.Tensor2D;
+  mask: tf.Tensor2D;
+  /** the value head's estimate before each completion token, when the model has one */
+  values?: tf.Tensor2D;
+}
+
+/** Anything the trainer can update. */
+export interface Policy {
+  readonly kind: string;
+  /** the variables an update of this model may change, and only these */
+  variables(): tf.Variable[];
+  /** per-token log-probs, entropy and values of each input's completion; call inside a tape */
+  score(inputs: readonly PolicyInput[], temperature?: number): ScoredBatch;
+  readonly hasValueHead: boolean;
+  dispose(): void;
+}
+
+/** Builds the [B, Tc] mask and a padded copy of per-token numbers laid out like ScoredBatch. */
+export function padRows(rows: readonly (readonly number[])[], width: number, fill = 0): Float32Array {
+  const out = new Float32Array(rows.length * width).fill(fill);
+  rows.forEach((row, b) => {
+    if (row.length > width) throw new Error(`row ${b} has ${row.length} entries, more than ${width}`);
+    out.set(row, b * width);
+  });
+  return out;
+}
