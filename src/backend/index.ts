@@ -37,15 +37,15 @@ async function load(choice: Exclude<BackendChoice, 'auto'>): Promise<string> {
 let current: BackendInfo | undefined;
 
 /**
- * Selects the tensor backend once per process (or worker). Asking again for the same
- * choice returns the cached answer; a different choice switches. Throws, naming every
+ * Selects the tensor backend of this process (or worker). Asking again for the choice
+ * that is still active returns the cached answer; otherwise it switches. Throws, naming every
  * attempt, when the requested backend cannot load.
  */
 export async function initBackend(requested: BackendChoice = 'auto'): Promise<BackendInfo> {
   if (!BACKEND_CHOICES.includes(requested)) {
     throw new Error(`backend: unknown choice '${String(requested)}'; known: ${BACKEND_CHOICES.join(', ')}`);
   }
-  if (current && current.requested === requested) return current;
+  if (current && current.requested === requested && tf.getBackend() === current.tfName) return current;
   const candidates: Exclude<BackendChoice, 'auto'>[] = requested === 'auto' ? ['gpu', 'node', 'wasm', 'cpu'] : [requested];
   const skipped: Record<string, string> = {};
   for (const choice of candidates) {

@@ -8,13 +8,16 @@ import * as tf from '@tensorflow/tfjs';
  * the sizes involved (vocabulary x width) are small enough that this is not a hot spot.
  */
 export function registerMissingKernels(backendName: string): string[] {
-  const added: string[] = [];
+  const added = (registered[backendName] ??= []);
   if (!tf.getKernel('UnsortedSegmentSum', backendName)) {
     tf.registerKernel({ kernelName: 'UnsortedSegmentSum', backendName, kernelFunc: unsortedSegmentSum });
     added.push('UnsortedSegmentSum');
   }
-  return added;
+  return [...added];
 }
+
+/** Kernels this package registered, per backend, so every report names them, not just the first. */
+const registered: Record<string, string[]> = {};
 
 /** out[s, ...] = sum of x[i, ...] over every i with segmentIds[i] == s; ids outside [0, numSegments) are dropped, as in TensorFlow. */
 const unsortedSegmentSum: tf.KernelFunc = ({ inputs, attrs, backend }) => {

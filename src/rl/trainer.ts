@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import type { Policy, PolicyInput } from '../models/types.js';
 import { padRows } from '../models/types.js';
+import { applyClipped } from './apply.js';
 import { klPenalty, type KlKind } from './kl.js';
 import { aggLoss, entropyBonus, maskedMeanTensor, policyLoss, valueLoss, type AggMode } from './loss.js';
 
@@ -136,19 +137,8 @@ export class JointTrainer {
     }, model.variables());
     const loss = value.dataSync()[0];
     value.dispose();
-    const gradNorm = tf.tidy(() => tf.sqrt(tf.addN(Object.values(grads).map((g) => g.square().sum()))).dataSync()[0]);
-    const base = { samples: batch.length, tokens: batch.reduce((n, s) => n + s.completion.length, 0), loss, roleLoss, ...stats, gradNorm };
-    if (!Number.isFinite(loss) || !Number.isFinite(gradNorm)) {
-      tf.dispose(Object.values(grads));
-      return { ...base, skipped: true, reason: !Number.isFinite(loss) ? `loss is ${loss}` : `gradient norm is ${gradNorm}` };
-    }
-    // torch.nn.utils.clip_grad_norm_: scale by max_norm / (norm + 1e-6) only when that is below 1.
-    const scale = c.maxGradNorm / (gradNorm + 1e-6);
-    const clipped = scale < 1 ? tf.tidy(() => mapValues(grads, (g) => g.mul(scale))) : grads;
-    this.optimizers.get(id)!.applyGradients(clipped);
-    tf.dispose(Object.values(grads));
-    if (clipped !== grads) tf.dispose(Object.values(clipped));
-    return { ...base, skipped: false };
+    const base = { samples: batch.length, tokens: batch.reduce((n, s) => n + s.completion.length, 0), loss, roleLoss, ...stats };
+    return { ...base, ...applyClipped(this.optimizers.get(id)!, grads, loss, c.maxGradNorm) };
   }
 
   /** Per-token KL to the reference model, zero in rows that carry no refLogProbs. */
@@ -164,10 +154,6 @@ export class JointTrainer {
     if (!o) throw new Error(`trainer: unknown model '${id}'`);
     return o;
   }
-}
-
-function mapValues(m: tf.NamedTensorMap, f: (t: tf.Tensor) => tf.Tensor): tf.NamedTensorMap {
-  return Object.fromEntries(Object.entries(m).map(([k, v]) => [k, f(v)]));
 }
 
 function checkSample(s: TrainSample, i: number, models: Readonly<Record<string, Policy>>): void {

@@ -1,0 +1,29 @@
+import * as tf from '@tensorflow/tfjs';
+
+export interface ApplyResult {
+  /** global gradient norm before clipping */
+  gradNorm: number;
+  /** true when the loss or the gradient norm was not finite: nothing was applied */
+  skipped: boolean;
+  reason?: string;
+}
+
+/**
+ * Applies `grads` (keyed by variable name) with `optimizer` after clipping their global
+ * norm as torch's clip_grad_norm_ does (scale by maxNorm / (norm + 1e-6) when that is
+ * below 1). A non-finite loss or gradient skips the step and says why. Disposes `grads`.
+ */
+export function applyClipped(optimizer: tf.Optimizer, grads: tf.NamedTensorMap, loss: number, maxNorm: number): ApplyResult {
+  const list = Object.values(grads);
+  const gradNorm = list.length ? tf.tidy(() => tf.sqrt(tf.addN(list.map((g) => g.square().sum()))).dataSync()[0]) : 0;
+  if (!Number.isFinite(loss) || !Number.isFinite(gradNorm)) {
+    tf.dispose(list);
+    return { gradNorm, skipped: true, reason: !Number.isFinite(loss) ? `loss is ${loss}` : `gradient norm is ${gradNorm}` };
+  }
+  const scale = maxNorm / (gradNorm + 1e-6);
+  const applied = scale < 1 ? tf.tidy(() => Object.fromEntries(Object.entries(grads).map(([k, g]) => [k, g.mul(scale)]))) : grads;
+  optimizer.applyGradients(applied);
+  tf.dispose(list);
+  if (applied !== grads) tf.dispose(Object.values(applied));
+  return { gradNorm, skipped: false };
+}
