@@ -1,0 +1,98 @@
+// `npm run bench`: generated and trained tokens per second on the reference workload
+// (../shared/bench/README.md), on every backend that loads, with one worker per core;
+// and, where Debian's python3-torch is installed, PyTorch's figures and our ratio to them.
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { resolve } from 'node:path';
+import type { Worker } from 'node:worker_threads';
+import { startTsWorker } from '../util/worker.js';
+import type { BackendChoice } from '../backend/index.js';
+import { REFERENCE_JOBS } from './workload.js';
+
+type Job = 'generate' | 'train';
+const args = process.argv.slice(2);
+const option = (name: string, fallback: string) => { const i = args.indexOf(`--${name}`); return i >= 0 ? args[i + 1] : fallback; };
+const backends = option('backends', 'node,wasm,cpu').split(',') as BackendChoice[];
+const workers = Number(option('workers', String(Math.max(1, cpus().length))));
+const reps = Number(option('reps', String(REFERENCE_JOBS.reps)));
+const torchRef = resolve(option('torch-ref', '../shared/bench/torch_ref.py'));
+
+function start(backend: BackendChoice, index: number, shared: SharedArrayBuffer, sync: SharedArrayBuffer): Promise<Worker> {
+  const w = startTsWorker(new URL('./worker.ts', import.meta.url), { backend, index, workers, shared, sync });
+  return new Promise((ok, fail) => {
+    w.once('message', () => ok(w));
+    w.once('error', fail);
+  });
+}
+
+function ask(w: Worker, job: Job | 'checksum', batch: number): Promise<Record<string, number>> {
+  return new Promise((ok, fail) => {
+    w.once('message', ok);
+    w.once('error', fail);
+    w.postMessage({ job, batch });
+  });
+}
+
+/** Wall time of one job split over all workers. */
+async function once(pool: Worker[], job: Job): Promise<number> {
+  const t0 = performance.now();
+  await Promise.all(pool.map((w) => ask(w, job, REFERENCE_JOBS.batch / pool.length)));
+  return (performance.now() - t0) / 1000;
+}
+
+async function measure(backend: BackendChoice): Promise<Record<Job, number> | undefined> {
+  const params = 430_000; // upper bound of the reference model's parameter count
+  const shared = new SharedArrayBuffer(workers * params * 4);
+  let pool: Worker[];
+  try {
+    pool = await Promise.all(Array.from({ length: workers }, (_, i) => start(backend, i, shared, new SharedArrayBuffer(8))));
+  } catch (err) {
+    console.log(JSON.stringify({ backend, skipped: String((err as Error).message ?? err).split('\n')[0] }));
+    return undefined;
+  }
+  // one barrier buffer for all: replace the per-worker ones created above
+  await Promise.all(pool.map((w) => w.terminate()));
+  const sync = new SharedArrayBuffer(8);
+  pool = await Promise.all(Array.from({ length: workers }, (_, i) => start(backend, i, shared, sync)));
+  const out = {} as Record<Job, number>;
+  for (const job of ['generate', 'train'] as Job[]) {
+    await once(pool, job); // warm-up
+    let seconds = 0;
+    for (let r = 0; r < reps; r++) seconds += await once(pool, job);
+    seconds /= reps;
+    const tokens = REFERENCE_JOBS.batch * (job === 'generate' ? REFERENCE_JOBS.newTokens : REFERENCE_JOBS.seq);
+    out[job] = tokens / seconds;
+    console.log(JSON.stringify({ job, backend, workers, batch: REFERENCE_JOBS.batch, reps, seconds: +seconds.toFixed(5), tokens_per_s: Math.round(out[job]) }));
+  }
+  const sums = await Promise.all(pool.map((w) => ask(w, 'checksum', 0)));
+  if (new Set(sums.map((s) => s.checksum.toFixed(4))).size !== 1) throw new Error(`bench: replicas diverged: ${JSON.stringify(sums)}`);
+  await Promise.all(pool.map((w) => w.terminate()));
+  return out;
+}
+
+function pytorch(): Record<Job, number> | undefined {
+  if (!existsSync('/usr/bin/python3') || !existsSync(torchRef)) return undefined;
+  try {
+    const text = execFileSync('/usr/bin/python3', [torchRef, '--threads', '1', '--reps', String(reps)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const lines = text.trim().split('\n').map((l) => JSON.parse(l));
+    for (const l of lines) console.log(JSON.stringify({ ...l, backend: 'pytorch' }));
+    return Object.fromEntries(lines.map((l) => [l.job, l.tokens_per_s])) as Record<Job, number>;
+  } catch {
+    return undefined; // python3 without torch: no comparison
+  }
+}
+
+const results: Partial<Record<BackendChoice, Record<Job, number>>> = {};
+for (const b of backends) results[b] = await measure(b);
+const torch = pytorch();
+if (torch) {
+  for (const [backend, r] of Object.entries(results)) {
+    if (!r) continue;
+    for (const job of ['generate', 'train'] as Job[]) {
+      console.log(JSON.stringify({ job, backend, workers, vs: 'pytorch-1-thread', ratio: +(r[job] / torch[job]).toFixed(3) }));
+    }
+  }
+} else {
+  console.log(JSON.stringify({ note: `no PyTorch comparison: needs /usr/bin/python3 with torch and ${torchRef}` }));
+}
