@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { Rng } from '../util/rng.js';
 import { sampleToken, validateSampling, type SamplingOptions } from './sampling.js';
-import type { LayerCache, TinyLM } from './tinylm.js';
+import { checkIds, type LayerCache, type TinyLM } from './tinylm.js';
 
 export interface GenerateOptions extends SamplingOptions {
   /** most tokens to add to each prompt */
@@ -33,6 +33,7 @@ export function generate(model: TinyLM, prompts: readonly (readonly number[])[],
   if (prompts.length === 0) return [];
   prompts.forEach((p, b) => {
     if (p.length === 0) throw new Error(`generate: prompt ${b} is empty (start prompts with BOS)`);
+    checkIds(p, model.config.vocabSize, `prompt ${b}`);
   });
   const B = prompts.length;
   const P = Math.max(...prompts.map((p) => p.length));

@@ -158,6 +158,8 @@ export class TinyLM implements Policy {
     const Tc = Math.max(1, ...inputs.map((r) => r.completion.length));
     inputs.forEach((r, b) => {
       if (r.prompt.length === 0) throw new Error(`tinylm: row ${b} has an empty prompt (start prompts with BOS)`);
+      checkIds(r.prompt, this.config.vocabSize, `row ${b} prompt`);
+      checkIds(r.completion, this.config.vocabSize, `row ${b} completion`);
     });
     const rows = inputs.map((r) => [...new Array(P - r.prompt.length).fill(0), ...r.prompt, ...r.completion]);
     const tokens = tf.tensor2d(padRows(rows.map((r) => r.slice(0, P + Tc - 1)), P + Tc - 1), [inputs.length, P + Tc - 1], 'int32');
@@ -168,10 +170,14 @@ export class TinyLM implements Policy {
     return { logits: this.logits(hidden), hidden, targets, mask };
   }
 
-  /** See Policy.score. `temperature` divides the logits, as the sampler did. */
+  /**
+   * See Policy.score. `temperature` divides the logits, as the sampler did; 0 (greedy)
+   * scores at temperature 1, as the sampler reports greedy tokens' log-probs.
+   */
   score(inputs: readonly PolicyInput[], temperature = 1): ScoredBatch {
+    if (!(temperature >= 0) || !Number.isFinite(temperature)) throw new Error(`tinylm: score temperature must be >= 0, got ${temperature}`);
     const { logits: raw, hidden, targets, mask } = this.completionLogits(inputs);
-    const logits = temperature === 1 ? raw : raw.div(temperature) as tf.Tensor3D;
+    const logits = temperature === 1 || temperature === 0 ? raw : raw.div(temperature) as tf.Tensor3D;
     return {
       logProbs: tokenLogProbs(logits, targets).mul(mask) as tf.Tensor2D,
       entropy: tokenEntropy(logits),
@@ -182,6 +188,14 @@ export class TinyLM implements Policy {
 
   dispose(): void {
     for (const v of Object.values(this.weights)) v.dispose();
+  }
+}
+
+/** Ids outside the vocabulary would one-hot to zeros and score as certain: refuse them. */
+export function checkIds(ids: readonly number[], vocabSize: number, where: string): void {
+  for (let i = 0; i < ids.length; i++) {
+    const id = ids[i];
+    if (!Number.isInteger(id) || id < 0 || id >= vocabSize) throw new Error(`tinylm: ${where} has token id ${id} at position ${i}, outside vocabulary of ${vocabSize}`);
   }
 }
 
