@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { Rng } from '../util/rng.js';
-import { sampleToken, validateSampling, type SamplingOptions } from './sampling.js';
+import { distributionStats, sampleToken, validateSampling, type SamplingOptions } from './sampling.js';
 import { checkIds, type LayerCache, type TinyLM } from './tinylm.js';
 
 export interface GenerateOptions extends SamplingOptions {
@@ -17,6 +17,9 @@ export interface Generation {
   tokens: number[];
   /** log-probability of each new token (see sampleToken) */
   logProbs: number[];
+  /** entropy and self-certainty of the model's distribution at each new token (temperature 1) */
+  entropy: number[];
+  selfCertainty: number[];
   /** true when the row emitted EOS */
   stopped: boolean;
 }
@@ -41,7 +44,7 @@ export function generate(model: TinyLM, prompts: readonly (readonly number[])[],
   if (P + o.maxNewTokens > context) throw new Error(`generate: prompt of ${P} tokens + ${o.maxNewTokens} new exceeds context ${context}`);
   const leftPad = prompts.map((p) => P - p.length);
   const rng = new Rng(o.seed ?? 0);
-  const out: Generation[] = prompts.map(() => ({ tokens: [], logProbs: [], stopped: false }));
+  const out: Generation[] = prompts.map(() => ({ tokens: [], logProbs: [], entropy: [], selfCertainty: [], stopped: false }));
   const padded = new Int32Array(B * P);
   prompts.forEach((p, b) => padded.set(p, b * P + leftPad[b]));
 
@@ -60,9 +63,13 @@ export function generate(model: TinyLM, prompts: readonly (readonly number[])[],
       for (let b = 0; b < B; b++) {
         const row = out[b];
         if (row.stopped) { next[b] = o.eos ?? 0; continue; }
-        const { token, logProb } = sampleToken(values.subarray(b * vocabSize, (b + 1) * vocabSize), o, rng);
+        const rowLogits = values.subarray(b * vocabSize, (b + 1) * vocabSize);
+        const { token, logProb } = sampleToken(rowLogits, o, rng);
+        const stats = distributionStats(rowLogits);
         row.tokens.push(token);
         row.logProbs.push(logProb);
+        row.entropy.push(stats.entropy);
+        row.selfCertainty.push(stats.selfCertainty);
         row.stopped = token === o.eos;
         next[b] = token;
         if (!row.stopped) active++;

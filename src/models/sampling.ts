@@ -35,6 +35,27 @@ export function sampleToken(logits: Float32Array, o: SamplingOptions, rng: Rng):
   return { token, logProb: logits[token] / tau - logZ };
 }
 
+/**
+ * Entropy and self-certainty of the untempered distribution softmax(logits), computed on
+ * the host from the row the sampler already holds. Self-certainty is KL(U || p) =
+ * logsumexp(z) - mean(z) - log V (see tokenSelfCertainty in ops.ts).
+ */
+export function distributionStats(logits: Float32Array): { entropy: number; selfCertainty: number } {
+  const V = logits.length;
+  let max = -Infinity;
+  let sum = 0;
+  for (let i = 0; i < V; i++) { max = Math.max(max, logits[i]); sum += logits[i]; }
+  let z = 0;
+  let weighted = 0;
+  for (let i = 0; i < V; i++) {
+    const e = Math.exp(logits[i] - max);
+    z += e;
+    weighted += e * (logits[i] - max);
+  }
+  const logZ = Math.log(z); // log-sum-exp minus max
+  return { entropy: logZ - weighted / z, selfCertainty: logZ + max - sum / V - Math.log(V) };
+}
+
 /** The first index of the largest value, so ties break the same way every time. */
 export function argmax(values: ArrayLike<number>): number {
   let best = 0;

@@ -1,0 +1,36 @@
+import type { RoleId, Turn } from '../src/core/types.js';
+import type { Role, Observation } from '../roles/types.js';
+import type { BatchingServer, GenerateOptions } from '../src/serving/server.js';
+import type { CharTokenizer } from '../src/tokenizer/index.js';
+import type { ArenaContext } from './types.js';
+
+export interface AgentBinding {
+  role: Role;
+  /** model id, as named in the config */
+  model: string;
+  server: BatchingServer;
+}
+
+/**
+ * Binds role ids to roles and model servers: renders the observation, prefixes BOS and
+ * the role's token, asks the model's server, decodes and parses. Tensor work happens only
+ * in the server; what comes back is a plain Turn.
+ */
+export class Agents implements ArenaContext {
+  constructor(
+    private readonly bindings: Readonly<Record<RoleId, AgentBinding>>,
+    private readonly tokenizer: CharTokenizer,
+    private readonly sampling: GenerateOptions,
+  ) {}
+
+  async act(roleId: RoleId, observation: Observation): Promise<Turn> {
+    const b = this.bindings[roleId];
+    if (!b) throw new Error(`arena asked role '${roleId}' to act; bound roles: ${Object.keys(this.bindings).join(', ')}`);
+    const prompt = this.tokenizer.prompt(b.role.render(observation), b.role.kind);
+    const g = await b.server.generate(prompt, { ...this.sampling, eos: this.tokenizer.eos });
+    const body = g.stopped ? g.tokens.slice(0, -1) : g.tokens;
+    const text = this.tokenizer.decode(body);
+    const action = g.stopped ? b.role.parse(text, observation) : { valid: false, value: null, error: `no end of sequence within ${g.tokens.length} tokens` };
+    return { index: 0, role: roleId, model: b.model, prompt, completion: g.tokens, logProbs: g.logProbs, entropy: g.entropy, selfCertainty: g.selfCertainty, text, action };
+  }
+}

@@ -1,0 +1,16 @@
+import { CriticRole, JudgeRole, MemoryManagerRole, ProposerRole } from './others.js';
+import { SolverRole } from './solver.js';
+import type { AnswerParser, Role } from './types.js';
+
+export * from './types.js';
+export { SolverRole } from './solver.js';
+export { CriticRole, JudgeRole, MemoryManagerRole, ProposerRole } from './others.js';
+
+/** Role kinds by the name configs use; each factory gets the task family's answer parser. */
+export const ROLE_KINDS: Record<string, (parseAnswer: AnswerParser) => Role> = {
+  solver: (parseAnswer) => new SolverRole(parseAnswer),
+  proposer: () => new ProposerRole(),
+  critic: () => new CriticRole(),
+  judge: () => new JudgeRole(),
+  memory: () => new MemoryManagerRole(),
+};

@@ -1,0 +1,64 @@
+import type { Action } from '../src/core/types.js';
+import { invalid, valid, type Observation, type Role } from './types.js';
+
+/** Writes a new task for the solver: its output must look like a task prompt ending in '='. */
+export class ProposerRole implements Role {
+  readonly kind = 'proposer';
+  render(o: Observation): string {
+    return `new ${o.task.family}:`;
+  }
+  parse(output: string): Action {
+    const text = output.trim();
+    if (!/^[^=]+=$/.test(text)) return invalid(`a proposed task is text ending in one '=', got ${JSON.stringify(text)}`);
+    return valid(text);
+  }
+}
+
+/** Says whether an answer is right: sees the task and the answer, outputs 'y' or 'n'. */
+export class CriticRole implements Role {
+  readonly kind = 'critic';
+  render(o: Observation): string {
+    return `${o.task.prompt}${String(o.answer ?? '')}?`;
+  }
+  parse(output: string): Action {
+    const text = output.trim();
+    return text === 'y' || text === 'n' ? valid(text) : invalid(`a verdict is 'y' or 'n', got ${JSON.stringify(text)}`);
+  }
+}
+
+/** Picks the better of two answers: outputs 'A' or 'B'. */
+export class JudgeRole implements Role {
+  readonly kind = 'judge';
+  render(o: Observation): string {
+    const [a, b] = (o.answers as string[] | undefined) ?? ['', ''];
+    return `${o.task.prompt}A${a}B${b}>`;
+  }
+  parse(output: string): Action {
+    const text = output.trim();
+    return text === 'A' || text === 'B' ? valid(text) : invalid(`a choice is 'A' or 'B', got ${JSON.stringify(text)}`);
+  }
+}
+
+/**
+ * Edits an external memory bank (Memory-R1's operations): `ADD text`, `UPDATE i text`,
+ * `DELETE i` or `NOOP`, where i indexes the bank it was shown.
+ */
+export class MemoryManagerRole implements Role {
+  readonly kind = 'memory';
+  render(o: Observation): string {
+    const bank = (o.memory as string[] | undefined) ?? [];
+    return `${bank.map((m, i) => `${i}:${m}`).join(';')}|${String(o.fact ?? o.task.prompt)}>`;
+  }
+  parse(output: string, o: Observation): Action {
+    const text = output.trim();
+    const size = ((o.memory as string[] | undefined) ?? []).length;
+    const m = /^(ADD|UPDATE|DELETE|NOOP)(?: (\d+))?(?: (.+))?$/.exec(text);
+    if (!m) return invalid(`expected ADD|UPDATE|DELETE|NOOP, got ${JSON.stringify(text)}`);
+    const [, op, index, body] = m;
+    const needsIndex = op === 'UPDATE' || op === 'DELETE';
+    if (needsIndex && (index === undefined || Number(index) >= size)) return invalid(`${op} needs an index below ${size}`);
+    if ((op === 'ADD' || op === 'UPDATE') && !body) return invalid(`${op} needs text`);
+    if (op === 'NOOP' && (index !== undefined || body)) return invalid('NOOP takes no arguments');
+    return valid(text);
+  }
+}

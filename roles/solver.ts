@@ -1,0 +1,14 @@
+import type { Action } from '../src/core/types.js';
+import type { AnswerParser, Observation, Role } from './types.js';
+
+/** Answers a task: sees the task's prompt, and its output is parsed by the task family. */
+export class SolverRole implements Role {
+  readonly kind = 'solver';
+  constructor(private readonly parseAnswer: AnswerParser) {}
+  render(o: Observation): string {
+    return o.task.prompt;
+  }
+  parse(output: string): Action {
+    return this.parseAnswer(output);
+  }
+}

@@ -1,0 +1,24 @@
+import type { Action, Task } from '../src/core/types.js';
+
+/** What a role is shown: the task, plus whatever the arena adds (answers to judge, memory). */
+export interface Observation {
+  task: Task;
+  [key: string]: unknown;
+}
+
+/**
+ * A named part an agent plays. It renders what it sees into the prompt text (the role
+ * token and BOS are added by the agent, so several roles can share one model) and parses
+ * the model's output into an action. Parsing never throws: bad output is an invalid action.
+ */
+export interface Role {
+  readonly kind: string;
+  render(observation: Observation): string;
+  parse(output: string, observation: Observation): Action;
+}
+
+/** Answer parsing of a task family, which the solver role borrows. */
+export type AnswerParser = (output: string) => Action;
+
+export const invalid = (error: string): Action => ({ valid: false, value: null, error });
+export const valid = (value: string): Action => ({ valid: true, value });

@@ -1,0 +1,63 @@
+/**
+ * The plain-JSON records that cross boundaries: tasks, turns, episodes, rewards. No tensor
+ * ever appears here; streams, judges, stores and reports all see only these.
+ */
+
+/** Agent ids are strings (PettingZoo's habit): 'solver', 'proposer', ... */
+export type RoleId = string;
+
+/** A task as it comes from a dataset, a generator or a proposer. */
+export interface Task {
+  /** unique within a run, e.g. 'arith-000123' */
+  id: string;
+  /** the task family that made it and can verify it, e.g. 'arithmetic' */
+  family: string;
+  /** what the solver sees */
+  prompt: string;
+  /** the reference answer; absent for unlabeled data (label-free RL never reads it for rewards) */
+  answer?: string;
+}
+
+/** What a role made of its model's output. */
+export interface Action {
+  /** false when the output did not parse: an invalid action, never a crash */
+  valid: boolean;
+  /** the parsed value (e.g. the answer string); null when invalid */
+  value: string | null;
+  /** why it did not parse */
+  error?: string;
+}
+
+/** One model call inside an episode. */
+export interface Turn {
+  index: number;
+  role: RoleId;
+  /** id of the model that produced it */
+  model: string;
+  /** token ids of the prompt (role token included) and of the completion */
+  prompt: number[];
+  completion: number[];
+  /** per completion token: log-prob when sampled, entropy and self-certainty of the distribution */
+  logProbs: number[];
+  entropy: number[];
+  selfCertainty: number[];
+  /** the completion decoded to text */
+  text: string;
+  action: Action;
+}
+
+/** One played episode. `group` ties together the G episodes played on the same task. */
+export interface Episode {
+  id: string;
+  group: string;
+  task: Task;
+  turns: Turn[];
+  /** the arena's own outcome per role (e.g. zero-sum game results), if it has one */
+  outcome?: Record<RoleId, number>;
+}
+
+/** A reward for one turn; null means the judge abstains. */
+export type Reward = number | null;
+
+/** Per episode, per turn rewards for one group: rewards[e][t] belongs to group[e].turns[t]. */
+export type GroupRewards = Reward[][];

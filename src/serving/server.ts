@@ -1,0 +1,108 @@
+import * as tf from '@tensorflow/tfjs';
+import { generate, type Generation } from '../models/generate.js';
+import type { SamplingOptions } from '../models/sampling.js';
+import { checkIds, type TinyLM } from '../models/tinylm.js';
+import type { PolicyInput } from '../models/types.js';
+import { Rng } from '../util/rng.js';
+
+export interface GenerateOptions extends SamplingOptions {
+  maxNewTokens: number;
+  eos?: number;
+}
+
+interface Pending<I, O> { input: I; resolve: (o: O) => void; reject: (e: unknown) => void }
+
+/**
+ * The one place a model runs during rollouts. Arenas call `generate` for one prompt at a
+ * time; the server collects every request that arrives before the event loop turns (all
+ * episodes in flight) and runs them as one batched, KV-cached pass per sampling setting.
+ * Scoring requests (reference log-probs) are batched the same way.
+ */
+export class BatchingServer {
+  private queue: Pending<{ prompt: number[]; options: GenerateOptions }, Generation>[] = [];
+  private scoring: Pending<PolicyInput, number[]>[] = [];
+  private scheduled = false;
+  private readonly rng: Rng;
+  /** counters for metrics: forward passes and tokens generated */
+  readonly stats = { batches: 0, requests: 0, generatedTokens: 0, seconds: 0 };
+
+  constructor(readonly id: string, readonly model: TinyLM, seed = 0, readonly maxBatch = 512) {
+    this.rng = new Rng(seed);
+  }
+
+  /** Queues one prompt; a malformed prompt is refused here, so it cannot fail a whole batch. */
+  generate(prompt: number[], options: GenerateOptions): Promise<Generation> {
+    return new Promise((resolve, reject) => {
+      try {
+        if (prompt.length === 0) throw new Error(`server ${this.id}: empty prompt`);
+        checkIds(prompt, this.model.config.vocabSize, `server ${this.id} prompt`);
+        if (prompt.length + options.maxNewTokens > this.model.config.context) {
+          throw new Error(`server ${this.id}: prompt of ${prompt.length} tokens + ${options.maxNewTokens} new exceeds context ${this.model.config.context}`);
+        }
+      } catch (err) {
+        reject(err);
+        return;
+      }
+      this.queue.push({ input: { prompt, options }, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /** Per-token log-probs of a completion under this server's model (temperature 1). */
+  logProbs(input: PolicyInput): Promise<number[]> {
+    return new Promise((resolve, reject) => {
+      this.scoring.push({ input, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    // setImmediate runs after pending promise callbacks, so every episode that is ready to
+    // ask has asked by then.
+    setImmediate(() => {
+      this.scheduled = false;
+      this.flush();
+    });
+  }
+
+  private flush(): void {
+    const queue = this.queue;
+    const scoring = this.scoring;
+    this.queue = [];
+    this.scoring = [];
+    const groups = new Map<string, typeof queue>();
+    for (const p of queue) {
+      const key = JSON.stringify(p.input.options);
+      groups.set(key, [...(groups.get(key) ?? []), p]);
+    }
+    for (const group of groups.values()) {
+      for (let i = 0; i < group.length; i += this.maxBatch) this.runGenerate(group.slice(i, i + this.maxBatch));
+    }
+    for (let i = 0; i < scoring.length; i += this.maxBatch) this.runScore(scoring.slice(i, i + this.maxBatch));
+  }
+
+  private runGenerate(batch: Pending<{ prompt: number[]; options: GenerateOptions }, Generation>[]): void {
+    const t0 = performance.now();
+    try {
+      const out = generate(this.model, batch.map((p) => p.input.prompt), { ...batch[0].input.options, seed: this.rng.int(2 ** 31) });
+      this.stats.batches++;
+      this.stats.requests += batch.length;
+      this.stats.generatedTokens += out.reduce((n, g) => n + g.tokens.length, 0);
+      this.stats.seconds += (performance.now() - t0) / 1000;
+      batch.forEach((p, i) => p.resolve(out[i]));
+    } catch (err) {
+      for (const p of batch) p.reject(err);
+    }
+  }
+
+  private runScore(batch: Pending<PolicyInput, number[]>[]): void {
+    try {
+      const rows = tf.tidy(() => this.model.score(batch.map((p) => p.input)).logProbs.arraySync());
+      batch.forEach((p, i) => p.resolve(rows[i].slice(0, p.input.completion.length)));
+    } catch (err) {
+      for (const p of batch) p.reject(err);
+    }
+  }
+}

@@ -1,0 +1,37 @@
+import { expect } from 'chai';
+import { CriticRole, JudgeRole, MemoryManagerRole, ProposerRole, ROLE_KINDS, SolverRole } from '../../roles/index.js';
+import type { Task } from '../../src/core/types.js';
+
+const task: Task = { id: 't', family: 'arithmetic', prompt: '2+3=', answer: '5' };
+const digits = (s: string) => (/^\d+$/.test(s.trim()) ? { valid: true, value: s.trim() } : { valid: false, value: null, error: 'not digits' });
+
+describe('roles', () => {
+  it('the solver shows the task prompt and parses with the task family', () => {
+    const r = new SolverRole(digits);
+    expect(r.render({ task })).to.equal('2+3=');
+    expect(r.parse(' 5')).to.deep.equal({ valid: true, value: '5' });
+    expect(r.parse('5+0').valid).to.equal(false);
+  });
+
+  it('every other role parses its own format and calls anything else invalid', () => {
+    const o = { task, answer: '5', answers: ['5', '6'], memory: ['a', 'b'] };
+    expect(new ProposerRole().parse('7*8=').value).to.equal('7*8=');
+    expect(new ProposerRole().parse('7*8').valid).to.equal(false);
+    expect(new CriticRole().render(o)).to.equal('2+3=5?');
+    expect(new CriticRole().parse('y').valid).to.equal(true);
+    expect(new CriticRole().parse('maybe').error).to.match(/'y' or 'n'/);
+    expect(new JudgeRole().render(o)).to.equal('2+3=A5B6>');
+    expect(new JudgeRole().parse('B').value).to.equal('B');
+    const mem = new MemoryManagerRole();
+    expect(mem.render(o)).to.equal('0:a;1:b|2+3=>');
+    expect(mem.parse('UPDATE 1 c', o).valid).to.equal(true);
+    expect(mem.parse('DELETE 2', o).error).to.match(/index below 2/);
+    expect(mem.parse('ADD', o).valid).to.equal(false);
+    expect(mem.parse('NOOP 1', o).valid).to.equal(false);
+  });
+
+  it('knows every role kind by name', () => {
+    expect(Object.keys(ROLE_KINDS).sort()).to.deep.equal(['critic', 'judge', 'memory', 'proposer', 'solver']);
+    for (const make of Object.values(ROLE_KINDS)) expect(make(digits).kind).to.be.a('string');
+  });
+});
