@@ -11,7 +11,7 @@ const turn = (text: string): Turn => ({
 
 describe('arena operators', () => {
   it('toEpisode emits one numbered episode when the turns complete (marbles)', () => {
-    const scheduler = new TestScheduler((a, b) => expect(a).to.deep.equal(b));
+    const scheduler = new TestScheduler((a, b) => { expect(a).to.deep.equal(b); });
     scheduler.run(({ cold, expectObservable }) => {
       const turns = cold('-a--b-|', { a: turn('x'), b: turn('y') });
       const episode = { id: 'e', group: 't1', task, turns: [{ ...turn('x'), index: 0 }, { ...turn('y'), index: 1 }] };
@@ -20,7 +20,7 @@ describe('arena operators', () => {
   });
 
   it('toEpisode passes an arena error through instead of emitting a partial episode', () => {
-    const scheduler = new TestScheduler((a, b) => expect(a).to.deep.equal(b));
+    const scheduler = new TestScheduler((a, b) => { expect(a).to.deep.equal(b); });
     scheduler.run(({ cold, expectObservable }) => {
       const turns = cold('-a-#', { a: turn('x') }, new Error('boom'));
       expectObservable(turns.pipe(toEpisode('e', 't1', task))).toBe('---#', undefined, new Error('boom'));

@@ -1,0 +1,7 @@
+/** Judges for coevolve: reward sources that turn a group of episodes into per-turn rewards. */
+export * from './types.js';
+export * from './verifier.js';
+export * from './majority.js';
+export * from './self-certainty.js';
+export * from './combine.js';
+export * from './registry.js';

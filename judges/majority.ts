@@ -1,0 +1,101 @@
+/**
+ * TTRL's majority vote (Zuo et al., "TTRL: Test-Time Reinforcement Learning"): with no
+ * reference answer, the group's most common answer is taken as the pseudo-label and each
+ * answer is rewarded by agreement with it.
+ */
+import type { Episode, GroupRewards } from '../src/core/types.js';
+import { assertOneGroup, nullRewards, roleSet } from './common.js';
+import type { Judge, RoleOption } from './types.js';
+
+/** Result of {@link majorityLabel}. */
+export interface MajorityResult {
+  /** the most common valid answer; null when there is no valid answer */
+  label: string | null;
+  /** how many valid answers equal `label` (0 when `label` is null) */
+  votes: number;
+  /** how many valid (non-null) answers were counted */
+  total: number;
+}
+
+/**
+ * The majority answer among `values`, where `null` marks an invalid (unparsed) answer.
+ *
+ * - Only non-null values are counted (`total`); an invalid answer never wins and never
+ *   counts, however many there are.
+ * - The label is the value with the most votes. Ties are broken deterministically in favour
+ *   of the tied value whose FIRST occurrence comes earliest in `values` (so the result does
+ *   not depend on hash or sort order, and a rerun gives the same label).
+ * - Values are compared as exact strings: normalising answers ('5' vs '5.0') is the job of
+ *   the role that parsed them.
+ * - No valid value → `{ label: null, votes: 0, total: 0 }`.
+ *
+ * Metrics use it too: TTRL's label accuracy is `label === task.answer`, maj@N is the same.
+ */
+export function majorityLabel(values: readonly (string | null)[]): MajorityResult {
+  // Map iterates in insertion order = order of first appearance, which gives the tie-break.
+  const counts = new Map<string, number>();
+  let total = 0;
+  for (const v of values) {
+    if (v === null || v === undefined) continue;
+    counts.set(v, (counts.get(v) ?? 0) + 1);
+    total++;
+  }
+  let label: string | null = null;
+  let votes = 0;
+  for (const [v, n] of counts) {
+    // strictly greater: an equal count later in the order never displaces the earlier value
+    if (n > votes) {
+      label = v;
+      votes = n;
+    }
+  }
+  return { label, votes, total };
+}
+
+/** Options for {@link MajorityJudge}. */
+export interface MajorityOptions {
+  /** roles whose turns vote and are rewarded (default 'solver'); other roles' turns get null */
+  role?: RoleOption;
+  /** judge name (default 'majority') */
+  name?: string;
+}
+
+/**
+ * Rewards each turn of the configured roles by agreement with the group's majority answer.
+ *
+ * All such turns of the whole group vote, in group order (episode by episode, turn by turn);
+ * a turn's vote is `action.value` when `action.valid` is true (a valid action whose value is
+ * null is treated as invalid). The label is {@link majorityLabel} of those votes, so ties go
+ * to the value that appears first in the group. Reward: 1 for a valid answer equal to the
+ * label, 0 otherwise (a different answer or an invalid one). If no turn in the group is
+ * valid there is no label, and every turn of the configured roles gets `null` (abstain)
+ * rather than a uniform 0 that would only look like a signal. `task.answer` is never read.
+ */
+export class MajorityJudge implements Judge {
+  readonly name: string;
+  private readonly roles: ReadonlySet<string>;
+
+  constructor(options: MajorityOptions = {}) {
+    this.name = options.name ?? 'majority';
+    this.roles = roleSet(options.role, this.name);
+  }
+
+  score(group: readonly Episode[]): GroupRewards {
+    assertOneGroup(group, this.name);
+    const vote = (ep: Episode, t: number): string | null => {
+      const a = ep.turns[t].action;
+      return a.valid && typeof a.value === 'string' ? a.value : null;
+    };
+    const votes: (string | null)[] = [];
+    group.forEach((ep) => ep.turns.forEach((turn, t) => this.roles.has(turn.role) && votes.push(vote(ep, t))));
+    const { label } = majorityLabel(votes);
+    const rewards = nullRewards(group);
+    if (label === null) return rewards;
+    group.forEach((ep, e) =>
+      ep.turns.forEach((turn, t) => {
+        if (this.roles.has(turn.role)) rewards[e][t] = vote(ep, t) === label ? 1 : 0;
+      }),
+    );
+    return rewards;
+  }
+}

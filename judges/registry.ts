@@ -1,0 +1,97 @@
+/**
+ * Judges by name, for configs: `{ kind: 'majority', options: { role: 'solver' } }` becomes a
+ * Judge. Options arrive as untyped JSON/YAML, so they are checked here, key by key, before
+ * any judge is built: a typo must fail loudly, not fall back to a default.
+ */
+import { show } from './common.js';
+import { MajorityJudge } from './majority.js';
+import { SelfCertaintyJudge } from './self-certainty.js';
+import type { Judge, VerifyFn } from './types.js';
+import { VerifierJudge } from './verifier.js';
+
+/** What a factory may need besides its options. */
+export interface JudgeDeps {
+  /** the task family's verifier; required by 'verifier' */
+  verify?: VerifyFn;
+}
+
+/** Builds one kind of judge from config options (checked) and dependencies. */
+export type JudgeFactory = (options: Record<string, unknown>, deps: JudgeDeps) => Judge;
+
+/** A check for one option's value: returns what was expected when it fails, else undefined. */
+type Check = (value: unknown) => string | undefined;
+
+const finite: Check = (v) => (typeof v === 'number' && Number.isFinite(v) ? undefined : 'a finite number');
+const text: Check = (v) => (typeof v === 'string' && v !== '' ? undefined : 'a non-empty string');
+const roles: Check = (v) =>
+  (typeof v === 'string' && v !== '') ||
+  (Array.isArray(v) && v.length > 0 && v.every((r) => typeof r === 'string' && r !== ''))
+    ? undefined
+    : 'a role id or a non-empty list of role ids';
+const oneOf =
+  (...allowed: string[]): Check =>
+  (v) =>
+    typeof v === 'string' && allowed.includes(v) ? undefined : `one of ${allowed.map((a) => `'${a}'`).join(', ')}`;
+
+/**
+ * Throws unless `options` is a plain object whose keys all appear in `spec` and whose values
+ * pass their checks. Errors name the judge kind and the option. A key set to `undefined`
+ * counts as absent (JSON never produces it; spread-built option objects may).
+ */
+function checkOptions(kind: string, options: unknown, spec: Record<string, Check>): Record<string, unknown> {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new Error(`judge '${kind}': options must be an object, got ${show(options)}`);
+  }
+  const known = Object.keys(spec);
+  for (const [key, value] of Object.entries(options)) {
+    if (!Object.hasOwn(spec, key)) {
+      throw new Error(`judge '${kind}': unknown option '${key}'; known: ${known.join(', ')}`);
+    }
+    if (value === undefined) continue;
+    const expected = spec[key](value);
+    if (expected !== undefined) {
+      throw new Error(`judge '${kind}': option '${key}' must be ${expected}, got ${show(value)}`);
+    }
+  }
+  return options as Record<string, unknown>;
+}
+
+/**
+ * Every judge kind by name. Options per kind (all optional):
+ * - 'verifier': role, name, correct, wrong, invalid — needs `deps.verify`;
+ * - 'majority': role, name;
+ * - 'self-certainty': role, name, normalize ('none' | 'group'), invalidReward.
+ * Each factory throws on unknown option keys or wrongly typed values, naming kind and option.
+ */
+export const JUDGE_KINDS: Readonly<Record<string, JudgeFactory>> = Object.freeze({
+  verifier: (options, deps) => {
+    const o = checkOptions('verifier', options, { role: roles, name: text, correct: finite, wrong: finite, invalid: finite });
+    if (typeof deps?.verify !== 'function') {
+      throw new Error("judge 'verifier': needs deps.verify, the task family's verifier");
+    }
+    return new VerifierJudge(deps.verify, o);
+  },
+  majority: (options) => new MajorityJudge(checkOptions('majority', options, { role: roles, name: text })),
+  'self-certainty': (options) =>
+    new SelfCertaintyJudge(
+      checkOptions('self-certainty', options, {
+        role: roles,
+        name: text,
+        normalize: oneOf('none', 'group'),
+        invalidReward: finite,
+      }),
+    ),
+});
+
+/**
+ * Builds the judge of kind `kind` (a key of {@link JUDGE_KINDS}) from `options` (default {})
+ * and `deps` (default {}). Throws `unknown judge 'x'; known: majority, self-certainty,
+ * verifier` (known kinds sorted) for an unknown kind; option errors come from the factory.
+ */
+export function makeJudge(kind: string, options: Record<string, unknown> = {}, deps: JudgeDeps = {}): Judge {
+  // hasOwn, not `in`: 'toString' and friends are not judges
+  if (!Object.hasOwn(JUDGE_KINDS, kind)) {
+    throw new Error(`unknown judge '${kind}'; known: ${Object.keys(JUDGE_KINDS).sort().join(', ')}`);
+  }
+  return JUDGE_KINDS[kind](options, deps);
+}

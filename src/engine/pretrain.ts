@@ -1,0 +1,59 @@
+import { z } from 'zod';
+import { initBackend, describeBackend, BACKEND_CHOICES, type BackendChoice } from '../backend/index.js';
+import { saveModel } from '../models/store.js';
+import { trainSupervised } from '../models/supervised.js';
+import { TinyLM } from '../models/tinylm.js';
+import { disjointSplit } from '../tasks/jsonl.js';
+import { taskFamily } from '../tasks/index.js';
+import { CharTokenizer } from '../tokenizer/index.js';
+import { evaluateSolver, type EvalResult } from './evaluate.js';
+
+/** `coevolve pretrain CONFIG`: makes a base solver by supervised training on generated tasks. */
+export const PretrainSchema = z.strictObject({
+  /** name of the base model */
+  name: z.string(),
+  /** seed of the corpus, the initialisation and the batch order */
+  seed: z.number().int().default(0),
+  backend: z.enum(BACKEND_CHOICES as unknown as [BackendChoice, ...BackendChoice[]]).default('auto'),
+  /** the task family and difficulty the corpus is drawn from */
+  task: z.strictObject({ family: z.string(), difficulty: z.record(z.string(), z.unknown()).default({}) }),
+  /** corpus size and a held-out set (no prompt shared with the corpus) */
+  corpus: z.strictObject({ train: z.number().int().positive(), heldOut: z.number().int().positive() }),
+  /** TinyLM shape; vocabSize comes from the tokenizer */
+  model: z.strictObject({ dModel: z.number().int().positive(), nHeads: z.number().int().positive(), nLayers: z.number().int().positive(), context: z.number().int().positive() }),
+  train: z.strictObject({ steps: z.number().int().positive(), batchSize: z.number().int().positive(), lr: z.number().positive() }),
+  /** check held-out greedy accuracy this often, and stop once it reaches `stopAtAccuracy` (a deliberately partial base) */
+  evalEvery: z.number().int().positive().default(50),
+  stopAtAccuracy: z.number().min(0).max(1).default(1),
+  /** answers longer than this are cut (the solver's maxNewTokens) */
+  maxNewTokens: z.number().int().positive().default(8),
+  /** where the checkpoint goes */
+  out: z.string(),
+});
+export type PretrainConfig = z.output<typeof PretrainSchema>;
+
+export interface PretrainResult { checkpoint: string; steps: number; heldOut: EvalResult; seconds: number }
+
+export async function pretrain(config: PretrainConfig, log: (line: string) => void = console.error): Promise<PretrainResult> {
+  const family = taskFamily(config.task.family);
+  const difficulty = family.validate(config.task.difficulty);
+  log(describeBackend(await initBackend(config.backend)));
+  const tokenizer = new CharTokenizer();
+  const { train, test } = disjointSplit(family, difficulty, config.corpus.train, config.corpus.heldOut, config.seed);
+  const examples = train.map((t) => ({ prompt: tokenizer.prompt(t.prompt, 'solver'), completion: [...tokenizer.encode(t.answer!), tokenizer.eos] }));
+  const model = new TinyLM({ ...config.model, vocabSize: tokenizer.size, seed: config.seed });
+  const t0 = performance.now();
+  let steps = 0;
+  let heldOut = await evaluateSolver(model, tokenizer, family, test, { samples: 0, maxNewTokens: config.maxNewTokens });
+  while (steps < config.train.steps && heldOut.pass1 < config.stopAtAccuracy) {
+    const n = Math.min(config.evalEvery, config.train.steps - steps);
+    const losses = trainSupervised(model, examples, { steps: n, batchSize: config.train.batchSize, lr: config.train.lr, seed: config.seed + steps });
+    steps += n;
+    heldOut = await evaluateSolver(model, tokenizer, family, test, { samples: 0, maxNewTokens: config.maxNewTokens });
+    log(`step ${steps} loss=${losses[losses.length - 1].toFixed(4)} heldout_pass1=${heldOut.pass1.toFixed(3)} ${((performance.now() - t0) / 1000).toFixed(0)}s`);
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  await saveModel(config.out, model, tokenizer, { name: config.name, steps, heldOutPass1: heldOut.pass1, task: config.task });
+  model.dispose();
+  return { checkpoint: config.out, steps, heldOut, seconds };
+}
