@@ -1,0 +1,24 @@
+import { initBackend, describeBackend, type BackendChoice } from '../backend/index.js';
+import { evaluateSolver, type EvalResult } from '../engine/evaluate.js';
+import { loadModel } from '../models/store.js';
+import { readTasksJsonl } from '../tasks/jsonl.js';
+import { taskFamily } from '../tasks/index.js';
+
+export interface EvalOptions { checkpoint: string; data: string; family: string; samples: number; temperature: number; maxNewTokens: number; backend: string }
+
+/** `coevolve eval`: loads a checkpoint and scores it on labeled tasks from a JSONL file. */
+export async function evalCommand(o: EvalOptions): Promise<EvalResult & { checkpoint: string; data: string }> {
+  const family = taskFamily(o.family);
+  const tasks = readTasksJsonl(o.data, o.family);
+  const unlabeled = tasks.findIndex((t) => t.answer === undefined);
+  if (unlabeled >= 0) throw new Error(`eval: ${o.data} line ${unlabeled + 1} has no answer; eval needs labels`);
+  console.error(describeBackend(await initBackend(o.backend as BackendChoice)));
+  const loaded = await loadModel(o.checkpoint);
+  if (loaded.kind !== 'tinylm' || !loaded.tokenizer) throw new Error(`eval: ${o.checkpoint} is not a language model with a tokenizer`);
+  try {
+    const result = await evaluateSolver(loaded.model, loaded.tokenizer, family, tasks, { samples: o.samples, maxNewTokens: o.maxNewTokens, temperature: o.temperature });
+    return { checkpoint: o.checkpoint, data: o.data, ...result };
+  } finally {
+    loaded.model.dispose();
+  }
+}

@@ -1,0 +1,53 @@
+import 'reflect-metadata';
+import { Command, InvalidArgumentError } from 'commander';
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { pretrain, PretrainSchema } from '../engine/pretrain.js';
+import { evalCommand } from './eval.js';
+import { runCommand } from './run.js';
+
+const program = new Command('coevolve').description('Self-play and multi-agent co-evolution: roles, arenas, judges and joint RL updates');
+
+const positiveInt = (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`expected a non-negative integer, got '${v}'`);
+  return n;
+};
+const collect = (v: string, acc: string[]) => [...acc, v];
+
+program.command('run')
+  .description('run an experiment from a YAML config, or resume a killed run')
+  .argument('[config]', 'experiment YAML')
+  .option('--set <key=value>', 'override a config field (repeatable), e.g. trainer.lr=3e-4', collect, [])
+  .option('--resume <dir>', 'continue the run in DIR from its last checkpoint')
+  .option('--out <dir>', 'run directory (default: <outDir>/<name>)')
+  .action(async (config: string | undefined, o: { set: string[]; resume?: string; out?: string }) => {
+    await runCommand(config, o);
+  });
+
+program.command('eval')
+  .description('pass@1 (greedy) and maj@N of a checkpoint on a JSONL task file')
+  .requiredOption('--checkpoint <dir>', 'a saved model')
+  .requiredOption('--data <file>', 'JSONL, one {"prompt","answer"} per line')
+  .option('--family <name>', 'task family that parses and verifies answers', 'arithmetic')
+  .option('--samples <n>', 'answers sampled per task for maj@N (0 skips)', positiveInt, 16)
+  .option('--temperature <t>', 'sampling temperature for maj@N', Number, 1)
+  .option('--max-new-tokens <n>', 'longest answer', positiveInt, 8)
+  .option('--backend <name>', 'auto | gpu | node | wasm | cpu', 'auto')
+  .action(async (o) => {
+    console.log(JSON.stringify(await evalCommand(o)));
+  });
+
+program.command('pretrain')
+  .description('make a base solver by supervised training on generated tasks')
+  .argument('<config>', 'pretrain YAML')
+  .action(async (path: string) => {
+    const parsed = PretrainSchema.safeParse(parseYaml(readFileSync(path, 'utf8')));
+    if (!parsed.success) throw new Error(`${path}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+    console.log(JSON.stringify(await pretrain(parsed.data)));
+  });
+
+program.parseAsync().catch((err: Error) => {
+  console.error(`coevolve: ${err.message}`);
+  process.exit(1);
+});
