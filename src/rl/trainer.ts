@@ -148,6 +148,11 @@ export class JointTrainer {
     return klPenalty(logProbs, ref, this.config.klKind).mul(has) as tf.Tensor2D;
   }
 
+  /** Frees the optimizers' state (the models belong to the caller). */
+  dispose(): void {
+    for (const o of this.optimizers.values()) o.dispose();
+  }
+
   /** Optimizer state of one model, for checkpoints. */
   optimizer(id: string): tf.Optimizer {
     const o = this.optimizers.get(id);

@@ -175,3 +175,18 @@ describe('models/sampling', () => {
     });
   });
 });
+
+describe('distributionStats', () => {
+  it('matches entropy and self-certainty computed by hand', async () => {
+    const { distributionStats } = await import('../../src/models/sampling.js');
+    // logits [0, ln 2, ln 3, ln 2]: p = [1, 2, 3, 2] / 8
+    const z = new Float32Array([0, Math.log(2), Math.log(3), Math.log(2)]);
+    const p = [1 / 8, 2 / 8, 3 / 8, 2 / 8];
+    const entropy = -p.reduce((s, x) => s + x * Math.log(x), 0);
+    const selfCertainty = -Math.log(4) - p.reduce((s, x) => s + Math.log(x), 0) / 4; // KL(U||p)
+    const got = distributionStats(z);
+    expect(got.entropy).to.be.closeTo(entropy, 1e-6);
+    expect(got.selfCertainty).to.be.closeTo(selfCertainty, 1e-6);
+    expect(distributionStats(new Float32Array([3, 3, 3])).selfCertainty).to.be.closeTo(0, 1e-9);
+  });
+});

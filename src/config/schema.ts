@@ -1,0 +1,206 @@
+/**
+ * The experiment config: one YAML file naming models, roles, an arena, judges, tasks and a
+ * trainer. Every object is strict (an unknown key is an error, so a typo never silently falls
+ * back to a default). Kinds of arenas, judges and roles are plain strings here; a registry
+ * resolves them later and lists the names it knows.
+ *
+ * This module imports only types from the tensor code, so loading a config never loads
+ * TensorFlow.js.
+ */
+import { z } from 'zod';
+import type { BackendChoice } from '../backend/index.js';
+import type { TinyLMConfig } from '../models/tinylm.js';
+import type { KlKind } from '../rl/kl.js';
+import type { AggMode } from '../rl/loss.js';
+import type { TrainerConfig } from '../rl/trainer.js';
+
+// Literal lists kept beside the types they mirror; the checks at the bottom of this file fail
+// to compile if either side gains or loses a member.
+export const BACKENDS = ['auto', 'gpu', 'node', 'wasm', 'cpu'] as const;
+export const AGG_MODES = ['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean', 'seq-mean-token-sum-norm'] as const;
+export const KL_KINDS = ['k1', 'kl', 'abs', 'k2', 'mse', 'k3', 'low_var_kl'] as const;
+export const ADVANTAGES = ['grpo', 'drgrpo', 'rloo', 'reinforce++', 'reinforce++-baseline'] as const;
+export const TASK_SOURCES = ['generate', 'file'] as const;
+
+// zod's own .int() aborts the whole parse on a fraction (so cross-field checks would be
+// skipped and the error would list fewer problems); this check does not.
+const int = () =>
+  z.number().superRefine((v, ctx) => {
+    if (!Number.isSafeInteger(v)) ctx.addIssue({ code: 'custom', message: `expected integer, received ${v}` });
+  });
+const posInt = () => int().positive();
+const nonNegInt = () => int().nonnegative();
+const id = z.string().min(1, 'must not be empty');
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+// Cross-field checks run even when other fields failed, so one error lists every problem;
+// they therefore read their input defensively.
+const always = { when: () => true };
+
+/** Partial TinyLM architecture; whatever is left out comes from the checkpoint or the builder's defaults. */
+export const TinyLMConfigSchema = z
+  .strictObject({
+    vocabSize: posInt().optional(), // number of token ids
+    dModel: posInt().optional(), // width of the residual stream
+    nHeads: posInt().optional(), // attention heads; must divide dModel
+    nLayers: posInt().optional(), // transformer blocks
+    context: posInt().optional(), // longest sequence (prompt + completion)
+    valueHead: z.boolean().optional(), // add PPO's value head
+    seed: int().optional(), // seed of the weight initialisation
+  })
+  .superRefine((c, ctx) => {
+    if (!isRecord(c)) return;
+    const { dModel, nHeads } = c;
+    if (Number.isInteger(dModel) && Number.isInteger(nHeads) && (nHeads as number) > 0 && (dModel as number) % (nHeads as number) !== 0) {
+      ctx.addIssue({ code: 'custom', path: ['nHeads'], message: `must divide dModel (${dModel}), got ${nHeads}` });
+    }
+  }, always);
+
+export const ModelSchema = z.strictObject({
+  checkpoint: z.string().min(1).optional(), // dir of a saved model to start from
+  kind: z.literal('tinylm').default('tinylm'), // model class
+  config: TinyLMConfigSchema.optional(), // architecture (for a fresh model, or checked against the checkpoint)
+  reference: z.boolean().default(false), // keep a frozen copy for the KL term
+});
+
+export const RoleSchema = z.strictObject({
+  kind: z.string().min(1), // role implementation, e.g. 'solver', 'proposer'
+  model: z.string().min(1), // a key of `models`: the policy that plays this role
+});
+
+export const TaskSourceSchema = z
+  .strictObject({
+    source: z.enum(TASK_SOURCES), // 'generate' from the family's generator, or read a 'file'
+    count: posInt().optional(), // how many tasks to generate (source 'generate')
+    path: z.string().min(1).optional(), // JSONL file of tasks (source 'file')
+  })
+  .superRefine((s, ctx) => {
+    if (!isRecord(s)) return;
+    const { source, path, count } = s;
+    if (source === 'file' && path === undefined) ctx.addIssue({ code: 'custom', path: ['path'], message: "required when source is 'file'" });
+    if (source === 'generate' && count === undefined) ctx.addIssue({ code: 'custom', path: ['count'], message: "required when source is 'generate'" });
+  }, always);
+
+export const TasksSchema = z.strictObject({
+  family: z.string().min(1), // task family that makes and verifies tasks, e.g. 'arithmetic'
+  difficulty: z.record(z.string(), z.unknown()).default({}), // family-specific knobs
+  train: TaskSourceSchema, // where training tasks come from
+  eval: TaskSourceSchema, // where held-out evaluation tasks come from
+  perIteration: posInt().default(32), // tasks (groups) played per iteration
+});
+
+export const ArenaSchema = z.strictObject({
+  kind: z.string().min(1).default('solve'), // arena implementation
+  groupSize: posInt().default(8), // episodes per task (G of GRPO)
+  maxNewTokens: posInt().default(8), // longest completion per turn
+  temperature: z.number().nonnegative().default(1), // sampling temperature (0 = greedy)
+  topK: nonNegInt().default(0), // keep the k most likely tokens (0 = off)
+  topP: z.number().gt(0).max(1).default(1), // nucleus sampling mass (1 = off)
+});
+
+export const JudgeSchema = z.strictObject({
+  kind: z.string().min(1), // judge implementation, e.g. 'exact-match'
+  weight: z.number().default(1), // weight of this judge's reward in the sum
+  options: z.record(z.string(), z.unknown()).default({}), // judge-specific options
+});
+
+export const TrainerSchema = z.strictObject({
+  lr: z.number().positive().optional(), // Adam learning rate
+  beta1: z.number().min(0).lt(1).optional(), // Adam beta1
+  beta2: z.number().min(0).lt(1).optional(), // Adam beta2
+  epsilon: z.number().positive().optional(), // Adam epsilon
+  clipLow: z.number().nonnegative().optional(), // PPO clip: ratio >= 1 - clipLow
+  clipHigh: z.number().nonnegative().optional(), // PPO clip: ratio <= 1 + clipHigh
+  clipRatioC: z.number().gt(1).optional(), // dual-clip bound for negative advantages
+  aggMode: z.enum(AGG_MODES).optional(), // how token losses become one number per role
+  entropyCoef: z.number().optional(), // weight of the entropy bonus
+  klCoef: z.number().nonnegative().optional(), // weight of the KL-to-reference term (needs a reference model)
+  klKind: z.enum(KL_KINDS).optional(), // KL estimator
+  valueCoef: z.number().nonnegative().optional(), // weight of the value loss
+  clipRangeValue: z.number().positive().optional(), // clip range of the value loss
+  maxGradNorm: z.number().positive().optional(), // global gradient-norm clip
+  temperature: z.number().positive().optional(), // logits are divided by this before log-probs
+  advantage: z.enum(ADVANTAGES).default('grpo'), // advantage estimator
+  dropEqualGroups: z.boolean().default(false), // drop groups whose rewards are all equal (no signal)
+  ppoEpochs: posInt().default(1), // optimizer passes over each iteration's samples
+});
+
+export const EvalSchema = z.strictObject({
+  every: posInt().default(10), // evaluate every this many iterations
+  samples: posInt().default(16), // samples per eval task, for maj@N
+});
+
+export const ExperimentSchema = z
+  .strictObject({
+    name: z.string().min(1), // experiment name; names the run directory
+    seed: int().default(0), // seed of everything random
+    backend: z.enum(BACKENDS).default('auto'), // tensor backend
+    iterations: posInt(), // training iterations to run
+    outDir: z.string().min(1).default('runs'), // parent of run directories
+    models: z
+      .record(id, ModelSchema)
+      .refine((m) => Object.keys(m).length > 0, 'at least one model is required'), // model id -> model
+    roles: z
+      .record(id, RoleSchema)
+      .refine((r) => Object.keys(r).length > 0, 'at least one role is required'), // role id -> role
+    tasks: TasksSchema, // task family and sources
+    arena: ArenaSchema.prefault({}), // how episodes are played
+    judges: z.array(JudgeSchema).min(1, 'at least one judge is required'), // reward sources, summed by weight
+    trainer: TrainerSchema.prefault({}), // RL update settings (unset fields take DEFAULT_TRAINER)
+    eval: EvalSchema.prefault({}), // periodic evaluation
+    checkpointEvery: posInt().default(5), // save a checkpoint every this many iterations
+  })
+  .superRefine((c, ctx) => {
+    if (!isRecord(c)) return;
+    const models = isRecord(c.models) ? c.models : {};
+    const roles = isRecord(c.roles) ? c.roles : {};
+    const known = Object.keys(models);
+    for (const [roleId, role] of Object.entries(roles)) {
+      const model = isRecord(role) ? role.model : undefined;
+      if (typeof model === 'string' && model !== '' && !Object.hasOwn(models, model)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['roles', roleId, 'model'],
+          message: `unknown model "${model}"; known models: ${known.join(', ') || '(none)'}`,
+        });
+      }
+    }
+    const klCoef = isRecord(c.trainer) ? c.trainer.klCoef : undefined;
+    if (typeof klCoef === 'number' && klCoef > 0) {
+      const used = new Set(Object.values(roles).map((r) => (isRecord(r) ? r.model : undefined)));
+      for (const m of used) {
+        const spec = typeof m === 'string' && Object.hasOwn(models, m) ? models[m] : undefined;
+        if (isRecord(spec) && spec.reference !== true) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['models', m as string, 'reference'],
+            message: 'must be true when trainer.klCoef > 0 (the KL term needs a frozen reference copy)',
+          });
+        }
+      }
+    }
+  }, always);
+
+/** A validated experiment config with every default filled in. */
+export type ExperimentConfig = z.output<typeof ExperimentSchema>;
+/** What a config file may contain (defaults still optional). */
+export type ExperimentInput = z.input<typeof ExperimentSchema>;
+export type ModelSpec = ExperimentConfig['models'][string];
+export type RoleSpec = ExperimentConfig['roles'][string];
+export type TaskSourceSpec = ExperimentConfig['tasks']['train'];
+export type JudgeSpec = ExperimentConfig['judges'][number];
+export type TrainerSpec = ExperimentConfig['trainer'];
+
+// ---- compile-time checks that the literal lists and field sets match the runtime types ----
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Assert<T extends true> = T;
+export type _Checks = [
+  Assert<Same<(typeof BACKENDS)[number], BackendChoice>>,
+  Assert<Same<(typeof AGG_MODES)[number], AggMode>>,
+  Assert<Same<(typeof KL_KINDS)[number], KlKind>>,
+  // every TrainerConfig field can be set, with a compatible type
+  Assert<Same<keyof TrainerConfig, Exclude<keyof TrainerSpec, 'advantage' | 'dropEqualGroups' | 'ppoEpochs'>>>,
+  Assert<Required<Pick<TrainerSpec, keyof TrainerConfig>> extends TrainerConfig ? true : false>,
+  // every TinyLMConfig field can be set, with a compatible type
+  Assert<Same<keyof TinyLMConfig, keyof NonNullable<ModelSpec['config']>>>,
+  Assert<Required<NonNullable<ModelSpec['config']>> extends Required<TinyLMConfig> ? true : false>,
+];

@@ -1,0 +1,115 @@
+import * as tf from '@tensorflow/tfjs';
+import { mkdirSync } from 'node:fs';
+import { firstValueFrom, toArray } from 'rxjs';
+import { Agents, playGroups } from '../../arenas/index.js';
+import { describeBackend, initBackend } from '../backend/index.js';
+import type { ExperimentConfig } from '../config/schema.js';
+import type { Task } from '../core/types.js';
+import { createProgress } from '../progress/index.js';
+import { loadOptimizerState, saveOptimizerState } from '../rl/optimizer-state.js';
+import { JointTrainer, type TrainSample } from '../rl/trainer.js';
+import { BatchingServer } from '../serving/server.js';
+import type { RunStore } from '../store/run.js';
+import { Rng } from '../util/rng.js';
+import { evaluateSolver } from './evaluate.js';
+import { loadModels, saveModels } from './models.js';
+import { createContainer, Resolver } from './registry.js';
+import { rolloutMetrics, scoreEpisodes, toSamples } from './rewards.js';
+import { loadTaskSets } from './task-sets.js';
+
+export interface LoopOptions { log?: (line: string) => void; stream?: NodeJS.WriteStream }
+
+/**
+ * The experiment, top to bottom: resolve every name (before any work), load models, then
+ * per iteration: pick tasks, play groups of episodes through the batching servers, judge,
+ * compute advantages, one joint update, store episodes and metrics, checkpoint, evaluate.
+ * Resumes from the store's last checkpoint: later iterations are dropped and replayed.
+ */
+export async function runLoop(c: ExperimentConfig, store: RunStore, o: LoopOptions = {}): Promise<void> {
+  const log = o.log ?? ((l: string) => console.error(l));
+  const plan = createContainer().get(Resolver).plan(c);
+  const { train, evalSet } = loadTaskSets(c, plan.family);
+  log(describeBackend(await initBackend(c.backend)));
+  const start = await store.resume();
+  const resumeDir = start > 0 ? store.lastCheckpointDir() ?? undefined : undefined;
+  const { models, references, tokenizer } = await loadModels(c, resumeDir);
+  const trainer = new JointTrainer(models, c.trainer);
+  if (resumeDir) for (const id of Object.keys(models)) await loadOptimizerState(`${resumeDir}/${id}`, trainer.optimizer(id));
+  if (start > 0) log(`resuming after iteration ${start} from ${resumeDir}`);
+  const sampling = { maxNewTokens: c.arena.maxNewTokens, temperature: c.arena.temperature, topK: c.arena.topK, topP: c.arena.topP };
+  const progress = createProgress(c.iterations, { stream: o.stream, label: c.name });
+  const evaluate = async (it: number) => {
+    const solverModel = models[c.roles[Object.keys(c.roles).find((r) => c.roles[r].kind === 'solver') ?? '']?.model ?? ''];
+    if (!solverModel || evalSet.length === 0) return {};
+    const r = await evaluateSolver(solverModel, tokenizer, plan.family, evalSet, { samples: it === c.iterations || it === 0 ? c.eval.samples : 0, maxNewTokens: c.arena.maxNewTokens, seed: c.seed + it });
+    return { 'eval/pass1': r.pass1, ...(r.majN !== undefined ? { [`eval/maj${r.samples}`]: r.majN } : {}) };
+  };
+  if (start === 0) store.appendMetrics({ iteration: 0, ...(await evaluate(0)) });
+  for (let it = start + 1; it <= c.iterations; it++) {
+    const t0 = performance.now();
+    const servers = Object.fromEntries(Object.entries(models).map(([id, m]) => [id, new BatchingServer(id, m, hashSeed(c.seed, it, id))]));
+    const agents = new Agents(Object.fromEntries(Object.entries(c.roles).map(([id, r]) => [id, { role: plan.roles[id], model: r.model, server: servers[r.model] }])), tokenizer, sampling);
+    const tasks = pickTasks(train, c.tasks.perIteration, hashSeed(c.seed, it, 'tasks'));
+    const episodes = await firstValueFrom(playGroups(plan.arena, tasks, c.arena.groupSize, agents).pipe(toArray()));
+    const tRollout = (performance.now() - t0) / 1000;
+    const scored = scoreEpisodes(plan, episodes);
+    const samples = toSamples(scored, c.trainer);
+    if (c.trainer.klCoef && c.trainer.klCoef > 0) await addReferenceLogProbs(samples, references);
+    const t1 = performance.now();
+    const steps = samples.length ? Array.from({ length: c.trainer.ppoEpochs }, () => trainer.step(samples)) : [];
+    const tTrain = (performance.now() - t1) / 1000;
+    const metrics: Record<string, number> = { ...rolloutMetrics(plan, episodes, scored), samples: samples.length };
+    for (const [id, r] of Object.entries(steps[steps.length - 1] ?? {})) {
+      Object.assign(metrics, { [`losses/${id}/loss`]: r.loss, [`losses/${id}/clipfrac`]: r.clipfrac, [`losses/${id}/grad_norm`]: r.gradNorm, [`losses/${id}/skipped`]: r.skipped ? 1 : 0 });
+      if (r.kl !== undefined) metrics[`kl/${id}`] = r.kl;
+    }
+    const generated = Object.values(servers).reduce((n, s) => n + s.stats.generatedTokens, 0);
+    const trained = samples.reduce((n, s) => n + s.prompt.length + s.completion.length, 0) * steps.length;
+    Object.assign(metrics, { 'time/rollout_tokens_per_s': generated / tRollout, 'time/train_tokens_per_s': tTrain > 0 ? trained / tTrain : 0 });
+    if (it % c.eval.every === 0 || it === c.iterations) Object.assign(metrics, await evaluate(it));
+    metrics['time/iteration_s'] = (performance.now() - t0) / 1000;
+    store.appendEpisodes(it, episodes);
+    store.appendMetrics({ iteration: it, ...finite(metrics) });
+    if (it % c.checkpointEvery === 0 || it === c.iterations) {
+      const dir = store.checkpointDir(it);
+      mkdirSync(dir, { recursive: true });
+      await saveModels(dir, models, tokenizer, { iteration: it });
+      for (const id of Object.keys(models)) await saveOptimizerState(`${dir}/${id}`, trainer.optimizer(id));
+      await store.recordCheckpoint(it, dir);
+    }
+    progress.tick(it, pickShown(metrics));
+  }
+  progress.done();
+  await store.setStatus('done');
+  for (const m of [...Object.values(models), ...Object.values(references)]) m.dispose();
+  trainer.dispose();
+  log(`done: ${store.dir} (tensors alive: ${tf.memory().numTensors})`);
+}
+
+async function addReferenceLogProbs(samples: TrainSample[], references: Record<string, import('../models/tinylm.js').TinyLM>): Promise<void> {
+  const servers = Object.fromEntries(Object.entries(references).map(([id, m]) => [id, new BatchingServer(`${id}-ref`, m)]));
+  const refs = await Promise.all(samples.map((s) => servers[s.model]?.logProbs({ prompt: s.prompt, completion: s.completion })));
+  samples.forEach((s, i) => { if (refs[i]) s.refLogProbs = refs[i]; });
+}
+
+function pickTasks(train: readonly Task[], n: number, seed: number): Task[] {
+  const rng = new Rng(seed);
+  return Array.from({ length: n }, () => train[rng.int(train.length)]);
+}
+
+/** A seed per (run seed, iteration, purpose), so a replayed iteration draws the same numbers. */
+function hashSeed(seed: number, it: number, what: string): number {
+  let h = (seed * 2654435761 + it * 40503) >>> 0;
+  for (const ch of what) h = Math.imul(h ^ ch.charCodeAt(0), 16777619) >>> 0;
+  return h;
+}
+
+function pickShown(m: Record<string, number>): Record<string, number> {
+  const keys = Object.keys(m).filter((k) => k.startsWith('reward/') || k === 'accuracy/train' || k.startsWith('eval/'));
+  return Object.fromEntries(keys.map((k) => [k.replace(/^(reward|accuracy|eval)\//, ''), m[k]]));
+}
+
+/** Metrics without the undefined ones (a mean over nothing), so every stored number is real. */
+function finite(m: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(m).filter(([, v]) => Number.isFinite(v)));
+}

@@ -1,0 +1,52 @@
+import { loadModel, saveModel } from '../models/store.js';
+import { TinyLM, type TinyLMConfig } from '../models/tinylm.js';
+import type { ExperimentConfig } from '../config/schema.js';
+import { CharTokenizer } from '../tokenizer/index.js';
+import { join } from 'node:path';
+
+export interface LoadedModels { models: Record<string, TinyLM>; references: Record<string, TinyLM>; tokenizer: CharTokenizer }
+
+/**
+ * Builds every model of the config: from `resumeDir` (a run checkpoint) when resuming,
+ * else from its own checkpoint or fresh from its config. A model with `reference: true`
+ * also gets a frozen copy of its starting weights for the KL term. All models must share
+ * one tokenizer, since roles on different models exchange text.
+ */
+export async function loadModels(c: ExperimentConfig, resumeDir?: string): Promise<LoadedModels> {
+  const models: Record<string, TinyLM> = {};
+  const references: Record<string, TinyLM> = {};
+  let tokenizer: CharTokenizer | undefined;
+  for (const [id, spec] of Object.entries(c.models)) {
+    const start = spec.checkpoint;
+    const source = resumeDir ? join(resumeDir, id) : start;
+    if (source) {
+      const loaded = await loadModel(source);
+      if (loaded.kind !== 'tinylm') throw new Error(`models.${id}: ${source} holds a ${loaded.kind}, not a tinylm`);
+      for (const [k, v] of Object.entries(spec.config ?? {})) {
+        if (k !== 'seed' && (loaded.model.config as unknown as Record<string, unknown>)[k] !== v) {
+          throw new Error(`models.${id}.config.${k}: ${String(v)} disagrees with ${source} (${String((loaded.model.config as unknown as Record<string, unknown>)[k])})`);
+        }
+      }
+      models[id] = loaded.model;
+      tokenizer = checkSame(tokenizer, loaded.tokenizer ?? new CharTokenizer(), id);
+    } else {
+      tokenizer = checkSame(tokenizer, new CharTokenizer(), id);
+      const cfg = { vocabSize: tokenizer.size, dModel: 128, nHeads: 4, nLayers: 2, context: 32, seed: c.seed, ...spec.config } as TinyLMConfig;
+      models[id] = new TinyLM(cfg);
+    }
+    if (spec.reference) {
+      // The reference is the starting policy: the model's own checkpoint, not the resumed weights.
+      references[id] = start ? ((await loadModel(start)).model as TinyLM) : new TinyLM(models[id].config, resumeDir ? undefined : models[id].weights);
+    }
+  }
+  return { models, references, tokenizer: tokenizer! };
+}
+
+export async function saveModels(dir: string, models: Record<string, TinyLM>, tokenizer: CharTokenizer, extra: Record<string, unknown>): Promise<void> {
+  for (const [id, m] of Object.entries(models)) await saveModel(join(dir, id), m, tokenizer, extra);
+}
+
+function checkSame(a: CharTokenizer | undefined, b: CharTokenizer, id: string): CharTokenizer {
+  if (a && JSON.stringify(a.spec) !== JSON.stringify(b.spec)) throw new Error(`models.${id}: its tokenizer differs from the other models'; roles on different models must share one`);
+  return a ?? b;
+}

@@ -1,0 +1,93 @@
+import { combineRewards } from '../../judges/combine.js';
+import { majorityLabel } from '../../judges/majority.js';
+import type { Episode, Reward } from '../core/types.js';
+import type { ExperimentConfig } from '../config/schema.js';
+import { grpoOutcomeAdvantage, reinforcePlusPlusAdvantage, reinforcePlusPlusBaselineAdvantage, rlooOutcomeAdvantage } from '../rl/advantages.js';
+import { keepGroupsWithVariance } from '../rl/filter.js';
+import type { TrainSample } from '../rl/trainer.js';
+import type { Plan } from './registry.js';
+
+/** A scored turn: where it is, its combined reward, its group for advantages. */
+export interface ScoredTurn { episode: Episode; turn: number; reward: number; group: string }
+
+/**
+ * Runs every judge on each group (the G episodes of one task) and combines their rewards
+ * by weight, null-aware. Turns on which every judge abstained are dropped.
+ */
+export function scoreEpisodes(plan: Plan, episodes: readonly Episode[]): ScoredTurn[] {
+  const groups = new Map<string, Episode[]>();
+  for (const e of episodes) groups.set(e.group, [...(groups.get(e.group) ?? []), e]);
+  const out: ScoredTurn[] = [];
+  for (const [group, members] of groups) {
+    const combined = combineRewards(plan.judges.map((j) => j.judge.score(members)), plan.judges.map((j) => j.weight));
+    members.forEach((episode, e) => combined[e].forEach((r: Reward, t) => {
+      if (r !== null) out.push({ episode, turn: t, reward: r, group: `${group}:${episode.turns[t].role}` });
+    }));
+  }
+  return out;
+}
+
+/**
+ * Turns scored turns into trainer samples with the configured advantage estimator, per
+ * role and group. Rewards sit on the last completion token, as verl's outcome rewards do.
+ */
+export function toSamples(scored: readonly ScoredTurn[], t: ExperimentConfig['trainer']): TrainSample[] {
+  let kept = [...scored];
+  if (t.dropEqualGroups) kept = keepGroupsWithVariance(kept.map((s) => s.group), kept.map((s) => s.reward)).map((i) => kept[i]);
+  kept = kept.filter((s) => s.episode.turns[s.turn].completion.length > 0);
+  if (kept.length === 0) return [];
+  const turns = kept.map((s) => s.episode.turns[s.turn]);
+  const width = Math.max(...turns.map((x) => x.completion.length));
+  const mask = turns.map((x) => Array.from({ length: width }, (_, i) => (i < x.completion.length ? 1 : 0)));
+  const rewards = kept.map((s, i) => mask[i].map((_, j) => (j === turns[i].completion.length - 1 ? s.reward : 0)));
+  const ids = kept.map((s) => s.group);
+  const adv =
+    t.advantage === 'rloo' ? rlooOutcomeAdvantage(rewards, mask, ids)
+    : t.advantage === 'reinforce++-baseline' ? reinforcePlusPlusBaselineAdvantage(rewards, mask, ids)
+    : t.advantage === 'reinforce++' ? reinforcePlusPlusAdvantage(rewards, mask, 1)
+    : grpoOutcomeAdvantage(rewards, mask, ids, { normAdvByStd: t.advantage !== 'drgrpo' });
+  return turns.map((x, i) => ({
+    model: x.model, role: x.role, prompt: x.prompt, completion: x.completion, oldLogProbs: x.logProbs,
+    advantages: adv.advantages[i].slice(0, x.completion.length),
+  }));
+}
+
+/** Rollout metrics that need no model: rewards per role, hidden-label accuracy, TTRL's label and reward accuracy, diversity. */
+export function rolloutMetrics(plan: Plan, episodes: readonly Episode[], scored: readonly ScoredTurn[]): Record<string, number> {
+  const m: Record<string, number> = {};
+  const byRole = new Map<string, number[]>();
+  for (const s of scored) byRole.set(s.episode.turns[s.turn].role, [...(byRole.get(s.episode.turns[s.turn].role) ?? []), s.reward]);
+  for (const [role, rs] of byRole) m[`reward/${role}`] = mean(rs);
+  const solver = episodes.flatMap((e) => e.turns.filter((t) => t.role === 'solver').map((t) => ({ e, t })));
+  const labeled = solver.filter(({ e }) => e.task.answer !== undefined);
+  if (labeled.length) m['accuracy/train'] = mean(labeled.map(({ e, t }) => (t.action.valid && plan.family.verify(e.task, t.text) ? 1 : 0)));
+  m['rollout/valid_rate'] = mean(solver.map(({ t }) => (t.action.valid ? 1 : 0)));
+  m['rollout/entropy'] = mean(episodes.flatMap((e) => e.turns.flatMap((t) => t.entropy)));
+  m['rollout/self_certainty'] = mean(episodes.flatMap((e) => e.turns.flatMap((t) => t.selfCertainty)));
+  const groups = new Map<string, Episode[]>();
+  for (const e of episodes) groups.set(e.group, [...(groups.get(e.group) ?? []), e]);
+  const answers = [...groups.values()].map((g) => g.flatMap((e) => e.turns.filter((t) => t.role === 'solver').map((t) => (t.action.valid ? t.action.value : null))));
+  m['rollout/distinct_answers'] = mean(answers.map((a) => new Set(a.filter((x) => x !== null)).size));
+  if (plan.judges.some((j) => j.kind === 'majority') && labeled.length) Object.assign(m, ttrlMetrics(plan, [...groups.values()]));
+  return m;
+}
+
+/** TTRL's diagnostics: how often the majority label is right, and how often its reward matches the true reward. */
+function ttrlMetrics(plan: Plan, groups: Episode[][]): Record<string, number> {
+  const labelRight: number[] = [];
+  const rewardRight: number[] = [];
+  for (const g of groups) {
+    const turns = g.flatMap((e) => e.turns.filter((t) => t.role === 'solver').map((t) => ({ e, t })));
+    const { label } = majorityLabel(turns.map(({ t }) => (t.action.valid ? t.action.value : null)));
+    if (label === null || g[0].task.answer === undefined) continue;
+    labelRight.push(plan.family.verify(g[0].task, label) ? 1 : 0);
+    for (const { e, t } of turns) {
+      const voted = t.action.valid && t.action.value === label ? 1 : 0;
+      const truth = t.action.valid && plan.family.verify(e.task, t.text) ? 1 : 0;
+      rewardRight.push(voted === truth ? 1 : 0);
+    }
+  }
+  return { 'ttrl/label_accuracy': mean(labelRight), 'ttrl/reward_accuracy': mean(rewardRight) };
+}
+
+export const mean = (xs: readonly number[]): number => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);

@@ -1,0 +1,415 @@
+/**
+ * A run directory: everything one training run writes, laid out so a run killed at any
+ * instant (SIGKILL included) can be reopened and resumed from its last checkpoint.
+ *
+ *   config.yaml                    the resolved config (defaults filled in)
+ *   run.json                       status, progress, checkpoints (lowdb; atomic rename on write)
+ *   metrics.jsonl                  one JSON object per line, each with an `iteration`
+ *   episodes/shard-000000.jsonl    episodes, one per line, each with an `iteration`;
+ *   episodes/shard-000001.jsonl    a new shard every `shardSize` episodes
+ *   checkpoints/iter-000010/       model checkpoints
+ *
+ * Appends are one `appendFileSync` of whole lines per batch, so a kill leaves at most one
+ * torn (unterminated) last line; readers skip it and the first append of a writer, like
+ * `truncateAfter`, removes it. Resuming calls `truncateAfter(lastCheckpoint.iteration)`, so no
+ * iteration's metrics or episodes are counted twice.
+ */
+import {
+  appendFileSync, closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, readSync,
+  renameSync, rmSync, statSync, writeFileSync,
+} from 'node:fs';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { Low } from 'lowdb';
+import { JSONFile } from 'lowdb/node';
+import { stringify as toYaml } from 'yaml';
+import type { Episode } from '../core/types.js';
+import { loadConfig, parseConfig } from '../config/load.js';
+import type { ExperimentConfig } from '../config/schema.js';
+
+export type RunStatus = 'running' | 'done' | 'failed';
+
+export interface CheckpointRecord {
+  iteration: number;
+  /** the checkpoint's folder, relative to the run directory when inside it */
+  dir: string;
+}
+
+export interface RunRecord {
+  status: RunStatus;
+  /** ISO timestamps */
+  createdAt: string;
+  updatedAt: string;
+  /** iterations completed and durable (the last checkpoint's iteration) */
+  iterations: number;
+  checkpoints: CheckpointRecord[];
+  lastCheckpoint: CheckpointRecord | null;
+  /** the iteration each resume restarted from, in order */
+  resumedAt: number[];
+  /** why the run failed, when status is 'failed' */
+  error?: string;
+}
+
+/** A metrics row: any JSON fields plus the iteration it belongs to. */
+export interface MetricsRow {
+  iteration: number;
+  [key: string]: unknown;
+}
+
+/** An episode as stored: the episode plus the iteration that played it. */
+export type StoredEpisode = Episode & { iteration: number };
+
+export interface RunStoreOptions {
+  /** episodes per shard file (default 5000) */
+  shardSize?: number;
+}
+
+export const DEFAULT_SHARD_SIZE = 5000;
+const RUN_JSON = 'run.json';
+const CONFIG_YAML = 'config.yaml';
+const METRICS = 'metrics.jsonl';
+const EPISODES = 'episodes';
+const CHECKPOINTS = 'checkpoints';
+const SHARD_RE = /^shard-(\d{6,})\.jsonl$/;
+
+const pad6 = (n: number) => String(n).padStart(6, '0');
+export const shardName = (index: number) => `shard-${pad6(index)}.jsonl`;
+export const checkpointName = (iteration: number) => `iter-${pad6(iteration)}`;
+
+export class RunStore {
+  /** the run directory, absolute */
+  readonly dir: string;
+  readonly shardSize: number;
+  /** current shard index and its complete line count; computed lazily before the first append */
+  private shard: { index: number; lines: number } | undefined;
+  /** files whose torn tail this process has already checked before appending */
+  private readonly clean = new Set<string>();
+
+  private constructor(
+    dir: string,
+    readonly config: ExperimentConfig,
+    private readonly db: Low<RunRecord>,
+    options: RunStoreOptions,
+  ) {
+    this.dir = resolve(dir);
+    const size = options.shardSize ?? DEFAULT_SHARD_SIZE;
+    if (!Number.isInteger(size) || size <= 0) throw new Error(`RunStore: shardSize must be a positive integer, got ${size}`);
+    this.shardSize = size;
+  }
+
+  /** Starts a new run in `dir` (created if needed). Fails if `dir` already holds a run. */
+  static async create(dir: string, config: ExperimentConfig, options: RunStoreOptions = {}): Promise<RunStore> {
+    const abs = resolve(dir);
+    const resolved = parseConfig(config, 'RunStore.create config'); // so config.yaml always loads back
+    if (existsSync(join(abs, RUN_JSON))) {
+      throw new Error(`RunStore.create: ${abs} already holds a run (${RUN_JSON} exists); open it to resume, or choose another directory`);
+    }
+    if (existsSync(abs) && !statSync(abs).isDirectory()) throw new Error(`RunStore.create: ${abs} exists and is not a directory`);
+    mkdirSync(join(abs, EPISODES), { recursive: true });
+    mkdirSync(join(abs, CHECKPOINTS), { recursive: true });
+    // the config first, so a run.json always has its config beside it
+    writeAtomic(join(abs, CONFIG_YAML), toYaml(resolved));
+    const now = new Date().toISOString();
+    const record: RunRecord = {
+      status: 'running', createdAt: now, updatedAt: now, iterations: 0, checkpoints: [], lastCheckpoint: null, resumedAt: [],
+    };
+    const db = new Low<RunRecord>(new JSONFile<RunRecord>(join(abs, RUN_JSON)), record);
+    await db.write();
+    return new RunStore(abs, resolved, db, options);
+  }
+
+  /** Opens an existing run (to resume it or to read it). */
+  static async open(dir: string, options: RunStoreOptions = {}): Promise<RunStore> {
+    const abs = resolve(dir);
+    if (!existsSync(abs)) throw new Error(`RunStore.open: ${abs} is not a run directory: it does not exist`);
+    if (!statSync(abs).isDirectory()) throw new Error(`RunStore.open: ${abs} is not a run directory: not a directory`);
+    const runJson = join(abs, RUN_JSON);
+    if (!existsSync(runJson)) throw new Error(`RunStore.open: ${abs} is not a run directory: it has no ${RUN_JSON}`);
+    if (!existsSync(join(abs, CONFIG_YAML))) throw new Error(`RunStore.open: ${abs} is not a run directory: it has no ${CONFIG_YAML}`);
+    // an empty placeholder: Low keeps it only if the file parses to nothing, which checkRecord rejects
+    const db = new Low<RunRecord>(new JSONFile<RunRecord>(runJson), {} as RunRecord);
+    try {
+      await db.read();
+    } catch (e) {
+      throw new Error(`RunStore.open: cannot read ${runJson}: ${(e as Error).message}`);
+    }
+    checkRecord(db.data, runJson);
+    const config = loadConfig(join(abs, CONFIG_YAML));
+    return new RunStore(abs, config, db, options);
+  }
+
+  /** A copy of run.json as last written by this process. */
+  get record(): Readonly<RunRecord> {
+    return structuredClone(this.db.data);
+  }
+
+  get metricsPath(): string {
+    return join(this.dir, METRICS);
+  }
+
+  get episodesDir(): string {
+    return join(this.dir, EPISODES);
+  }
+
+  /** Where the checkpoint of `iteration` goes: `<run>/checkpoints/iter-000010` (not created). */
+  checkpointDir(iteration: number): string {
+    return join(this.dir, CHECKPOINTS, checkpointName(iteration));
+  }
+
+  /** The last checkpoint's folder as an absolute path, or null. */
+  lastCheckpointDir(): string | null {
+    const last = this.db.data.lastCheckpoint;
+    return last ? resolve(this.dir, last.dir) : null;
+  }
+
+  // ------------------------------------------------------------------ appends
+
+  /** Appends one metrics row (it must carry a numeric `iteration`). */
+  appendMetrics(row: MetricsRow): void {
+    if (typeof row?.iteration !== 'number' || !Number.isFinite(row.iteration)) {
+      throw new Error(`RunStore.appendMetrics: the row needs a numeric iteration, got ${JSON.stringify(row?.iteration)}`);
+    }
+    const file = this.metricsPath;
+    this.prepareAppend(file);
+    appendFileSync(file, JSON.stringify(row) + '\n');
+  }
+
+  /** Appends episodes played in `iteration`, rolling to a new shard every `shardSize` episodes. */
+  appendEpisodes(iteration: number, episodes: readonly Episode[]): void {
+    if (!Number.isFinite(iteration)) throw new Error(`RunStore.appendEpisodes: iteration must be a number, got ${iteration}`);
+    if (episodes.length === 0) return;
+    const shard = this.currentShard();
+    let i = 0;
+    while (i < episodes.length) {
+      if (shard.lines >= this.shardSize) {
+        shard.index++;
+        shard.lines = 0;
+      }
+      const take = Math.min(this.shardSize - shard.lines, episodes.length - i);
+      let chunk = '';
+      for (let k = i; k < i + take; k++) chunk += JSON.stringify({ iteration, ...episodes[k] }) + '\n';
+      const file = join(this.episodesDir, shardName(shard.index));
+      this.prepareAppend(file);
+      appendFileSync(file, chunk);
+      shard.lines += take;
+      i += take;
+    }
+  }
+
+  // ------------------------------------------------------------------ run.json
+
+  /** Records a saved checkpoint: the run is now durable up to `iteration`. */
+  async recordCheckpoint(iteration: number, dir: string): Promise<void> {
+    const rel = this.relativeDir(dir);
+    const d = this.db.data;
+    const rec = { iteration, dir: rel };
+    d.checkpoints = [...d.checkpoints.filter((c) => c.iteration !== iteration), rec].sort((a, b) => a.iteration - b.iteration);
+    d.lastCheckpoint = d.checkpoints[d.checkpoints.length - 1]!;
+    d.iterations = Math.max(d.iterations, iteration);
+    await this.write();
+  }
+
+  async setStatus(status: RunStatus, error?: string): Promise<void> {
+    this.db.data.status = status;
+    if (error !== undefined) this.db.data.error = error;
+    else delete this.db.data.error;
+    await this.write();
+  }
+
+  /**
+   * Prepares to continue a run: drops everything after the last checkpoint (or everything,
+   * with none), notes the resume and marks the run running. Returns the iteration to continue
+   * after (0 without a checkpoint).
+   */
+  async resume(): Promise<number> {
+    const from = this.db.data.lastCheckpoint?.iteration ?? 0;
+    await this.truncateAfter(from);
+    this.db.data.resumedAt.push(from);
+    this.db.data.status = 'running';
+    delete this.db.data.error;
+    await this.write();
+    return from;
+  }
+
+  /**
+   * Removes every metrics row and episode with `iteration > n`, any torn last line, and
+   * checkpoint records after `n` (their folders are left alone). Idempotent, so a kill in
+   * the middle is repaired by calling it again. Assumes episodes were appended in
+   * non-decreasing iteration order (shards are scanned from the newest and the scan stops
+   * at the first shard that needs no change).
+   */
+  async truncateAfter(n: number): Promise<void> {
+    const keep = (line: string) => {
+      const obj = tryParse(line);
+      return obj !== undefined && typeof obj.iteration === 'number' && obj.iteration <= n;
+    };
+    filterLines(this.metricsPath, keep);
+    const shards = listShards(this.episodesDir);
+    for (let s = shards.length - 1; s >= 0; s--) {
+      const file = join(this.episodesDir, shardName(shards[s]!));
+      const { kept, changed } = filterLines(file, keep);
+      if (kept === 0) rmSync(file, { force: true });
+      if (!changed) break;
+    }
+    this.shard = undefined; // recount before the next append
+    this.clean.clear();
+
+    const d = this.db.data;
+    d.checkpoints = d.checkpoints.filter((c) => c.iteration <= n);
+    d.lastCheckpoint = d.checkpoints[d.checkpoints.length - 1] ?? null;
+    d.iterations = Math.min(d.iterations, n);
+    await this.write();
+  }
+
+  // ------------------------------------------------------------------ reads
+
+  /** Every complete metrics row, in order (a torn last line is skipped). */
+  readMetrics(): MetricsRow[] {
+    return readJsonl(this.metricsPath) as unknown as MetricsRow[];
+  }
+
+  /** Every stored episode, shard by shard, without loading more than one shard at a time. */
+  *episodes(): Generator<StoredEpisode> {
+    for (const index of listShards(this.episodesDir)) {
+      yield* readJsonl(join(this.episodesDir, shardName(index))) as unknown as StoredEpisode[];
+    }
+  }
+
+  /** Every stored episode as an array (small runs and tests). */
+  readEpisodes(): StoredEpisode[] {
+    return [...this.episodes()];
+  }
+
+  /** The shard files, oldest first (absolute paths). */
+  shardFiles(): string[] {
+    return listShards(this.episodesDir).map((i) => join(this.episodesDir, shardName(i)));
+  }
+
+  // ------------------------------------------------------------------ internals
+
+  private async write(): Promise<void> {
+    this.db.data.updatedAt = new Date().toISOString();
+    await this.db.write();
+  }
+
+  private relativeDir(dir: string): string {
+    const abs = resolve(this.dir, dir);
+    const rel = relative(this.dir, abs);
+    return rel === '' || rel.startsWith('..' + sep) || rel === '..' || isAbsolute(rel) ? abs : rel.split(sep).join('/');
+  }
+
+  private currentShard(): { index: number; lines: number } {
+    if (!this.shard) {
+      const shards = listShards(this.episodesDir);
+      if (shards.length === 0) this.shard = { index: 0, lines: 0 };
+      else {
+        const index = shards[shards.length - 1]!;
+        const file = join(this.episodesDir, shardName(index));
+        this.prepareAppend(file);
+        this.shard = { index, lines: countLines(file) };
+      }
+    }
+    return this.shard;
+  }
+
+  /** Before this process first appends to `file`, cut a torn last line left by a killed writer. */
+  private prepareAppend(file: string): void {
+    if (this.clean.has(file)) return;
+    cutTornTail(file);
+    this.clean.add(file);
+  }
+}
+
+// -------------------------------------------------------------------- helpers
+
+function checkRecord(d: unknown, where: string): asserts d is RunRecord {
+  const r = d as Partial<RunRecord> | null;
+  const ok =
+    r !== null && typeof r === 'object' && ['running', 'done', 'failed'].includes(r.status as string) &&
+    typeof r.iterations === 'number' && Array.isArray(r.checkpoints) && Array.isArray(r.resumedAt) &&
+    (r.lastCheckpoint === null || (typeof r.lastCheckpoint === 'object' && typeof r.lastCheckpoint?.iteration === 'number'));
+  if (!ok) throw new Error(`RunStore.open: ${where} is not a run record (expected status, iterations, checkpoints, lastCheckpoint, resumedAt)`);
+}
+
+function writeAtomic(file: string, text: string): void {
+  const tmp = `${file}.tmp-${process.pid}`;
+  writeFileSync(tmp, text);
+  renameSync(tmp, file);
+}
+
+function listShards(dir: string): number[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .map((f) => SHARD_RE.exec(f))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => Number(m[1]))
+    .sort((a, b) => a - b);
+}
+
+function tryParse(line: string): Record<string, unknown> | undefined {
+  try {
+    const v: unknown = JSON.parse(line);
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The complete (newline-terminated) lines of a file; [] when it does not exist. */
+function completeLines(file: string): { lines: string[]; torn: boolean } {
+  if (!existsSync(file)) return { lines: [], torn: false };
+  const text = readFileSync(file, 'utf8');
+  const end = text.lastIndexOf('\n');
+  const lines = end < 0 ? [] : text.slice(0, end).split('\n');
+  return { lines, torn: end !== text.length - 1 };
+}
+
+function readJsonl(file: string): Record<string, unknown>[] {
+  const { lines } = completeLines(file);
+  const out: Record<string, unknown>[] = [];
+  lines.forEach((line, i) => {
+    if (line.trim() === '') return;
+    const obj = tryParse(line);
+    if (obj === undefined) throw new Error(`${file}:${i + 1}: not a JSON object: ${line.slice(0, 80)}`);
+    out.push(obj);
+  });
+  return out;
+}
+
+function countLines(file: string): number {
+  const { lines } = completeLines(file);
+  return lines.filter((l) => l.trim() !== '').length;
+}
+
+/** Rewrites `file` (atomically) with only the complete lines `keep` accepts. */
+function filterLines(file: string, keep: (line: string) => boolean): { kept: number; changed: boolean } {
+  if (!existsSync(file)) return { kept: 0, changed: false };
+  const { lines, torn } = completeLines(file);
+  const kept = lines.filter((l) => l.trim() !== '' && keep(l));
+  const changed = torn || kept.length !== lines.length;
+  if (changed) writeAtomic(file, kept.map((l) => l + '\n').join(''));
+  return { kept: kept.length, changed };
+}
+
+/** Truncates `file` after its last newline, if its tail is an unterminated line. */
+function cutTornTail(file: string): void {
+  if (!existsSync(file)) return;
+  const fd = openSync(file, 'r+');
+  try {
+    const size = fstatSync(fd).size;
+    if (size === 0) return;
+    // scan backwards in blocks for the last newline
+    const block = Buffer.alloc(64 * 1024);
+    let pos = size;
+    let lastNl = -1;
+    while (pos > 0 && lastNl < 0) {
+      const len = Math.min(block.length, pos);
+      pos -= len;
+      readSync(fd, block, 0, len, pos);
+      const idx = block.subarray(0, len).lastIndexOf(0x0a);
+      if (idx >= 0) lastNl = pos + idx;
+    }
+    if (lastNl !== size - 1) ftruncateSync(fd, lastNl + 1);
+  } finally {
+    closeSync(fd);
+  }
+}
