@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../config/load.js';
 import { runLoop } from '../engine/loop.js';
@@ -17,7 +18,8 @@ export async function runCommand(configPath: string | undefined, o: { set: strin
     if (!configPath) throw new Error('run: give a CONFIG file, or --resume DIR');
     const config = loadConfig(configPath, o.set);
     createContainer().get(Resolver).plan(config); // unknown names stop here, before any work
-    store = await RunStore.create(o.out ?? join(config.outDir, config.name), config);
+    store = await RunStore.create(o.out ?? freeDir(join(config.outDir, config.name)), config);
+    console.error(`run directory: ${store.dir}`);
   }
   try {
     await runLoop(store.config, store);
@@ -25,4 +27,10 @@ export async function runCommand(configPath: string | undefined, o: { set: strin
     await store.setStatus('failed', (err as Error).message);
     throw err;
   }
+}
+
+/** The default run directory, or the first free `-2`, `-3`... beside it, so a second run never clobbers the first. */
+function freeDir(base: string): string {
+  if (!existsSync(base)) return base;
+  for (let i = 2; ; i++) if (!existsSync(`${base}-${i}`)) return `${base}-${i}`;
 }

@@ -209,9 +209,9 @@ function parseValue(text: string): unknown {
 // ---------------------------------------------------------------- locations and suggestions
 
 function locate(doc: Document, lc: LineCounter, file: string, segs: (string | number)[]): string | undefined {
-  // the deepest node of the path that exists in the file
-  for (let n = segs.length; n >= 0; n--) {
-    const node = n === 0 ? doc.contents : doc.getIn(segs.slice(0, n), true);
+  // the deepest node of the path that exists in the file (the whole document says nothing)
+  for (let n = segs.length; n >= 1; n--) {
+    const node = doc.getIn(segs.slice(0, n), true);
     const range = (node as { range?: [number, number, number] } | undefined)?.range;
     if (range) {
       const { line } = lc.linePos(range[0]);

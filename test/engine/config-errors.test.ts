@@ -1,0 +1,48 @@
+import { expect } from 'chai';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { runCommand } from '../../src/cli/run.js';
+import { tinyConfig } from './fixtures.js';
+
+async function failure(config: object, set: string[] = []): Promise<{ message: string; dir: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'coevolve-cfg-'));
+  const path = join(dir, 'c.yaml');
+  writeFileSync(path, stringify(config));
+  try {
+    await runCommand(path, { set });
+  } catch (err) {
+    return { message: (err as Error).message, dir };
+  }
+  throw new Error('expected the run to fail');
+}
+
+describe('run: bad configs stop before any work', () => {
+  it('an unknown key names its path and no run directory is made', async () => {
+    const base = tinyConfig('');
+    const { message, dir } = await failure({ ...tinyConfig(''), outDir: join(tmpdir(), 'never'), trainer: { lrr: 1 } });
+    expect(message).to.match(/trainer/).and.match(/lrr/);
+    expect(existsSync(join(tmpdir(), 'never', base.name))).to.equal(false);
+    expect(dir).to.be.a('string');
+  });
+
+  it('a wrong type names its path', async () => {
+    const { message } = await failure(tinyConfig(join(tmpdir(), 'never')), ['arena.groupSize=many']);
+    expect(message).to.match(/arena\.groupSize/);
+  });
+
+  for (const [field, over, known] of [
+    ['arena.kind', { arena: { kind: 'chess' } }, /known: solve/],
+    ['judges[0].kind', { judges: [{ kind: 'oracle' }] }, /known: majority, self-certainty, verifier/],
+    ['roles.solver.kind', { roles: { solver: { kind: 'wizard', model: 'main' } } }, /known: critic, judge, memory, proposer, solver/],
+    ['tasks.family', { tasks: { ...tinyConfig('').tasks, family: 'poetry' } }, /known: arithmetic, strings/],
+  ] as const) {
+    it(`an unknown name in ${field} lists the known ones`, async () => {
+      const out = mkdtempSync(join(tmpdir(), 'coevolve-out-'));
+      const { message } = await failure({ ...tinyConfig(out), ...over });
+      expect(message).to.contain(field).and.match(known);
+      expect(existsSync(join(out, 'tiny'))).to.equal(false);
+    });
+  }
+});

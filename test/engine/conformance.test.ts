@@ -1,0 +1,45 @@
+import { expect } from 'chai';
+import { firstValueFrom, toArray } from 'rxjs';
+import { ARENA_KINDS, Agents, playGroups } from '../../arenas/index.js';
+import { ROLE_KINDS } from '../../roles/index.js';
+import { initBackend } from '../../src/backend/index.js';
+import { TinyLM } from '../../src/models/tinylm.js';
+import { BatchingServer } from '../../src/serving/server.js';
+import { generateTasks } from '../../src/tasks/jsonl.js';
+import { TASK_FAMILIES } from '../../src/tasks/index.js';
+import { CharTokenizer } from '../../src/tokenizer/index.js';
+
+// One conformance test run on every arena and every task family (PettingZoo's habit):
+// many seeded episodes with an untrained model, whose output is mostly garbage, must all
+// end as well-formed episodes with invalid actions, never as a crash.
+describe('arena conformance', () => {
+  before(async () => { await initBackend('cpu'); });
+
+  for (const [arenaKind, makeArena] of Object.entries(ARENA_KINDS)) {
+    for (const [familyName, family] of Object.entries(TASK_FAMILIES)) {
+      it(`${arenaKind} plays 3 seeds x 24 episodes of ${familyName}`, async () => {
+        const tokenizer = new CharTokenizer();
+        const model = new TinyLM({ vocabSize: tokenizer.size, dModel: 16, nHeads: 2, nLayers: 1, context: 40, seed: 1 });
+        const arena = makeArena();
+        for (const seed of [1, 2, 3]) {
+          const server = new BatchingServer('m', model, seed);
+          const bindings = Object.fromEntries(arena.roles.map((r) => [r, { role: ROLE_KINDS[r]((o) => family.parseAnswer(o)), model: 'm', server }]));
+          const agents = new Agents(bindings, tokenizer, { maxNewTokens: 6, temperature: 1 });
+          const tasks = generateTasks(family, {}, 6, seed);
+          const episodes = await firstValueFrom(playGroups(arena, tasks, 4, agents).pipe(toArray()));
+          expect(episodes).to.have.length(24);
+          expect(server.stats.batches).to.equal(1); // every episode in flight shared one forward pass per step
+          for (const e of episodes) {
+            expect(e.turns.length).to.be.greaterThan(0);
+            for (const t of e.turns) {
+              expect(t.logProbs).to.have.length(t.completion.length);
+              expect(t.action.valid || typeof t.action.error === 'string').to.equal(true);
+              expect(JSON.parse(JSON.stringify(e))).to.deep.equal(e); // plain JSON
+            }
+          }
+        }
+        model.dispose();
+      });
+    }
+  }
+});

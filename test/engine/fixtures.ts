@@ -1,0 +1,21 @@
+import type { ExperimentInput } from '../../src/config/schema.js';
+
+/** A tiny experiment that runs in well under a second per iteration on cpu or wasm. */
+export function tinyConfig(outDir: string, over: Partial<ExperimentInput> = {}): ExperimentInput {
+  return {
+    name: 'tiny',
+    seed: 3,
+    backend: 'cpu',
+    iterations: 4,
+    outDir,
+    models: { main: { config: { dModel: 16, nHeads: 2, nLayers: 1, context: 24 } } },
+    roles: { solver: { kind: 'solver', model: 'main' } },
+    tasks: { family: 'arithmetic', difficulty: { digits: 1, operands: 2, operators: '+' }, train: { source: 'generate', count: 40 }, eval: { source: 'generate', count: 8 }, perIteration: 4 },
+    arena: { groupSize: 4, maxNewTokens: 3 },
+    judges: [{ kind: 'verifier' }],
+    trainer: { lr: 1e-3 },
+    eval: { every: 2, samples: 2 },
+    checkpointEvery: 2,
+    ...over,
+  };
+}

@@ -1,0 +1,55 @@
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { tinyConfig } from './fixtures.js';
+
+const bin = new URL('../../bin/coevolve.js', import.meta.url).pathname;
+
+function run(args: string[], killWhen?: (dir: string) => boolean, dir?: string): Promise<number | null> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, 'run', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d) => { err += d; });
+    const timer = killWhen && setInterval(() => { if (killWhen(dir!)) child.kill('SIGKILL'); }, 20);
+    child.on('error', reject);
+    child.on('exit', (code, signal) => {
+      if (timer) clearInterval(timer);
+      if (code && code !== 0) reject(new Error(`exit ${code}: ${err}`));
+      else resolve(signal === 'SIGKILL' ? null : code);
+    });
+  });
+}
+
+const lines = (path: string) => (existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter((l) => l.trim()) : []);
+const iterations = (dir: string) => lines(join(dir, 'metrics.jsonl')).flatMap((l) => { try { return [JSON.parse(l).iteration as number]; } catch { return []; } });
+
+describe('run --resume after SIGKILL', function () {
+  this.timeout(120000);
+
+  it('continues from the last checkpoint: no iteration lost, none counted twice', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'coevolve-resume-'));
+    const path = join(out, 'c.yaml');
+    writeFileSync(path, stringify(tinyConfig(out, { iterations: 40, checkpointEvery: 3 })));
+    const dir = join(out, 'tiny');
+    const killed = await run([path], (d) => iterations(d).some((i) => i >= 7), dir);
+    expect(killed, 'the run should have been killed mid-way').to.equal(null);
+    const before = iterations(dir);
+    expect(Math.max(...before)).to.be.lessThan(40);
+    await run(['--resume', dir]);
+    const its = iterations(dir);
+    expect(its).to.deep.equal(Array.from({ length: 41 }, (_, i) => i));
+    const episodes = readdirSync(join(dir, 'episodes')).flatMap((f) => lines(join(dir, 'episodes', f)).map((l) => JSON.parse(l)));
+    const perIteration = new Map<number, number>();
+    for (const e of episodes) perIteration.set(e.iteration, (perIteration.get(e.iteration) ?? 0) + 1);
+    expect([...perIteration.keys()].sort((a, b) => a - b)).to.deep.equal(Array.from({ length: 40 }, (_, i) => i + 1));
+    expect([...perIteration.values()].every((n) => n === 16)).to.equal(true);
+    const record = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8'));
+    expect(record.status).to.equal('done');
+    expect(record.iterations).to.equal(40);
+    expect(record.resumedAt.length).to.equal(2);
+    expect(record.resumedAt[1]).to.be.greaterThan(0);
+  });
+});

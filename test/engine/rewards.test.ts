@@ -1,0 +1,56 @@
+import { expect } from 'chai';
+import { MajorityJudge } from '../../judges/majority.js';
+import { VerifierJudge } from '../../judges/verifier.js';
+import type { Episode, Task } from '../../src/core/types.js';
+import { parseConfig } from '../../src/config/load.js';
+import type { Plan } from '../../src/engine/registry.js';
+import { rolloutMetrics, scoreEpisodes, toSamples } from '../../src/engine/rewards.js';
+import { arithmetic } from '../../src/tasks/arithmetic.js';
+import { tinyConfig } from './fixtures.js';
+
+const task: Task = { id: 't', family: 'arithmetic', prompt: '2+3=', answer: '5' };
+function episode(i: number, text: string): Episode {
+  const action = arithmetic.parseAnswer(text);
+  return {
+    id: `t#${i}`, group: 't', task,
+    turns: [{ index: 0, role: 'solver', model: 'main', prompt: [1, 4], completion: [9, 2], logProbs: [-1, -0.5], entropy: [1, 1], selfCertainty: [0.1, 0.3], text, action }],
+  };
+}
+const plan = (judges: Plan['judges']): Plan => ({ arena: undefined as never, family: arithmetic as never, roles: {}, judges });
+const verify = (t: Task, o: string) => arithmetic.verify(t, o);
+
+describe('rewards to samples', () => {
+  const group = [episode(0, '5'), episode(1, '6'), episode(2, '6'), episode(3, 'x')];
+
+  it('combines judges by weight and computes GRPO advantages per group', () => {
+    const p = plan([{ judge: new VerifierJudge(verify), weight: 1, kind: 'verifier' }, { judge: new MajorityJudge({}), weight: 0.5, kind: 'majority' }]);
+    const scored = scoreEpisodes(p, group);
+    // verifier: [1, 0, 0, 0]; majority label '6': [0, 1, 1, 0] -> combined [1, 0.5, 0.5, 0]
+    expect(scored.map((s) => s.reward)).to.deep.equal([1, 0.5, 0.5, 0]);
+    const samples = toSamples(scored, parseConfig(tinyConfig('/tmp')).trainer);
+    // mean 0.5, unbiased std sqrt(1/6) = 0.4082: advantages (r - 0.5) / (0.4082 + 1e-6)
+    const std = Math.sqrt(((0.5 ** 2) * 2) / 3);
+    expect(samples.map((s) => (s.advantages as number[])[1])).to.deep.members([0.5 / (std + 1e-6), 0, 0, -0.5 / (std + 1e-6)].map((x) => x));
+    samples.forEach((s) => expect(s.oldLogProbs).to.deep.equal([-1, -0.5]));
+  });
+
+  it('reports TTRL label and reward accuracy against the hidden answer', () => {
+    const p = plan([{ judge: new MajorityJudge({}), weight: 1, kind: 'majority' }]);
+    const m = rolloutMetrics(p, group, scoreEpisodes(p, group));
+    expect(m['ttrl/label_accuracy']).to.equal(0); // the majority said 6
+    // majority rewards [0,1,1,0] vs true [1,0,0,0]: only the invalid answer agrees
+    expect(m['ttrl/reward_accuracy']).to.equal(0.25);
+    expect(m['accuracy/train']).to.equal(0.25);
+    expect(m['rollout/valid_rate']).to.equal(0.75);
+    expect(m['rollout/distinct_answers']).to.equal(2);
+    expect(m['rollout/self_certainty']).to.be.closeTo(0.2, 1e-12);
+  });
+
+  it('drops groups with equal rewards when asked (dynamic sampling)', () => {
+    const p = plan([{ judge: new VerifierJudge(verify), weight: 1, kind: 'verifier' }]);
+    const other = [episode(0, '6'), episode(1, '7')].map((e) => ({ ...e, group: 'u', id: `u${e.id}` }));
+    const scored = scoreEpisodes(p, [...group, ...other]);
+    const cfg = parseConfig({ ...tinyConfig('/tmp'), trainer: { dropEqualGroups: true } }).trainer;
+    expect(toSamples(scored, cfg)).to.have.length(4);
+  });
+});
