@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { pretrain, PretrainSchema } from '../engine/pretrain.js';
 import { evalCommand } from './eval.js';
+import { reportCommand } from './report.js';
 import { runCommand } from './run.js';
 
 const program = new Command('coevolve').description('Self-play and multi-agent co-evolution: roles, arenas, judges and joint RL updates');
@@ -36,6 +37,14 @@ program.command('eval')
   .option('--backend <name>', 'auto | gpu | node | wasm | cpu', 'auto')
   .action(async (o) => {
     console.log(JSON.stringify(await evalCommand(o)));
+  });
+
+program.command('report')
+  .description('print the curves of a run directory as a table')
+  .argument('<dir>', 'run directory')
+  .option('--keys <list>', 'comma-separated metric names (default: eval metrics)')
+  .action(async (dir: string, o: { keys?: string }) => {
+    console.log(await reportCommand(dir, o.keys?.split(',')));
   });
 
 program.command('pretrain')
