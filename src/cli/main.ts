@@ -6,6 +6,7 @@ import { pretrain, PretrainSchema } from '../engine/pretrain.js';
 import { evalCommand } from './eval.js';
 import { reportCommand } from './report.js';
 import { runCommand } from './run.js';
+import { tasksCommand } from './tasks.js';
 
 const program = new Command('coevolve').description('Self-play and multi-agent co-evolution: roles, arenas, judges and joint RL updates');
 
@@ -37,6 +38,17 @@ program.command('eval')
   .option('--backend <name>', 'auto | gpu | node | wasm | cpu', 'auto')
   .action(async (o) => {
     console.log(JSON.stringify(await evalCommand(o)));
+  });
+
+program.command('tasks')
+  .description('write a seeded task set as JSONL ({"prompt","answer"} per line)')
+  .requiredOption('--out <file>', 'where to write')
+  .option('--family <name>', 'task family', 'arithmetic')
+  .option('--difficulty <json>', 'difficulty as JSON', '{}')
+  .option('--count <n>', 'how many tasks', positiveInt, 256)
+  .option('--seed <n>', 'generator seed', positiveInt, 0)
+  .action((o) => {
+    console.log(JSON.stringify(tasksCommand(o)));
   });
 
 program.command('report')

@@ -46,3 +46,14 @@ describe('run: bad configs stop before any work', () => {
     });
   }
 });
+
+describe('shipped configs', () => {
+  it('every experiment config in configs/ validates and resolves', async () => {
+    const { readdirSync } = await import('node:fs');
+    const { loadConfig } = await import('../../src/config/load.js');
+    const { createContainer, Resolver } = await import('../../src/engine/registry.js');
+    const files = readdirSync('configs').filter((f) => f.endsWith('.yaml') && !f.startsWith('pretrain'));
+    expect(files).to.include.members(['default.yaml', 'ttrl.yaml', 'self-certainty.yaml']);
+    for (const f of files) createContainer().get(Resolver).plan(loadConfig(join('configs', f)));
+  });
+});
