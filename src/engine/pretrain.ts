@@ -3,7 +3,8 @@ import { initBackend, describeBackend, BACKEND_CHOICES, type BackendChoice } fro
 import { saveModel } from '../models/store.js';
 import { trainSupervised } from '../models/supervised.js';
 import { TinyLM } from '../models/tinylm.js';
-import { disjointSplit } from '../tasks/jsonl.js';
+import { join } from 'node:path';
+import { disjointSplit, writeTasksJsonl } from '../tasks/jsonl.js';
 import { taskFamily } from '../tasks/index.js';
 import { CharTokenizer } from '../tokenizer/index.js';
 import { evaluateSolver, type EvalResult } from './evaluate.js';
@@ -54,6 +55,8 @@ export async function pretrain(config: PretrainConfig, log: (line: string) => vo
   }
   const seconds = (performance.now() - t0) / 1000;
   await saveModel(config.out, model, tokenizer, { name: config.name, steps, heldOutPass1: heldOut.pass1, task: config.task });
+  // The held-out prompts were never trained on: later RL runs evaluate on them.
+  writeTasksJsonl(join(config.out, 'heldout.jsonl'), test);
   model.dispose();
   return { checkpoint: config.out, steps, heldOut, seconds };
 }

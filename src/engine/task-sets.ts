@@ -15,5 +15,13 @@ export function loadTaskSets(c: ExperimentConfig, family: TaskFamily<unknown>): 
     return { train: split.train, evalSet: split.test };
   }
   const load = (s: typeof train, salt: number) => (s.source === 'file' ? readTasksJsonl(s.path!, family.name) : generateTasks(family, difficulty, s.count!, c.seed + salt));
-  return { train: load(train, 0), evalSet: load(ev, 1) };
+  const evalSet = load(ev, 1);
+  const all = load(train, 0);
+  // Scoring the very set it trains on is TTRL's test-time setting, chosen by naming one file
+  // twice; otherwise no eval prompt may leak into training.
+  if (train.source === 'file' && ev.source === 'file' && train.path === ev.path) return { train: all, evalSet };
+  const held = new Set(evalSet.map((t) => t.prompt));
+  const kept = all.filter((t) => !held.has(t.prompt));
+  if (kept.length === 0) throw new Error('tasks.train: every training task is also in tasks.eval');
+  return { train: kept, evalSet };
 }
