@@ -8,7 +8,8 @@ import { resolve } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { startTsWorker } from '../util/worker.js';
 import type { BackendChoice } from '../backend/index.js';
-import { REFERENCE_JOBS } from './workload.js';
+import { weightShapes } from '../models/tinylm.js';
+import { REFERENCE_JOBS, REFERENCE_MODEL } from './workload.js';
 
 type Job = 'generate' | 'train';
 const args = process.argv.slice(2);
@@ -28,8 +29,10 @@ function start(backend: BackendChoice, index: number, shared: SharedArrayBuffer,
 
 function ask(w: Worker, job: Job | 'checksum', batch: number): Promise<Record<string, number>> {
   return new Promise((ok, fail) => {
-    w.once('message', ok);
-    w.once('error', fail);
+    const onMessage = (m: Record<string, number>) => { w.off('error', onError); ok(m); };
+    const onError = (e: Error) => { w.off('message', onMessage); fail(e); };
+    w.once('message', onMessage);
+    w.once('error', onError);
     w.postMessage({ job, batch });
   });
 }
@@ -42,19 +45,16 @@ async function once(pool: Worker[], job: Job): Promise<number> {
 }
 
 async function measure(backend: BackendChoice): Promise<Record<Job, number> | undefined> {
-  const params = 430_000; // upper bound of the reference model's parameter count
+  const params = Object.values(weightShapes(REFERENCE_MODEL)).reduce((n, s) => n + s.reduce((a, b) => a * b, 1), 0);
   const shared = new SharedArrayBuffer(workers * params * 4);
+  const sync = new SharedArrayBuffer(8); // the workers' barrier: [arrived, generation]
   let pool: Worker[];
   try {
-    pool = await Promise.all(Array.from({ length: workers }, (_, i) => start(backend, i, shared, new SharedArrayBuffer(8))));
+    pool = await Promise.all(Array.from({ length: workers }, (_, i) => start(backend, i, shared, sync)));
   } catch (err) {
     console.log(JSON.stringify({ backend, skipped: String((err as Error).message ?? err).split('\n')[0] }));
     return undefined;
   }
-  // one barrier buffer for all: replace the per-worker ones created above
-  await Promise.all(pool.map((w) => w.terminate()));
-  const sync = new SharedArrayBuffer(8);
-  pool = await Promise.all(Array.from({ length: workers }, (_, i) => start(backend, i, shared, sync)));
   const out = {} as Record<Job, number>;
   for (const job of ['generate', 'train'] as Job[]) {
     await once(pool, job); // warm-up
