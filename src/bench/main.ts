@@ -9,6 +9,7 @@ import type { Worker } from 'node:worker_threads';
 import { startTsWorker } from '../util/worker.js';
 import type { BackendChoice } from '../backend/index.js';
 import { weightShapes } from '../models/tinylm.js';
+import { share } from './share.js';
 import { REFERENCE_JOBS, REFERENCE_MODEL } from './workload.js';
 
 type Job = 'generate' | 'train';
@@ -20,7 +21,7 @@ const reps = Number(option('reps', String(REFERENCE_JOBS.reps)));
 const torchRef = resolve(option('torch-ref', '../shared/bench/torch_ref.py'));
 
 function start(backend: BackendChoice, index: number, shared: SharedArrayBuffer, sync: SharedArrayBuffer): Promise<Worker> {
-  const w = startTsWorker(new URL('./worker.ts', import.meta.url), { backend, index, workers, shared, sync });
+  const w = startTsWorker(new URL('./worker.ts', import.meta.url), { backend, index, workers, total: REFERENCE_JOBS.batch, shared, sync });
   return new Promise((ok, fail) => {
     w.once('message', () => ok(w));
     w.once('error', fail);
@@ -40,7 +41,7 @@ function ask(w: Worker, job: Job | 'checksum', batch: number): Promise<Record<st
 /** Wall time of one job split over all workers. */
 async function once(pool: Worker[], job: Job): Promise<number> {
   const t0 = performance.now();
-  await Promise.all(pool.map((w) => ask(w, job, REFERENCE_JOBS.batch / pool.length)));
+  await Promise.all(pool.map((w, i) => ask(w, job, share(REFERENCE_JOBS.batch, pool.length, i))));
   return (performance.now() - t0) / 1000;
 }
 

@@ -9,7 +9,7 @@ import { TinyLM } from '../models/tinylm.js';
 import { Rng } from '../util/rng.js';
 import { REFERENCE_MODEL, generateJob, trainGrads } from './workload.js';
 
-interface Setup { backend: BackendChoice; index: number; workers: number; shared: SharedArrayBuffer; sync: SharedArrayBuffer }
+interface Setup { backend: BackendChoice; index: number; workers: number; total: number; shared: SharedArrayBuffer; sync: SharedArrayBuffer }
 const setup = workerData as Setup;
 await initBackend(setup.backend);
 const model = new TinyLM(REFERENCE_MODEL);
@@ -34,7 +34,9 @@ function wait(): void {
 }
 
 function trainStep(batch: number): number {
-  const { grads, loss } = trainGrads(model, batch, rng, 1 / setup.workers);
+  // Each worker's token-mean is weighted by its share of the batch, so the sum of the
+  // workers' gradients is the gradient of the token-mean over the whole batch.
+  const { grads, loss } = trainGrads(model, batch, rng, batch / setup.total);
   let offset = 0;
   names.forEach((n, i) => { slots[setup.index].set(grads[n].dataSync(), offset); offset += sizes[i]; });
   tf.dispose(Object.values(grads));
@@ -53,6 +55,6 @@ function trainStep(batch: number): number {
 parentPort!.on('message', (msg: { job: 'generate' | 'train' | 'checksum'; batch: number }) => {
   if (msg.job === 'generate') parentPort!.postMessage({ seconds: generateJob(model, msg.batch, rng) });
   else if (msg.job === 'train') parentPort!.postMessage({ loss: trainStep(msg.batch) });
-  else parentPort!.postMessage({ checksum: model.variables().reduce((s, v) => s + v.sum().dataSync()[0], 0) });
+  else parentPort!.postMessage({ checksum: tf.tidy(() => model.variables().reduce((s, v) => s + v.sum().dataSync()[0], 0)) });
 });
 parentPort!.postMessage({ ready: true });

@@ -4,6 +4,7 @@ import { firstValueFrom, toArray } from 'rxjs';
 import { Agents, playGroups } from '../../arenas/index.js';
 import { describeBackend, initBackend } from '../backend/index.js';
 import type { ExperimentConfig } from '../config/schema.js';
+import type { TinyLM } from '../models/tinylm.js';
 import type { Task } from '../core/types.js';
 import { createProgress } from '../progress/index.js';
 import { loadOptimizerState, saveOptimizerState } from '../rl/optimizer-state.js';
@@ -33,7 +34,9 @@ export async function runLoop(c: ExperimentConfig, store: RunStore, o: LoopOptio
   const start = await store.resume();
   const resumeDir = start > 0 ? store.lastCheckpointDir() ?? undefined : undefined;
   const { models, references, tokenizer } = await loadModels(c, resumeDir);
-  const trainer = new JointTrainer(models, c.trainer);
+  // Old log-probs were taken at the sampling temperature, so the update scores at it too.
+  const temperature = c.trainer.temperature ?? (c.arena.temperature > 0 ? c.arena.temperature : 1);
+  const trainer = new JointTrainer(models, { ...c.trainer, temperature });
   if (resumeDir) for (const id of Object.keys(models)) await loadOptimizerState(`${resumeDir}/${id}`, trainer.optimizer(id));
   if (start > 0) log(`resuming after iteration ${start} from ${resumeDir}`);
   const sampling = { maxNewTokens: c.arena.maxNewTokens, temperature: c.arena.temperature, topK: c.arena.topK, topP: c.arena.topP };
@@ -44,7 +47,7 @@ export async function runLoop(c: ExperimentConfig, store: RunStore, o: LoopOptio
     const r = await evaluateSolver(solverModel, tokenizer, plan.family, evalSet, { samples: it === c.iterations || it === 0 ? c.eval.samples : 0, maxNewTokens: c.arena.maxNewTokens, seed: c.seed + it });
     return { 'eval/pass1': r.pass1, ...(r.majN !== undefined ? { [`eval/maj${r.samples}`]: r.majN } : {}) };
   };
-  if (start === 0) store.appendMetrics({ iteration: 0, ...(await evaluate(0)) });
+  if (!store.readMetrics().some((r) => r.iteration === 0)) store.appendMetrics({ iteration: 0, ...(await evaluate(0)) });
   for (let it = start + 1; it <= c.iterations; it++) {
     const t0 = performance.now();
     const servers = Object.fromEntries(Object.entries(models).map(([id, m]) => [id, new BatchingServer(id, m, hashSeed(c.seed, it, id))]));
@@ -54,7 +57,7 @@ export async function runLoop(c: ExperimentConfig, store: RunStore, o: LoopOptio
     const tRollout = (performance.now() - t0) / 1000;
     const scored = scoreEpisodes(plan, episodes);
     const samples = toSamples(scored, c.trainer);
-    if (c.trainer.klCoef && c.trainer.klCoef > 0) await addReferenceLogProbs(samples, references);
+    if (c.trainer.klCoef && c.trainer.klCoef > 0) await addReferenceLogProbs(samples, references, temperature);
     const t1 = performance.now();
     const steps = samples.length ? Array.from({ length: c.trainer.ppoEpochs }, () => trainer.step(samples)) : [];
     const tTrain = (performance.now() - t1) / 1000;
@@ -86,15 +89,22 @@ export async function runLoop(c: ExperimentConfig, store: RunStore, o: LoopOptio
   log(`done: ${store.dir} (tensors alive: ${tf.memory().numTensors})`);
 }
 
-async function addReferenceLogProbs(samples: TrainSample[], references: Record<string, import('../models/tinylm.js').TinyLM>): Promise<void> {
+async function addReferenceLogProbs(samples: TrainSample[], references: Record<string, TinyLM>, temperature: number): Promise<void> {
   const servers = Object.fromEntries(Object.entries(references).map(([id, m]) => [id, new BatchingServer(`${id}-ref`, m)]));
-  const refs = await Promise.all(samples.map((s) => servers[s.model]?.logProbs({ prompt: s.prompt, completion: s.completion })));
+  const refs = await Promise.all(samples.map((s) => servers[s.model]?.logProbs({ prompt: s.prompt, completion: s.completion }, temperature)));
   samples.forEach((s, i) => { if (refs[i]) s.refLogProbs = refs[i]; });
 }
 
+/** n distinct tasks (a partial Fisher-Yates shuffle), so no two groups of one iteration share a task. */
 function pickTasks(train: readonly Task[], n: number, seed: number): Task[] {
   const rng = new Rng(seed);
-  return Array.from({ length: n }, () => train[rng.int(train.length)]);
+  const pool = [...train];
+  const k = Math.min(n, pool.length);
+  for (let i = 0; i < k; i++) {
+    const j = i + rng.int(pool.length - i);
+    [pool[i], pool[j]] = [pool[j], pool[i]];
+  }
+  return pool.slice(0, k);
 }
 
 /** A seed per (run seed, iteration, purpose), so a replayed iteration draws the same numbers. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { initBackend, describeBackend, BACKEND_CHOICES, type BackendChoice } from '../backend/index.js';
 import { saveModel } from '../models/store.js';
-import { trainSupervised } from '../models/supervised.js';
+import { SupervisedTrainer } from '../models/supervised.js';
 import { TinyLM } from '../models/tinylm.js';
 import { join } from 'node:path';
 import { disjointSplit, writeTasksJsonl } from '../tasks/jsonl.js';
@@ -46,13 +46,14 @@ export async function pretrain(config: PretrainConfig, log: (line: string) => vo
   const t0 = performance.now();
   let steps = 0;
   let heldOut = await evaluateSolver(model, tokenizer, family, test, { samples: 0, maxNewTokens: config.maxNewTokens });
+  const trainer = new SupervisedTrainer(model, examples, { batchSize: config.train.batchSize, lr: config.train.lr, seed: config.seed });
   while (steps < config.train.steps && heldOut.pass1 < config.stopAtAccuracy) {
-    const n = Math.min(config.evalEvery, config.train.steps - steps);
-    const losses = trainSupervised(model, examples, { steps: n, batchSize: config.train.batchSize, lr: config.train.lr, seed: config.seed + steps });
-    steps += n;
+    const losses: number[] = [];
+    for (const end = Math.min(steps + config.evalEvery, config.train.steps); steps < end; steps++) losses.push(trainer.step());
     heldOut = await evaluateSolver(model, tokenizer, family, test, { samples: 0, maxNewTokens: config.maxNewTokens });
     log(`step ${steps} loss=${losses[losses.length - 1].toFixed(4)} heldout_pass1=${heldOut.pass1.toFixed(3)} ${((performance.now() - t0) / 1000).toFixed(0)}s`);
   }
+  trainer.dispose();
   const seconds = (performance.now() - t0) / 1000;
   await saveModel(config.out, model, tokenizer, { name: config.name, steps, heldOutPass1: heldOut.pass1, task: config.task });
   // The held-out prompts were never trained on: later RL runs evaluate on them.

@@ -55,6 +55,10 @@ export class Resolver {
     family.validate(c.tasks.difficulty);
     for (const [id, m] of Object.entries(c.models)) this.models.resolve(m.kind, `models.${id}.kind`);
     const arena = this.arenas.resolve(c.arena.kind, 'arena.kind')();
+    const tau = c.trainer.temperature;
+    if (tau !== undefined && c.arena.temperature > 0 && tau !== c.arena.temperature) {
+      throw new Error(`trainer.temperature: ${tau} differs from arena.temperature ${c.arena.temperature}; the update must score at the sampling temperature (leave it unset to follow the arena)`);
+    }
     const parse: AnswerParser = (o) => family.parseAnswer(o);
     const roles = Object.fromEntries(Object.entries(c.roles).map(([id, r]) => [id, this.roles.resolve(r.kind, `roles.${id}.kind`)(parse)]));
     for (const needed of arena.roles) {

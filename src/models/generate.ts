@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { Rng } from '../util/rng.js';
 import { distributionStats, sampleToken, validateSampling, type SamplingOptions } from './sampling.js';
+import { tidyKeep } from './ops.js';
 import { checkIds, type LayerCache, type TinyLM } from './tinylm.js';
 
 export interface GenerateOptions extends SamplingOptions {
@@ -48,12 +49,12 @@ export function generate(model: TinyLM, prompts: readonly (readonly number[])[],
   const padded = new Int32Array(B * P);
   prompts.forEach((p, b) => padded.set(p, b * P + leftPad[b]));
 
-  let cache: LayerCache[] = [];
-  let logits = tf.tidy(() => {
+  const first = tidyKeep(() => {
     const r = model.forward(tf.tensor2d(padded, [B, P], 'int32'), leftPad);
-    cache = r.cache.map((c) => ({ k: tf.keep(c.k), v: tf.keep(c.v) }));
-    return model.logits(r.hidden.slice([0, P - 1, 0], [-1, 1, -1]) as tf.Tensor3D);
+    return { logits: model.logits(r.hidden.slice([0, P - 1, 0], [-1, 1, -1]) as tf.Tensor3D), cache: r.cache };
   });
+  let cache: LayerCache[] = first.cache;
+  let logits = first.logits;
   try {
     for (let step = 0; step < o.maxNewTokens; step++) {
       const values = logits.dataSync() as Float32Array;
@@ -76,11 +77,13 @@ export function generate(model: TinyLM, prompts: readonly (readonly number[])[],
       }
       if (active === 0 || step === o.maxNewTokens - 1) return out;
       const old = cache;
-      logits = tf.tidy(() => {
-        const r = model.forward(tf.tensor2d(next, [B, 1], 'int32'), leftPad, P + step, old);
-        cache = r.cache.map((c) => ({ k: tf.keep(c.k), v: tf.keep(c.v) }));
-        return model.logits(r.hidden);
+      const r = tidyKeep(() => {
+        const f = model.forward(tf.tensor2d(next, [B, 1], 'int32'), leftPad, P + step, old);
+        return { logits: model.logits(f.hidden), cache: f.cache };
       });
+      // Swap caches only once the step succeeded, so an error leaves one cache to free.
+      cache = r.cache;
+      logits = r.logits;
       disposeCache(old);
     }
     return out;

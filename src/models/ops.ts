@@ -78,3 +78,8 @@ export function seededNormal(size: number, std: number, draw: () => number): Flo
   for (let i = 0; i < size; i++) out[i] = draw() * std;
   return out;
 }
+
+/** tf.tidy for results that hold tensors in plain objects and arrays (tf.tidy keeps them; its type does not say so). */
+export function tidyKeep<T>(f: () => T): T {
+  return tf.tidy(f as unknown as () => tf.TensorContainer) as unknown as T;
+}

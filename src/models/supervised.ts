@@ -15,39 +15,62 @@ export interface SupervisedOptions {
   maxGradNorm?: number;
   /** seed of the example order */
   seed?: number;
-  /** called after every step with its mean loss (nats per completion token) */
-  onStep?: (step: number, loss: number) => void;
+  /** called after every step with its mean loss (nats per completion token); returning true stops training */
+  onStep?: (step: number, loss: number) => boolean | void;
 }
 
 /**
  * Supervised next-token training (how base models are made): minimises the mean negative
  * log-likelihood of each example's completion tokens given its prompt. For plain text,
- * use prompt [BOS] and completion = the text's ids followed by EOS.
+ * use prompt [BOS] and completion = the text's ids followed by EOS. One Adam and one
+ * example order live as long as the trainer, so training in chunks (with evaluation in
+ * between) is the same as training in one go.
  */
+export class SupervisedTrainer {
+  private readonly optimizer: tf.Optimizer;
+  private readonly rng: Rng;
+  private order: number[] = [];
+  steps = 0;
+
+  constructor(private readonly model: TinyLM, private readonly examples: readonly PolicyInput[], private readonly o: Omit<SupervisedOptions, 'steps' | 'onStep'>) {
+    if (examples.length === 0) throw new Error('supervised: no examples');
+    if (!Number.isInteger(o.batchSize) || o.batchSize <= 0) throw new Error(`supervised: batchSize must be a positive integer, got ${o.batchSize}`);
+    this.optimizer = tf.train.adam(o.lr, 0.9, 0.999, 1e-8);
+    this.rng = new Rng(o.seed ?? 0);
+  }
+
+  /** One optimizer step on the next batch (examples drawn without replacement per epoch); returns its loss. */
+  step(): number {
+    if (this.order.length < this.o.batchSize) this.order = this.order.concat(shuffled(this.examples.length, this.rng));
+    const batch = this.order.splice(0, this.o.batchSize).map((i) => this.examples[i]);
+    const { value, grads } = tf.variableGrads(() => {
+      const s = this.model.score(batch);
+      return s.logProbs.sum().div(s.mask.sum()).neg() as tf.Scalar;
+    }, this.model.variables());
+    const loss = value.dataSync()[0];
+    value.dispose();
+    const r = applyClipped(this.optimizer, grads, loss, this.o.maxGradNorm ?? 1);
+    if (r.skipped) throw new Error(`supervised: step ${this.steps} skipped: ${r.reason}`);
+    this.steps++;
+    return loss;
+  }
+
+  dispose(): void {
+    this.optimizer.dispose();
+  }
+}
+
+/** Trains for `o.steps` steps (or until onStep returns true) and returns every step's loss. */
 export function trainSupervised(model: TinyLM, examples: readonly PolicyInput[], o: SupervisedOptions): number[] {
-  if (examples.length === 0) throw new Error('supervised: no examples');
-  if (!Number.isInteger(o.batchSize) || o.batchSize <= 0) throw new Error(`supervised: batchSize must be a positive integer, got ${o.batchSize}`);
-  const optimizer = tf.train.adam(o.lr, 0.9, 0.999, 1e-8);
-  const rng = new Rng(o.seed ?? 0);
-  let order: number[] = [];
+  const trainer = new SupervisedTrainer(model, examples, o);
   const losses: number[] = [];
   try {
     for (let step = 0; step < o.steps; step++) {
-      if (order.length < o.batchSize) order = order.concat(shuffled(examples.length, rng));
-      const batch = order.splice(0, o.batchSize).map((i) => examples[i]);
-      const { value, grads } = tf.variableGrads(() => {
-        const s = model.score(batch);
-        return s.logProbs.sum().div(s.mask.sum()).neg() as tf.Scalar;
-      }, model.variables());
-      const loss = value.dataSync()[0];
-      value.dispose();
-      const r = applyClipped(optimizer, grads, loss, o.maxGradNorm ?? 1);
-      if (r.skipped) throw new Error(`supervised: step ${step} skipped: ${r.reason}`);
-      losses.push(loss);
-      o.onStep?.(step, loss);
+      losses.push(trainer.step());
+      if (o.onStep?.(step, losses[step])) break;
     }
   } finally {
-    optimizer.dispose();
+    trainer.dispose();
   }
   return losses;
 }

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 export async function saveOptimizerState(dir: string, optimizer: tf.Optimizer): Promise<void> {
   const weights = await optimizer.getWeights();
   const { data, specs } = await tf.io.encodeWeights(weights);
+  tf.dispose(weights.filter((w) => w.name === 'iter').map((w) => w.tensor)); // a fresh scalar each call; the rest are the optimizer's own
   await writeFile(join(dir, 'optimizer.bin'), new Uint8Array(data));
   await writeFile(join(dir, 'optimizer.json'), JSON.stringify({ specs }));
 }
@@ -24,5 +25,6 @@ export async function loadOptimizerState(dir: string, optimizer: tf.Optimizer): 
   const bin = new Uint8Array(await readFile(join(dir, 'optimizer.bin')));
   const map = tf.io.decodeWeights(bin.buffer.slice(bin.byteOffset, bin.byteOffset + bin.byteLength), specs);
   await optimizer.setWeights(specs.map((s) => ({ name: s.name, tensor: map[s.name] })));
+  tf.dispose(Object.values(map)); // setWeights copied them into the optimizer's variables
   return true;
 }

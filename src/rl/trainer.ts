@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import type { Policy, PolicyInput } from '../models/types.js';
 import { padRows } from '../models/types.js';
+import { broadcastOverTokens } from './advantages.js';
 import { applyClipped } from './apply.js';
 import { klPenalty, type KlKind } from './kl.js';
 import { aggLoss, entropyBonus, maskedMeanTensor, policyLoss, valueLoss, type AggMode } from './loss.js';
@@ -17,7 +18,7 @@ export interface TrainSample extends PolicyInput {
   advantages: readonly number[] | number;
   /** reference-model log-probs, for the KL loss term */
   refLogProbs?: readonly number[];
-  /** value targets and rollout-time values, for the value loss */
+  /** value targets and rollout-time values (the clip centre), for the value loss: both or neither */
   returns?: readonly number[];
   oldValues?: readonly number[];
 }
@@ -112,27 +113,29 @@ export class JointTrainer {
       const width = scored.mask.shape[1];
       const grid = (rows: (readonly number[])[]) => tf.tensor2d(padRows(rows, width), [batch.length, width]);
       const old = grid(batch.map((s) => s.oldLogProbs));
-      const adv = grid(batch.map((s) => (typeof s.advantages === 'number' ? s.completion.map(() => s.advantages as number) : s.advantages)));
+      const adv = grid(batch.map((s) => (typeof s.advantages === 'number' ? broadcastOverTokens([s.advantages], [s.completion.map(() => 1)])[0] : s.advantages)));
+      const kl = c.klCoef !== 0 ? this.klMatrix(batch, scored.logProbs, grid) : undefined;
+      const tokens = batch.reduce((n, s) => n + s.completion.length, 0);
       let total = tf.scalar(0);
       for (const role of [...new Set(batch.map((s) => s.role))]) {
         const mask = scored.mask.mul(tf.tensor2d(batch.map((s) => (s.role === role ? 1 : 0)), [batch.length, 1])) as tf.Tensor2D;
         const pg = policyLoss({ oldLogProb: old, logProb: scored.logProbs, advantages: adv, mask, clipLow: c.clipLow, clipHigh: c.clipHigh, clipRatioC: c.clipRatioC, aggMode: c.aggMode });
         let loss: tf.Scalar = pg.loss;
         if (c.entropyCoef !== 0) loss = loss.sub(entropyBonus(scored.entropy, mask, c.aggMode).mul(c.entropyCoef));
-        if (c.klCoef !== 0) loss = loss.add(aggLoss(this.klMatrix(batch, scored.logProbs, grid), mask, c.aggMode).mul(c.klCoef));
-        if (c.valueCoef !== 0 && scored.values && batch.every((s) => s.returns)) {
-          const v = valueLoss({ vpreds: scored.values, returns: grid(batch.map((s) => s.returns!)), values: grid(batch.map((s) => s.oldValues ?? s.returns!)), mask, clipRangeValue: c.clipRangeValue, aggMode: c.aggMode });
+        if (kl) loss = loss.add(aggLoss(kl, mask, c.aggMode).mul(c.klCoef));
+        if (c.valueCoef !== 0 && scored.values && batch.every((s) => s.returns && s.oldValues)) {
+          const v = valueLoss({ vpreds: scored.values, returns: grid(batch.map((s) => s.returns!)), values: grid(batch.map((s) => s.oldValues!)), mask, clipRangeValue: c.clipRangeValue, aggMode: c.aggMode });
           stats.valueLoss = (stats.valueLoss ?? 0) + v.loss.dataSync()[0];
           loss = loss.add(v.loss.mul(c.valueCoef));
         }
         roleLoss[role] = loss.dataSync()[0];
-        const share = mask.sum().dataSync()[0] / Math.max(1, scored.mask.sum().dataSync()[0]);
+        const share = batch.reduce((n, s) => n + (s.role === role ? s.completion.length : 0), 0) / Math.max(1, tokens);
         stats.clipfrac += pg.clipfrac * share; // token-weighted, so it equals one mean over all roles' tokens
         stats.ppoKl += pg.ppoKl * share;
         total = total.add(loss);
       }
       stats.entropy = maskedMeanTensor(scored.entropy, scored.mask).dataSync()[0];
-      if (c.klCoef !== 0) stats.kl = maskedMeanTensor(this.klMatrix(batch, scored.logProbs, grid), scored.mask).dataSync()[0];
+      if (kl) stats.kl = maskedMeanTensor(kl, scored.mask).dataSync()[0];
       return total;
     }, model.variables());
     const loss = value.dataSync()[0];
@@ -166,6 +169,7 @@ function checkSample(s: TrainSample, i: number, models: Readonly<Record<string, 
   const n = s.completion.length;
   if (s.oldLogProbs.length !== n) throw new Error(`trainer: sample ${i} has ${s.oldLogProbs.length} oldLogProbs for ${n} completion tokens`);
   if (typeof s.advantages !== 'number' && s.advantages.length !== n) throw new Error(`trainer: sample ${i} has ${s.advantages.length} advantages for ${n} completion tokens`);
+  if (Boolean(s.returns) !== Boolean(s.oldValues)) throw new Error(`trainer: sample ${i} has ${s.returns ? 'returns without oldValues' : 'oldValues without returns'}; the value loss needs both`);
   for (const key of ['refLogProbs', 'returns', 'oldValues'] as const) {
     const v = s[key];
     if (v && v.length !== n) throw new Error(`trainer: sample ${i} has ${v.length} ${key} for ${n} completion tokens`);

@@ -1,14 +1,11 @@
 import * as tf from '@tensorflow/tfjs';
-import { generate, type Generation } from '../models/generate.js';
-import type { SamplingOptions } from '../models/sampling.js';
-import { checkIds, type TinyLM } from '../models/tinylm.js';
+import { generate, type GenerateOptions as ModelGenerateOptions, type Generation } from '../models/generate.js';
+import type { TinyLM } from '../models/tinylm.js';
 import type { PolicyInput } from '../models/types.js';
 import { Rng } from '../util/rng.js';
 
-export interface GenerateOptions extends SamplingOptions {
-  maxNewTokens: number;
-  eos?: number;
-}
+/** What a request may set: everything generate() takes except the seed, which the server owns. */
+export type GenerateOptions = Omit<ModelGenerateOptions, 'seed'>;
 
 interface Pending<I, O> { input: I; resolve: (o: O) => void; reject: (e: unknown) => void }
 
@@ -20,7 +17,7 @@ interface Pending<I, O> { input: I; resolve: (o: O) => void; reject: (e: unknown
  */
 export class BatchingServer {
   private queue: Pending<{ prompt: number[]; options: GenerateOptions }, Generation>[] = [];
-  private scoring: Pending<PolicyInput, number[]>[] = [];
+  private scoring: Pending<PolicyInput & { temperature: number }, number[]>[] = [];
   private scheduled = false;
   private readonly rng: Rng;
   /** counters for metrics: forward passes and tokens generated */
@@ -33,27 +30,32 @@ export class BatchingServer {
   /** Queues one prompt; a malformed prompt is refused here, so it cannot fail a whole batch. */
   generate(prompt: number[], options: GenerateOptions): Promise<Generation> {
     return new Promise((resolve, reject) => {
-      try {
-        if (prompt.length === 0) throw new Error(`server ${this.id}: empty prompt`);
-        checkIds(prompt, this.model.config.vocabSize, `server ${this.id} prompt`);
-        if (prompt.length + options.maxNewTokens > this.model.config.context) {
-          throw new Error(`server ${this.id}: prompt of ${prompt.length} tokens + ${options.maxNewTokens} new exceeds context ${this.model.config.context}`);
-        }
-      } catch (err) {
-        reject(err);
-        return;
-      }
+      const problem = this.check(prompt, [], options.maxNewTokens);
+      if (problem) return reject(new Error(problem));
       this.queue.push({ input: { prompt, options }, resolve, reject });
       this.schedule();
     });
   }
 
-  /** Per-token log-probs of a completion under this server's model (temperature 1). */
-  logProbs(input: PolicyInput): Promise<number[]> {
+  /** Per-token log-probs of a completion under this server's model, with logits divided by `temperature` as the sampler did. */
+  logProbs(input: PolicyInput, temperature = 1): Promise<number[]> {
     return new Promise((resolve, reject) => {
-      this.scoring.push({ input, resolve, reject });
+      const problem = this.check(input.prompt, input.completion, 0);
+      if (problem) return reject(new Error(problem));
+      this.scoring.push({ input: { ...input, temperature }, resolve, reject });
       this.schedule();
     });
+  }
+
+  /** Why a request cannot run, or undefined: checked per request so one bad request fails alone. */
+  private check(prompt: readonly number[], completion: readonly number[], extra: number): string | undefined {
+    const { vocabSize, context } = this.model.config;
+    if (prompt.length === 0) return `server ${this.id}: empty prompt`;
+    const bad = [...prompt, ...completion].find((id) => !Number.isInteger(id) || id < 0 || id >= vocabSize);
+    if (bad !== undefined) return `server ${this.id}: token id ${bad} outside vocabulary of ${vocabSize}`;
+    const length = prompt.length + completion.length + extra;
+    if (length > context) return `server ${this.id}: ${length} tokens exceed context ${context}`;
+    return undefined;
   }
 
   private schedule(): void {
@@ -80,7 +82,11 @@ export class BatchingServer {
     for (const group of groups.values()) {
       for (let i = 0; i < group.length; i += this.maxBatch) this.runGenerate(group.slice(i, i + this.maxBatch));
     }
-    for (let i = 0; i < scoring.length; i += this.maxBatch) this.runScore(scoring.slice(i, i + this.maxBatch));
+    const byTemperature = new Map<number, typeof scoring>();
+    for (const p of scoring) byTemperature.set(p.input.temperature, [...(byTemperature.get(p.input.temperature) ?? []), p]);
+    for (const group of byTemperature.values()) {
+      for (let i = 0; i < group.length; i += this.maxBatch) this.runScore(group.slice(i, i + this.maxBatch));
+    }
   }
 
   private runGenerate(batch: Pending<{ prompt: number[]; options: GenerateOptions }, Generation>[]): void {
@@ -97,9 +103,9 @@ export class BatchingServer {
     }
   }
 
-  private runScore(batch: Pending<PolicyInput, number[]>[]): void {
+  private runScore(batch: Pending<PolicyInput & { temperature: number }, number[]>[]): void {
     try {
-      const rows = tf.tidy(() => this.model.score(batch.map((p) => p.input)).logProbs.arraySync());
+      const rows = tf.tidy(() => this.model.score(batch.map((p) => p.input), batch[0].input.temperature).logProbs.arraySync());
       batch.forEach((p, i) => p.resolve(rows[i].slice(0, p.input.completion.length)));
     } catch (err) {
       for (const p of batch) p.reject(err);

@@ -53,3 +53,18 @@ describe('run --resume after SIGKILL', function () {
     expect(record.resumedAt[1]).to.be.greaterThan(0);
   });
 });
+
+describe('run --resume before the first checkpoint', function () {
+  this.timeout(60000);
+
+  it('starts over without counting iteration 0 twice', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'coevolve-resume0-'));
+    const path = join(out, 'c.yaml');
+    writeFileSync(path, stringify(tinyConfig(out, { iterations: 30, checkpointEvery: 1000 })));
+    const dir = join(out, 'tiny');
+    const killed = await run([path], (d) => iterations(d).some((i) => i >= 2), dir);
+    expect(killed).to.equal(null);
+    await run(['--resume', dir]);
+    expect(iterations(dir)).to.deep.equal(Array.from({ length: 31 }, (_, i) => i));
+  });
+});

@@ -9,11 +9,13 @@ import { arithmetic } from '../../src/tasks/arithmetic.js';
 import { tinyConfig } from './fixtures.js';
 
 const task: Task = { id: 't', family: 'arithmetic', prompt: '2+3=', answer: '5' };
-function episode(i: number, text: string): Episode {
+function episode(i: number, text: string, length = 2): Episode {
   const action = arithmetic.parseAnswer(text);
+  const completion = Array.from({ length }, (_, j) => 9 + j);
+  const logProbs = completion.map((_, j) => -1 + 0.5 * j);
   return {
     id: `t#${i}`, group: 't', task,
-    turns: [{ index: 0, role: 'solver', model: 'main', prompt: [1, 4], completion: [9, 2], logProbs: [-1, -0.5], entropy: [1, 1], selfCertainty: [0.1, 0.3], text, action }],
+    turns: [{ index: 0, role: 'solver', model: 'main', prompt: [1, 4], completion, logProbs, entropy: completion.map(() => 1), selfCertainty: length === 2 ? [0.1, 0.3] : completion.map(() => 0.2), text, action }],
   };
 }
 const plan = (judges: Plan['judges']): Plan => ({ arena: undefined as never, family: arithmetic as never, roles: {}, judges });
@@ -30,8 +32,31 @@ describe('rewards to samples', () => {
     const samples = toSamples(scored, parseConfig(tinyConfig('/tmp')).trainer);
     // mean 0.5, unbiased std sqrt(1/6) = 0.4082: advantages (r - 0.5) / (0.4082 + 1e-6)
     const std = Math.sqrt(((0.5 ** 2) * 2) / 3);
-    expect(samples.map((s) => (s.advantages as number[])[1])).to.deep.members([0.5 / (std + 1e-6), 0, 0, -0.5 / (std + 1e-6)].map((x) => x));
+    expect(samples.map((s) => (s.advantages as number[])[1])).to.deep.equal([0.5 / (std + 1e-6), 0, 0, -0.5 / (std + 1e-6)]);
     samples.forEach((s) => expect(s.oldLogProbs).to.deep.equal([-1, -0.5]));
+  });
+
+  it('gives every completion token its row advantage, whatever the completion lengths', () => {
+    const ragged = [episode(0, '5', 1), episode(1, '6', 3), episode(2, '5', 2), episode(3, '7', 4)];
+    const p = plan([{ judge: new VerifierJudge(verify), weight: 1, kind: 'verifier' }]);
+    const scored = scoreEpisodes(p, ragged);
+    for (const advantage of ['grpo', 'drgrpo', 'rloo'] as const) {
+      const samples = toSamples(scored, parseConfig({ ...tinyConfig('/tmp'), trainer: { advantage } }).trainer);
+      samples.forEach((s, i) => {
+        const a = s.advantages as number[];
+        expect(a, `${advantage} row ${i}`).to.have.length(ragged[i].turns[0].completion.length);
+        a.forEach((x) => expect(x).to.equal(a[0]));
+      });
+      // rewards [1, 0, 1, 0]: the right answers get the same positive advantage, the wrong ones its negative
+      const first = samples.map((s) => (s.advantages as number[])[0]);
+      expect(first[0]).to.be.greaterThan(0);
+      expect(first[0]).to.equal(first[2]);
+      expect(first[1]).to.equal(-first[0]);
+    }
+    // REINFORCE++ whitens over tokens: longer right answers weigh in, so only signs are fixed
+    const rpp = toSamples(scored, parseConfig({ ...tinyConfig('/tmp'), trainer: { advantage: 'reinforce++' } }).trainer);
+    rpp.forEach((s, i) => expect(s.advantages as number[]).to.have.length(ragged[i].turns[0].completion.length));
+    expect((rpp[0].advantages as number[])[0]).to.be.greaterThan((rpp[1].advantages as number[])[0]);
   });
 
   it('reports TTRL label and reward accuracy against the hidden answer', () => {

@@ -87,6 +87,19 @@ describe('JointTrainer', () => {
     m.dispose();
   });
 
+  it('sees ratio 1 on fresh samples when it scores at the sampling temperature', () => {
+    const m = new TinyLM({ ...small, seed: 9 });
+    const prompts = Array.from({ length: 8 }, (_, i) => [1, 3 + (i % 3)]);
+    const gens = generate(m, prompts, { maxNewTokens: 4, temperature: 0.8, seed: 1 });
+    const batch = gens.map((g, i) => ({ model: 'm', role: 'solver', prompt: prompts[i], completion: g.tokens, oldLogProbs: g.logProbs, advantages: i % 2 ? 1 : -1 }));
+    const same = new JointTrainer({ m }, { temperature: 0.8, lr: 1e-9 }).step(batch).m;
+    expect(Math.abs(same.ppoKl)).to.be.lessThan(1e-5);
+    expect(same.clipfrac).to.equal(0);
+    const other = new JointTrainer({ m }, { temperature: 1, lr: 1e-9 }).step(batch).m;
+    expect(Math.abs(other.ppoKl)).to.be.greaterThan(1e-3);
+    m.dispose();
+  });
+
   it('raises the reward of a toy task under the policy-gradient loss', () => {
     // Reward: the share of generated tokens equal to 7. A random policy gets about 1/12.
     const m = new TinyLM({ ...small, seed: 8 });

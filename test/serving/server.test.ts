@@ -42,13 +42,18 @@ describe('BatchingServer', () => {
   it('scores completions in batches and rejects bad requests without stopping others', async () => {
     const server = new BatchingServer('m', model);
     const g = await server.generate(prompts[1], { maxNewTokens: 4, temperature: 0.8 });
-    const [lp] = await Promise.all([server.logProbs({ prompt: prompts[1], completion: g.tokens })]);
-    expect(lp).to.have.length(4);
-    lp.forEach((x) => expect(x).to.be.below(0));
+    const [lp, badScore] = await Promise.allSettled([
+      server.logProbs({ prompt: prompts[1], completion: g.tokens }, 0.8),
+      server.logProbs({ prompt: prompts[1], completion: [1, 77] }, 0.8),
+    ]);
+    expect(badScore.status).to.equal('rejected');
+    expect((badScore as PromiseRejectedResult).reason.message).to.match(/token id 77 outside vocabulary/);
+    if (lp.status !== 'fulfilled') throw new Error('scoring failed');
+    lp.value.forEach((x, i) => expect(x).to.be.closeTo(g.logProbs[i], 1e-4)); // the sampler's log-probs, recomputed
     const bad = server.generate([1, 99], greedy);
     const good = server.generate([1, 2, 3], greedy);
     await bad.then(() => expect.fail('should reject'), (e: Error) => expect(e.message).to.match(/token id 99/));
     expect((await good).tokens).to.have.length(6);
-    await server.generate(new Array(20).fill(1), greedy).then(() => expect.fail('should reject'), (e: Error) => expect(e.message).to.match(/exceeds context 24/));
+    await server.generate(new Array(20).fill(1), greedy).then(() => expect.fail('should reject'), (e: Error) => expect(e.message).to.match(/26 tokens exceed context 24/));
   });
 });
