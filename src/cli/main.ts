@@ -41,12 +41,13 @@ program.command('eval')
   });
 
 program.command('tasks')
-  .description('write a seeded task set as JSONL ({"prompt","answer"} per line)')
+  .description('write a seeded set of distinct tasks as JSONL ({"prompt","answer"} per line)')
   .requiredOption('--out <file>', 'where to write')
   .option('--family <name>', 'task family', 'arithmetic')
   .option('--difficulty <json>', 'difficulty as JSON', '{}')
   .option('--count <n>', 'how many tasks', positiveInt, 256)
   .option('--seed <n>', 'generator seed', positiveInt, 0)
+  .option('--exclude-pretrain <config>', 'skip every prompt of this pretraining config\'s corpus and held-out set')
   .action((o) => {
     console.log(JSON.stringify(tasksCommand(o)));
   });

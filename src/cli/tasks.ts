@@ -1,9 +1,18 @@
-import { generateTasks, writeTasksJsonl } from '../tasks/jsonl.js';
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import type { Task } from '../core/types.js';
+import { PretrainSchema } from '../engine/pretrain.js';
+import { disjointSplit, writeTasksJsonl } from '../tasks/jsonl.js';
 import { taskFamily } from '../tasks/index.js';
+import { Rng } from '../util/rng.js';
 
-export interface TasksOptions { family: string; difficulty: string; count: number; seed: number; out: string }
+export interface TasksOptions { family: string; difficulty: string; count: number; seed: number; out: string; excludePretrain?: string }
 
-/** `coevolve tasks`: writes a seeded JSONL task set, e.g. the unlabeled set of a TTRL run. */
+/**
+ * `coevolve tasks`: writes a seeded JSONL set of distinct tasks. With --exclude-pretrain, no
+ * prompt of that pretraining config's corpus or held-out set is drawn, so RL can train on
+ * prompts its base never saw.
+ */
 export function tasksCommand(o: TasksOptions): { out: string; count: number } {
   let difficulty: unknown;
   try {
@@ -11,7 +20,25 @@ export function tasksCommand(o: TasksOptions): { out: string; count: number } {
   } catch {
     throw new Error(`tasks: --difficulty must be JSON, e.g. '{"digits":2}', got ${o.difficulty}`);
   }
-  const tasks = generateTasks(taskFamily(o.family), difficulty as Record<string, unknown>, o.count, o.seed);
+  const family = taskFamily(o.family);
+  const d = family.validate(difficulty);
+  const seen = new Set(o.excludePretrain ? pretrainPrompts(o.excludePretrain) : []);
+  const rng = new Rng(o.seed);
+  const tasks: Task[] = [];
+  for (let draws = 0; tasks.length < o.count; draws++) {
+    if (draws > 1000 * o.count) throw new Error(`tasks: found only ${tasks.length} of ${o.count} distinct new prompts`);
+    const t = family.generate(rng, d, tasks.length);
+    if (!seen.has(t.prompt)) {
+      seen.add(t.prompt);
+      tasks.push(t);
+    }
+  }
   writeTasksJsonl(o.out, tasks);
   return { out: o.out, count: tasks.length };
+}
+
+function pretrainPrompts(path: string): string[] {
+  const c = PretrainSchema.parse(parseYaml(readFileSync(path, 'utf8')));
+  const { train, test } = disjointSplit(taskFamily(c.task.family), c.task.difficulty, c.corpus.train, c.corpus.heldOut, c.seed);
+  return [...train, ...test].map((t) => t.prompt);
 }
