@@ -1,0 +1,27 @@
+import { expect } from 'chai';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { tasksCommand } from '../../src/cli/tasks.js';
+import { arithmetic } from '../../src/tasks/arithmetic.js';
+import { disjointSplit, readTasksJsonl } from '../../src/tasks/jsonl.js';
+
+describe('coevolve tasks', () => {
+  it('writes distinct tasks and skips every prompt a pretraining config used', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'coevolve-tasks-'));
+    const difficulty = { digits: 1, operands: 2, operators: '+' };
+    const pretrain = { name: 'p', seed: 2, task: { family: 'arithmetic', difficulty }, corpus: { train: 40, heldOut: 10 }, model: { dModel: 8, nHeads: 2, nLayers: 1, context: 8 }, train: { steps: 1, batchSize: 1, lr: 0.1 }, out: join(dir, 'ckpt') };
+    writeFileSync(join(dir, 'p.yaml'), stringify(pretrain));
+    const out = join(dir, 'unseen.jsonl');
+    tasksCommand({ family: 'arithmetic', difficulty: JSON.stringify(difficulty), count: 30, seed: 9, out, excludePretrain: join(dir, 'p.yaml') });
+    const tasks = readTasksJsonl(out, 'arithmetic');
+    const { train, test } = disjointSplit(arithmetic, difficulty, 40, 10, 2);
+    const used = new Set([...train, ...test].map((t) => t.prompt));
+    expect(tasks).to.have.length(30);
+    expect(new Set(tasks.map((t) => t.prompt)).size).to.equal(30);
+    expect(tasks.filter((t) => used.has(t.prompt))).to.deep.equal([]);
+    expect(() => tasksCommand({ family: 'arithmetic', difficulty: '{digits', count: 1, seed: 1, out })).to.throw(/--difficulty must be JSON/);
+    expect(() => tasksCommand({ family: 'arithmetic', difficulty: JSON.stringify(difficulty), count: 200, seed: 1, out })).to.throw(/found only 100 of 200 distinct/);
+  });
+});
