@@ -16,6 +16,8 @@ export interface Task {
   prompt: string;
   /** the reference answer; absent for unlabeled data (label-free RL never reads it for rewards) */
   answer?: string;
+  /** what supervised training teaches as the completion when it is more than the answer (working) */
+  target?: string;
 }
 
 /** What a role made of its model's output. */

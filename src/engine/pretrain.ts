@@ -41,7 +41,7 @@ export async function pretrain(config: PretrainConfig, log: (line: string) => vo
   log(describeBackend(await initBackend(config.backend)));
   const tokenizer = new CharTokenizer();
   const { train, test } = disjointSplit(family, difficulty, config.corpus.train, config.corpus.heldOut, config.seed);
-  const examples = train.map((t) => ({ prompt: tokenizer.prompt(t.prompt, 'solver'), completion: [...tokenizer.encode(t.answer!), tokenizer.eos] }));
+  const examples = train.map((t) => ({ prompt: tokenizer.prompt(t.prompt, 'solver'), completion: [...tokenizer.encode(t.target ?? t.answer!), tokenizer.eos] }));
   const model = new TinyLM({ ...config.model, vocabSize: tokenizer.size, seed: config.seed });
   const t0 = performance.now();
   let steps = 0;

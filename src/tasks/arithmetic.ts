@@ -6,6 +6,7 @@
 import type { Task } from '../core/types.js';
 import type { Rng } from '../util/rng.js';
 import { difficultyFields, intField, invalid, show, verifyWith } from './common.js';
+import { parseScratchpad, scratchpadTarget } from './scratchpad.js';
 import type { ParsedAnswer, TaskFamily } from './types.js';
 
 /** The arithmetic difficulty knob. */
@@ -16,12 +17,14 @@ export interface ArithmeticDifficulty {
   operands: number;
   /** the operators to draw from: a non-empty subset of '+-*', e.g. '+' or '+-' */
   operators: string;
+  /** give each task a `target` with working (see scratchpad.ts); sums only */
+  scratchpad: boolean;
 }
 
 const OPERATORS = '+-*';
 
 /** Frozen so no caller can change the defaults for everyone else. */
-const DEFAULTS: ArithmeticDifficulty = Object.freeze({ digits: 2, operands: 2, operators: '+' });
+const DEFAULTS: ArithmeticDifficulty = Object.freeze({ digits: 2, operands: 2, operators: '+', scratchpad: false });
 
 /**
  * Evaluates `a op b op c ...` (optionally ending in '=') over non-negative integers with
@@ -81,6 +84,12 @@ export function parseIntegerAnswer(output: string): ParsedAnswer {
   return { valid: true, value: text };
 }
 
+/** An integer answer, or working ending in one (`a+b=c,...`), whose last result is the value. */
+export function parseArithmeticOutput(output: string): ParsedAnswer {
+  if (typeof output === 'string' && output.includes('=')) return parseScratchpad(output.trim());
+  return parseIntegerAnswer(output);
+}
+
 /** Draws one operand: first its length in 1..digits, so short numbers are not swamped. */
 function operand(rng: Rng, digits: number): number {
   const len = 1 + rng.int(digits);
@@ -105,21 +114,28 @@ export const arithmetic: TaskFamily<ArithmeticDifficulty> = {
       if (!OPERATORS.includes(op)) throw new Error(`arithmetic: operators may only contain '${OPERATORS}', got ${show(op)} in ${show(operators)}`);
       if (operators.indexOf(op) !== i) throw new Error(`arithmetic: operators lists ${show(op)} twice in ${show(operators)}`);
     }
-    return { digits, operands, operators };
+    const scratchpad = f.scratchpad;
+    if (typeof scratchpad !== 'boolean') throw new Error(`arithmetic: scratchpad must be true or false, got ${show(scratchpad)}`);
+    if (scratchpad && operators !== '+') throw new Error(`arithmetic: scratchpad needs operators '+', got ${show(operators)}`);
+    return { digits, operands, operators, scratchpad };
   },
 
   generate(rng: Rng, d: ArithmeticDifficulty, index: number): Task {
-    let expr = String(operand(rng, d.digits));
+    const values = [operand(rng, d.digits)];
+    let expr = String(values[0]);
     for (let k = 1; k < d.operands; k++) {
-      expr += d.operators[rng.int(d.operators.length)] + String(operand(rng, d.digits));
+      values.push(operand(rng, d.digits));
+      expr += d.operators[rng.int(d.operators.length)] + String(values[k]);
     }
     const prompt = `${expr}=`;
-    return { id: `arithmetic-${index}`, family: 'arithmetic', prompt, answer: evaluateArithmetic(prompt).toString() };
+    const task: Task = { id: `arithmetic-${index}`, family: 'arithmetic', prompt, answer: evaluateArithmetic(prompt).toString() };
+    if (d.scratchpad) task.target = scratchpadTarget(values, rng); // only drawn when asked, so plain task sets are what they were
+    return task;
   },
 
-  parseAnswer: parseIntegerAnswer,
+  parseAnswer: parseArithmeticOutput,
 
   verify(task: Task, output: string): boolean {
-    return verifyWith('arithmetic', parseIntegerAnswer, task, output);
+    return verifyWith('arithmetic', parseArithmeticOutput, task, output);
   },
 };

@@ -45,7 +45,7 @@ describe('tasks/arithmetic', () => {
   });
 
   describe('generate', () => {
-    const all: ArithmeticDifficulty = { digits: 3, operands: 4, operators: '+-*' };
+    const all: ArithmeticDifficulty = { digits: 3, operands: 4, operators: '+-*', scratchpad: false };
 
     it('is reproducible from the seed and differs across seeds', () => {
       const a = generateTasks(arithmetic, all, 50, 7);
@@ -157,8 +157,8 @@ describe('tasks/arithmetic', () => {
 
   describe('validate', () => {
     it('fills missing fields from the defaults', () => {
-      expect(arithmetic.validate(undefined)).to.deep.equal({ digits: 2, operands: 2, operators: '+' });
-      expect(arithmetic.validate({ operands: 3 })).to.deep.equal({ digits: 2, operands: 3, operators: '+' });
+      expect(arithmetic.validate(undefined)).to.deep.equal({ digits: 2, operands: 2, operators: '+', scratchpad: false });
+      expect(arithmetic.validate({ operands: 3 })).to.deep.equal({ digits: 2, operands: 3, operators: '+', scratchpad: false });
     });
 
     it('names the offending field', () => {
