@@ -56,6 +56,20 @@ describe('JointTrainer', () => {
     m.dispose();
   });
 
+  it('trains the value head when samples carry returns and rollout values', () => {
+    const m = new TinyLM({ ...small, valueHead: true, seed: 10 });
+    const before = snapshot(m);
+    const withValues = samplesFor('m', 'solver', 4, 1).map((s) => ({ ...s, returns: s.completion.map(() => 1), oldValues: s.completion.map(() => 0) }));
+    const r = new JointTrainer({ m }, { lr: 1e-2, valueCoef: 0.5 }).step(withValues).m;
+    expect(r.valueLoss).to.be.greaterThan(0);
+    expect(changed(before, snapshot(m))).to.include.members(['value.w', 'value.b']);
+    const noValues = snapshot(m);
+    new JointTrainer({ m }, { lr: 1e-2 }).step(samplesFor('m', 'solver', 4, 1));
+    expect(changed(noValues, snapshot(m))).to.not.include('value.w'); // no returns: the value head is left alone
+    expect(() => new JointTrainer({ m }).step([{ ...withValues[0], oldValues: undefined }])).to.throw(/returns without oldValues/);
+    m.dispose();
+  });
+
   it('clips the global gradient norm', () => {
     const m = new TinyLM({ ...small, seed: 5 });
     const w0 = snapshot(m);
