@@ -41,8 +41,10 @@ export async function runLoop(c: ExperimentConfig, store: RunStore, o: LoopOptio
   if (start > 0) log(`resuming after iteration ${start} from ${resumeDir}`);
   const sampling = { maxNewTokens: c.arena.maxNewTokens, temperature: c.arena.temperature, topK: c.arena.topK, topP: c.arena.topP };
   const progress = createProgress(c.iterations, { stream: o.stream, label: c.name });
+  // Evaluation scores the model that plays the (first) solver role, if there is one.
+  const solverRole = Object.values(c.roles).find((r) => r.kind === 'solver');
+  const solverModel = solverRole ? models[solverRole.model] : undefined;
   const evaluate = async (it: number) => {
-    const solverModel = models[c.roles[Object.keys(c.roles).find((r) => c.roles[r].kind === 'solver') ?? '']?.model ?? ''];
     if (!solverModel || evalSet.length === 0) return {};
     const r = await evaluateSolver(solverModel, tokenizer, plan.family, evalSet, { samples: it === c.iterations || it === 0 ? c.eval.samples : 0, maxNewTokens: c.arena.maxNewTokens, seed: c.seed + it });
     return { 'eval/pass1': r.pass1, ...(r.majN !== undefined ? { [`eval/maj${r.samples}`]: r.majN } : {}) };
