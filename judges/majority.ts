@@ -3,7 +3,7 @@
  * reference answer, the group's most common answer is taken as the pseudo-label and each
  * answer is rewarded by agreement with it.
  */
-import type { Episode, GroupRewards } from '../src/core/types.js';
+import type { Episode, GroupRewards, Turn } from '../src/core/types.js';
 import { assertOneGroup, nullRewards, roleSet } from './common.js';
 import type { Judge, RoleOption } from './types.js';
 
@@ -15,6 +15,12 @@ export interface MajorityResult {
   votes: number;
   /** how many valid (non-null) answers were counted */
   total: number;
+}
+
+/** A turn's vote: its parsed answer when the action is valid, null (no vote) otherwise. */
+export function voteOf(turn: Turn): string | null {
+  const a = turn.action;
+  return a.valid && typeof a.value === 'string' ? a.value : null;
 }
 
 /**
@@ -82,18 +88,14 @@ export class MajorityJudge implements Judge {
 
   score(group: readonly Episode[]): GroupRewards {
     assertOneGroup(group, this.name);
-    const vote = (ep: Episode, t: number): string | null => {
-      const a = ep.turns[t].action;
-      return a.valid && typeof a.value === 'string' ? a.value : null;
-    };
     const votes: (string | null)[] = [];
-    group.forEach((ep) => ep.turns.forEach((turn, t) => this.roles.has(turn.role) && votes.push(vote(ep, t))));
+    group.forEach((ep) => ep.turns.forEach((turn) => this.roles.has(turn.role) && votes.push(voteOf(turn))));
     const { label } = majorityLabel(votes);
     const rewards = nullRewards(group);
     if (label === null) return rewards;
     group.forEach((ep, e) =>
       ep.turns.forEach((turn, t) => {
-        if (this.roles.has(turn.role)) rewards[e][t] = vote(ep, t) === label ? 1 : 0;
+        if (this.roles.has(turn.role)) rewards[e][t] = voteOf(turn) === label ? 1 : 0;
       }),
     );
     return rewards;

@@ -1,7 +1,8 @@
 import { firstValueFrom, toArray } from 'rxjs';
 import { Agents, playGroups } from '../../arenas/index.js';
 import { SolveArena } from '../../arenas/solve.js';
-import { majorityLabel } from '../../judges/majority.js';
+import { majorityLabel, voteOf } from '../../judges/majority.js';
+import { groupBy } from '../util/group.js';
 import { SolverRole } from '../../roles/solver.js';
 import type { Episode, Task } from '../core/types.js';
 import type { TinyLM } from '../models/tinylm.js';
@@ -42,11 +43,9 @@ export async function evaluateSolver(model: TinyLM, tokenizer: CharTokenizer, fa
 
 async function majorityAccuracy(model: TinyLM, tokenizer: CharTokenizer, family: TaskFamily<unknown>, tasks: readonly Task[], o: { samples: number; maxNewTokens: number; temperature?: number; seed?: number }): Promise<number> {
   const episodes = await solveEpisodes(model, tokenizer, family, tasks, o.samples, { temperature: o.temperature ?? 1, maxNewTokens: o.maxNewTokens, seed: o.seed });
-  const byTask = new Map<string, Episode[]>();
-  for (const e of episodes) byTask.set(e.group, [...(byTask.get(e.group) ?? []), e]);
   let right = 0;
-  for (const group of byTask.values()) {
-    const { label } = majorityLabel(group.map((e) => (e.turns[0].action.valid ? e.turns[0].action.value : null)));
+  for (const group of groupBy(episodes, (e) => e.group).values()) {
+    const { label } = majorityLabel(group.map((e) => voteOf(e.turns[0])));
     if (label !== null && family.verify(group[0].task, label)) right++;
   }
   return right / tasks.length;

@@ -1,5 +1,6 @@
 import { combineRewards } from '../../judges/combine.js';
-import { majorityLabel } from '../../judges/majority.js';
+import { majorityLabel, voteOf } from '../../judges/majority.js';
+import { groupBy } from '../util/group.js';
 import type { Episode, Reward } from '../core/types.js';
 import type { ExperimentConfig } from '../config/schema.js';
 import { grpoOutcomeAdvantage, reinforcePlusPlusAdvantage, reinforcePlusPlusBaselineAdvantage, rlooOutcomeAdvantage } from '../rl/advantages.js';
@@ -15,10 +16,8 @@ export interface ScoredTurn { episode: Episode; turn: number; reward: number; gr
  * by weight, null-aware. Turns on which every judge abstained are dropped.
  */
 export function scoreEpisodes(plan: Plan, episodes: readonly Episode[]): ScoredTurn[] {
-  const groups = new Map<string, Episode[]>();
-  for (const e of episodes) groups.set(e.group, [...(groups.get(e.group) ?? []), e]);
   const out: ScoredTurn[] = [];
-  for (const [group, members] of groups) {
+  for (const [group, members] of groupBy(episodes, (e) => e.group)) {
     const combined = combineRewards(plan.judges.map((j) => j.judge.score(members)), plan.judges.map((j) => j.weight));
     members.forEach((episode, e) => combined[e].forEach((r: Reward, t) => {
       if (r !== null) out.push({ episode, turn: t, reward: r, group: `${group}:${episode.turns[t].role}` });
@@ -55,18 +54,15 @@ export function toSamples(scored: readonly ScoredTurn[], t: ExperimentConfig['tr
 /** Rollout metrics that need no model: rewards per role, hidden-label accuracy, TTRL's label and reward accuracy, diversity. */
 export function rolloutMetrics(plan: Plan, episodes: readonly Episode[], scored: readonly ScoredTurn[]): Record<string, number> {
   const m: Record<string, number> = {};
-  const byRole = new Map<string, number[]>();
-  for (const s of scored) byRole.set(s.episode.turns[s.turn].role, [...(byRole.get(s.episode.turns[s.turn].role) ?? []), s.reward]);
-  for (const [role, rs] of byRole) m[`reward/${role}`] = mean(rs);
+  for (const [role, rs] of groupBy(scored, (s) => s.episode.turns[s.turn].role)) m[`reward/${role}`] = mean(rs.map((s) => s.reward));
   const solver = episodes.flatMap((e) => e.turns.filter((t) => t.role === 'solver').map((t) => ({ e, t })));
   const labeled = solver.filter(({ e }) => e.task.answer !== undefined);
   if (labeled.length) m['accuracy/train'] = mean(labeled.map(({ e, t }) => (t.action.valid && plan.family.verify(e.task, t.text) ? 1 : 0)));
   m['rollout/valid_rate'] = mean(solver.map(({ t }) => (t.action.valid ? 1 : 0)));
   m['rollout/entropy'] = mean(episodes.flatMap((e) => e.turns.flatMap((t) => t.entropy)));
   m['rollout/self_certainty'] = mean(episodes.flatMap((e) => e.turns.flatMap((t) => t.selfCertainty)));
-  const groups = new Map<string, Episode[]>();
-  for (const e of episodes) groups.set(e.group, [...(groups.get(e.group) ?? []), e]);
-  const answers = [...groups.values()].map((g) => g.flatMap((e) => e.turns.filter((t) => t.role === 'solver').map((t) => (t.action.valid ? t.action.value : null))));
+  const groups = groupBy(episodes, (e) => e.group);
+  const answers = [...groups.values()].map((g) => g.flatMap((e) => e.turns.filter((t) => t.role === 'solver').map(voteOf)));
   m['rollout/distinct_answers'] = mean(answers.map((a) => new Set(a.filter((x) => x !== null)).size));
   if (plan.judges.some((j) => j.kind === 'majority') && labeled.length) Object.assign(m, ttrlMetrics(plan, [...groups.values()]));
   return m;
@@ -78,7 +74,7 @@ function ttrlMetrics(plan: Plan, groups: Episode[][]): Record<string, number> {
   const rewardRight: number[] = [];
   for (const g of groups) {
     const turns = g.flatMap((e) => e.turns.filter((t) => t.role === 'solver').map((t) => ({ e, t })));
-    const { label } = majorityLabel(turns.map(({ t }) => (t.action.valid ? t.action.value : null)));
+    const { label } = majorityLabel(turns.map(({ t }) => voteOf(t)));
     if (label === null || g[0].task.answer === undefined) continue;
     labelRight.push(plan.family.verify(g[0].task, label) ? 1 : 0);
     for (const { e, t } of turns) {

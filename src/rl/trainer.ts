@@ -2,6 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import type { Policy, PolicyInput } from '../models/types.js';
 import { padRows } from '../models/types.js';
 import { broadcastOverTokens } from './advantages.js';
+import { groupBy } from '../util/group.js';
 import { applyClipped } from './apply.js';
 import { klPenalty, type KlKind } from './kl.js';
 import { aggLoss, entropyBonus, maskedMeanTensor, policyLoss, valueLoss, type AggMode } from './loss.js';
@@ -93,13 +94,9 @@ export class JointTrainer {
   }
 
   step(samples: readonly TrainSample[]): Record<string, ModelStep> {
-    const byModel = new Map<string, TrainSample[]>();
-    samples.forEach((s, i) => {
-      checkSample(s, i, this.models);
-      byModel.set(s.model, [...(byModel.get(s.model) ?? []), s]);
-    });
+    samples.forEach((s, i) => checkSample(s, i, this.models));
     const report: Record<string, ModelStep> = {};
-    for (const [id, batch] of byModel) report[id] = this.updateModel(id, batch);
+    for (const [id, batch] of groupBy(samples, (s) => s.model)) report[id] = this.updateModel(id, batch);
     return report;
   }
 

@@ -2,6 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import { generate, type GenerateOptions as ModelGenerateOptions, type Generation } from '../models/generate.js';
 import type { TinyLM } from '../models/tinylm.js';
 import type { PolicyInput } from '../models/types.js';
+import { groupBy } from '../util/group.js';
 import { Rng } from '../util/rng.js';
 
 /** What a request may set: everything generate() takes except the seed, which the server owns. */
@@ -74,17 +75,10 @@ export class BatchingServer {
     const scoring = this.scoring;
     this.queue = [];
     this.scoring = [];
-    const groups = new Map<string, typeof queue>();
-    for (const p of queue) {
-      const key = JSON.stringify(p.input.options);
-      groups.set(key, [...(groups.get(key) ?? []), p]);
-    }
-    for (const group of groups.values()) {
+    for (const group of groupBy(queue, (p) => JSON.stringify(p.input.options)).values()) {
       for (let i = 0; i < group.length; i += this.maxBatch) this.runGenerate(group.slice(i, i + this.maxBatch));
     }
-    const byTemperature = new Map<number, typeof scoring>();
-    for (const p of scoring) byTemperature.set(p.input.temperature, [...(byTemperature.get(p.input.temperature) ?? []), p]);
-    for (const group of byTemperature.values()) {
+    for (const group of groupBy(scoring, (p) => p.input.temperature).values()) {
       for (let i = 0; i < group.length; i += this.maxBatch) this.runScore(group.slice(i, i + this.maxBatch));
     }
   }
