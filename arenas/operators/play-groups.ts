@@ -1,4 +1,4 @@
-import { from, mergeMap, type Observable } from 'rxjs';
+import { from, map, mergeMap, type Observable } from 'rxjs';
 import type { Episode, Task } from '../../src/core/types.js';
 import type { Arena, ArenaContext } from '../types.js';
 import { toEpisode } from './to-episode.js';
@@ -6,12 +6,12 @@ import { toEpisode } from './to-episode.js';
 /**
  * Plays `groupSize` episodes of `arena` on every task, all in flight at once so that the
  * batching servers see every request together. Emits each episode when it ends (not in
- * task order); episode ids are `${task.id}#${g}` and the group is the task id.
+ * task order); episode ids are `${task.id}#${g}`, the group is the task id and `member` is g.
  *
  * @example
  * playGroups(new SolveArena(), tasks, 8, agents).pipe(toArray()).subscribe(console.log);
  */
 export function playGroups(arena: Arena, tasks: readonly Task[], groupSize: number, ctx: ArenaContext): Observable<Episode> {
   const jobs = tasks.flatMap((task) => Array.from({ length: groupSize }, (_, g) => ({ task, g })));
-  return from(jobs).pipe(mergeMap(({ task, g }) => arena.play(task, ctx).pipe(toEpisode(`${task.id}#${g}`, task.id, task))));
+  return from(jobs).pipe(mergeMap(({ task, g }) => arena.play(task, ctx).pipe(toEpisode(`${task.id}#${g}`, task.id, task), map((e) => ({ ...e, member: g })))));
 }

@@ -90,7 +90,8 @@ export const TasksSchema = z.strictObject({
 
 export const ArenaSchema = z.strictObject({
   kind: z.string().min(1).default('solve'), // arena implementation
-  groupSize: posInt().default(8), // episodes per task (G of GRPO)
+  groupSize: posInt().default(8), // episodes per task (G of GRPO); all of them are judged
+  trainPerGroup: posInt().optional(), // train on only the first this many of each group (TTRL votes on more than it trains on)
   maxNewTokens: posInt().default(8), // longest completion per turn
   temperature: z.number().nonnegative().default(1), // sampling temperature (0 = greedy)
   topK: nonNegInt().default(0), // keep the k most likely tokens (0 = off)
@@ -127,6 +128,7 @@ export const TrainerSchema = z.strictObject({
 export const EvalSchema = z.strictObject({
   every: posInt().default(10), // evaluate every this many iterations
   samples: posInt().default(16), // samples per eval task, for maj@N
+  temperature: z.number().positive().optional(), // sampling temperature for maj@N (default: the arena's, or 1 if it is greedy)
 });
 
 export const ExperimentSchema = z
@@ -163,6 +165,10 @@ export const ExperimentSchema = z
           message: `unknown model "${model}"; known models: ${known.join(', ') || '(none)'}`,
         });
       }
+    }
+    const arena: Record<string, unknown> = isRecord(c.arena) ? c.arena : {};
+    if (typeof arena.trainPerGroup === 'number' && typeof arena.groupSize === 'number' && arena.trainPerGroup > arena.groupSize) {
+      ctx.addIssue({ code: 'custom', path: ['arena', 'trainPerGroup'], message: `must be at most arena.groupSize (${arena.groupSize})` });
     }
     const klCoef = isRecord(c.trainer) ? c.trainer.klCoef : undefined;
     if (typeof klCoef === 'number' && klCoef > 0) {

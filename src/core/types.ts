@@ -54,6 +54,8 @@ export interface Episode {
   group: string;
   task: Task;
   turns: Turn[];
+  /** position in its group (0..G-1), set by playGroups: episodes end out of order */
+  member?: number;
   /** the arena's own outcome per role (e.g. zero-sum game results), if it has one */
   outcome?: Record<RoleId, number>;
 }

@@ -46,7 +46,7 @@ export async function runLoop(c: ExperimentConfig, store: RunStore, o: LoopOptio
   const solverModel = solverRole ? models[solverRole.model] : undefined;
   const evaluate = async (it: number) => {
     if (!solverModel || evalSet.length === 0) return {};
-    const r = await evaluateSolver(solverModel, tokenizer, plan.family, evalSet, { samples: it === c.iterations || it === 0 ? c.eval.samples : 0, maxNewTokens: c.arena.maxNewTokens, seed: c.seed + it });
+    const r = await evaluateSolver(solverModel, tokenizer, plan.family, evalSet, { samples: it === c.iterations || it === 0 ? c.eval.samples : 0, temperature: c.eval.temperature ?? (c.arena.temperature > 0 ? c.arena.temperature : 1), maxNewTokens: c.arena.maxNewTokens, seed: c.seed + it });
     return { 'eval/pass1': r.pass1, ...(r.majN !== undefined ? { [`eval/maj${r.samples}`]: r.majN } : {}) };
   };
   if (!store.readMetrics().some((r) => r.iteration === 0)) store.appendMetrics({ iteration: 0, ...(await evaluate(0)) });
@@ -57,7 +57,7 @@ export async function runLoop(c: ExperimentConfig, store: RunStore, o: LoopOptio
     const tasks = pickTasks(train, c.tasks.perIteration, hashSeed(c.seed, it, 'tasks'));
     const episodes = await firstValueFrom(playGroups(plan.arena, tasks, c.arena.groupSize, agents).pipe(toArray()));
     const tRollout = (performance.now() - t0) / 1000;
-    const scored = scoreEpisodes(plan, episodes);
+    const scored = scoreEpisodes(plan, episodes, c.arena.trainPerGroup);
     const samples = toSamples(scored, c.trainer);
     if (c.trainer.klCoef && c.trainer.klCoef > 0) await addReferenceLogProbs(samples, references, temperature);
     const t1 = performance.now();

@@ -14,14 +14,23 @@ export interface ScoredTurn { episode: Episode; turn: number; reward: number; gr
 /**
  * Runs every judge on each group (the G episodes of one task) and combines their rewards
  * by weight, null-aware. Turns on which every judge abstained are dropped.
+ *
+ * With `trainPerGroup` = k, the judges still see the whole group but only episodes with
+ * `member < k` are returned: TTRL's split of n_votes_per_prompt (the label comes from all
+ * G answers) and n_samples_per_prompt (the first k are trained on, so their advantages are
+ * computed among those k). Selection is by member index, not arrival order, because short
+ * answers finish first.
  */
-export function scoreEpisodes(plan: Plan, episodes: readonly Episode[]): ScoredTurn[] {
+export function scoreEpisodes(plan: Plan, episodes: readonly Episode[], trainPerGroup?: number): ScoredTurn[] {
   const out: ScoredTurn[] = [];
   for (const [group, members] of groupBy(episodes, (e) => e.group)) {
     const combined = combineRewards(plan.judges.map((j) => j.judge.score(members)), plan.judges.map((j) => j.weight));
-    members.forEach((episode, e) => combined[e].forEach((r: Reward, t) => {
-      if (r !== null) out.push({ episode, turn: t, reward: r, group: `${group}:${episode.turns[t].role}` });
-    }));
+    members.forEach((episode, e) => {
+      if (trainPerGroup !== undefined && (episode.member ?? 0) >= trainPerGroup) return;
+      combined[e].forEach((r: Reward, t) => {
+        if (r !== null) out.push({ episode, turn: t, reward: r, group: `${group}:${episode.turns[t].role}` });
+      });
+    });
   }
   return out;
 }

@@ -120,6 +120,12 @@ describe('config/load', () => {
     expect(e.message).to.match(/exp\.yaml:\d+/);
   });
 
+  it('rejects training on more episodes per group than are played', () => {
+    const e = configError(() => loadConfig(write(VALID + 'arena:\n  groupSize: 8\n  trainPerGroup: 9\n')));
+    expect(e.issues).to.deep.include({ path: 'arena.trainPerGroup', message: 'must be at most arena.groupSize (8)' });
+    expect(loadConfig(write(VALID + 'arena:\n  groupSize: 8\n  trainPerGroup: 8\n')).arena.trainPerGroup).to.equal(8);
+  });
+
   it('lists every issue in one error', () => {
     const obj = minimal();
     obj.seed = 1.5;

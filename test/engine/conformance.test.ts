@@ -28,6 +28,7 @@ describe('arena conformance', () => {
           const tasks = generateTasks(family, {}, 6, seed);
           const episodes = await firstValueFrom(playGroups(arena, tasks, 4, agents).pipe(toArray()));
           expect(episodes).to.have.length(24);
+          for (const e of episodes) expect(e.id).to.equal(`${e.group}#${e.member}`);
           expect(server.stats.batches).to.equal(1); // every episode in flight shared one forward pass per step
           for (const e of episodes) {
             expect(e.turns.length).to.be.greaterThan(0);

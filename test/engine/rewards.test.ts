@@ -71,6 +71,18 @@ describe('rewards to samples', () => {
     expect(m['rollout/self_certainty']).to.be.closeTo(0.2, 1e-12);
   });
 
+  it('labels from the whole group but trains on the first trainPerGroup members (TTRL votes vs samples)', () => {
+    const p = plan([{ judge: new MajorityJudge({}), weight: 1, kind: 'majority' }]);
+    // arrival order differs from member order; the label '6' needs all five votes
+    const g = [episode(4, '6'), episode(0, '5'), episode(3, '6'), episode(1, '6'), episode(2, '5')].map((e) => ({ ...e, member: Number(e.id.slice(2)) }));
+    const scored = scoreEpisodes(p, g, 2);
+    expect(scored.map((s) => [s.episode.member, s.reward])).to.deep.equal([[0, 0], [1, 1]]);
+    // with only the kept two voting, the tie would go to the first arrival '5'
+    expect(scoreEpisodes(p, g.filter((e) => e.member < 2)).map((s) => s.reward)).to.deep.equal([1, 0]);
+    const samples = toSamples(scored, parseConfig(tinyConfig('/tmp')).trainer);
+    expect(samples).to.have.length(2);
+  });
+
   it('drops groups with equal rewards when asked (dynamic sampling)', () => {
     const p = plan([{ judge: new VerifierJudge(verify), weight: 1, kind: 'verifier' }]);
     const other = [episode(0, '6'), episode(1, '7')].map((e) => ({ ...e, group: 'u', id: `u${e.id}` }));
