@@ -4,7 +4,7 @@ import { loadModel } from '../models/store.js';
 import { readTasksJsonl } from '../tasks/jsonl.js';
 import { taskFamily } from '../tasks/index.js';
 
-export interface EvalOptions { checkpoint: string; data: string; family: string; samples: number; temperature: number; maxNewTokens: number; backend: string }
+export interface EvalOptions { checkpoint: string; data: string; family: string; samples: number; temperature: number; seed?: number; maxNewTokens: number; backend: string }
 
 /** `coevolve eval`: loads a checkpoint and scores it on labeled tasks from a JSONL file. */
 export async function evalCommand(o: EvalOptions): Promise<EvalResult & { checkpoint: string; data: string }> {
@@ -16,7 +16,7 @@ export async function evalCommand(o: EvalOptions): Promise<EvalResult & { checkp
   const loaded = await loadModel(o.checkpoint);
   if (loaded.kind !== 'tinylm' || !loaded.tokenizer) throw new Error(`eval: ${o.checkpoint} is not a language model with a tokenizer`);
   try {
-    const result = await evaluateSolver(loaded.model, loaded.tokenizer, family, tasks, { samples: o.samples, maxNewTokens: o.maxNewTokens, temperature: o.temperature });
+    const result = await evaluateSolver(loaded.model, loaded.tokenizer, family, tasks, { samples: o.samples, maxNewTokens: o.maxNewTokens, temperature: o.temperature, seed: o.seed ?? 0 });
     return { checkpoint: o.checkpoint, data: o.data, ...result };
   } finally {
     loaded.model.dispose();

@@ -34,6 +34,7 @@ program.command('eval')
   .option('--family <name>', 'task family that parses and verifies answers', 'arithmetic')
   .option('--samples <n>', 'answers sampled per task for maj@N (0 skips)', positiveInt, 16)
   .option('--temperature <t>', 'sampling temperature for maj@N', Number, 1)
+  .option('--seed <n>', 'sampling seed for maj@N', positiveInt, 0)
   .option('--max-new-tokens <n>', 'longest answer', positiveInt, 8)
   .option('--backend <name>', 'auto | gpu | node | wasm | cpu', 'auto')
   .action(async (o) => {

@@ -1,0 +1,41 @@
+import { expect } from 'chai';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { evalCommand } from '../../src/cli/eval.js';
+import { TinyLM } from '../../src/models/tinylm.js';
+import { saveModel } from '../../src/models/store.js';
+import { arithmetic } from '../../src/tasks/arithmetic.js';
+import { generateTasks, writeTasksJsonl } from '../../src/tasks/jsonl.js';
+import { CharTokenizer } from '../../src/tokenizer/index.js';
+
+describe('coevolve eval', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'coevolve-eval-'));
+  const data = join(dir, 'tasks.jsonl');
+  const base = { checkpoint: join(dir, 'm'), data, family: 'arithmetic', samples: 8, temperature: 1, maxNewTokens: 4, backend: 'cpu' };
+
+  before(async () => {
+    const tokenizer = new CharTokenizer();
+    const model = new TinyLM({ vocabSize: tokenizer.size, dModel: 16, nHeads: 2, nLayers: 1, context: 16, seed: 3 });
+    await saveModel(base.checkpoint, model, tokenizer);
+    model.dispose();
+    writeTasksJsonl(data, generateTasks(arithmetic, { digits: 1, operands: 2, operators: '+' }, 12, 1));
+  });
+
+  it('gives the same maj@N for the same seed and samples with the seed it is given', async () => {
+    const a = await evalCommand({ ...base, seed: 4 });
+    const b = await evalCommand({ ...base, seed: 4 });
+    expect(a.tasks).to.equal(12);
+    expect(b).to.deep.equal(a);
+    // the untrained model answers at random: pass@1 and maj@N are shares of 12 tasks
+    for (const v of [a.pass1, a.majN ?? -1, a.validRate]) expect(Number.isInteger(v * 12) && v >= 0 && v <= 1).to.equal(true);
+  });
+
+  it('refuses a task file without answers, naming the line', async () => {
+    const unlabeled = join(dir, 'unlabeled.jsonl');
+    writeFileSync(unlabeled, '{"prompt":"1+1=","answer":"2"}\n{"prompt":"2+2="}\n');
+    let message = '';
+    try { await evalCommand({ ...base, data: unlabeled }); } catch (e) { message = (e as Error).message; }
+    expect(message).to.match(/line 2 has no answer/);
+  });
+});
