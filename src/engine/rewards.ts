@@ -26,7 +26,10 @@ export function scoreEpisodes(plan: Plan, episodes: readonly Episode[], trainPer
   for (const [group, members] of groupBy(episodes, (e) => e.group)) {
     const combined = combineRewards(plan.judges.map((j) => j.judge.score(members)), plan.judges.map((j) => j.weight));
     members.forEach((episode, e) => {
-      if (trainPerGroup !== undefined && (episode.member ?? 0) >= trainPerGroup) return;
+      if (trainPerGroup !== undefined) {
+        if (episode.member === undefined) throw new Error(`trainPerGroup: episode ${episode.id} has no member index (playGroups sets it)`);
+        if (episode.member >= trainPerGroup) return;
+      }
       combined[e].forEach((r: Reward, t) => {
         if (r !== null) out.push({ episode, turn: t, reward: r, group: `${group}:${episode.turns[t].role}` });
       });

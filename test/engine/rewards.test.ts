@@ -81,6 +81,7 @@ describe('rewards to samples', () => {
     expect(scoreEpisodes(p, g.filter((e) => e.member < 2)).map((s) => s.reward)).to.deep.equal([1, 0]);
     const samples = toSamples(scored, parseConfig(tinyConfig('/tmp')).trainer);
     expect(samples).to.have.length(2);
+    expect(() => scoreEpisodes(p, [episode(0, '5')], 1)).to.throw(/t#0 has no member index/);
   });
 
   it('drops groups with equal rewards when asked (dynamic sampling)', () => {
