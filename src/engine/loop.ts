@@ -35,7 +35,8 @@ export async function runLoop(c: ExperimentConfig, store: RunStore, o: LoopOptio
   const resumeDir = start > 0 ? store.lastCheckpointDir() ?? undefined : undefined;
   const { models, references, tokenizer } = await loadModels(c, resumeDir);
   // Old log-probs were taken at the sampling temperature, so the update scores at it too.
-  const temperature = c.trainer.temperature ?? (c.arena.temperature > 0 ? c.arena.temperature : 1);
+  const sampledAt = c.arena.temperature > 0 ? c.arena.temperature : 1;
+  const temperature = c.trainer.temperature ?? sampledAt;
   const trainer = new JointTrainer(models, { ...c.trainer, temperature });
   if (resumeDir) for (const id of Object.keys(models)) await loadOptimizerState(`${resumeDir}/${id}`, trainer.optimizer(id));
   if (start > 0) log(`resuming after iteration ${start} from ${resumeDir}`);
@@ -46,7 +47,7 @@ export async function runLoop(c: ExperimentConfig, store: RunStore, o: LoopOptio
   const solverModel = solverRole ? models[solverRole.model] : undefined;
   const evaluate = async (it: number) => {
     if (!solverModel || evalSet.length === 0) return {};
-    const r = await evaluateSolver(solverModel, tokenizer, plan.family, evalSet, { samples: it === c.iterations || it === 0 ? c.eval.samples : 0, temperature: c.eval.temperature ?? (c.arena.temperature > 0 ? c.arena.temperature : 1), maxNewTokens: c.arena.maxNewTokens, seed: c.seed + it });
+    const r = await evaluateSolver(solverModel, tokenizer, plan.family, evalSet, { samples: it === c.iterations || it === 0 ? c.eval.samples : 0, temperature: c.eval.temperature ?? sampledAt, maxNewTokens: c.arena.maxNewTokens, seed: c.seed + it });
     return { 'eval/pass1': r.pass1, ...(r.majN !== undefined ? { [`eval/maj${r.samples}`]: r.majN } : {}) };
   };
   if (!store.readMetrics().some((r) => r.iteration === 0)) store.appendMetrics({ iteration: 0, ...(await evaluate(0)) });
