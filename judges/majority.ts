@@ -4,7 +4,7 @@
  * answer is rewarded by agreement with it.
  */
 import type { Episode, GroupRewards, Turn } from '../src/core/types.js';
-import { assertOneGroup, nullRewards, roleSet } from './common.js';
+import { assertOneGroup, finiteOption, nullRewards, roleSet } from './common.js';
 import type { Judge, RoleOption } from './types.js';
 
 /** Result of {@link majorityLabel}. */
@@ -64,6 +64,13 @@ export interface MajorityOptions {
   role?: RoleOption;
   /** judge name (default 'majority') */
   name?: string;
+  /**
+   * Abstain on a group whose label won less than this share of the group's voters (default 0,
+   * TTRL as published). Invalid answers count as voters, so they lower the share. A weak
+   * plurality is a poor label: on the shipped working base the label is right 37% of the time
+   * below a share of 0.2 and 78% above 0.4, so a guard trains only on the confident groups.
+   */
+  minShare?: number;
 }
 
 /**
@@ -75,24 +82,29 @@ export interface MajorityOptions {
  * to the value that appears first in the group. Reward: 1 for a valid answer equal to the
  * label, 0 otherwise (a different answer or an invalid one). If no turn in the group is
  * valid there is no label, and every turn of the configured roles gets `null` (abstain)
- * rather than a uniform 0 that would only look like a signal. `task.answer` is never read.
+ * rather than a uniform 0 that would only look like a signal. With `minShare` the judge
+ * also abstains when the label's votes are fewer than `minShare` × the number of voting
+ * turns (valid or not). `task.answer` is never read.
  */
 export class MajorityJudge implements Judge {
   readonly name: string;
   private readonly roles: ReadonlySet<string>;
+  private readonly minShare: number;
 
   constructor(options: MajorityOptions = {}) {
     this.name = options.name ?? 'majority';
     this.roles = roleSet(options.role, this.name);
+    this.minShare = finiteOption(options.minShare ?? 0, this.name, 'minShare');
+    if (this.minShare < 0 || this.minShare > 1) throw new Error(`judge '${this.name}': option 'minShare' must be in [0, 1], got ${this.minShare}`);
   }
 
   score(group: readonly Episode[]): GroupRewards {
     assertOneGroup(group, this.name);
     const votes: (string | null)[] = [];
     group.forEach((ep) => ep.turns.forEach((turn) => this.roles.has(turn.role) && votes.push(voteOf(turn))));
-    const { label } = majorityLabel(votes);
+    const { label, votes: won } = majorityLabel(votes);
     const rewards = nullRewards(group);
-    if (label === null) return rewards;
+    if (label === null || won < this.minShare * votes.length) return rewards;
     group.forEach((ep, e) =>
       ep.turns.forEach((turn, t) => {
         if (this.roles.has(turn.role)) rewards[e][t] = voteOf(turn) === label ? 1 : 0;

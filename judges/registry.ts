@@ -59,7 +59,7 @@ function checkOptions(kind: string, options: unknown, spec: Record<string, Check
 /**
  * Every judge kind by name. Options per kind (all optional):
  * - 'verifier': role, name, correct, wrong, invalid — needs `deps.verify`;
- * - 'majority': role, name;
+ * - 'majority': role, name, minShare (0..1);
  * - 'self-certainty': role, name, normalize ('none' | 'group'), invalidReward.
  * Each factory throws on unknown option keys or wrongly typed values, naming kind and option.
  */
@@ -71,7 +71,7 @@ export const JUDGE_KINDS: Readonly<Record<string, JudgeFactory>> = Object.freeze
     }
     return new VerifierJudge(deps.verify, o);
   },
-  majority: (options) => new MajorityJudge(checkOptions('majority', options, { role: roles, name: text })),
+  majority: (options) => new MajorityJudge(checkOptions('majority', options, { role: roles, name: text, minShare: finite })),
   'self-certainty': (options) =>
     new SelfCertaintyJudge(
       checkOptions('self-certainty', options, {

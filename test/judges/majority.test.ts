@@ -52,6 +52,19 @@ describe('judges/majority', () => {
       expect(judge.score(group)).to.deep.equal([[1], [1], [0]]);
     });
 
+    it('minShare: abstains when the label won less than that share of the voters, invalid ones included', () => {
+      const guarded = new MajorityJudge({ minShare: 0.5 });
+      expect(guarded.score(solverGroup([ans('5'), ans('7'), ans('5'), ans('5')]))).to.deep.equal([[1], [0], [1], [1]]);
+      expect(guarded.score(solverGroup([ans('5'), ans('7'), ans('5'), ans('9')]))).to.deep.equal([[1], [0], [1], [0]]);
+      // 2 of 5 voters: the 3 invalid answers count, so 0.4 < 0.5 and the judge abstains
+      expect(guarded.score(solverGroup([ans('5'), bad(), ans('5'), bad(), ans('7')]))).to.deep.equal([[null], [null], [null], [null], [null]]);
+    });
+
+    it('minShare outside [0, 1] is an error naming the option', () => {
+      expect(() => new MajorityJudge({ minShare: 1.5 })).to.throw(/minShare.*\[0, 1\]/);
+      expect(() => new MajorityJudge({ minShare: Number.NaN })).to.throw(/minShare/);
+    });
+
     it('all invalid → every solver turn null', () => {
       const group = solverGroup([bad(), bad(), bad()]);
       expect(judge.score(group)).to.deep.equal([[null], [null], [null]]);
