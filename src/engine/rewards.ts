@@ -76,26 +76,38 @@ export function rolloutMetrics(plan: Plan, episodes: readonly Episode[], scored:
   const groups = groupBy(episodes, (e) => e.group);
   const answers = [...groups.values()].map((g) => g.flatMap((e) => e.turns.filter((t) => t.role === 'solver').map(voteOf)));
   m['rollout/distinct_answers'] = mean(answers.map((a) => new Set(a.filter((x) => x !== null)).size));
-  if (plan.judges.some((j) => j.kind === 'majority') && labeled.length) Object.assign(m, ttrlMetrics(plan, [...groups.values()]));
+  if (plan.judges.some((j) => j.kind === 'majority') && labeled.length) {
+    const trained = new Set(scored.map((s) => s.episode.group));
+    Object.assign(m, ttrlMetrics(plan, [...groups.values()], trained));
+  }
   return m;
 }
 
-/** TTRL's diagnostics: how often the majority label is right, and how often its reward matches the true reward. */
-function ttrlMetrics(plan: Plan, groups: Episode[][]): Record<string, number> {
+/**
+ * TTRL's diagnostics: how often the majority label is right, and how often its reward
+ * matches the true reward. `trained` holds the groups some judge scored; with a vote-share
+ * guard (`minShare`) the label accuracy on those is what the update actually learns from.
+ */
+function ttrlMetrics(plan: Plan, groups: Episode[][], trained: ReadonlySet<string>): Record<string, number> {
   const labelRight: number[] = [];
+  const trainedRight: number[] = [];
   const rewardRight: number[] = [];
   for (const g of groups) {
     const turns = g.flatMap((e) => e.turns.filter((t) => t.role === 'solver').map((t) => ({ e, t })));
     const { label } = majorityLabel(turns.map(({ t }) => voteOf(t)));
     if (label === null || g[0].task.answer === undefined) continue;
     labelRight.push(plan.family.verify(g[0].task, label) ? 1 : 0);
+    if (trained.has(g[0].group)) trainedRight.push(labelRight[labelRight.length - 1]);
     for (const { e, t } of turns) {
       const voted = t.action.valid && t.action.value === label ? 1 : 0;
       const truth = t.action.valid && plan.family.verify(e.task, t.text) ? 1 : 0;
       rewardRight.push(voted === truth ? 1 : 0);
     }
   }
-  return { 'ttrl/label_accuracy': mean(labelRight), 'ttrl/reward_accuracy': mean(rewardRight) };
+  return {
+    'ttrl/label_accuracy': mean(labelRight), 'ttrl/reward_accuracy': mean(rewardRight),
+    'ttrl/trained_groups': trainedRight.length / groups.length, 'ttrl/trained_label_accuracy': mean(trainedRight),
+  };
 }
 
 export const mean = (xs: readonly number[]): number => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);

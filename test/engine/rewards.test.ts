@@ -71,6 +71,19 @@ describe('rewards to samples', () => {
     expect(m['rollout/self_certainty']).to.be.closeTo(0.2, 1e-12);
   });
 
+  it('reports the label accuracy of the groups the vote-share guard let through', () => {
+    const p = plan([{ judge: new MajorityJudge({ minShare: 0.6 }), weight: 1, kind: 'majority' }]);
+    // group t: label '6' with 2 of 4 votes (abstained, and wrong); group u: '5' with 3 of 4 (kept, right)
+    const sure = [episode(0, '5'), episode(1, '5'), episode(2, '7'), episode(3, '5')].map((e) => ({ ...e, group: 'u', id: `u${e.id}` }));
+    const all = [...group, ...sure];
+    const scored = scoreEpisodes(p, all);
+    expect(new Set(scored.map((x) => x.episode.group))).to.deep.equal(new Set(['u']));
+    const m = rolloutMetrics(p, all, scored);
+    expect(m['ttrl/label_accuracy']).to.equal(0.5);
+    expect(m['ttrl/trained_groups']).to.equal(0.5);
+    expect(m['ttrl/trained_label_accuracy']).to.equal(1);
+  });
+
   it('labels from the whole group but trains on the first trainPerGroup members (TTRL votes vs samples)', () => {
     const p = plan([{ judge: new MajorityJudge({}), weight: 1, kind: 'majority' }]);
     // arrival order differs from member order; the label '6' needs all five votes
