@@ -12,6 +12,7 @@ import type { BackendChoice } from '../backend/index.js';
 import type { TinyLMConfig } from '../models/tinylm.js';
 import type { KlKind } from '../rl/kl.js';
 import type { AggMode } from '../rl/loss.js';
+import type { LrScheduleKind } from '../rl/schedule.js';
 import type { TrainerConfig } from '../rl/trainer.js';
 
 // Literal lists kept beside the types they mirror; the checks at the bottom of this file fail
@@ -20,6 +21,7 @@ export const BACKENDS = ['auto', 'gpu', 'node', 'wasm', 'cpu'] as const;
 export const AGG_MODES = ['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean', 'seq-mean-token-sum-norm'] as const;
 export const KL_KINDS = ['k1', 'kl', 'abs', 'k2', 'mse', 'k3', 'low_var_kl'] as const;
 export const ADVANTAGES = ['grpo', 'drgrpo', 'rloo', 'reinforce++', 'reinforce++-baseline'] as const;
+export const LR_SCHEDULES = ['constant', 'cosine'] as const;
 export const TASK_SOURCES = ['generate', 'file'] as const;
 
 // zod's own .int() aborts the whole parse on a fraction (so cross-field checks would be
@@ -123,6 +125,13 @@ export const TrainerSchema = z.strictObject({
   advantage: z.enum(ADVANTAGES).default('grpo'), // advantage estimator
   dropEqualGroups: z.boolean().default(false), // drop groups whose rewards are all equal (no signal)
   ppoEpochs: posInt().default(1), // optimizer passes over each iteration's samples
+  lrSchedule: z
+    .strictObject({
+      kind: z.enum(LR_SCHEDULES).default('constant'), // 'cosine' decays to minRatio at the last iteration
+      warmup: nonNegInt().default(0), // iterations over which the rate rises from 0
+      minRatio: z.number().min(0).max(1).default(0), // cosine floor, as a share of lr
+    })
+    .prefault({}), // learning rate per iteration (verl's warmup_style / min_lr_ratio)
 });
 
 export const EvalSchema = z.strictObject({
@@ -203,8 +212,9 @@ export type _Checks = [
   Assert<Same<(typeof BACKENDS)[number], BackendChoice>>,
   Assert<Same<(typeof AGG_MODES)[number], AggMode>>,
   Assert<Same<(typeof KL_KINDS)[number], KlKind>>,
+  Assert<Same<(typeof LR_SCHEDULES)[number], LrScheduleKind>>,
   // every TrainerConfig field can be set, with a compatible type
-  Assert<Same<keyof TrainerConfig, Exclude<keyof TrainerSpec, 'advantage' | 'dropEqualGroups' | 'ppoEpochs'>>>,
+  Assert<Same<keyof TrainerConfig, Exclude<keyof TrainerSpec, 'advantage' | 'dropEqualGroups' | 'ppoEpochs' | 'lrSchedule'>>>,
   Assert<Required<Pick<TrainerSpec, keyof TrainerConfig>> extends TrainerConfig ? true : false>,
   // every TinyLMConfig field can be set, with a compatible type
   Assert<Same<keyof TinyLMConfig, keyof NonNullable<ModelSpec['config']>>>,

@@ -8,6 +8,7 @@ import type { TinyLM } from '../models/tinylm.js';
 import type { Task } from '../core/types.js';
 import { createProgress } from '../progress/index.js';
 import { loadOptimizerState, saveOptimizerState } from '../rl/optimizer-state.js';
+import { lrMultiplier } from '../rl/schedule.js';
 import { JointTrainer, type TrainSample } from '../rl/trainer.js';
 import { BatchingServer } from '../serving/server.js';
 import type { RunStore } from '../store/run.js';
@@ -61,10 +62,12 @@ export async function runLoop(c: ExperimentConfig, store: RunStore, o: LoopOptio
     const scored = scoreEpisodes(plan, episodes, c.arena.trainPerGroup);
     const samples = toSamples(scored, c.trainer);
     if (c.trainer.klCoef && c.trainer.klCoef > 0) await addReferenceLogProbs(samples, references, temperature);
+    const lr = trainer.config.lr * lrMultiplier(c.trainer.lrSchedule, it - 1, c.iterations);
+    trainer.setLearningRate(lr);
     const t1 = performance.now();
     const steps = samples.length ? Array.from({ length: c.trainer.ppoEpochs }, () => trainer.step(samples)) : [];
     const tTrain = (performance.now() - t1) / 1000;
-    const metrics: Record<string, number> = { ...rolloutMetrics(plan, episodes, scored), samples: samples.length };
+    const metrics: Record<string, number> = { ...rolloutMetrics(plan, episodes, scored), samples: samples.length, lr };
     for (const [id, r] of Object.entries(steps[steps.length - 1] ?? {})) {
       Object.assign(metrics, { [`losses/${id}/loss`]: r.loss, [`losses/${id}/clipfrac`]: r.clipfrac, [`losses/${id}/grad_norm`]: r.gradNorm, [`losses/${id}/skipped`]: r.skipped ? 1 : 0 });
       if (r.kl !== undefined) metrics[`kl/${id}`] = r.kl;

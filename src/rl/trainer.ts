@@ -148,6 +148,13 @@ export class JointTrainer {
     return klPenalty(logProbs, ref, this.config.klKind).mul(has) as tf.Tensor2D;
   }
 
+  /** Sets every model's Adam rate for the next updates (a schedule's value); moments are kept. */
+  setLearningRate(lr: number): void {
+    if (!(lr >= 0) || !Number.isFinite(lr)) throw new Error(`trainer: learning rate must be finite and >= 0, got ${lr}`);
+    // tfjs reads the protected field on every applyGradients, so assigning it is enough
+    for (const o of this.optimizers.values()) (o as unknown as { learningRate: number }).learningRate = lr;
+  }
+
   /** Frees the optimizers' state (the models belong to the caller). */
   dispose(): void {
     for (const o of this.optimizers.values()) o.dispose();

@@ -83,7 +83,7 @@ describe('config/load', () => {
     expect(c.tasks.perIteration).to.equal(32);
     expect(c.arena).to.deep.equal({ kind: 'solve', groupSize: 8, maxNewTokens: 8, temperature: 1, topK: 0, topP: 1 });
     expect(c.judges).to.deep.equal([{ kind: 'exact-match', weight: 1, options: {} }]);
-    expect(c.trainer).to.deep.equal({ lr: 0.0003, advantage: 'grpo', dropEqualGroups: false, ppoEpochs: 1 });
+    expect(c.trainer).to.deep.equal({ lr: 0.0003, advantage: 'grpo', dropEqualGroups: false, ppoEpochs: 1, lrSchedule: { kind: 'constant', warmup: 0, minRatio: 0 } });
     expect(c.eval).to.deep.equal({ every: 10, samples: 16 });
     expect(c.checkpointEvery).to.equal(5);
   });
@@ -124,6 +124,15 @@ describe('config/load', () => {
     const e = configError(() => loadConfig(write(VALID + 'arena:\n  groupSize: 8\n  trainPerGroup: 9\n')));
     expect(e.issues).to.deep.include({ path: 'arena.trainPerGroup', message: 'must be at most arena.groupSize (8)' });
     expect(loadConfig(write(VALID + 'arena:\n  groupSize: 8\n  trainPerGroup: 8\n')).arena.trainPerGroup).to.equal(8);
+  });
+
+  it('checks the learning-rate schedule: its kind, a fractional warmup, a floor above 1', () => {
+    const obj = minimal();
+    (obj as any).trainer = { lrSchedule: { kind: 'linear', warmup: 2.5, minRatio: 1.5 } };
+    const paths = configError(() => parseConfig(obj)).issues.map((i) => i.path);
+    expect(paths).to.include.members(['trainer.lrSchedule.kind', 'trainer.lrSchedule.warmup', 'trainer.lrSchedule.minRatio']);
+    (obj as any).trainer = { lrSchedule: { kind: 'cosine' } };
+    expect(parseConfig(obj).trainer.lrSchedule).to.deep.equal({ kind: 'cosine', warmup: 0, minRatio: 0 });
   });
 
   it('lists every issue in one error', () => {

@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import { lrMultiplier } from '../../src/rl/schedule.js';
 import { tinyConfig } from './fixtures.js';
 
 const bin = new URL('../../bin/coevolve.js', import.meta.url).pathname;
@@ -32,7 +33,8 @@ describe('run --resume after SIGKILL', function () {
   it('continues from the last checkpoint: no iteration lost, none counted twice', async () => {
     const out = mkdtempSync(join(tmpdir(), 'coevolve-resume-'));
     const path = join(out, 'c.yaml');
-    writeFileSync(path, stringify(tinyConfig(out, { iterations: 40, checkpointEvery: 3 })));
+    const lrSchedule = { kind: 'cosine' as const, warmup: 5, minRatio: 0.1 };
+    writeFileSync(path, stringify(tinyConfig(out, { iterations: 40, checkpointEvery: 3, trainer: { lr: 1e-3, lrSchedule } })));
     const dir = join(out, 'tiny');
     const killed = await run([path], (d) => iterations(d).some((i) => i >= 7), dir);
     expect(killed, 'the run should have been killed mid-way').to.equal(null);
@@ -41,6 +43,9 @@ describe('run --resume after SIGKILL', function () {
     await run(['--resume', dir]);
     const its = iterations(dir);
     expect(its).to.deep.equal(Array.from({ length: 41 }, (_, i) => i));
+    // the schedule follows the iteration, so the resumed part continues it rather than restarting
+    const lrs = lines(join(dir, 'metrics.jsonl')).map((l) => JSON.parse(l)).filter((m) => m.iteration > 0).map((m) => m.lr);
+    lrs.forEach((lr, i) => expect(lr).to.be.closeTo(1e-3 * lrMultiplier(lrSchedule, i, 40), 1e-15));
     const episodes = readdirSync(join(dir, 'episodes')).flatMap((f) => lines(join(dir, 'episodes', f)).map((l) => JSON.parse(l)));
     const perIteration = new Map<number, number>();
     for (const e of episodes) perIteration.set(e.iteration, (perIteration.get(e.iteration) ?? 0) + 1);

@@ -33,6 +33,26 @@ describe('JointTrainer', () => {
     a.dispose(); b.dispose();
   });
 
+  it('setLearningRate scales the next Adam step (a schedule sets it each iteration)', () => {
+    const delta = (lr: number | undefined) => {
+      const m = new TinyLM({ ...small, seed: 5 });
+      const trainer = new JointTrainer({ m }, { lr: 1e-2 });
+      if (lr !== undefined) trainer.setLearningRate(lr);
+      const w0 = snapshot(m);
+      trainer.step(samplesFor('m', 'solver', 6, 1));
+      const w1 = snapshot(m);
+      m.dispose(); trainer.dispose();
+      return Object.keys(w0).flatMap((k) => w0[k].map((x, i) => w1[k][i] - x));
+    };
+    const [full, half, none] = [delta(undefined), delta(5e-3), delta(0)];
+    // Adam's first step is lr · m̂ / (√v̂ + ε): linear in lr for the same gradients
+    const big = full.map((d, i) => [d, half[i]]).filter(([d]) => Math.abs(d) > 1e-3);
+    expect(big.length).to.be.greaterThan(10);
+    big.forEach(([d, h]) => expect(h / d).to.be.closeTo(0.5, 1e-3));
+    expect(none.every((d) => d === 0)).to.equal(true);
+    expect(() => new JointTrainer({}, { lr: 1 }).setLearningRate(Number.NaN)).to.throw(/learning rate/);
+  });
+
   it('sums the losses of every role on a shared model into one step', () => {
     const shared = new TinyLM({ ...small, seed: 3 });
     const trainer = new JointTrainer({ shared }, { lr: 1e-3, entropyCoef: 0.01 });

@@ -1,0 +1,36 @@
+/**
+ * Learning-rate schedules as multipliers of the base rate, one value per optimizer update
+ * (`step` counts from 0), as verl's actor steps its LambdaLR once per training step.
+ */
+
+export type LrScheduleKind = 'constant' | 'cosine';
+
+export interface LrSchedule {
+  kind: LrScheduleKind;
+  /** updates over which the rate rises linearly from 0 (`lr_warmup_steps`) */
+  warmup: number;
+  /** floor of the cosine, as a share of the base rate (`min_lr_ratio`) */
+  minRatio: number;
+}
+
+/**
+ * The multiplier at update `step` (0-based) of `total`.
+ *
+ * - 'constant' is verl's `get_constant_schedule_with_warmup`: `min(1, step / max(1, warmup))`
+ *   (so with warmup 0 it is 1 from the first update).
+ * - 'cosine' is verl's `get_cosine_schedule_with_warmup` with `num_cycles` 0.5: during warmup
+ *   `step / max(1, warmup)`; after it, with `p = (step - warmup) / max(1, total - warmup)`,
+ *   `max(minRatio, minRatio + (1 - minRatio) · (1 + cos(π p)) / 2)`, falling from 1 to
+ *   `minRatio` at the last update.
+ */
+export function lrMultiplier(s: LrSchedule, step: number, total: number): number {
+  if (!Number.isInteger(step) || step < 0) throw new Error(`lr schedule: step must be an integer >= 0, got ${step}`);
+  if (step > total) throw new Error(`lr schedule: step ${step} is past the last update ${total}`);
+  if (!(s.minRatio >= 0 && s.minRatio <= 1)) throw new Error(`lr schedule: minRatio must be in [0, 1], got ${s.minRatio}`);
+  if (!Number.isInteger(s.warmup) || s.warmup < 0) throw new Error(`lr schedule: warmup must be an integer >= 0, got ${s.warmup}`);
+  if (step < s.warmup) return step / Math.max(1, s.warmup);
+  if (s.kind === 'constant') return 1;
+  const p = (step - s.warmup) / Math.max(1, total - s.warmup);
+  const x = Math.cos(Math.PI * p);
+  return Math.max(s.minRatio, x * (1 - s.minRatio) * 0.5 + (1 + s.minRatio) * 0.5);
+}
