@@ -127,7 +127,7 @@ export const TrainerSchema = z.strictObject({
   ppoEpochs: posInt().default(1), // optimizer passes over each iteration's samples
   lrSchedule: z
     .strictObject({
-      kind: z.enum(LR_SCHEDULES).default('constant'), // 'cosine' decays to minRatio at the last iteration
+      kind: z.enum(LR_SCHEDULES).default('constant'), // 'cosine' decays by a half cosine to minRatio · lr
       warmup: nonNegInt().default(0), // iterations over which the rate rises from 0
       minRatio: z.number().min(0).max(1).default(0), // cosine floor, as a share of lr
     })

@@ -14,14 +14,16 @@ export interface LrSchedule {
 }
 
 /**
- * The multiplier at update `step` (0-based) of `total`.
+ * The multiplier at update `step` (0-based) of `total`; the loop's updates are steps 0 to
+ * total - 1.
  *
- * - 'constant' is verl's `get_constant_schedule_with_warmup`: `min(1, step / max(1, warmup))`
- *   (so with warmup 0 it is 1 from the first update).
- * - 'cosine' is verl's `get_cosine_schedule_with_warmup` with `num_cycles` 0.5: during warmup
- *   `step / max(1, warmup)`; after it, with `p = (step - warmup) / max(1, total - warmup)`,
- *   `max(minRatio, minRatio + (1 - minRatio) · (1 + cos(π p)) / 2)`, falling from 1 to
- *   `minRatio` at the last update.
+ * - warmup (both kinds): `step / warmup` while `step < warmup`, as verl's schedules; with
+ *   warmup 0 the first update gets the full rate.
+ * - 'constant' (verl's `get_constant_schedule_with_warmup`): 1 after warmup.
+ * - 'cosine' (verl's `get_cosine_schedule_with_warmup`, `num_cycles` 0.5): with
+ *   `p = (step - warmup) / max(1, total - warmup)`,
+ *   `max(minRatio, minRatio + (1 - minRatio) · (1 + cos(π p)) / 2)`: 1 right after warmup,
+ *   falling to `minRatio` at `step = total` (the last update is one step short of it).
  */
 export function lrMultiplier(s: LrSchedule, step: number, total: number): number {
   if (!Number.isInteger(step) || step < 0) throw new Error(`lr schedule: step must be an integer >= 0, got ${step}`);
