@@ -68,7 +68,7 @@ export interface MajorityOptions {
    * Abstain on a group whose label won less than this share of the group's voters (default 0,
    * TTRL as published). Invalid answers count as voters, so they lower the share. A weak
    * plurality is a poor label: on the shipped working base the label is right 37% of the time
-   * below a share of 0.2 and 78% above 0.4, so a guard trains only on the confident groups.
+   * below a share of 0.2 and 78% at 0.4 or more, so a guard trains only on the confident groups.
    */
   minShare?: number;
 }

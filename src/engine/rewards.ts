@@ -96,8 +96,9 @@ function ttrlMetrics(plan: Plan, groups: Episode[][], trained: ReadonlySet<strin
     const turns = g.flatMap((e) => e.turns.filter((t) => t.role === 'solver').map((t) => ({ e, t })));
     const { label } = majorityLabel(turns.map(({ t }) => voteOf(t)));
     if (label === null || g[0].task.answer === undefined) continue;
-    labelRight.push(plan.family.verify(g[0].task, label) ? 1 : 0);
-    if (trained.has(g[0].group)) trainedRight.push(labelRight[labelRight.length - 1]);
+    const right = plan.family.verify(g[0].task, label) ? 1 : 0;
+    labelRight.push(right);
+    if (trained.has(g[0].group)) trainedRight.push(right);
     for (const { e, t } of turns) {
       const voted = t.action.valid && t.action.value === label ? 1 : 0;
       const truth = t.action.valid && plan.family.verify(e.task, t.text) ? 1 : 0;
