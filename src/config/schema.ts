@@ -130,8 +130,15 @@ export const TrainerSchema = z.strictObject({
       kind: z.enum(LR_SCHEDULES).default('constant'), // 'cosine' decays by a half cosine to minRatio · lr
       warmup: nonNegInt().default(0), // iterations over which the rate rises from 0
       minRatio: z.number().min(0).max(1).default(0), // cosine floor, as a share of lr
+      cycle: posInt().optional(), // restart the schedule every this many iterations (default: one run-long cycle)
     })
     .prefault({}), // learning rate per iteration (verl's warmup_style / min_lr_ratio)
+  refSync: z
+    .strictObject({
+      steps: posInt(), // iterations between syncs (TRL's ref_model_sync_steps)
+      mixupAlpha: z.number().gt(0).max(1).default(0.6), // policy's share of the new reference (TRL's ref_model_mixup_alpha)
+    })
+    .optional(), // move the KL reference toward the policy (TRL's sync_ref_model)
 });
 
 export const EvalSchema = z.strictObject({
@@ -180,6 +187,9 @@ export const ExperimentSchema = z
       ctx.addIssue({ code: 'custom', path: ['arena', 'trainPerGroup'], message: `must be at most arena.groupSize (${arena.groupSize})` });
     }
     const klCoef = isRecord(c.trainer) ? c.trainer.klCoef : undefined;
+    if (isRecord(c.trainer) && c.trainer.refSync !== undefined && !(typeof klCoef === 'number' && klCoef > 0)) {
+      ctx.addIssue({ code: 'custom', path: ['trainer', 'refSync'], message: 'needs trainer.klCoef > 0 (the reference is only used by the KL term)' });
+    }
     if (typeof klCoef === 'number' && klCoef > 0) {
       const used = new Set(Object.values(roles).map((r) => (isRecord(r) ? r.model : undefined)));
       for (const m of used) {
@@ -214,7 +224,7 @@ export type _Checks = [
   Assert<Same<(typeof KL_KINDS)[number], KlKind>>,
   Assert<Same<(typeof LR_SCHEDULES)[number], LrScheduleKind>>,
   // every TrainerConfig field can be set, with a compatible type
-  Assert<Same<keyof TrainerConfig, Exclude<keyof TrainerSpec, 'advantage' | 'dropEqualGroups' | 'ppoEpochs' | 'lrSchedule'>>>,
+  Assert<Same<keyof TrainerConfig, Exclude<keyof TrainerSpec, 'advantage' | 'dropEqualGroups' | 'ppoEpochs' | 'lrSchedule' | 'refSync'>>>,
   Assert<Required<Pick<TrainerSpec, keyof TrainerConfig>> extends TrainerConfig ? true : false>,
   // every TinyLMConfig field can be set, with a compatible type
   Assert<Same<keyof TinyLMConfig, keyof NonNullable<ModelSpec['config']>>>,

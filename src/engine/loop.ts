@@ -8,13 +8,14 @@ import type { TinyLM } from '../models/tinylm.js';
 import type { Task } from '../core/types.js';
 import { createProgress } from '../progress/index.js';
 import { loadOptimizerState, saveOptimizerState } from '../rl/optimizer-state.js';
+import { refSyncDue, syncTargetModel } from '../rl/ref-sync.js';
 import { lrMultiplier } from '../rl/schedule.js';
 import { JointTrainer, type TrainSample } from '../rl/trainer.js';
 import { BatchingServer } from '../serving/server.js';
 import type { RunStore } from '../store/run.js';
 import { Rng } from '../util/rng.js';
 import { evaluateSolver } from './evaluate.js';
-import { loadModels, saveModels } from './models.js';
+import { loadModels, referenceDirName, saveModels } from './models.js';
 import { createContainer, Resolver } from './registry.js';
 import { rolloutMetrics, scoreEpisodes, toSamples } from './rewards.js';
 import { loadTaskSets } from './task-sets.js';
@@ -46,12 +47,13 @@ export async function runLoop(c: ExperimentConfig, store: RunStore, o: LoopOptio
   // Evaluation scores the model that plays the (first) solver role, if there is one.
   const solverRole = Object.values(c.roles).find((r) => r.kind === 'solver');
   const solverModel = solverRole ? models[solverRole.model] : undefined;
-  const evaluate = async (it: number) => {
+  // maj@N is costly: it is measured at the start, the end and wherever the reference moves.
+  const evaluate = async (it: number, withMaj: boolean) => {
     if (!solverModel || evalSet.length === 0) return {};
-    const r = await evaluateSolver(solverModel, tokenizer, plan.family, evalSet, { samples: it === c.iterations || it === 0 ? c.eval.samples : 0, temperature: c.eval.temperature ?? sampledAt, maxNewTokens: c.arena.maxNewTokens, seed: c.seed + it });
+    const r = await evaluateSolver(solverModel, tokenizer, plan.family, evalSet, { samples: withMaj ? c.eval.samples : 0, temperature: c.eval.temperature ?? sampledAt, maxNewTokens: c.arena.maxNewTokens, seed: c.seed + it });
     return { 'eval/pass1': r.pass1, ...(r.majN !== undefined ? { [`eval/maj${r.samples}`]: r.majN } : {}) };
   };
-  if (!store.readMetrics().some((r) => r.iteration === 0)) store.appendMetrics({ iteration: 0, ...(await evaluate(0)) });
+  if (!store.readMetrics().some((r) => r.iteration === 0)) store.appendMetrics({ iteration: 0, ...(await evaluate(0, true)) });
   for (let it = start + 1; it <= c.iterations; it++) {
     const t0 = performance.now();
     const servers = Object.fromEntries(Object.entries(models).map(([id, m]) => [id, new BatchingServer(id, m, hashSeed(c.seed, it, id))]));
@@ -68,6 +70,11 @@ export async function runLoop(c: ExperimentConfig, store: RunStore, o: LoopOptio
     const steps = samples.length ? Array.from({ length: c.trainer.ppoEpochs }, () => trainer.step(samples)) : [];
     const tTrain = (performance.now() - t1) / 1000;
     const metrics: Record<string, number> = { ...rolloutMetrics(plan, episodes, scored), samples: samples.length, lr };
+    const synced = refSyncDue(c.trainer.refSync, it);
+    if (synced) {
+      for (const [id, ref] of Object.entries(references)) syncTargetModel(ref.weights, models[id].weights, c.trainer.refSync!.mixupAlpha);
+      metrics.ref_synced = 1;
+    }
     for (const [id, r] of Object.entries(steps[steps.length - 1] ?? {})) {
       Object.assign(metrics, { [`losses/${id}/loss`]: r.loss, [`losses/${id}/clipfrac`]: r.clipfrac, [`losses/${id}/grad_norm`]: r.gradNorm, [`losses/${id}/skipped`]: r.skipped ? 1 : 0 });
       if (r.kl !== undefined) metrics[`kl/${id}`] = r.kl;
@@ -75,7 +82,7 @@ export async function runLoop(c: ExperimentConfig, store: RunStore, o: LoopOptio
     const generated = Object.values(servers).reduce((n, s) => n + s.stats.generatedTokens, 0);
     const trained = samples.reduce((n, s) => n + s.prompt.length + s.completion.length, 0) * steps.length;
     Object.assign(metrics, { 'time/rollout_tokens_per_s': generated / tRollout, 'time/train_tokens_per_s': tTrain > 0 ? trained / tTrain : 0 });
-    if (it % c.eval.every === 0 || it === c.iterations) Object.assign(metrics, await evaluate(it));
+    if (it % c.eval.every === 0 || it === c.iterations || synced) Object.assign(metrics, await evaluate(it, it === c.iterations || synced));
     metrics['time/iteration_s'] = (performance.now() - t0) / 1000;
     store.appendEpisodes(it, episodes);
     store.appendMetrics({ iteration: it, ...finite(metrics) });
@@ -83,6 +90,8 @@ export async function runLoop(c: ExperimentConfig, store: RunStore, o: LoopOptio
       const dir = store.checkpointDir(it);
       mkdirSync(dir, { recursive: true });
       await saveModels(dir, models, tokenizer, { iteration: it });
+      // A synced reference is no longer the starting checkpoint, so it is saved too.
+      if (c.trainer.refSync) await saveModels(dir, mapKeys(references, referenceDirName), tokenizer, { iteration: it });
       for (const id of Object.keys(models)) await saveOptimizerState(`${dir}/${id}`, trainer.optimizer(id));
       await store.recordCheckpoint(it, dir);
     }
@@ -123,6 +132,10 @@ function hashSeed(seed: number, it: number, what: string): number {
 function pickShown(m: Record<string, number>): Record<string, number> {
   const keys = Object.keys(m).filter((k) => k.startsWith('reward/') || k === 'accuracy/train' || k.startsWith('eval/'));
   return Object.fromEntries(keys.map((k) => [k.replace(/^(reward|accuracy|eval)\//, ''), m[k]]));
+}
+
+function mapKeys<T>(r: Record<string, T>, f: (k: string) => string): Record<string, T> {
+  return Object.fromEntries(Object.entries(r).map(([k, v]) => [f(k), v]));
 }
 
 /** Metrics without the undefined ones (a mean over nothing), so every stored number is real. */

@@ -2,6 +2,7 @@ import { loadModel, saveModel } from '../models/store.js';
 import { TinyLM, type TinyLMConfig } from '../models/tinylm.js';
 import type { ExperimentConfig } from '../config/schema.js';
 import { CharTokenizer } from '../tokenizer/index.js';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
 export interface LoadedModels { models: Record<string, TinyLM>; references: Record<string, TinyLM>; tokenizer: CharTokenizer }
@@ -35,11 +36,19 @@ export async function loadModels(c: ExperimentConfig, resumeDir?: string): Promi
       models[id] = new TinyLM(cfg);
     }
     if (spec.reference) {
-      // The reference is the starting policy: the model's own checkpoint, not the resumed weights.
-      references[id] = start ? ((await loadModel(start)).model as TinyLM) : new TinyLM(models[id].config, resumeDir ? undefined : models[id].weights);
+      // The reference is the starting policy (the model's own checkpoint, not the resumed
+      // weights) unless trainer.refSync moved it, in which case the run checkpoint holds it.
+      const synced = resumeDir && c.trainer.refSync ? join(resumeDir, referenceDirName(id)) : undefined;
+      if (synced && !existsSync(synced)) throw new Error(`models.${id}: ${synced} is missing; a run with trainer.refSync saves its reference in every checkpoint`);
+      references[id] = synced || start ? ((await loadModel(synced ?? start!)).model as TinyLM) : new TinyLM(models[id].config, resumeDir ? undefined : models[id].weights);
     }
   }
   return { models, references, tokenizer: tokenizer! };
+}
+
+/** Where a run checkpoint keeps the reference of model `id` when trainer.refSync moves it. */
+export function referenceDirName(id: string): string {
+  return `${id}.reference`;
 }
 
 export async function saveModels(dir: string, models: Record<string, TinyLM>, tokenizer: CharTokenizer, extra: Record<string, unknown>): Promise<void> {

@@ -11,6 +11,8 @@ export interface LrSchedule {
   warmup: number;
   /** floor of the cosine, as a share of the base rate (`min_lr_ratio`) */
   minRatio: number;
+  /** restart every this many updates (cosine with warm restarts); absent: one cycle of `total` */
+  cycle?: number;
 }
 
 /**
@@ -24,12 +26,18 @@ export interface LrSchedule {
  *   `p = (step - warmup) / max(1, total - warmup)`,
  *   `max(minRatio, minRatio + (1 - minRatio) · (1 + cos(π p)) / 2)`: 1 right after warmup,
  *   falling to `minRatio` at `step = total` (the last update is one step short of it).
+ * - `cycle`: the schedule above over `cycle` updates, restarted at every multiple of
+ *   `cycle` (`step mod cycle` of `cycle`), so each stage of a run gets its own warmup and decay.
  */
 export function lrMultiplier(s: LrSchedule, step: number, total: number): number {
   if (!Number.isInteger(step) || step < 0) throw new Error(`lr schedule: step must be an integer >= 0, got ${step}`);
   if (step > total) throw new Error(`lr schedule: step ${step} is past the last update ${total}`);
   if (!(s.minRatio >= 0 && s.minRatio <= 1)) throw new Error(`lr schedule: minRatio must be in [0, 1], got ${s.minRatio}`);
   if (!Number.isInteger(s.warmup) || s.warmup < 0) throw new Error(`lr schedule: warmup must be an integer >= 0, got ${s.warmup}`);
+  if (s.cycle !== undefined) {
+    if (!Number.isInteger(s.cycle) || s.cycle < 1) throw new Error(`lr schedule: cycle must be an integer >= 1, got ${s.cycle}`);
+    return lrMultiplier({ ...s, cycle: undefined }, step % s.cycle, s.cycle);
+  }
   if (step < s.warmup) return step / Math.max(1, s.warmup);
   if (s.kind === 'constant') return 1;
   const p = (step - s.warmup) / Math.max(1, total - s.warmup);

@@ -184,6 +184,19 @@ describe('config/load', () => {
     expect(paths).to.have.members(['models.main.config.nHeads', 'models.main.reference']);
   });
 
+  it('a reference sync needs the KL term, a positive step count and an alpha in (0, 1]', () => {
+    const obj = minimal();
+    obj.trainer = { refSync: { steps: 10 } };
+    expect(configError(() => parseConfig(obj)).issues.map((i) => i.path)).to.deep.equal(['trainer.refSync']);
+    (obj.models as any).main.reference = true;
+    obj.trainer = { klCoef: 0.1, refSync: { steps: 0, mixupAlpha: 0 } };
+    expect(configError(() => parseConfig(obj)).issues.map((i) => i.path)).to.have.members(['trainer.refSync.steps', 'trainer.refSync.mixupAlpha']);
+    obj.trainer = { klCoef: 0.1, refSync: { steps: 10 }, lrSchedule: { cycle: 10 } };
+    const c = parseConfig(obj);
+    expect(c.trainer.refSync).to.deep.equal({ steps: 10, mixupAlpha: 0.6 });
+    expect(c.trainer.lrSchedule.cycle).to.equal(10);
+  });
+
   it('applies overrides with YAML types', () => {
     const c = loadConfig(write(VALID), [
       'trainer.lr=3e-4',

@@ -59,6 +59,39 @@ describe('run --resume after SIGKILL', function () {
   });
 });
 
+describe('run --resume with a synced reference (trainer.refSync)', function () {
+  this.timeout(180000);
+
+  it('restores the moved reference: the KL curve matches an uninterrupted run', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'coevolve-refsync-'));
+    const config = (name: string) => tinyConfig(out, {
+      name,
+      iterations: 16,
+      checkpointEvery: 3,
+      models: { main: { config: { dModel: 16, nHeads: 2, nLayers: 1, context: 24 }, reference: true } },
+      trainer: { lr: 1e-2, klCoef: 0.5, entropyCoef: 0.05, refSync: { steps: 4, mixupAlpha: 1 } }, // the entropy term moves a policy that earns no reward yet
+    });
+    const metrics = (dir: string) => lines(join(dir, 'metrics.jsonl')).map((l) => JSON.parse(l)).filter((m) => m.iteration > 0);
+    writeFileSync(join(out, 'whole.yaml'), stringify(config('whole')));
+    await run([join(out, 'whole.yaml')]);
+    const whole = metrics(join(out, 'whole'));
+    // right after a hard sync the policy is its reference, so the KL is zero there and only there
+    for (const m of whole) {
+      if ((m.iteration - 1) % 4 === 0) expect(m['kl/main'], `iteration ${m.iteration}`).to.be.below(1e-6);
+      else expect(m['kl/main'], `iteration ${m.iteration}`).to.be.above(1e-6);
+    }
+    expect(whole.filter((m) => m.ref_synced === 1).map((m) => m.iteration)).to.deep.equal([4, 8, 12, 16]);
+    writeFileSync(join(out, 'cut.yaml'), stringify(config('cut')));
+    const dir = join(out, 'cut');
+    // killed after iteration 10: the last checkpoint (9) holds the reference synced at 8
+    expect(await run([join(out, 'cut.yaml')], (d) => iterations(d).some((i) => i >= 10), dir)).to.equal(null);
+    await run(['--resume', dir]);
+    const cut = metrics(dir);
+    expect(cut.map((m) => m.iteration)).to.deep.equal(whole.map((m) => m.iteration));
+    cut.forEach((m, i) => expect(m['kl/main'], `iteration ${m.iteration}`).to.equal(whole[i]['kl/main']));
+  });
+});
+
 describe('run --resume before the first checkpoint', function () {
   this.timeout(60000);
 

@@ -26,6 +26,16 @@ describe('lr schedules', () => {
     xs.slice(1).forEach((x, i) => expect(x).to.be.at.most(xs[i]));
   });
 
+  it('a cycle restarts the schedule (warmup and decay) at every multiple of its length', () => {
+    const cycled = at({ kind: 'cosine', warmup: 2, minRatio: 0.1, cycle: 10 }, 30);
+    const once = at({ kind: 'cosine', warmup: 2, minRatio: 0.1 }, 10);
+    for (let step = 0; step < 30; step++) expect(cycled(step)).to.equal(once(step % 10));
+    expect(cycled(9)).to.be.lessThan(0.2);
+    expect(cycled(12)).to.equal(1);
+    expect(() => at({ cycle: 0 }, 10)(1)).to.throw(/cycle/);
+    expect(() => cycled(31)).to.throw(/past/);
+  });
+
   it('rejects a negative or fractional step, a bad floor or warmup', () => {
     expect(() => at({}, 10)(-1)).to.throw(/step/);
     expect(() => at({}, 10)(1.5)).to.throw(/step/);
