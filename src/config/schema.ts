@@ -131,6 +131,7 @@ export const TrainerSchema = z.strictObject({
       warmup: nonNegInt().default(0), // iterations over which the rate rises from 0
       minRatio: z.number().min(0).max(1).default(0), // cosine floor, as a share of lr
       cycle: posInt().optional(), // restart the schedule every this many iterations (default: one run-long cycle)
+      cycleDecay: z.number().gt(0).max(1).optional(), // cycle k peaks at lr · cycleDecay^k (timm's cycle_decay)
     })
     .prefault({}), // learning rate per iteration (verl's warmup_style / min_lr_ratio)
   refSync: z

@@ -13,6 +13,8 @@ export interface LrSchedule {
   minRatio: number;
   /** restart every this many updates (cosine with warm restarts); absent: one cycle of `total` */
   cycle?: number;
+  /** the peak of cycle k is `cycleDecay^k` (timm's `cycle_decay`); default 1 */
+  cycleDecay?: number;
 }
 
 /**
@@ -28,19 +30,23 @@ export interface LrSchedule {
  *   falling to `minRatio` at `step = total` (the last update is one step short of it).
  * - `cycle`: the schedule above over `cycle` updates, restarted at every multiple of
  *   `cycle` (`step mod cycle` of `cycle`), so each stage of a run gets its own warmup and decay.
+ *   With `cycleDecay` d, cycle k warms up to and holds (constant) or starts its cosine at
+ *   `peak = d^k` and decays to the same floor, `max(minRatio, minRatio + (peak - minRatio) ·
+ *   (1 + cos(π p)) / 2)`, as timm's cosine scheduler with `cycle_decay` keeps `lr_min`.
  */
 export function lrMultiplier(s: LrSchedule, step: number, total: number): number {
   if (!Number.isInteger(step) || step < 0) throw new Error(`lr schedule: step must be an integer >= 0, got ${step}`);
   if (step > total) throw new Error(`lr schedule: step ${step} is past the last update ${total}`);
   if (!(s.minRatio >= 0 && s.minRatio <= 1)) throw new Error(`lr schedule: minRatio must be in [0, 1], got ${s.minRatio}`);
   if (!Number.isInteger(s.warmup) || s.warmup < 0) throw new Error(`lr schedule: warmup must be an integer >= 0, got ${s.warmup}`);
-  if (s.cycle !== undefined) {
-    if (!Number.isInteger(s.cycle) || s.cycle < 1) throw new Error(`lr schedule: cycle must be an integer >= 1, got ${s.cycle}`);
-    return lrMultiplier({ ...s, cycle: undefined }, step % s.cycle, s.cycle);
-  }
-  if (step < s.warmup) return step / Math.max(1, s.warmup);
-  if (s.kind === 'constant') return 1;
-  const p = (step - s.warmup) / Math.max(1, total - s.warmup);
-  const x = Math.cos(Math.PI * p);
-  return Math.max(s.minRatio, x * (1 - s.minRatio) * 0.5 + (1 + s.minRatio) * 0.5);
+  if (s.cycle !== undefined && !(Number.isInteger(s.cycle) && s.cycle >= 1)) throw new Error(`lr schedule: cycle must be an integer >= 1, got ${s.cycle}`);
+  const decay = s.cycleDecay ?? 1;
+  if (!(decay > 0 && decay <= 1)) throw new Error(`lr schedule: cycleDecay must be in (0, 1], got ${decay}`);
+  const length = s.cycle ?? total;
+  const at = s.cycle ? step % s.cycle : step;
+  const peak = decay ** (s.cycle ? Math.floor(step / s.cycle) : 0);
+  if (at < s.warmup) return (peak * at) / Math.max(1, s.warmup);
+  if (s.kind === 'constant') return peak;
+  const p = (at - s.warmup) / Math.max(1, length - s.warmup);
+  return Math.max(s.minRatio, s.minRatio + ((peak - s.minRatio) * (1 + Math.cos(Math.PI * p))) / 2);
 }

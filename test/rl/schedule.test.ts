@@ -36,6 +36,15 @@ describe('lr schedules', () => {
     expect(() => cycled(31)).to.throw(/past/);
   });
 
+  it('cycleDecay lowers each restart\'s peak but keeps the floor', () => {
+    const f = at({ kind: 'cosine', minRatio: 0.1, cycle: 10, cycleDecay: 0.5 }, 30);
+    expect([0, 10, 20].map(f)).to.deep.equal([1, 0.5, 0.25]);
+    expect(f(15)).to.be.closeTo(0.1 + (0.5 - 0.1) / 2, 1e-12);
+    expect(f(29)).to.be.closeTo(0.1 + (0.25 - 0.1) * (1 + Math.cos((Math.PI * 9) / 10)) / 2, 1e-12);
+    expect(at({ cycle: 10, cycleDecay: 0.5, warmup: 2 }, 30)(11)).to.equal(0.25);
+    expect(() => at({ cycle: 10, cycleDecay: 0 }, 30)(1)).to.throw(/cycleDecay/);
+  });
+
   it('rejects a negative or fractional step, a bad floor or warmup', () => {
     expect(() => at({}, 10)(-1)).to.throw(/step/);
     expect(() => at({}, 10)(1.5)).to.throw(/step/);
