@@ -15,7 +15,7 @@ import { BatchingServer } from '../serving/server.js';
 import type { RunStore } from '../store/run.js';
 import { Rng } from '../util/rng.js';
 import { evaluateSolver } from './evaluate.js';
-import { loadModels, referenceDirName, saveModels } from './models.js';
+import { loadModels, saveModels, saveReferences } from './models.js';
 import { createContainer, Resolver } from './registry.js';
 import { rolloutMetrics, scoreEpisodes, toSamples } from './rewards.js';
 import { loadTaskSets } from './task-sets.js';
@@ -91,7 +91,7 @@ export async function runLoop(c: ExperimentConfig, store: RunStore, o: LoopOptio
       mkdirSync(dir, { recursive: true });
       await saveModels(dir, models, tokenizer, { iteration: it });
       // A synced reference is no longer the starting checkpoint, so it is saved too.
-      if (c.trainer.refSync) await saveModels(dir, mapKeys(references, referenceDirName), tokenizer, { iteration: it });
+      if (c.trainer.refSync) await saveReferences(dir, references, tokenizer, { iteration: it });
       for (const id of Object.keys(models)) await saveOptimizerState(`${dir}/${id}`, trainer.optimizer(id));
       await store.recordCheckpoint(it, dir);
     }
@@ -132,10 +132,6 @@ function hashSeed(seed: number, it: number, what: string): number {
 function pickShown(m: Record<string, number>): Record<string, number> {
   const keys = Object.keys(m).filter((k) => k.startsWith('reward/') || k === 'accuracy/train' || k.startsWith('eval/'));
   return Object.fromEntries(keys.map((k) => [k.replace(/^(reward|accuracy|eval)\//, ''), m[k]]));
-}
-
-function mapKeys<T>(r: Record<string, T>, f: (k: string) => string): Record<string, T> {
-  return Object.fromEntries(Object.entries(r).map(([k, v]) => [f(k), v]));
 }
 
 /** Metrics without the undefined ones (a mean over nothing), so every stored number is real. */

@@ -40,15 +40,21 @@ export async function loadModels(c: ExperimentConfig, resumeDir?: string): Promi
       // weights) unless trainer.refSync moved it, in which case the run checkpoint holds it.
       const synced = resumeDir && c.trainer.refSync ? join(resumeDir, referenceDirName(id)) : undefined;
       if (synced && !existsSync(synced)) throw new Error(`models.${id}: ${synced} is missing; a run with trainer.refSync saves its reference in every checkpoint`);
-      references[id] = synced || start ? ((await loadModel(synced ?? start!)).model as TinyLM) : new TinyLM(models[id].config, resumeDir ? undefined : models[id].weights);
+      const from = synced ?? start;
+      references[id] = from ? ((await loadModel(from)).model as TinyLM) : new TinyLM(models[id].config, resumeDir ? undefined : models[id].weights);
     }
   }
   return { models, references, tokenizer: tokenizer! };
 }
 
 /** Where a run checkpoint keeps the reference of model `id` when trainer.refSync moves it. */
-export function referenceDirName(id: string): string {
+function referenceDirName(id: string): string {
   return `${id}.reference`;
+}
+
+/** Saves each reference beside its model in a run checkpoint, for a run whose references move. */
+export async function saveReferences(dir: string, references: Record<string, TinyLM>, tokenizer: CharTokenizer, extra: Record<string, unknown>): Promise<void> {
+  for (const [id, m] of Object.entries(references)) await saveModel(join(dir, referenceDirName(id)), m, tokenizer, extra);
 }
 
 export async function saveModels(dir: string, models: Record<string, TinyLM>, tokenizer: CharTokenizer, extra: Record<string, unknown>): Promise<void> {

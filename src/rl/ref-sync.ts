@@ -20,10 +20,14 @@ export function refSyncDue(s: RefSync | undefined, step: number): boolean {
  */
 export function syncTargetModel(reference: Record<string, tf.Variable>, policy: Record<string, tf.Variable>, alpha: number): void {
   if (!(alpha > 0 && alpha <= 1)) throw new Error(`ref sync: mixupAlpha must be in (0, 1], got ${alpha}`);
+  // every check comes before the first write, so a mismatch leaves the reference untouched
+  if (Object.keys(policy).length !== Object.keys(reference).length) throw new Error('ref sync: the policy and the reference have different weights');
   for (const [name, target] of Object.entries(reference)) {
     const source = policy[name];
     if (!source || source.shape.join() !== target.shape.join()) throw new Error(`ref sync: the policy has no weight ${name} of shape [${target.shape.join(', ')}]`);
+  }
+  for (const [name, target] of Object.entries(reference)) {
+    const source = policy[name];
     tf.tidy(() => target.assign(alpha === 1 ? source.clone() : target.mul(1 - alpha).add(source.mul(alpha))));
   }
-  if (Object.keys(policy).length !== Object.keys(reference).length) throw new Error('ref sync: the policy and the reference have different weights');
 }
