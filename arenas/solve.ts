@@ -5,7 +5,7 @@ import type { Arena, ArenaContext } from './types.js';
 /** One solver answers the task once; the group of G episodes gives G answers per task. */
 export class SolveArena implements Arena {
   readonly kind = 'solve';
-  readonly roles = ['solver'] as const;
+  readonly roles = { solver: 'solver' };
   play(task: Task, ctx: ArenaContext): Observable<Turn> {
     return defer(() => ctx.act('solver', { task }));
   }

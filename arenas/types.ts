@@ -14,7 +14,7 @@ export interface ArenaContext {
  */
 export interface Arena {
   readonly kind: string;
-  /** role ids this arena asks to act; the config must bind each to a model */
-  readonly roles: readonly RoleId[];
+  /** the role ids this arena asks to act, each with the role kind it needs; the config must bind each */
+  readonly roles: Readonly<Record<RoleId, string>>;
   play(task: Task, ctx: ArenaContext): Observable<Turn>;
 }

@@ -88,7 +88,7 @@ export interface MajorityOptions {
  */
 export class MajorityJudge implements Judge {
   readonly name: string;
-  private readonly roles: ReadonlySet<string>;
+  readonly roles: ReadonlySet<string>;
   private readonly minShare: number;
 
   constructor(options: MajorityOptions = {}) {

@@ -68,7 +68,7 @@ function meanSelfCertainty(turn: Turn, judge: string, where: string): Reward {
  */
 export class SelfCertaintyJudge implements Judge {
   readonly name: string;
-  private readonly roles: ReadonlySet<string>;
+  readonly roles: ReadonlySet<string>;
   private readonly normalize: 'none' | 'group';
   private readonly invalidReward: number | undefined;
 

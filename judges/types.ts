@@ -19,6 +19,10 @@ import type { Episode, GroupRewards, RoleId, Task } from '../src/core/types.js';
 export interface Judge {
   /** for logs, metrics and config; defaults to the judge kind, e.g. 'majority' */
   readonly name: string;
+  /** the roles whose turns it rewards (every other turn gets null) */
+  readonly roles: ReadonlySet<RoleId>;
+  /** true when it abstains on tasks without an answer (a rule verifier) */
+  readonly needsAnswer?: boolean;
   score(group: readonly Episode[]): GroupRewards;
 }
 

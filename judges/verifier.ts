@@ -38,7 +38,9 @@ export interface VerifierOptions {
  */
 export class VerifierJudge implements Judge {
   readonly name: string;
-  private readonly roles: ReadonlySet<string>;
+  readonly roles: ReadonlySet<string>;
+  /** it abstains on a task without an answer */
+  readonly needsAnswer = true;
   private readonly correct: number;
   private readonly wrong: number;
   private readonly invalid: number;

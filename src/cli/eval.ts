@@ -8,8 +8,10 @@ export interface EvalOptions { checkpoint: string; data: string; family: string;
 
 /** `coevolve eval`: loads a checkpoint and scores it on labeled tasks from a JSONL file. */
 export async function evalCommand(o: EvalOptions): Promise<EvalResult & { checkpoint: string; data: string }> {
+  if (!Number.isInteger(o.maxNewTokens) || o.maxNewTokens < 1) throw new Error(`eval: --max-new-tokens must be a positive integer, got ${o.maxNewTokens}`);
   const family = taskFamily(o.family);
   const tasks = readTasksJsonl(o.data, o.family);
+  if (tasks.length === 0) throw new Error(`eval: ${o.data} holds no tasks`);
   const unlabeled = tasks.findIndex((t) => t.answer === undefined);
   if (unlabeled >= 0) throw new Error(`eval: ${o.data} line ${unlabeled + 1} has no answer; eval needs labels`);
   console.error(describeBackend(await initBackend(o.backend as BackendChoice)));

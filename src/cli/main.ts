@@ -10,9 +10,19 @@ import { tasksCommand } from './tasks.js';
 
 const program = new Command('coevolve').description('Self-play and multi-agent co-evolution: roles, arenas, judges and joint RL updates');
 
-const positiveInt = (v: string) => {
+const nonNegativeInt = (v: string) => {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`expected a non-negative integer, got '${v}'`);
+  return n;
+};
+const positiveInt = (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`expected a positive integer, got '${v}'`);
+  return n;
+};
+const finiteNumber = (v: string) => {
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n)) throw new InvalidArgumentError(`expected a finite number, got '${v}'`);
   return n;
 };
 const collect = (v: string, acc: string[]) => [...acc, v];
@@ -22,8 +32,9 @@ program.command('run')
   .argument('[config]', 'experiment YAML')
   .option('--set <key=value>', 'override a config field (repeatable), e.g. trainer.lr=3e-4', collect, [])
   .option('--resume <dir>', 'continue the run in DIR from its last checkpoint')
-  .option('--out <dir>', 'run directory (default: <outDir>/<name>)')
-  .action(async (config: string | undefined, o: { set: string[]; resume?: string; out?: string }) => {
+  .option('--out <dir>', 'run directory, new or empty (default: <outDir>/<name>)')
+  .option('--fresh-optimizer', 'with --resume: restart the optimizer when the checkpoint has no usable optimizer state')
+  .action(async (config: string | undefined, o: { set: string[]; resume?: string; out?: string; freshOptimizer?: boolean }) => {
     await runCommand(config, o);
   });
 
@@ -32,9 +43,9 @@ program.command('eval')
   .requiredOption('--checkpoint <dir>', 'a saved model')
   .requiredOption('--data <file>', 'JSONL, one {"prompt","answer"} per line')
   .option('--family <name>', 'task family that parses and verifies answers', 'arithmetic')
-  .option('--samples <n>', 'answers sampled per task for maj@N (0 skips)', positiveInt, 16)
-  .option('--temperature <t>', 'sampling temperature for maj@N', Number, 1)
-  .option('--seed <n>', 'sampling seed for maj@N', positiveInt, 0)
+  .option('--samples <n>', 'answers sampled per task for maj@N (0 skips)', nonNegativeInt, 16)
+  .option('--temperature <t>', 'sampling temperature for maj@N', finiteNumber, 1)
+  .option('--seed <n>', 'sampling seed for maj@N', nonNegativeInt, 0)
   .option('--max-new-tokens <n>', 'longest answer', positiveInt, 8)
   .option('--backend <name>', 'auto | gpu | node | wasm | cpu', 'auto')
   .action(async (o) => {
@@ -47,7 +58,8 @@ program.command('tasks')
   .option('--family <name>', 'task family', 'arithmetic')
   .option('--difficulty <json>', 'difficulty as JSON', '{}')
   .option('--count <n>', 'how many tasks', positiveInt, 256)
-  .option('--seed <n>', 'generator seed', positiveInt, 0)
+  .option('--seed <n>', 'generator seed', nonNegativeInt, 0)
+  .option('--overwrite', 'replace --out if it exists')
   .option('--exclude-pretrain <config>', 'skip every prompt of this pretraining config\'s corpus and held-out set')
   .action((o) => {
     console.log(JSON.stringify(tasksCommand(o)));
@@ -64,10 +76,11 @@ program.command('report')
 program.command('pretrain')
   .description('make a base solver by supervised training on generated tasks')
   .argument('<config>', 'pretrain YAML')
-  .action(async (path: string) => {
+  .option('--overwrite', 'replace the out: folder even if it holds files that are not a checkpoint')
+  .action(async (path: string, o: { overwrite?: boolean }) => {
     const parsed = PretrainSchema.safeParse(parseYaml(readFileSync(path, 'utf8')));
     if (!parsed.success) throw new Error(`${path}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
-    console.log(JSON.stringify(await pretrain(parsed.data)));
+    console.log(JSON.stringify(await pretrain(parsed.data, { overwrite: o.overwrite })));
   });
 
 program.parseAsync().catch((err: Error) => {

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import type { Task } from '../core/types.js';
 import { PretrainSchema } from '../engine/pretrain.js';
@@ -6,7 +6,7 @@ import { disjointSplit, writeTasksJsonl } from '../tasks/jsonl.js';
 import { taskFamily } from '../tasks/index.js';
 import { Rng } from '../util/rng.js';
 
-export interface TasksOptions { family: string; difficulty: string; count: number; seed: number; out: string; excludePretrain?: string }
+export interface TasksOptions { family: string; difficulty: string; count: number; seed: number; out: string; excludePretrain?: string; overwrite?: boolean }
 
 /**
  * `coevolve tasks`: writes a seeded JSONL set of distinct tasks. With --exclude-pretrain, no
@@ -14,6 +14,7 @@ export interface TasksOptions { family: string; difficulty: string; count: numbe
  * prompts its base never saw.
  */
 export function tasksCommand(o: TasksOptions): { out: string; count: number } {
+  if (!o.overwrite && existsSync(o.out)) throw new Error(`tasks: ${o.out} exists; pass --overwrite to replace it`);
   let difficulty: unknown;
   try {
     difficulty = JSON.parse(o.difficulty);
@@ -33,7 +34,7 @@ export function tasksCommand(o: TasksOptions): { out: string; count: number } {
       tasks.push(t);
     }
   }
-  writeTasksJsonl(o.out, tasks);
+  writeTasksJsonl(o.out, tasks, { overwrite: o.overwrite });
   return { out: o.out, count: tasks.length };
 }
 

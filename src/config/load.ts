@@ -108,6 +108,7 @@ function describe(zi: z.core.$ZodIssue): { segs: (string | number)[]; message: s
     const input = (zi as { input?: unknown }).input;
     if (hasInput && input === undefined) return [{ segs, message: `required (expected ${zi.expected})` }];
     if (zi.expected === 'int' && typeof input === 'number') return [{ segs, message: `expected integer, received ${input}` }];
+    if (zi.expected === 'number' && typeof input === 'number') return [{ segs, message: `expected a finite number, received ${input}` }];
     return [{ segs, message: `expected ${zi.expected}, received ${typeName(input)}` }];
   }
   const input = (zi as { input?: unknown }).input;

@@ -32,6 +32,15 @@ const int = () =>
   });
 const posInt = () => int().positive();
 const nonNegInt = () => int().nonnegative();
+// Ids and names become folder names (checkpoints/<model>, runs/<name>), so each must be one
+// plain path component: no '/', no '..', nothing hidden.
+const SAFE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,99}$/;
+const unsafe = (v: string) => `must be a plain name (letters, digits, '.', '_', '-'; not starting with '.' or '-'), got ${JSON.stringify(v)}`;
+const safeName = () =>
+  z.string().superRefine((v, ctx) => {
+    if (!SAFE_NAME.test(v)) ctx.addIssue({ code: 'custom', message: unsafe(v) });
+  });
+// record keys are checked in the cross-field pass, where the error can name the key
 const id = z.string().min(1, 'must not be empty');
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 // Cross-field checks run even when other fields failed, so one error lists every problem;
@@ -150,7 +159,7 @@ export const EvalSchema = z.strictObject({
 
 export const ExperimentSchema = z
   .strictObject({
-    name: z.string().min(1), // experiment name; names the run directory
+    name: safeName(), // experiment name; names the run directory
     seed: int().default(0), // seed of everything random
     backend: z.enum(BACKENDS).default('auto'), // tensor backend
     iterations: posInt(), // training iterations to run
@@ -173,6 +182,9 @@ export const ExperimentSchema = z
     const models = isRecord(c.models) ? c.models : {};
     const roles = isRecord(c.roles) ? c.roles : {};
     const known = Object.keys(models);
+    for (const [field, rec] of [['models', models], ['roles', roles]] as const) {
+      for (const key of Object.keys(rec)) if (!SAFE_NAME.test(key)) ctx.addIssue({ code: 'custom', path: [field], message: `an id ${unsafe(key)}` });
+    }
     for (const [roleId, role] of Object.entries(roles)) {
       const model = isRecord(role) ? role.model : undefined;
       if (typeof model === 'string' && model !== '' && !Object.hasOwn(models, model)) {

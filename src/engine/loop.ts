@@ -7,7 +7,7 @@ import type { ExperimentConfig } from '../config/schema.js';
 import type { TinyLM } from '../models/tinylm.js';
 import type { Task } from '../core/types.js';
 import { createProgress } from '../progress/index.js';
-import { loadOptimizerState, saveOptimizerState } from '../rl/optimizer-state.js';
+import { encodeOptimizerState, restoreOptimizerState } from '../rl/optimizer-state.js';
 import { refSyncDue, syncTargetModel } from '../rl/ref-sync.js';
 import { lrMultiplier } from '../rl/schedule.js';
 import { JointTrainer, type TrainSample } from '../rl/trainer.js';
@@ -18,29 +18,40 @@ import { evaluateSolver } from './evaluate.js';
 import { loadModels, saveModels, saveReferences } from './models.js';
 import { createContainer, Resolver } from './registry.js';
 import { rolloutMetrics, scoreEpisodes, toSamples } from './rewards.js';
-import { loadTaskSets } from './task-sets.js';
+import { preflight, type Checked } from './preflight.js';
 
-export interface LoopOptions { log?: (line: string) => void; stream?: NodeJS.WriteStream }
+export interface LoopOptions {
+  log?: (line: string) => void;
+  stream?: NodeJS.WriteStream;
+  /** the task sets as preflight checked them, when the caller already did (before making the run folder) */
+  checked?: Checked;
+  /** resume with a fresh optimizer when the checkpoint's optimizer state is missing or unwanted */
+  freshOptimizer?: boolean;
+}
 
 /**
  * The experiment, top to bottom: resolve every name (before any work), load models, then
  * per iteration: pick tasks, play groups of episodes through the batching servers, judge,
  * compute advantages, one joint update, store episodes and metrics, checkpoint, evaluate.
- * Resumes from the store's last checkpoint: later iterations are dropped and replayed.
+ * Resumes from the store's last checkpoint: later iterations are dropped and replayed, but
+ * only once the checkpoint has loaded whole, so a bad checkpoint changes nothing.
  */
 export async function runLoop(c: ExperimentConfig, store: RunStore, o: LoopOptions = {}): Promise<void> {
   const log = o.log ?? ((l: string) => console.error(l));
   const plan = createContainer().get(Resolver).plan(c);
-  const { train, evalSet } = loadTaskSets(c, plan.family);
+  const { train, evalSet } = o.checked ?? (await preflight(c, plan, log));
   log(describeBackend(await initBackend(c.backend)));
-  const start = await store.resume();
-  const resumeDir = start > 0 ? store.lastCheckpointDir() ?? undefined : undefined;
-  const { models, references, tokenizer } = await loadModels(c, resumeDir);
+  const resumeDir = store.lastCheckpointDir() ?? undefined;
+  const { models, references, tokenizer, attachments } = await loadModels(c, resumeDir, { freshOptimizer: o.freshOptimizer });
   // Old log-probs were taken at the sampling temperature, so the update scores at it too.
   const sampledAt = c.arena.temperature > 0 ? c.arena.temperature : 1;
   const temperature = c.trainer.temperature ?? sampledAt;
   const trainer = new JointTrainer(models, { ...c.trainer, temperature });
-  if (resumeDir) for (const id of Object.keys(models)) await loadOptimizerState(`${resumeDir}/${id}`, trainer.optimizer(id));
+  for (const id of resumeDir ? Object.keys(models) : []) {
+    if (o.freshOptimizer) log(`models.${id}: starting a fresh optimizer (--fresh-optimizer)`);
+    else await restoreOptimizerState(`${resumeDir}/${id}`, attachments[id] ?? {}, trainer.optimizer(id));
+  }
+  const start = await store.resume();
   if (start > 0) log(`resuming after iteration ${start} from ${resumeDir}`);
   const sampling = { maxNewTokens: c.arena.maxNewTokens, temperature: c.arena.temperature, topK: c.arena.topK, topP: c.arena.topP };
   const progress = createProgress(c.iterations, { stream: o.stream, label: c.name });
@@ -89,10 +100,10 @@ export async function runLoop(c: ExperimentConfig, store: RunStore, o: LoopOptio
     if (it % c.checkpointEvery === 0 || it === c.iterations) {
       const dir = store.checkpointDir(it);
       mkdirSync(dir, { recursive: true });
-      await saveModels(dir, models, tokenizer, { iteration: it });
+      const optimizers = Object.fromEntries(await Promise.all(Object.keys(models).map(async (id) => [id, await encodeOptimizerState(trainer.optimizer(id))] as const)));
+      await saveModels(dir, models, tokenizer, { iteration: it }, optimizers);
       // A synced reference is no longer the starting checkpoint, so it is saved too.
       if (c.trainer.refSync) await saveReferences(dir, references, tokenizer, { iteration: it });
-      for (const id of Object.keys(models)) await saveOptimizerState(`${dir}/${id}`, trainer.optimizer(id));
       await store.recordCheckpoint(it, dir);
     }
     progress.tick(it, pickShown(metrics));

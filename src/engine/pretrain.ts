@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { initBackend, describeBackend, BACKEND_CHOICES, type BackendChoice } from '../backend/index.js';
+import { rm } from 'node:fs/promises';
+import { checkReplaceable } from '../models/checkpoint.js';
 import { saveModel } from '../models/store.js';
 import { SupervisedTrainer } from '../models/supervised.js';
 import { TinyLM } from '../models/tinylm.js';
-import { join } from 'node:path';
-import { disjointSplit, writeTasksJsonl } from '../tasks/jsonl.js';
+import { disjointSplit, tasksJsonl } from '../tasks/jsonl.js';
 import { taskFamily } from '../tasks/index.js';
 import { CharTokenizer } from '../tokenizer/index.js';
 import { evaluateSolver, type EvalResult } from './evaluate.js';
@@ -35,7 +36,20 @@ export type PretrainConfig = z.output<typeof PretrainSchema>;
 
 export interface PretrainResult { checkpoint: string; steps: number; heldOut: EvalResult; seconds: number }
 
-export async function pretrain(config: PretrainConfig, log: (line: string) => void = console.error): Promise<PretrainResult> {
+/**
+ * Trains and saves the base. The `out:` folder is checked first: a checkpoint there is
+ * replaced, anything else is refused before any training, unless `overwrite` (then the
+ * folder is deleted and made anew).
+ */
+export async function pretrain(config: PretrainConfig, o: { overwrite?: boolean; log?: (line: string) => void } = {}): Promise<PretrainResult> {
+  const log = o.log ?? console.error;
+  if (!o.overwrite) {
+    try {
+      checkReplaceable(config.out);
+    } catch (e) {
+      throw new Error(`out: ${(e as Error).message}; pass --overwrite to replace the folder`);
+    }
+  }
   const family = taskFamily(config.task.family);
   const difficulty = family.validate(config.task.difficulty);
   log(describeBackend(await initBackend(config.backend)));
@@ -55,9 +69,9 @@ export async function pretrain(config: PretrainConfig, log: (line: string) => vo
   }
   trainer.dispose();
   const seconds = (performance.now() - t0) / 1000;
-  await saveModel(config.out, model, tokenizer, { name: config.name, steps, heldOutPass1: heldOut.pass1, task: config.task });
+  if (o.overwrite) await rm(config.out, { recursive: true, force: true });
   // The held-out prompts were never trained on: later RL runs evaluate on them.
-  writeTasksJsonl(join(config.out, 'heldout.jsonl'), test);
+  await saveModel(config.out, model, tokenizer, { name: config.name, steps, heldOutPass1: heldOut.pass1, task: config.task }, { 'heldout.jsonl': tasksJsonl(test) });
   model.dispose();
   return { checkpoint: config.out, steps, heldOut, seconds };
 }

@@ -61,8 +61,9 @@ export class Resolver {
     }
     const parse: AnswerParser = (o) => family.parseAnswer(o);
     const roles = Object.fromEntries(Object.entries(c.roles).map(([id, r]) => [id, this.roles.resolve(r.kind, `roles.${id}.kind`)(parse)]));
-    for (const needed of arena.roles) {
+    for (const [needed, kind] of Object.entries(arena.roles)) {
       if (!roles[needed]) throw new Error(`roles: arena '${arena.kind}' needs role '${needed}'; configured: ${Object.keys(roles).join(', ')}`);
+      if (c.roles[needed].kind !== kind) throw new Error(`roles.${needed}.kind: arena '${arena.kind}' plays '${needed}' as a ${kind}, not a ${c.roles[needed].kind}`);
     }
     const judges = c.judges.map((j, i) => {
       const make = this.judges.resolve(j.kind, `judges[${i}].kind`);

@@ -1,22 +1,38 @@
 import type { ExperimentConfig } from '../config/schema.js';
 import type { Task } from '../core/types.js';
-import { disjointSplit, generateTasks, readTasksJsonl } from '../tasks/jsonl.js';
+import { disjointSplit, generateTasks, readTasksJsonl, type TaskCheck } from '../tasks/jsonl.js';
 import type { TaskFamily } from '../tasks/types.js';
 
+/** Checks per set: a file's bad task is reported with its file and line. */
+export interface TaskSetChecks { train?: TaskCheck; eval?: TaskCheck }
+
 /**
- * The train and eval task sets of a config. Two generated sets come from one disjoint split
- * (no eval prompt appears in train); a file is read as is. Label-free runs may point both
- * at the same unlabeled file (TTRL's test-time setting).
+ * The train and eval task sets of a config, each read and checked whole. Two generated sets
+ * come from one disjoint split (no eval prompt appears in train); a file is read as is.
+ * Label-free runs may point both at the same unlabeled file (TTRL's test-time setting).
  */
-export function loadTaskSets(c: ExperimentConfig, family: TaskFamily<unknown>): { train: Task[]; evalSet: Task[] } {
+export function loadTaskSets(c: ExperimentConfig, family: TaskFamily<unknown>, checks: TaskSetChecks = {}): { train: Task[]; evalSet: Task[] } {
   const { train, eval: ev, difficulty } = c.tasks;
+  const generated = (field: string, tasks: Task[], check?: TaskCheck) => {
+    for (const t of tasks) {
+      const wrong = check?.(t);
+      if (wrong !== undefined) throw new Error(`tasks.${field}: generated task ${t.id} (${JSON.stringify(t.prompt)}): ${wrong}`);
+    }
+    return tasks;
+  };
   if (train.source === 'generate' && ev.source === 'generate') {
     const split = disjointSplit(family, difficulty, train.count!, ev.count!, c.seed);
-    return { train: split.train, evalSet: split.test };
+    return { train: generated('train', split.train, checks.train), evalSet: generated('eval', split.test, checks.eval) };
   }
-  const load = (s: typeof train, salt: number) => (s.source === 'file' ? readTasksJsonl(s.path!, family.name) : generateTasks(family, difficulty, s.count!, c.seed + salt));
-  const evalSet = load(ev, 1);
-  const all = load(train, 0);
+  const load = (field: 'train' | 'eval', s: typeof train, salt: number) => {
+    const check = checks[field];
+    if (s.source === 'generate') return generated(field, generateTasks(family, difficulty, s.count!, c.seed + salt), check);
+    const tasks = readTasksJsonl(s.path!, family.name, check);
+    if (tasks.length === 0) throw new Error(`tasks.${field}.path: ${s.path} holds no tasks`);
+    return tasks;
+  };
+  const evalSet = load('eval', ev, 1);
+  const all = load('train', train, 0);
   // Scoring the very set it trains on is TTRL's test-time setting, chosen by naming one file
   // twice; otherwise no eval prompt may leak into training.
   if (train.source === 'file' && ev.source === 'file' && train.path === ev.path) return { train: all, evalSet };

@@ -1,30 +1,47 @@
 import * as tf from '@tensorflow/tfjs';
-import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import type { Attachments } from '../models/checkpoint.js';
+
+const BIN = 'optimizer.bin';
+const JSON_FILE = 'optimizer.json';
+/** the attachments that hold an optimizer state */
+export const OPTIMIZER_FILES = [JSON_FILE, BIN] as const;
 
 /**
- * Saves an optimizer's state (Adam's step count and moments) beside a model checkpoint,
- * so a resumed run continues the same optimisation rather than restarting Adam.
+ * An optimizer's state (Adam's step count and moments) as checkpoint attachments, so it is
+ * saved inside the model's checkpoint and hashed with it, and a resumed run continues the
+ * same optimisation rather than restarting Adam.
  */
-export async function saveOptimizerState(dir: string, optimizer: tf.Optimizer): Promise<void> {
+export async function encodeOptimizerState(optimizer: tf.Optimizer): Promise<Attachments> {
   const weights = await optimizer.getWeights();
   const { data, specs } = await tf.io.encodeWeights(weights);
   tf.dispose(weights.filter((w) => w.name === 'iter').map((w) => w.tensor)); // a fresh scalar each call; the rest are the optimizer's own
-  await writeFile(join(dir, 'optimizer.bin'), new Uint8Array(data));
-  await writeFile(join(dir, 'optimizer.json'), JSON.stringify({ specs }));
+  return { [BIN]: new Uint8Array(data), [JSON_FILE]: JSON.stringify({ specs }) };
 }
 
-/** Restores what saveOptimizerState wrote; a missing file leaves the optimizer fresh and says so. */
-export async function loadOptimizerState(dir: string, optimizer: tf.Optimizer): Promise<boolean> {
+/**
+ * Restores the state from a checkpoint's attachments (already checked against its hashes).
+ * A checkpoint without optimizer state is an error naming it: a silently fresh Adam would
+ * make the resumed run differ from the one that was killed.
+ */
+export async function restoreOptimizerState(where: string, attachments: Record<string, Uint8Array>, optimizer: tf.Optimizer): Promise<void> {
+  const json = attachments[JSON_FILE];
+  const bin = attachments[BIN];
+  if (!json || !bin) throw new Error(`${where} holds no optimizer state (${JSON_FILE}, ${BIN}); resume with --fresh-optimizer to restart the optimizer`);
   let specs: tf.io.WeightsManifestEntry[];
+  let map: tf.NamedTensorMap;
   try {
-    specs = JSON.parse(await readFile(join(dir, 'optimizer.json'), 'utf8')).specs;
-  } catch {
-    return false;
+    specs = JSON.parse(new TextDecoder().decode(json)).specs;
+    const bytes = specs.reduce((n, s) => n + 4 * s.shape.reduce((a, b) => a * b, 1), 0);
+    if (bytes !== bin.byteLength) throw new Error(`${BIN} has ${bin.byteLength} bytes, ${JSON_FILE} describes ${bytes}`);
+    map = tf.io.decodeWeights(bin.buffer.slice(bin.byteOffset, bin.byteOffset + bin.byteLength) as ArrayBuffer, specs);
+  } catch (e) {
+    throw new Error(`${where}/${JSON_FILE}: cannot read the optimizer state: ${(e as Error).message}`);
   }
-  const bin = new Uint8Array(await readFile(join(dir, 'optimizer.bin')));
-  const map = tf.io.decodeWeights(bin.buffer.slice(bin.byteOffset, bin.byteOffset + bin.byteLength), specs);
-  await optimizer.setWeights(specs.map((s) => ({ name: s.name, tensor: map[s.name] })));
-  tf.dispose(Object.values(map)); // setWeights copied them into the optimizer's variables
-  return true;
+  try {
+    await optimizer.setWeights(specs.map((s) => ({ name: s.name, tensor: map[s.name] })));
+  } catch (e) {
+    throw new Error(`${where}/${JSON_FILE}: the optimizer state does not fit this model: ${(e as Error).message}`);
+  } finally {
+    tf.dispose(Object.values(map)); // setWeights copied them into the optimizer's variables
+  }
 }

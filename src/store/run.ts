@@ -8,6 +8,10 @@
  *   episodes/shard-000000.jsonl    episodes, one per line, each with an `iteration`;
  *   episodes/shard-000001.jsonl    a new shard every `shardSize` episodes
  *   checkpoints/iter-000010/       model checkpoints
+ *   run.lock                       who writes the run now (see lock.ts); absent when no one does
+ *
+ * One process writes a run: `create` and `open(dir, { write: true })` take the lock, and every
+ * write checks it is still held; `open(dir)` reads only. `close()` releases the lock.
  *
  * Appends are one `appendFileSync` of whole lines per batch, so a kill leaves at most one
  * torn (unterminated) last line; readers skip it and the first append of a writer, like
@@ -18,13 +22,14 @@ import {
   appendFileSync, closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, readSync,
   renameSync, rmSync, statSync, writeFileSync,
 } from 'node:fs';
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { Low } from 'lowdb';
 import { JSONFile } from 'lowdb/node';
 import { stringify as toYaml } from 'yaml';
 import type { Episode } from '../core/types.js';
 import { loadConfig, parseConfig } from '../config/load.js';
 import type { ExperimentConfig } from '../config/schema.js';
+import { LOCK_FILE, RunLock } from './lock.js';
 
 export type RunStatus = 'running' | 'done' | 'failed';
 
@@ -61,6 +66,10 @@ export type StoredEpisode = Episode & { iteration: number };
 export interface RunStoreOptions {
   /** episodes per shard file (default 5000) */
   shardSize?: number;
+  /** open to write (takes the run's lock); reading needs no lock (open only) */
+  write?: boolean;
+  /** where lock messages go (a stale lock taken over) */
+  log?: (line: string) => void;
 }
 
 export const DEFAULT_SHARD_SIZE = 5000;
@@ -83,12 +92,14 @@ export class RunStore {
   private shard: { index: number; lines: number } | undefined;
   /** files whose torn tail this process has already checked before appending */
   private readonly clean = new Set<string>();
+  private closed = false;
 
   private constructor(
     dir: string,
     readonly config: ExperimentConfig,
     private readonly db: Low<RunRecord>,
     options: RunStoreOptions,
+    private readonly lock: RunLock | undefined,
   ) {
     this.dir = resolve(dir);
     const size = options.shardSize ?? DEFAULT_SHARD_SIZE;
@@ -96,7 +107,11 @@ export class RunStore {
     this.shardSize = size;
   }
 
-  /** Starts a new run in `dir` (created if needed). Fails if `dir` already holds a run. */
+  /**
+   * Starts a new run in `dir` (created if needed) and holds its lock. Fails if `dir` already
+   * holds a run, or holds anything at all: a folder of someone else's files is never mixed
+   * with a run's.
+   */
   static async create(dir: string, config: ExperimentConfig, options: RunStoreOptions = {}): Promise<RunStore> {
     const abs = resolve(dir);
     const resolved = parseConfig(config, 'RunStore.create config'); // so config.yaml always loads back
@@ -104,17 +119,26 @@ export class RunStore {
       throw new Error(`RunStore.create: ${abs} already holds a run (${RUN_JSON} exists); open it to resume, or choose another directory`);
     }
     if (existsSync(abs) && !statSync(abs).isDirectory()) throw new Error(`RunStore.create: ${abs} exists and is not a directory`);
-    mkdirSync(join(abs, EPISODES), { recursive: true });
-    mkdirSync(join(abs, CHECKPOINTS), { recursive: true });
-    // the config first, so a run.json always has its config beside it
-    writeAtomic(join(abs, CONFIG_YAML), toYaml(resolved));
-    const now = new Date().toISOString();
-    const record: RunRecord = {
-      status: 'running', createdAt: now, updatedAt: now, iterations: 0, checkpoints: [], lastCheckpoint: null, resumedAt: [],
-    };
-    const db = new Low<RunRecord>(new JSONFile<RunRecord>(join(abs, RUN_JSON)), record);
-    await db.write();
-    return new RunStore(abs, resolved, db, options);
+    refuseForeign(abs, []);
+    mkdirSync(abs, { recursive: true });
+    const lock = RunLock.acquire(abs, options.log);
+    try {
+      refuseForeign(abs, [LOCK_FILE]); // another creator may have been faster
+      mkdirSync(join(abs, EPISODES), { recursive: true });
+      mkdirSync(join(abs, CHECKPOINTS), { recursive: true });
+      // the config first, so a run.json always has its config beside it
+      writeAtomic(join(abs, CONFIG_YAML), toYaml(resolved));
+      const now = new Date().toISOString();
+      const record: RunRecord = {
+        status: 'running', createdAt: now, updatedAt: now, iterations: 0, checkpoints: [], lastCheckpoint: null, resumedAt: [],
+      };
+      const db = new Low<RunRecord>(new JSONFile<RunRecord>(join(abs, RUN_JSON)), record);
+      await db.write();
+      return new RunStore(abs, resolved, db, options, lock);
+    } catch (e) {
+      lock.release();
+      throw e;
+    }
   }
 
   /** Opens an existing run (to resume it or to read it). */
@@ -125,6 +149,16 @@ export class RunStore {
     const runJson = join(abs, RUN_JSON);
     if (!existsSync(runJson)) throw new Error(`RunStore.open: ${abs} is not a run directory: it has no ${RUN_JSON}`);
     if (!existsSync(join(abs, CONFIG_YAML))) throw new Error(`RunStore.open: ${abs} is not a run directory: it has no ${CONFIG_YAML}`);
+    const lock = options.write ? RunLock.acquire(abs, options.log) : undefined;
+    try {
+      return await RunStore.read(abs, runJson, options, lock);
+    } catch (e) {
+      lock?.release();
+      throw e;
+    }
+  }
+
+  private static async read(abs: string, runJson: string, options: RunStoreOptions, lock: RunLock | undefined): Promise<RunStore> {
     // an empty placeholder: Low keeps it only if the file parses to nothing, which checkRecord rejects
     const db = new Low<RunRecord>(new JSONFile<RunRecord>(runJson), {} as RunRecord);
     try {
@@ -134,7 +168,13 @@ export class RunStore {
     }
     checkRecord(db.data, runJson);
     const config = loadConfig(join(abs, CONFIG_YAML));
-    return new RunStore(abs, config, db, options);
+    return new RunStore(abs, config, db, options, lock);
+  }
+
+  /** Releases the run's lock (a reader has none). The store cannot write afterwards. */
+  close(): void {
+    this.lock?.release();
+    this.closed = true;
   }
 
   /** A copy of run.json as last written by this process. */
@@ -168,6 +208,7 @@ export class RunStore {
     if (typeof row?.iteration !== 'number' || !Number.isFinite(row.iteration)) {
       throw new Error(`RunStore.appendMetrics: the row needs a numeric iteration, got ${JSON.stringify(row?.iteration)}`);
     }
+    this.assertWriter('appendMetrics');
     const file = this.metricsPath;
     this.prepareAppend(file);
     appendFileSync(file, JSON.stringify(row) + '\n');
@@ -176,6 +217,7 @@ export class RunStore {
   /** Appends episodes played in `iteration`, rolling to a new shard every `shardSize` episodes. */
   appendEpisodes(iteration: number, episodes: readonly Episode[]): void {
     if (!Number.isFinite(iteration)) throw new Error(`RunStore.appendEpisodes: iteration must be a number, got ${iteration}`);
+    this.assertWriter('appendEpisodes');
     if (episodes.length === 0) return;
     const shard = this.currentShard();
     let i = 0;
@@ -238,18 +280,17 @@ export class RunStore {
    * at the first shard that needs no change).
    */
   async truncateAfter(n: number): Promise<void> {
-    const keep = (line: string) => {
-      const obj = tryParse(line);
-      return obj !== undefined && typeof obj.iteration === 'number' && obj.iteration <= n;
-    };
-    filterLines(this.metricsPath, keep);
+    this.assertWriter('truncateAfter');
+    // Plan every rewrite before making any, so a corrupt line stops the resume with nothing changed.
+    const keep = (obj: Record<string, unknown>) => (obj.iteration as number) <= n;
+    const plans = [planFilter(this.metricsPath, keep)];
     const shards = listShards(this.episodesDir);
     for (let s = shards.length - 1; s >= 0; s--) {
-      const file = join(this.episodesDir, shardName(shards[s]!));
-      const { kept, changed } = filterLines(file, keep);
-      if (kept === 0) rmSync(file, { force: true });
-      if (!changed) break;
+      const plan = planFilter(join(this.episodesDir, shardName(shards[s]!)), keep);
+      plans.push(plan);
+      if (!plan.changed) break;
     }
+    for (const p of plans) applyFilter(p);
     this.shard = undefined; // recount before the next append
     this.clean.clear();
 
@@ -286,7 +327,15 @@ export class RunStore {
 
   // ------------------------------------------------------------------ internals
 
+  /** Every write goes through here: only the lock's holder writes, and only while it holds it. */
+  private assertWriter(what: string): void {
+    if (this.closed) throw new Error(`RunStore.${what}: the store of ${this.dir} is closed`);
+    if (!this.lock) throw new Error(`RunStore.${what}: ${this.dir} was opened to read; open it with { write: true } to write`);
+    this.lock.assertHeld();
+  }
+
   private async write(): Promise<void> {
+    this.assertWriter('write');
     this.db.data.updatedAt = new Date().toISOString();
     await this.db.write();
   }
@@ -328,6 +377,15 @@ function checkRecord(d: unknown, where: string): asserts d is RunRecord {
     typeof r.iterations === 'number' && Array.isArray(r.checkpoints) && Array.isArray(r.resumedAt) &&
     (r.lastCheckpoint === null || (typeof r.lastCheckpoint === 'object' && typeof r.lastCheckpoint?.iteration === 'number'));
   if (!ok) throw new Error(`RunStore.open: ${where} is not a run record (expected status, iterations, checkpoints, lastCheckpoint, resumedAt)`);
+}
+
+/** Refuses a non-empty folder that is not a run: its files would be mixed with the run's, or deleted. */
+function refuseForeign(dir: string, allowed: string[]): void {
+  if (!existsSync(dir)) return;
+  const found = readdirSync(dir).filter((f) => !allowed.includes(f));
+  if (found.length === 0) return;
+  const shown = found.slice(0, 5).join(', ') + (found.length > 5 ? `, and ${found.length - 5} more` : '');
+  throw new Error(`RunStore.create: ${dir} is not empty and holds no ${RUN_JSON} (${shown}); a run starts in a new or empty folder`);
 }
 
 function writeAtomic(file: string, text: string): void {
@@ -380,14 +438,32 @@ function countLines(file: string): number {
   return lines.filter((l) => l.trim() !== '').length;
 }
 
-/** Rewrites `file` (atomically) with only the complete lines `keep` accepts. */
-function filterLines(file: string, keep: (line: string) => boolean): { kept: number; changed: boolean } {
-  if (!existsSync(file)) return { kept: 0, changed: false };
+interface FilterPlan { file: string; kept: string[]; changed: boolean }
+
+/**
+ * Which complete lines of `file` to keep. A complete line that is not a JSON object with a
+ * numeric iteration is an error naming the line: it is someone's data, not a torn write.
+ */
+function planFilter(file: string, keep: (obj: Record<string, unknown>) => boolean): FilterPlan {
+  if (!existsSync(file)) return { file, kept: [], changed: false };
   const { lines, torn } = completeLines(file);
-  const kept = lines.filter((l) => l.trim() !== '' && keep(l));
-  const changed = torn || kept.length !== lines.length;
-  if (changed) writeAtomic(file, kept.map((l) => l + '\n').join(''));
-  return { kept: kept.length, changed };
+  const kept: string[] = [];
+  lines.forEach((line, i) => {
+    if (line.trim() === '') return;
+    const obj = tryParse(line);
+    if (obj === undefined || typeof obj.iteration !== 'number') {
+      throw new Error(`${file}:${i + 1}: not a JSON object with a numeric iteration (${line.slice(0, 60)}); fix or remove that line, then resume again`);
+    }
+    if (keep(obj)) kept.push(line);
+  });
+  return { file, kept, changed: torn || kept.length !== lines.length };
+}
+
+/** Rewrites the file (atomically) as planned; a shard left empty is removed. */
+function applyFilter(p: FilterPlan): void {
+  if (!p.changed) return;
+  if (p.kept.length === 0 && basename(p.file) !== METRICS) rmSync(p.file, { force: true });
+  else writeAtomic(p.file, p.kept.map((l) => l + '\n').join(''));
 }
 
 /** Truncates `file` after its last newline, if its tail is an unterminated line. */

@@ -3,7 +3,7 @@
  * per line, so datasets can be inspected, diffed and mixed with outside data), seeded
  * generation of a set, and train/test splits that never share a prompt.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Task } from '../core/types.js';
 import { Rng } from '../util/rng.js';
@@ -11,10 +11,18 @@ import { show } from './common.js';
 import type { TaskFamily } from './types.js';
 
 /**
- * Writes tasks as JSONL, one object per line with id, family, prompt and (when present)
- * answer; creates the parent directory.
+ * Writes tasks as JSONL (see {@link tasksJsonl}); creates the parent directory. An existing
+ * file is refused unless `overwrite`.
  */
-export function writeTasksJsonl(path: string, tasks: readonly Task[]): void {
+export function writeTasksJsonl(path: string, tasks: readonly Task[], o: { overwrite?: boolean } = {}): void {
+  const text = tasksJsonl(tasks);
+  if (!o.overwrite && existsSync(path)) throw new Error(`${path} exists; refusing to overwrite it (choose another path, or overwrite)`);
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, text);
+}
+
+/** Tasks as JSONL text, one object per line with id, family, prompt and (when present) answer. */
+export function tasksJsonl(tasks: readonly Task[]): string {
   const lines = tasks.map((t, i) => {
     if (typeof t.prompt !== 'string') throw new Error(`writeTasksJsonl: task ${i} ('${t.id}') has no string prompt`);
     if (t.answer !== undefined && typeof t.answer !== 'string') throw new Error(`writeTasksJsonl: task ${i} ('${t.id}') has a non-string answer`);
@@ -22,17 +30,20 @@ export function writeTasksJsonl(path: string, tasks: readonly Task[]): void {
     if (t.answer !== undefined) record.answer = t.answer;
     return JSON.stringify(record);
   });
-  mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, lines.map((l) => `${l}\n`).join(''));
+  return lines.map((l) => `${l}\n`).join('');
 }
 
+/** A check of one task beyond its fields (it fits the model, say): what is wrong, or undefined. */
+export type TaskCheck = (task: Task) => string | undefined;
+
 /**
- * Reads a JSONL task file. Each non-blank line needs a string `prompt`; `answer` (string)
- * is optional, for unlabeled data. `id` (string) defaults to `${family}-${lineNumber}`.
- * A line's own `family`, if any, must equal `family`, since that names the verifier.
- * Any malformed line throws `path:line: what is wrong` (1-based line numbers).
+ * Reads a JSONL task file, whole. Each non-blank line needs a string `prompt`; `answer`
+ * (string) is optional, for unlabeled data. `id` (string) defaults to `${family}-${lineNumber}`.
+ * A line's own `family`, if any, must equal `family`, since that names the verifier; `check`
+ * may refuse a task for other reasons. Any bad line throws `path:line: what is wrong`
+ * (1-based line numbers).
  */
-export function readTasksJsonl(path: string, family: string): Task[] {
+export function readTasksJsonl(path: string, family: string, check?: TaskCheck): Task[] {
   const tasks: Task[] = [];
   const seen = new Map<string, number>();
   readFileSync(path, 'utf8')
@@ -62,6 +73,8 @@ export function readTasksJsonl(path: string, family: string): Task[] {
       seen.set(id, n);
       const task: Task = { id, family, prompt: rec.prompt as string };
       if (rec.answer !== undefined) task.answer = rec.answer as string;
+      const wrong = check?.(task);
+      if (wrong !== undefined) fail(wrong);
       tasks.push(task);
     });
   return tasks;

@@ -31,6 +31,14 @@ describe('coevolve eval', () => {
     for (const v of [a.pass1, a.majN ?? -1, a.validRate]) expect(Number.isInteger(v * 12) && v >= 0 && v <= 1).to.equal(true);
   });
 
+  it('refuses --max-new-tokens 0 and an empty task file', async () => {
+    const fail = (o: object) => evalCommand({ ...base, ...o }).then(() => 'no error', (e: Error) => e.message);
+    expect(await fail({ maxNewTokens: 0 })).to.match(/--max-new-tokens must be a positive integer, got 0/);
+    const empty = join(dir, 'empty.jsonl');
+    writeFileSync(empty, '\n');
+    expect(await fail({ data: empty })).to.match(/empty\.jsonl holds no tasks/);
+  });
+
   it('refuses a task file without answers, naming the line', async () => {
     const unlabeled = join(dir, 'unlabeled.jsonl');
     writeFileSync(unlabeled, '{"prompt":"1+1=","answer":"2"}\n{"prompt":"2+2="}\n');

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
@@ -21,7 +21,18 @@ describe('coevolve tasks', () => {
     expect(tasks).to.have.length(30);
     expect(new Set(tasks.map((t) => t.prompt)).size).to.equal(30);
     expect(tasks.filter((t) => used.has(t.prompt))).to.deep.equal([]);
-    expect(() => tasksCommand({ family: 'arithmetic', difficulty: '{digits', count: 1, seed: 1, out })).to.throw(/--difficulty must be JSON/);
-    expect(() => tasksCommand({ family: 'arithmetic', difficulty: JSON.stringify(difficulty), count: 200, seed: 1, out })).to.throw(/found only 100 of 200 distinct/);
+    const other = join(dir, 'other.jsonl');
+    expect(() => tasksCommand({ family: 'arithmetic', difficulty: '{digits', count: 1, seed: 1, out: other })).to.throw(/--difficulty must be JSON/);
+    expect(() => tasksCommand({ family: 'arithmetic', difficulty: JSON.stringify(difficulty), count: 200, seed: 1, out: other })).to.throw(/found only 100 of 200 distinct/);
+  });
+
+  it('refuses to overwrite an existing file unless told to', () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'coevolve-tasks-')), 'mine.jsonl');
+    writeFileSync(out, 'my notes\n');
+    const o = { family: 'arithmetic', difficulty: '{}', count: 5, seed: 1, out };
+    expect(() => tasksCommand(o)).to.throw(/mine\.jsonl exists; pass --overwrite/);
+    expect(readFileSync(out, 'utf8')).to.equal('my notes\n');
+    tasksCommand({ ...o, overwrite: true });
+    expect(readTasksJsonl(out, 'arithmetic')).to.have.length(5);
   });
 });

@@ -228,6 +228,12 @@ describe('config/load', () => {
     expect(e.issues.map((i) => i.path)).to.have.members(['arena.groupSize', 'trainer.lrr']);
   });
 
+  it('says an infinite or NaN number is not finite (YAML .inf, .nan)', () => {
+    for (const [v, shown] of [['.inf', 'Infinity'], ['-.inf', '-Infinity'], ['.nan', 'NaN']]) {
+      expect(() => loadConfig(write(VALID), [`trainer.lr=${v}`])).to.throw(`trainer.lr: expected a finite number, received ${shown}`);
+    }
+  });
+
   it('rejects a malformed override, naming it', () => {
     const p = write(VALID);
     for (const bad of ['trainer.lr', '=3', 'trainer..lr=1', 'name.first=x']) {

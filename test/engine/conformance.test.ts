@@ -23,7 +23,7 @@ describe('arena conformance', () => {
         const arena = makeArena();
         for (const seed of [1, 2, 3]) {
           const server = new BatchingServer('m', model, seed);
-          const bindings = Object.fromEntries(arena.roles.map((r) => [r, { role: ROLE_KINDS[r]((o) => family.parseAnswer(o)), model: 'm', server }]));
+          const bindings = Object.fromEntries(Object.entries(arena.roles).map(([id, kind]) => [id, { role: ROLE_KINDS[kind]((o) => family.parseAnswer(o)), model: 'm', server }]));
           const agents = new Agents(bindings, tokenizer, { maxNewTokens: 6, temperature: 1 });
           const tasks = generateTasks(family, {}, 6, seed);
           const episodes = await firstValueFrom(playGroups(arena, tasks, 4, agents).pipe(toArray()));

@@ -4,6 +4,7 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initBackend } from '../../src/backend/index.js';
+import { seal } from '../../src/models/checkpoint.js';
 import { MlpPolicy } from '../../src/models/mlp.js';
 import { loadModel, saveModel } from '../../src/models/store.js';
 import { TinyLM } from '../../src/models/tinylm.js';
@@ -20,7 +21,11 @@ describe('checkpoints', () => {
   });
 
   it('round-trips a TinyLM with its tokenizer in the model-artifacts layout', async () => {
+    // guards against: a loader that ignores weights.bin and rebuilds the model from config.seed
     const m = new TinyLM(config);
+    // move every weight off its seeded initial value, so only the saved file can restore it
+    for (const v of m.variables()) tf.tidy(() => v.assign(v.add(tf.sin(tf.range(1, v.size + 1).reshape(v.shape)).mul(0.1))));
+    const saved = Object.fromEntries(Object.entries(m.weights).map(([k, v]) => [k, Array.from(v.dataSync())]));
     await saveModel(join(dir, 'lm'), m, tokenizer, { iteration: 7 });
     const manifest = JSON.parse(await readFile(join(dir, 'lm', 'model.json'), 'utf8'));
     expect(manifest.weightsManifest[0].paths).to.deep.equal(['weights.bin']);
@@ -29,10 +34,16 @@ describe('checkpoints', () => {
     if (loaded.kind !== 'tinylm') throw new Error('wrong kind');
     expect(loaded.tokenizer!.encode('1+2=3')).to.deep.equal(tokenizer.encode('1+2=3'));
     expect(loaded.extra).to.deep.equal({ iteration: 7 });
+    const fresh = new TinyLM(config);
+    for (const [k, values] of Object.entries(saved)) {
+      expect(Array.from(loaded.model.weights[k].dataSync()), k).to.deep.equal(values);
+      expect(Array.from(fresh.weights[k].dataSync()), `${k} of a fresh model`).to.not.deep.equal(values);
+    }
     const input = [{ prompt: tokenizer.prompt('1+2=', 'solver'), completion: tokenizer.encode('3') }];
     const [a, b] = [m, loaded.model].map((x) => tf.tidy(() => Array.from(x.score(input).logProbs.dataSync())));
     expect(b).to.deep.equal(a);
     m.dispose();
+    fresh.dispose();
     loaded.model.dispose();
   });
 
@@ -67,14 +78,16 @@ describe('checkpoints', () => {
     const path = join(dir, 'mismatch', 'model.json');
     const json = JSON.parse(await readFile(path, 'utf8'));
     json.modelTopology.config.dModel = 32;
-    await writeFile(path, JSON.stringify(json));
+    // sealed again, as a writer with a bug would: the shape checks stand behind the hashes
+    const write = (j: typeof json) => writeFile(path, JSON.stringify(seal(j)));
+    await write(json);
     await expectReject(loadModel(join(dir, 'mismatch')), /weight 'tok_emb' has shape \[\d+,16\], config needs \[\d+,32\]/);
     json.modelTopology.config.dModel = 16;
     json.modelTopology.config.valueHead = false;
-    await writeFile(path, JSON.stringify(json));
+    await write(json);
     await expectReject(loadModel(join(dir, 'mismatch')), /weights this config does not use: value.w, value.b/);
     json.modelTopology.kind = 'rnn';
-    await writeFile(path, JSON.stringify(json));
+    await write(json);
     await expectReject(loadModel(join(dir, 'mismatch')), /unknown model kind 'rnn'; known: tinylm, mlp/);
     m.dispose();
   });

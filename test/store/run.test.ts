@@ -73,6 +73,29 @@ describe('store/RunStore', () => {
       expect(err?.message).to.match(/already holds a run/);
     });
 
+    it('refuses a folder that holds files but no run.json, and leaves them be', async () => {
+      mkdirSync(join(dir, 'episodes'), { recursive: true });
+      writeFileSync(join(dir, 'metrics.jsonl'), '{"iteration":0,"eval/pass1":0.5}\n');
+      let err: Error | undefined;
+      await RunStore.create(dir, CONFIG).catch((e: Error) => (err = e));
+      expect(err?.message).to.match(/is not empty and holds no run\.json \(.*metrics\.jsonl/);
+      expect(readFileSync(join(dir, 'metrics.jsonl'), 'utf8')).to.equal('{"iteration":0,"eval/pass1":0.5}\n');
+      expect(existsSync(join(dir, 'run.json'))).to.equal(false);
+      expect(existsSync(join(dir, 'run.lock'))).to.equal(false);
+    });
+
+    it('holds the lock while open to write; a reader needs none and cannot write', async () => {
+      const a = await RunStore.create(dir, CONFIG);
+      let err: Error | undefined;
+      await RunStore.open(dir, { write: true }).catch((e: Error) => (err = e));
+      expect(err?.message).to.match(new RegExp(`in use: pid ${process.pid}`));
+      const reader = await RunStore.open(dir);
+      expect(() => reader.appendMetrics({ iteration: 1 })).to.throw(/opened to read/);
+      a.close();
+      expect(() => a.appendMetrics({ iteration: 1 })).to.throw(/closed/);
+      (await RunStore.open(dir, { write: true })).close();
+    });
+
     it('open fails clearly on a missing folder, a folder without run.json and a corrupt run.json', async () => {
       const fail = async (d: string) => {
         try {
@@ -110,7 +133,8 @@ describe('store/RunStore', () => {
       ]);
       expect(onDisk.lastCheckpoint).to.deep.equal({ iteration: 10, dir: 'checkpoints/iter-000010' });
 
-      const b = await RunStore.open(dir);
+      a.close();
+      const b = await RunStore.open(dir, { write: true });
       expect(b.record).to.deep.equal(onDisk);
       expect(b.lastCheckpointDir()).to.equal(a.checkpointDir(10));
       await b.setStatus('done');
@@ -168,7 +192,8 @@ await s.setStatus('done');
       s.appendMetrics({ iteration: 1, reward: 1 });
       appendFileSync(join(dir, 'metrics.jsonl'), '{"iteration": 2, "rew');
       expect(s.readMetrics()).to.deep.equal([{ iteration: 1, reward: 1 }]);
-      const t = await RunStore.open(dir);
+      s.close();
+      const t = await RunStore.open(dir, { write: true });
       t.appendMetrics({ iteration: 2, reward: 2 });
       expect(t.readMetrics()).to.deep.equal([
         { iteration: 1, reward: 1 },
@@ -201,11 +226,13 @@ await s.setStatus('done');
     it('continues shard numbering and filling after reopen', async () => {
       const a = await RunStore.create(dir, CONFIG, { shardSize: 4 });
       a.appendEpisodes(1, episodes(1, 6)); // shard 0: 4, shard 1: 2
-      const b = await RunStore.open(dir, { shardSize: 4 });
+      a.close();
+      const b = await RunStore.open(dir, { shardSize: 4, write: true });
       b.appendEpisodes(2, episodes(2, 3)); // shard 1: +2 -> 4, shard 2: 1
       const counts = b.shardFiles().map((f) => readFileSync(f, 'utf8').trim().split('\n').length);
       expect(counts).to.deep.equal([4, 4, 1]);
-      const c = await RunStore.open(dir, { shardSize: 4 });
+      b.close();
+      const c = await RunStore.open(dir, { shardSize: 4, write: true });
       c.appendEpisodes(3, episodes(3, 4));
       expect(c.shardFiles().map((f) => readFileSync(f, 'utf8').trim().split('\n').length)).to.deep.equal([4, 4, 4, 1]);
       expect(c.readEpisodes()).to.have.length(13);
@@ -257,6 +284,22 @@ await s.setStatus('done');
       expect(shard.trim().split('\n')).to.have.length(2);
     });
 
+    it('stops at a corrupt line in the middle of metrics.jsonl, naming it, and changes nothing', async () => {
+      const s = await RunStore.create(dir, CONFIG);
+      for (let it = 1; it <= 4; it++) s.appendMetrics({ iteration: it });
+      await s.recordCheckpoint(2, s.checkpointDir(2));
+      const path = join(dir, 'metrics.jsonl');
+      const lines = readFileSync(path, 'utf8').split('\n');
+      lines[1] = '{"iteration": 2, oops';
+      writeFileSync(path, lines.join('\n'));
+      const before = readFileSync(path, 'utf8');
+      let err: Error | undefined;
+      await s.resume().catch((e: Error) => (err = e));
+      expect(err?.message).to.match(/metrics\.jsonl:2: not a JSON object/);
+      expect(readFileSync(path, 'utf8')).to.equal(before);
+      expect(s.record.resumedAt).to.deep.equal([]);
+    });
+
     it('is idempotent', async () => {
       const s = await RunStore.create(dir, CONFIG);
       s.appendMetrics({ iteration: 1 });
@@ -274,7 +317,8 @@ await s.setStatus('done');
         if (it % 5 === 0) await a.recordCheckpoint(it, a.checkpointDir(it));
       }
       await a.setStatus('failed', 'killed');
-      const b = await RunStore.open(dir);
+      a.close();
+      const b = await RunStore.open(dir, { write: true });
       expect(await b.resume()).to.equal(5);
       expect(b.readMetrics().map((r) => r.iteration)).to.deep.equal([1, 2, 3, 4, 5]);
       expect(b.readEpisodes()).to.have.length(5);
@@ -309,7 +353,9 @@ for (let it = 1; ; it++) {
       child.kill('SIGKILL');
       await new Promise((r) => child.on('exit', r));
 
-      const s = await RunStore.open(dir, { shardSize: 50 });
+      const taken: string[] = [];
+      const s = await RunStore.open(dir, { shardSize: 50, write: true, log: (l) => taken.push(l) });
+      expect(taken.join('\n'), 'the killed writer left its lock, which is stale').to.match(/took over the stale lock of pid \d+/);
       const from = await s.resume();
       expect(from).to.be.at.least(3);
       expect(from % 3).to.equal(0);

@@ -1,0 +1,92 @@
+import { existsSync } from 'node:fs';
+import type { ExperimentConfig } from '../config/schema.js';
+import type { Task } from '../core/types.js';
+import { verifyCheckpoint } from '../models/checkpoint.js';
+import type { TaskCheck } from '../tasks/jsonl.js';
+import { CharTokenizer } from '../tokenizer/index.js';
+import { freshConfig } from './models.js';
+import type { Plan } from './registry.js';
+import { loadTaskSets } from './task-sets.js';
+
+export interface Checked { train: Task[]; evalSet: Task[] }
+
+/**
+ * Everything a run reads, checked before it writes anything: each path the config names
+ * exists and each checkpoint is whole; every task of both sets fits the tokenizer and the
+ * context of the model that will read it (with the arena's maxNewTokens), each error naming
+ * the file and line; every judge can reward some turn and the evaluation can score. A
+ * situation that may be meant (some training tasks without an answer) is a warning.
+ */
+export async function preflight(c: ExperimentConfig, plan: Plan, warn: (line: string) => void): Promise<Checked> {
+  for (const field of ['train', 'eval'] as const) {
+    const s = c.tasks[field];
+    if (s.source === 'file' && !existsSync(s.path!)) throw new Error(`tasks.${field}.path: ${s.path} does not exist`);
+  }
+  const readers = await modelReaders(c);
+  const fits: TaskCheck = (task) => {
+    for (const roleId of Object.keys(plan.arena.roles)) {
+      const wrong = fitsModel(plan.roles[roleId].render({ task }), c.roles[roleId].kind, readers[c.roles[roleId].model], c.arena.maxNewTokens);
+      if (wrong) return `${wrong} (role ${roleId}, model ${c.roles[roleId].model})`;
+    }
+    return undefined;
+  };
+  const labeled: TaskCheck = (task) => (task.answer === undefined ? 'no answer; evaluation needs one per task' : fits(task));
+  const sets = loadTaskSets(c, plan.family, { train: fits, eval: labeled });
+  checkJudges(c, plan, sets.train, warn);
+  if (!Object.values(c.roles).some((r) => r.kind === 'solver')) throw new Error(`roles: no role of kind 'solver' for the evaluation to score; configured: ${Object.keys(c.roles).join(', ')}`);
+  return sets;
+}
+
+interface Reader { tokenizer: CharTokenizer; context: number }
+
+/** The tokenizer and context of each model, from its checkpoint (checked whole) or its fresh config. */
+async function modelReaders(c: ExperimentConfig): Promise<Record<string, Reader>> {
+  const out: Record<string, Reader> = {};
+  for (const [id, spec] of Object.entries(c.models)) {
+    if (!spec.checkpoint) {
+      const tokenizer = new CharTokenizer();
+      out[id] = { tokenizer, context: freshConfig(c, id, tokenizer).context };
+      continue;
+    }
+    if (!existsSync(spec.checkpoint)) throw new Error(`models.${id}.checkpoint: ${spec.checkpoint} does not exist`);
+    try {
+      const { json } = await verifyCheckpoint(spec.checkpoint);
+      const t = json.userDefinedMetadata?.tokenizer;
+      out[id] = { tokenizer: t ? CharTokenizer.fromSpec(t) : new CharTokenizer(), context: json.modelTopology?.config?.context };
+    } catch (e) {
+      throw new Error(`models.${id}.checkpoint: ${(e as Error).message}`);
+    }
+  }
+  return out;
+}
+
+/** Why `text`, as a prompt of a `roleKind`, cannot be read by a model, or undefined. */
+function fitsModel(text: string, roleKind: string, r: Reader, maxNewTokens: number): string | undefined {
+  let length: number;
+  try {
+    length = r.tokenizer.prompt(text, roleKind).length;
+  } catch (e) {
+    return (e as Error).message;
+  }
+  if (length + maxNewTokens > r.context) {
+    return `the prompt is ${length} tokens and arena.maxNewTokens ${maxNewTokens} more, beyond the model's context of ${r.context}`;
+  }
+  return undefined;
+}
+
+/** A judge that can reward no turn is a config mistake, found here rather than as a run of zeros. */
+function checkJudges(c: ExperimentConfig, plan: Plan, train: readonly Task[], warn: (line: string) => void): void {
+  const played = Object.keys(plan.arena.roles);
+  const unlabeled = train.filter((t) => t.answer === undefined).length;
+  plan.judges.forEach(({ judge, kind }, i) => {
+    const rewarded = [...judge.roles].filter((r) => played.includes(r));
+    if (rewarded.length === 0) {
+      throw new Error(`judges[${i}] (${kind}): rewards role ${[...judge.roles].join(', ')}, which arena '${c.arena.kind}' does not play (it plays ${played.join(', ')}); it would abstain on every turn`);
+    }
+    if (!judge.needsAnswer || unlabeled === 0) return;
+    if (unlabeled === train.length) {
+      throw new Error(`judges[${i}] (${kind}): needs answers, and none of the ${train.length} training tasks has one; it would abstain on every turn (label-free runs use a judge such as 'majority')`);
+    }
+    warn(`warning: judges[${i}] (${kind}) abstains on ${unlabeled} of ${train.length} training tasks, which have no answer`);
+  });
+}

@@ -1,0 +1,44 @@
+import { expect } from 'chai';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pretrain, PretrainSchema } from '../../src/engine/pretrain.js';
+import { loadModel } from '../../src/models/store.js';
+import { readTasksJsonl } from '../../src/tasks/jsonl.js';
+
+const config = (out: string) => PretrainSchema.parse({
+  name: 'p', seed: 2, backend: 'cpu', task: { family: 'arithmetic', difficulty: { digits: 1, operands: 2, operators: '+' } },
+  corpus: { train: 30, heldOut: 6 }, model: { dModel: 8, nHeads: 2, nLayers: 1, context: 12 }, train: { steps: 2, batchSize: 4, lr: 0.01 },
+  evalEvery: 1, maxNewTokens: 3, out,
+});
+
+describe('pretrain writes only its own checkpoint', function () {
+  this.timeout(60000);
+  const quiet = () => {};
+
+  it('refuses an out: folder of other files before training, and keeps them', async () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'coevolve-pt-')), 'bases');
+    mkdirSync(join(out, 'base-a'), { recursive: true });
+    writeFileSync(join(out, 'notes.md'), 'keep me');
+    const logged: string[] = [];
+    const err = await pretrain(config(out), { log: (l) => logged.push(l) }).then(() => undefined, (e: Error) => e);
+    expect(err?.message).to.match(/out: checkpoint: .*bases holds files that are not a checkpoint's \(base-a, notes\.md\).*--overwrite/);
+    expect(logged, 'no training step ran').to.deep.equal([]);
+    expect(readdirSync(out).sort()).to.deep.equal(['base-a', 'notes.md']);
+    expect(readFileSync(join(out, 'notes.md'), 'utf8')).to.equal('keep me');
+  });
+
+  it('replaces its own earlier checkpoint, held-out set included in the hashes; --overwrite replaces a foreign folder', async () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'coevolve-pt-')), 'base');
+    await pretrain(config(out), { log: quiet });
+    await pretrain({ ...config(out), seed: 3 }, { log: quiet });
+    const loaded = await loadModel(out);
+    expect(loaded.extra.steps).to.equal(2);
+    expect(Object.keys(loaded.attachments)).to.deep.equal(['heldout.jsonl']);
+    expect(readTasksJsonl(join(out, 'heldout.jsonl'), 'arithmetic')).to.have.length(6);
+    loaded.model.dispose();
+    writeFileSync(join(out, 'stray.txt'), 'x');
+    await pretrain(config(out), { log: quiet, overwrite: true });
+    expect(existsSync(join(out, 'stray.txt'))).to.equal(false);
+  });
+});
