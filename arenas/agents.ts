@@ -2,7 +2,7 @@ import type { RoleId, Turn } from '../src/core/types.js';
 import type { Role, Observation } from '../roles/types.js';
 import type { BatchingServer, GenerateOptions } from '../src/serving/server.js';
 import type { CharTokenizer } from '../src/tokenizer/index.js';
-import type { ArenaContext } from './types.js';
+import type { ActOptions, ArenaContext } from './types.js';
 
 export interface AgentBinding {
   role: Role;
@@ -21,9 +21,14 @@ export class Agents implements ArenaContext {
     private readonly bindings: Readonly<Record<RoleId, AgentBinding>>,
     private readonly tokenizer: CharTokenizer,
     private readonly sampling: GenerateOptions,
+    private readonly recent?: (prompt: string) => boolean,
   ) {}
 
-  async act(roleId: RoleId, observation: Observation): Promise<Turn> {
+  isRecent(prompt: string): boolean {
+    return this.recent?.(prompt) ?? false;
+  }
+
+  async act(roleId: RoleId, observation: Observation, options: ActOptions = {}): Promise<Turn> {
     const b = this.bindings[roleId];
     if (!b) throw new Error(`arena asked role '${roleId}' to act; bound roles: ${Object.keys(this.bindings).join(', ')}`);
     const prompt = this.tokenizer.prompt(b.role.render(observation), b.role.kind);
@@ -31,6 +36,9 @@ export class Agents implements ArenaContext {
     const body = g.stopped ? g.tokens.slice(0, -1) : g.tokens;
     const text = this.tokenizer.decode(body);
     const action = g.stopped ? b.role.parse(text, observation) : { valid: false, value: null, error: `no end of sequence within ${g.tokens.length} tokens` };
-    return { index: 0, role: roleId, model: b.model, prompt, completion: g.tokens, logProbs: g.logProbs, entropy: g.entropy, selfCertainty: g.selfCertainty, text, action };
+    const turn: Turn = { index: 0, role: roleId, model: b.model, prompt, completion: g.tokens, logProbs: g.logProbs, entropy: g.entropy, selfCertainty: g.selfCertainty, text, action };
+    if (options.compare) turn.compare = options.compare;
+    if (options.task) turn.task = options.task;
+    return turn;
   }
 }

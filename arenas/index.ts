@@ -1,12 +1,17 @@
+import { arenaOptions } from './options.js';
+import { ProposeSolveArena } from './propose-solve.js';
 import { SolveArena } from './solve.js';
-import type { Arena } from './types.js';
+import type { ArenaFactory } from './types.js';
 
 export * from './types.js';
 export { Agents, type AgentBinding } from './agents.js';
 export { playGroups } from './operators/play-groups.js';
 export { toEpisode } from './operators/to-episode.js';
 
-/** Arena kinds by the name configs use. */
-export const ARENA_KINDS: Record<string, () => Arena> = {
-  solve: () => new SolveArena(),
+export { ProposeSolveArena, proposedTask } from './propose-solve.js';
+
+/** Arena kinds by the name configs use; each factory checks its own options. */
+export const ARENA_KINDS: Record<string, ArenaFactory> = {
+  solve: (options) => (arenaOptions('solve', options, {}, {}), new SolveArena()),
+  'propose-solve': (options, family) => new ProposeSolveArena(options, family),
 };

@@ -1,10 +1,18 @@
 import type { Observable } from 'rxjs';
-import type { RoleId, Task, Turn } from '../src/core/types.js';
+import type { CompareScope, Episode, RoleId, Task, Turn } from '../src/core/types.js';
 import type { Observation } from '../roles/types.js';
 
-/** What an arena may do: ask a role to act on an observation. */
+/** How an arena files a turn: its comparison group, and the task it acted on when not the episode's. */
+export interface ActOptions {
+  compare?: CompareScope;
+  task?: Task;
+}
+
+/** What an arena may do: ask a role to act on an observation, and look at what the loop remembers. */
 export interface ArenaContext {
-  act(role: RoleId, observation: Observation): Promise<Turn>;
+  act(role: RoleId, observation: Observation, options?: ActOptions): Promise<Turn>;
+  /** true when `prompt` is a recent task of the task buffer (a proposer's duplicate) */
+  isRecent?(prompt: string): boolean;
 }
 
 /**
@@ -17,4 +25,11 @@ export interface Arena {
   /** the role ids this arena asks to act, each with the role kind it needs; the config must bind each */
   readonly roles: Readonly<Record<RoleId, string>>;
   play(task: Task, ctx: ArenaContext): Observable<Turn>;
+  /** true when a role writes the tasks (self-play): the loop then feeds blank seed tasks */
+  readonly writesTasks?: boolean;
+  /** the arena's own rollout metrics (what its roles did), e.g. proposals/valid_rate */
+  metrics?(episodes: readonly Episode[]): Record<string, number>;
 }
+
+/** Builds an arena from its config options (checked; an unknown key is an error) and the task family. */
+export type ArenaFactory = (options: Record<string, unknown>, family: import('../src/tasks/types.js').TaskFamily<unknown>) => Arena;

@@ -2,7 +2,7 @@
  * Combining judges: several reward sources scored the same group; the trainer needs one
  * reward per turn.
  */
-import type { GroupRewards, Reward } from '../src/core/types.js';
+import type { BatchRewards, Reward } from '../src/core/types.js';
 
 /**
  * The null-aware weighted sum of several judges' rewards for one group, as TRL's
@@ -19,7 +19,7 @@ import type { GroupRewards, Reward } from '../src/core/types.js';
  * episode), or when a reward is neither null nor a finite number (null, not NaN, is the
  * abstain marker). Inputs are not mutated.
  */
-export function combineRewards(perJudge: readonly GroupRewards[], weights: readonly number[]): GroupRewards {
+export function combineRewards(perJudge: readonly BatchRewards[], weights: readonly number[]): BatchRewards {
   if (perJudge.length === 0) throw new Error('combineRewards: no judges to combine');
   if (weights.length !== perJudge.length) {
     throw new Error(`combineRewards: ${weights.length} weights for ${perJudge.length} judges`);

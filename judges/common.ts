@@ -1,7 +1,8 @@
 /**
  * Helpers shared by the judges: role selection and group checks. Internal to judges/.
  */
-import type { Episode, GroupRewards, RoleId } from '../src/core/types.js';
+import { comparisonGroup } from '../src/core/groups.js';
+import type { BatchRewards, Episode, RoleId, Turn } from '../src/core/types.js';
 import { DEFAULT_ROLE, type RoleOption } from './types.js';
 
 /**
@@ -22,21 +23,30 @@ export function roleSet(role: RoleOption | undefined, judge: string): ReadonlySe
   return new Set(roles as RoleId[]);
 }
 
+/** Where a turn sits in a batch: `batch[e].turns[t]`. */
+export interface TurnAt { e: number; t: number; episode: Episode; turn: Turn }
+
 /**
- * Throws unless every episode carries the same `group` id. Judges score one group at a
- * time; a mixed batch would make group statistics (majority, normalisation) meaningless.
+ * The turns of `roles` in a batch, pooled by comparison group (the arena names each turn's),
+ * in batch order: what a group statistic (a majority vote, a normalisation) runs over.
  */
-export function assertOneGroup(group: readonly Episode[], judge: string): void {
-  const id = group[0]?.group;
-  const other = group.find((ep) => ep.group !== id);
-  if (other !== undefined) {
-    throw new Error(`judge '${judge}': episodes of different groups ('${id}', '${other.group}') scored together`);
-  }
+export function turnsByGroup(batch: readonly Episode[], roles: ReadonlySet<RoleId>): Map<string, TurnAt[]> {
+  const out = new Map<string, TurnAt[]>();
+  batch.forEach((episode, e) =>
+    episode.turns.forEach((turn, t) => {
+      if (!roles.has(turn.role)) return;
+      const key = comparisonGroup(episode, turn);
+      const list = out.get(key);
+      if (list) list.push({ e, t, episode, turn });
+      else out.set(key, [{ e, t, episode, turn }]);
+    }),
+  );
+  return out;
 }
 
-/** A rewards array shaped like `group`, every entry `null` (abstain). */
-export function nullRewards(group: readonly Episode[]): GroupRewards {
-  return group.map((ep) => ep.turns.map(() => null));
+/** A rewards array shaped like `batch`, every entry `null` (abstain). */
+export function nullRewards(batch: readonly Episode[]): BatchRewards {
+  return batch.map((ep) => ep.turns.map(() => null));
 }
 
 /** A finite-number check used for options, with an error naming judge and option. */

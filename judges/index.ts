@@ -3,5 +3,8 @@ export * from './types.js';
 export * from './verifier.js';
 export * from './majority.js';
 export * from './self-certainty.js';
+export * from './learnability.js';
+export * from './uncertainty.js';
+export * from './coverage.js';
 export * from './combine.js';
 export * from './registry.js';

@@ -3,8 +3,8 @@
  * reference answer, the group's most common answer is taken as the pseudo-label and each
  * answer is rewarded by agreement with it.
  */
-import type { Episode, GroupRewards, Turn } from '../src/core/types.js';
-import { assertOneGroup, finiteOption, nullRewards, roleSet } from './common.js';
+import type { Episode, BatchRewards, Turn } from '../src/core/types.js';
+import { finiteOption, nullRewards, roleSet, turnsByGroup } from './common.js';
 import type { Judge, RoleOption } from './types.js';
 
 /** Result of {@link majorityLabel}. */
@@ -71,12 +71,18 @@ export interface MajorityOptions {
    * below a share of 0.2 and 78% at 0.4 or more, so a guard trains only on the confident groups.
    */
   minShare?: number;
+  /**
+   * Abstain on a group whose label won more than this share (default 1). R-Zero trains the
+   * solver only where 0.3 <= share <= 0.8: a near-unanimous vote teaches nothing new.
+   */
+  maxShare?: number;
 }
 
 /**
- * Rewards each turn of the configured roles by agreement with the group's majority answer.
+ * Rewards each turn of the configured roles by agreement with its comparison group's majority
+ * answer (the G answers to one task: one group of episodes, or one episode's attempts).
  *
- * All such turns of the whole group vote, in group order (episode by episode, turn by turn);
+ * All such turns of the comparison group vote, in batch order (episode by episode, turn by turn);
  * a turn's vote is `action.value` when `action.valid` is true (a valid action whose value is
  * null is treated as invalid). The label is {@link majorityLabel} of those votes, so ties go
  * to the value that appears first in the group. Reward: 1 for a valid answer equal to the
@@ -90,26 +96,24 @@ export class MajorityJudge implements Judge {
   readonly name: string;
   readonly roles: ReadonlySet<string>;
   private readonly minShare: number;
+  private readonly maxShare: number;
 
   constructor(options: MajorityOptions = {}) {
     this.name = options.name ?? 'majority';
     this.roles = roleSet(options.role, this.name);
     this.minShare = finiteOption(options.minShare ?? 0, this.name, 'minShare');
     if (this.minShare < 0 || this.minShare > 1) throw new Error(`judge '${this.name}': option 'minShare' must be in [0, 1], got ${this.minShare}`);
+    this.maxShare = finiteOption(options.maxShare ?? 1, this.name, 'maxShare');
+    if (this.maxShare < this.minShare || this.maxShare > 1) throw new Error(`judge '${this.name}': option 'maxShare' must be in [minShare, 1], got ${this.maxShare}`);
   }
 
-  score(group: readonly Episode[]): GroupRewards {
-    assertOneGroup(group, this.name);
-    const votes: (string | null)[] = [];
-    group.forEach((ep) => ep.turns.forEach((turn) => this.roles.has(turn.role) && votes.push(voteOf(turn))));
-    const { label, votes: won } = majorityLabel(votes);
-    const rewards = nullRewards(group);
-    if (label === null || won < this.minShare * votes.length) return rewards;
-    group.forEach((ep, e) =>
-      ep.turns.forEach((turn, t) => {
-        if (this.roles.has(turn.role)) rewards[e][t] = voteOf(turn) === label ? 1 : 0;
-      }),
-    );
+  score(batch: readonly Episode[]): BatchRewards {
+    const rewards = nullRewards(batch);
+    for (const turns of turnsByGroup(batch, this.roles).values()) {
+      const { label, votes: won } = majorityLabel(turns.map(({ turn }) => voteOf(turn)));
+      if (label === null || won < this.minShare * turns.length || won > this.maxShare * turns.length) continue;
+      for (const { e, t, turn } of turns) rewards[e][t] = voteOf(turn) === label ? 1 : 0;
+    }
     return rewards;
   }
 }

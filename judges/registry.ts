@@ -4,8 +4,12 @@
  * any judge is built: a typo must fail loudly, not fall back to a default.
  */
 import { show } from './common.js';
+import { CoverageJudge } from './coverage.js';
+import { LearnabilityJudge } from './learnability.js';
 import { MajorityJudge } from './majority.js';
+import { UncertaintyJudge } from './uncertainty.js';
 import { SelfCertaintyJudge } from './self-certainty.js';
+import type { Task } from '../src/core/types.js';
 import type { Judge, VerifyFn } from './types.js';
 import { VerifierJudge } from './verifier.js';
 
@@ -13,6 +17,8 @@ import { VerifierJudge } from './verifier.js';
 export interface JudgeDeps {
   /** the task family's verifier; required by 'verifier' */
   verify?: VerifyFn;
+  /** the task family's difficulty measure; required by 'coverage' */
+  measure?: (task: Task) => Record<string, number>;
 }
 
 /** Builds one kind of judge from config options (checked) and dependencies. */
@@ -60,7 +66,9 @@ function checkOptions(kind: string, options: unknown, spec: Record<string, Check
  * Every judge kind by name. Options per kind (all optional):
  * - 'verifier': role, name, correct, wrong, invalid — needs `deps.verify`;
  * - 'majority': role, name, minShare (0..1);
- * - 'self-certainty': role, name, normalize ('none' | 'group'), invalidReward.
+ * - 'self-certainty': role, name, normalize ('none' | 'group'), invalidReward;
+ * - 'learnability' (Absolute Zero), 'uncertainty' (R-Zero) and 'coverage': proposer rewards
+ *   read from the solver turns of each proposal's episode (options in their files).
  * Each factory throws on unknown option keys or wrongly typed values, naming kind and option.
  */
 export const JUDGE_KINDS: Readonly<Record<string, JudgeFactory>> = Object.freeze({
@@ -71,7 +79,11 @@ export const JUDGE_KINDS: Readonly<Record<string, JudgeFactory>> = Object.freeze
     }
     return new VerifierJudge(deps.verify, o);
   },
-  majority: (options) => new MajorityJudge(checkOptions('majority', options, { role: roles, name: text, minShare: finite })),
+  majority: (options) => new MajorityJudge(checkOptions('majority', options, { role: roles, name: text, minShare: finite, maxShare: finite })),
+  learnability: (options, deps) => new LearnabilityJudge(deps?.verify, checkOptions('learnability', options, { role: roles, solver: roles, p: oneOf('verifier', 'vote'), invalid: finite, name: text })),
+  uncertainty: (options, deps) =>
+    new UncertaintyJudge(deps?.verify, checkOptions('uncertainty', options, { role: roles, solver: roles, p: oneOf('verifier', 'vote'), repetition: finite, threshold: finite, invalid: finite, name: text })),
+  coverage: (options, deps) => new CoverageJudge(deps?.measure!, checkOptions('coverage', options, { role: roles, solver: roles, name: text })),
   'self-certainty': (options) =>
     new SelfCertaintyJudge(
       checkOptions('self-certainty', options, {

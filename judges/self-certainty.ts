@@ -3,8 +3,8 @@
  * model's own confidence, measured as self-certainty — per token KL(U || p), the divergence
  * of the next-token distribution from uniform — averaged over the completion.
  */
-import type { Episode, GroupRewards, Reward, Turn } from '../src/core/types.js';
-import { assertOneGroup, finiteOption, nullRewards, roleSet, show } from './common.js';
+import type { Episode, BatchRewards, Reward, Turn } from '../src/core/types.js';
+import { finiteOption, nullRewards, roleSet, show, turnsByGroup } from './common.js';
 import type { Judge, RoleOption } from './types.js';
 
 /** Options for {@link SelfCertaintyJudge}. */
@@ -84,29 +84,27 @@ export class SelfCertaintyJudge implements Judge {
       options.invalidReward === undefined ? undefined : finiteOption(options.invalidReward, this.name, 'invalidReward');
   }
 
-  score(group: readonly Episode[]): GroupRewards {
-    assertOneGroup(group, this.name);
-    const rewards = nullRewards(group);
-    // positions of the turns that carry a raw self-certainty score (the ones to normalise)
-    const scored: [number, number][] = [];
-    group.forEach((ep, e) =>
-      ep.turns.forEach((turn, t) => {
-        if (!this.roles.has(turn.role)) return;
-        const mean = meanSelfCertainty(turn, this.name, `episode '${ep.id}' turn ${t}`);
-        if (mean === null) return;
+  score(batch: readonly Episode[]): BatchRewards {
+    const rewards = nullRewards(batch);
+    for (const turns of turnsByGroup(batch, this.roles).values()) {
+      // positions of the turns that carry a raw self-certainty score (the ones to normalise)
+      const scored: [number, number][] = [];
+      for (const { e, t, episode, turn } of turns) {
+        const mean = meanSelfCertainty(turn, this.name, `episode '${episode.id}' turn ${t}`);
+        if (mean === null) continue;
         if (this.invalidReward !== undefined && !turn.action.valid) {
           rewards[e][t] = this.invalidReward;
-          return;
+          continue;
         }
         rewards[e][t] = mean;
         scored.push([e, t]);
-      }),
-    );
-    if (this.normalize === 'group' && scored.length > 0) {
-      const xs = scored.map(([e, t]) => rewards[e][t] as number);
-      const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
-      const std = Math.sqrt(xs.reduce((a, x) => a + (x - mean) ** 2, 0) / xs.length);
-      scored.forEach(([e, t], i) => (rewards[e][t] = (xs[i] - mean) / (std + EPS)));
+      }
+      if (this.normalize === 'group' && scored.length > 0) {
+        const xs = scored.map(([e, t]) => rewards[e][t] as number);
+        const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
+        const std = Math.sqrt(xs.reduce((a, x) => a + (x - mean) ** 2, 0) / xs.length);
+        scored.forEach(([e, t], i) => (rewards[e][t] = (xs[i] - mean) / (std + EPS)));
+      }
     }
     return rewards;
   }

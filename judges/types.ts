@@ -1,20 +1,20 @@
 /**
- * The judge contract. A judge is a reward source: a pure function from a GROUP of episodes
- * (the G episodes played on the same task) to one reward per turn. Judges read plain JSON
- * only — the model already attached per-token statistics to each turn — and never run,
- * parse as code, or otherwise execute model output.
+ * The judge contract. A judge is a reward source: a pure function from the iteration's BATCH
+ * of episodes to one reward per turn. It sees the whole batch because some rewards are about
+ * other turns: a proposer's learnability is the solver's success in its episode, a repetition
+ * penalty compares proposals across the batch, a majority vote pools a comparison group
+ * (see src/core/groups.ts). Judges read plain JSON only (the model already attached per-token
+ * statistics to each turn) and never run, parse as code, or otherwise execute model output.
  */
-import type { Episode, GroupRewards, RoleId, Task } from '../src/core/types.js';
+import type { Episode, BatchRewards, RoleId, Task } from '../src/core/types.js';
 
 /**
  * A reward source.
  *
- * `score(group)` returns `rewards` with `rewards[e][t]` for `group[e].turns[t]` (same shape
- * as the group, so `rewards[e].length === group[e].turns.length`). A `null` reward means
- * the judge abstains on that turn: turns of roles the judge is not configured for are
- * always `null`. `score([])` returns `[]`. Every episode must carry the same `group` id,
- * otherwise `score` throws (group-relative judges such as a majority vote would silently
- * mix tasks). `score` does not mutate its input.
+ * `score(batch)` returns `rewards` with `rewards[e][t]` for `batch[e].turns[t]` (same shape
+ * as the batch). A `null` reward means the judge abstains on that turn: turns of roles the
+ * judge is not configured for are always `null`. `score([])` returns `[]`. Group statistics
+ * run over each turn's comparison group, never across groups. `score` does not mutate its input.
  */
 export interface Judge {
   /** for logs, metrics and config; defaults to the judge kind, e.g. 'majority' */
@@ -23,7 +23,7 @@ export interface Judge {
   readonly roles: ReadonlySet<RoleId>;
   /** true when it abstains on tasks without an answer (a rule verifier) */
   readonly needsAnswer?: boolean;
-  score(group: readonly Episode[]): GroupRewards;
+  score(batch: readonly Episode[]): BatchRewards;
 }
 
 /**

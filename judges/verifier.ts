@@ -2,8 +2,9 @@
  * Rule verifier: the classic RLVR reward. The task family knows how to check an answer;
  * this judge only maps that check (and the role's parse result) onto reward values.
  */
-import type { Episode, GroupRewards } from '../src/core/types.js';
-import { assertOneGroup, finiteOption, nullRewards, roleSet } from './common.js';
+import type { Episode, BatchRewards } from '../src/core/types.js';
+import { taskOf } from '../src/core/groups.js';
+import { finiteOption, nullRewards, roleSet } from './common.js';
 import type { Judge, RoleOption, VerifyFn } from './types.js';
 
 /** Options for {@link VerifierJudge}. */
@@ -57,17 +58,17 @@ export class VerifierJudge implements Judge {
     this.invalid = finiteOption(options.invalid ?? 0, this.name, 'invalid');
   }
 
-  score(group: readonly Episode[]): GroupRewards {
-    assertOneGroup(group, this.name);
-    const rewards = nullRewards(group);
-    group.forEach((ep, e) => {
-      // An empty-string answer is still an answer; only a missing one abstains.
-      if (ep.task.answer === undefined || ep.task.answer === null) return;
+  score(batch: readonly Episode[]): BatchRewards {
+    const rewards = nullRewards(batch);
+    batch.forEach((ep, e) => {
       ep.turns.forEach((turn, t) => {
         if (!this.roles.has(turn.role)) return;
+        const task = taskOf(ep, turn);
+        // An empty-string answer is still an answer; only a missing one abstains.
+        if (task.answer === undefined || task.answer === null) return;
         let ok: boolean;
         try {
-          ok = this.verify(ep.task, turn.text) === true;
+          ok = this.verify(task, turn.text) === true;
         } catch (err) {
           const msg = err instanceof Error ? err.message : String(err);
           throw new Error(`judge '${this.name}': verify failed on episode '${ep.id}' turn ${t}: ${msg}`, { cause: err });

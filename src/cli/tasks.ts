@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import type { Task } from '../core/types.js';
-import { PretrainSchema } from '../engine/pretrain.js';
-import { disjointSplit, writeTasksJsonl } from '../tasks/jsonl.js';
+import { pretrainCorpus, PretrainSchema } from '../engine/pretrain.js';
+import { writeTasksJsonl } from '../tasks/jsonl.js';
 import { taskFamily } from '../tasks/index.js';
 import { Rng } from '../util/rng.js';
 
@@ -10,8 +10,8 @@ export interface TasksOptions { family: string; difficulty: string; count: numbe
 
 /**
  * `coevolve tasks`: writes a seeded JSONL set of distinct tasks. With --exclude-pretrain, no
- * prompt of that pretraining config's corpus or held-out set is drawn, so RL can train on
- * prompts its base never saw.
+ * prompt of that pretraining config's corpus (proposer completions included) or held-out
+ * sets is drawn, so RL can train on prompts its base never saw.
  */
 export function tasksCommand(o: TasksOptions): { out: string; count: number } {
   if (!o.overwrite && existsSync(o.out)) throw new Error(`tasks: ${o.out} exists; pass --overwrite to replace it`);
@@ -39,7 +39,6 @@ export function tasksCommand(o: TasksOptions): { out: string; count: number } {
 }
 
 function pretrainPrompts(path: string): string[] {
-  const c = PretrainSchema.parse(parseYaml(readFileSync(path, 'utf8')));
-  const { train, test } = disjointSplit(taskFamily(c.task.family), c.task.difficulty, c.corpus.train, c.corpus.heldOut, c.seed);
-  return [...train, ...test].map((t) => t.prompt);
+  const { train, proposals, test, sets } = pretrainCorpus(PretrainSchema.parse(parseYaml(readFileSync(path, 'utf8'))));
+  return [...train, ...proposals, ...test, ...Object.values(sets).flat()].map((t) => t.prompt);
 }

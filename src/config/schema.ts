@@ -22,7 +22,8 @@ export const AGG_MODES = ['token-mean', 'seq-mean-token-sum', 'seq-mean-token-me
 export const KL_KINDS = ['k1', 'kl', 'abs', 'k2', 'mse', 'k3', 'low_var_kl'] as const;
 export const ADVANTAGES = ['grpo', 'drgrpo', 'rloo', 'reinforce++', 'reinforce++-baseline'] as const;
 export const LR_SCHEDULES = ['constant', 'cosine'] as const;
-export const TASK_SOURCES = ['generate', 'file'] as const;
+export const TASK_SOURCES = ['generate', 'file', 'none'] as const;
+export const KL_CONTROLS = ['fixed', 'adaptive'] as const;
 
 // zod's own .int() aborts the whole parse on a fraction (so cross-field checks would be
 // skipped and the error would list fewer problems); this check does not.
@@ -73,14 +74,49 @@ export const ModelSchema = z.strictObject({
   reference: z.boolean().default(false), // keep a frozen copy for the KL term
 });
 
+export const KlRewardSchema = z
+  .strictObject({
+    type: z.enum(KL_CONTROLS).default('fixed'), // verl's kl_ctrl.type
+    coef: z.number().nonnegative(), // starting β (verl's kl_coef)
+    targetKl: z.number().positive().optional(), // adaptive: the KL aimed at (verl's target_kl)
+    horizon: posInt().optional(), // adaptive: samples per full correction (verl's horizon)
+    kind: z.enum(KL_KINDS).default('kl'), // estimator (verl's algorithm.kl_penalty, default 'kl' = k1)
+  })
+  .superRefine((k, ctx) => {
+    if (!isRecord(k) || k.type !== 'adaptive') return;
+    for (const f of ['targetKl', 'horizon'] as const) if (k[f] === undefined) ctx.addIssue({ code: 'custom', path: [f], message: "required when type is 'adaptive'" });
+  }, always);
+
 export const RoleSchema = z.strictObject({
   kind: z.string().min(1), // role implementation, e.g. 'solver', 'proposer'
   model: z.string().min(1), // a key of `models`: the policy that plays this role
+  train: z.boolean().default(true), // false: the role plays but never learns (a frozen proposer)
+  advantage: z.enum(ADVANTAGES).optional(), // this role's advantage estimator (default trainer.advantage)
+  klCoef: z.number().nonnegative().optional(), // this role's KL loss weight (default trainer.klCoef)
+  klReward: KlRewardSchema.optional(), // KL to the reference as a reward penalty (verl's apply_kl_penalty)
+});
+
+export const PhaseSchema = z.strictObject({
+  roles: z.array(z.string().min(1)).min(1, 'a phase trains at least one role'), // role ids that train in this phase
+  iterations: posInt(), // how long the phase lasts; the list of phases repeats
+});
+
+export const EvaluatorSchema = z.strictObject({
+  kind: z.string().min(1), // evaluator implementation, e.g. 'accuracy', 'proposals'
+  name: safeName(), // metrics appear as eval/<name>/...
+  role: z.string().min(1).optional(), // the role evaluated (default: the first role of the kind the evaluator needs)
+  every: posInt().optional(), // evaluate every this many iterations (default eval.every)
+  options: z.record(z.string(), z.unknown()).default({}), // evaluator-specific options
+});
+
+export const BufferSchema = z.strictObject({
+  size: posInt().default(256), // recent valid proposed tasks kept (duplicate checks, replay)
+  replay: nonNegInt().default(0), // tasks drawn from the buffer into each iteration's tasks
 });
 
 export const TaskSourceSchema = z
   .strictObject({
-    source: z.enum(TASK_SOURCES), // 'generate' from the family's generator, or read a 'file'
+    source: z.enum(TASK_SOURCES), // 'generate' from the family's generator, read a 'file', or 'none' (a proposer writes them)
     count: posInt().optional(), // how many tasks to generate (source 'generate')
     path: z.string().min(1).optional(), // JSONL file of tasks (source 'file')
   })
@@ -95,7 +131,7 @@ export const TasksSchema = z.strictObject({
   family: z.string().min(1), // task family that makes and verifies tasks, e.g. 'arithmetic'
   difficulty: z.record(z.string(), z.unknown()).default({}), // family-specific knobs
   train: TaskSourceSchema, // where training tasks come from
-  eval: TaskSourceSchema, // where held-out evaluation tasks come from
+  eval: TaskSourceSchema.optional(), // held-out evaluation tasks (the default evaluator); evaluators may add more
   perIteration: posInt().default(32), // tasks (groups) played per iteration
 });
 
@@ -107,6 +143,7 @@ export const ArenaSchema = z.strictObject({
   temperature: z.number().nonnegative().default(1), // sampling temperature (0 = greedy)
   topK: nonNegInt().default(0), // keep the k most likely tokens (0 = off)
   topP: z.number().gt(0).max(1).default(1), // nucleus sampling mass (1 = off)
+  options: z.record(z.string(), z.unknown()).default({}), // arena-specific options, checked by the arena
 });
 
 export const JudgeSchema = z.strictObject({
@@ -176,6 +213,9 @@ export const ExperimentSchema = z
     trainer: TrainerSchema.prefault({}), // RL update settings (unset fields take DEFAULT_TRAINER)
     eval: EvalSchema.prefault({}), // periodic evaluation
     checkpointEvery: posInt().default(5), // save a checkpoint every this many iterations
+    phases: z.array(PhaseSchema).min(1).optional(), // which roles train when, cycled (default: every training role, always)
+    evaluators: z.array(EvaluatorSchema).default([]), // named evaluations beside tasks.eval
+    buffer: BufferSchema.prefault({}), // the task buffer of recent valid proposals
   })
   .superRefine((c, ctx) => {
     if (!isRecord(c)) return;

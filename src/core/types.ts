@@ -46,7 +46,18 @@ export interface Turn {
   /** the completion decoded to text */
   text: string;
   action: Action;
+  /** the task this turn acted on, when it is not the episode's (a solver on a proposed task) */
+  task?: Task;
+  /** which turns its advantage is computed against (default 'group'); see comparisonGroup */
+  compare?: CompareScope;
 }
+
+/**
+ * A turn's comparison group, named by the arena: the same role's turns in the same episode
+ * (G solver attempts at one proposed task), in the same group (the G episodes played on one
+ * task: today's default), or in the whole batch (one seat across a batch of games).
+ */
+export type CompareScope = 'episode' | 'group' | 'batch';
 
 /** One played episode. `group` ties together the G episodes played on the same task. */
 export interface Episode {
@@ -58,10 +69,12 @@ export interface Episode {
   member?: number;
   /** the arena's own outcome per role (e.g. zero-sum game results), if it has one */
   outcome?: Record<RoleId, number>;
+  /** what else the arena wants judges, metrics and the store to see (a proposal, its difficulty), plain JSON */
+  info?: Record<string, unknown>;
 }
 
 /** A reward for one turn; null means the judge abstains. */
 export type Reward = number | null;
 
-/** Per episode, per turn rewards for one group: rewards[e][t] belongs to group[e].turns[t]. */
-export type GroupRewards = Reward[][];
+/** Per episode, per turn rewards for a batch: rewards[e][t] belongs to batch[e].turns[t]. */
+export type BatchRewards = Reward[][];

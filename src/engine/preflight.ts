@@ -7,8 +7,9 @@ import { CharTokenizer } from '../tokenizer/index.js';
 import { freshConfig } from './models.js';
 import type { Plan } from './registry.js';
 import { loadTaskSets } from './task-sets.js';
+import { buildEvaluators, type Evaluator } from './evaluators/index.js';
 
-export interface Checked { train: Task[]; evalSet: Task[] }
+export interface Checked { train: Task[]; evalSet: Task[]; evaluators: Evaluator[] }
 
 /**
  * Everything a run reads, checked before it writes anything: each path the config names
@@ -20,7 +21,7 @@ export interface Checked { train: Task[]; evalSet: Task[] }
 export async function preflight(c: ExperimentConfig, plan: Plan, warn: (line: string) => void): Promise<Checked> {
   for (const field of ['train', 'eval'] as const) {
     const s = c.tasks[field];
-    if (s.source === 'file' && !existsSync(s.path!)) throw new Error(`tasks.${field}.path: ${s.path} does not exist`);
+    if (s?.source === 'file' && !existsSync(s.path!)) throw new Error(`tasks.${field}.path: ${s.path} does not exist`);
   }
   const readers = await modelReaders(c);
   const fits: TaskCheck = (task) => {
@@ -33,8 +34,12 @@ export async function preflight(c: ExperimentConfig, plan: Plan, warn: (line: st
   const labeled: TaskCheck = (task) => (task.answer === undefined ? 'no answer; evaluation needs one per task' : fits(task));
   const sets = loadTaskSets(c, plan.family, { train: fits, eval: labeled });
   checkJudges(c, plan, sets.train, warn);
-  if (!Object.values(c.roles).some((r) => r.kind === 'solver')) throw new Error(`roles: no role of kind 'solver' for the evaluation to score; configured: ${Object.keys(c.roles).join(', ')}`);
-  return sets;
+  for (const p of c.phases ?? []) {
+    for (const r of p.roles) if (c.roles[r]?.train === false) warn(`warning: phases name role '${r}', which has train: false and never trains`);
+  }
+  const evaluators = buildEvaluators(c, plan, sets.evalSet, () => fits);
+  if (evaluators.length === 0) warn('warning: nothing is evaluated (no tasks.eval and no evaluators)');
+  return { ...sets, evaluators };
 }
 
 interface Reader { tokenizer: CharTokenizer; context: number }

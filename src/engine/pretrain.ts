@@ -1,32 +1,52 @@
 import { z } from 'zod';
 import { initBackend, describeBackend, BACKEND_CHOICES, type BackendChoice } from '../backend/index.js';
 import { rm } from 'node:fs/promises';
+import { Agents } from '../../arenas/agents.js';
+import { ProposerRole } from '../../roles/others.js';
+import type { Task } from '../core/types.js';
 import { checkReplaceable } from '../models/checkpoint.js';
 import { saveModel } from '../models/store.js';
 import { SupervisedTrainer } from '../models/supervised.js';
 import { TinyLM } from '../models/tinylm.js';
-import { disjointSplit, tasksJsonl } from '../tasks/jsonl.js';
+import type { PolicyInput } from '../models/types.js';
+import { BatchingServer } from '../serving/server.js';
+import { drawUnseen, mixtureSource, type MixtureCell } from '../tasks/common.js';
+import { tasksJsonl } from '../tasks/jsonl.js';
 import { taskFamily } from '../tasks/index.js';
+import type { ParsedProposal, TaskFamily } from '../tasks/types.js';
 import { CharTokenizer } from '../tokenizer/index.js';
+import { Rng } from '../util/rng.js';
 import { evaluateSolver, type EvalResult } from './evaluate.js';
 
-/** `coevolve pretrain CONFIG`: makes a base solver by supervised training on generated tasks. */
+const Difficulty = z.record(z.string(), z.unknown());
+/** weighted difficulties; each difficulty is merged over `task.difficulty`, so shared fields are written once */
+const Mixture = z.array(z.strictObject({ difficulty: Difficulty.default({}), weight: z.number().positive() })).min(1);
+
+/** `coevolve pretrain CONFIG`: makes a base solver (and proposer) by supervised training on generated tasks. */
 export const PretrainSchema = z.strictObject({
   /** name of the base model */
   name: z.string(),
   /** seed of the corpus, the initialisation and the batch order */
   seed: z.number().int().default(0),
   backend: z.enum(BACKEND_CHOICES as unknown as [BackendChoice, ...BackendChoice[]]).default('auto'),
-  /** the task family and difficulty the corpus is drawn from */
-  task: z.strictObject({ family: z.string(), difficulty: z.record(z.string(), z.unknown()).default({}) }),
-  /** corpus size and a held-out set (no prompt shared with the corpus) */
+  /** the task family and difficulty the corpus is drawn from; with a proposer, also the bounds a valid proposal keeps to */
+  task: z.strictObject({ family: z.string(), difficulty: Difficulty.default({}) }),
+  /** draw the solver corpus and its held-out set from these cells by weight instead of from `task.difficulty` alone */
+  mixture: Mixture.optional(),
+  /** `share` of the training examples teach the proposer role to write tasks drawn from `mixture` (default: the solver's) */
+  proposer: z.strictObject({ share: z.number().gt(0).lt(1), mixture: Mixture.optional(), samples: z.number().int().positive().default(64) }).optional(),
+  /** corpus size (solver and proposer examples together) and a held-out set (no prompt shared with the corpus) */
   corpus: z.strictObject({ train: z.number().int().positive(), heldOut: z.number().int().positive() }),
+  /** more held-out sets, evaluated and saved beside the checkpoint as `<name>.jsonl`; distinct prompts, none in the corpus */
+  heldOutSets: z.record(z.string().regex(/^(?!heldout$)[A-Za-z0-9][A-Za-z0-9_-]*$/, 'a set name is a plain name other than heldout'), z.strictObject({ difficulty: Difficulty.default({}), count: z.number().int().positive() })).default({}),
   /** TinyLM shape; vocabSize comes from the tokenizer */
   model: z.strictObject({ dModel: z.number().int().positive(), nHeads: z.number().int().positive(), nLayers: z.number().int().positive(), context: z.number().int().positive() }),
   train: z.strictObject({ steps: z.number().int().positive(), batchSize: z.number().int().positive(), lr: z.number().positive() }),
   /** check held-out greedy accuracy this often, and stop once it reaches `stopAtAccuracy` (a deliberately partial base) */
   evalEvery: z.number().int().positive().default(50),
   stopAtAccuracy: z.number().min(0).max(1).default(1),
+  /** which set `stopAtAccuracy` watches: the held-out set, or one of `heldOutSets` */
+  stopOn: z.string().default('heldout'),
   /** answers longer than this are cut (the solver's maxNewTokens) */
   maxNewTokens: z.number().int().positive().default(8),
   /** where the checkpoint goes */
@@ -34,7 +54,86 @@ export const PretrainSchema = z.strictObject({
 });
 export type PretrainConfig = z.output<typeof PretrainSchema>;
 
-export interface PretrainResult { checkpoint: string; steps: number; heldOut: EvalResult; seconds: number }
+/** What a base's proposer writes: the share that parses inside the task bounds, and how the valid ones measure. */
+export interface ProposalStats { samples: number; valid: number; cells: Record<string, number>; prompts: string[] }
+
+/** Held-out accuracy of the solver on every set, and the proposer's validity when there is one. */
+export interface BaseEvaluation { heldOut: EvalResult; sets: Record<string, number>; proposer?: ProposalStats }
+
+export interface PretrainResult { checkpoint: string; steps: number; heldOut: EvalResult; heldOutSets: Record<string, number>; proposer?: Omit<ProposalStats, 'prompts'>; seconds: number }
+
+/** The tasks of a config: solver training tasks, proposer completions (as tasks), the held-out set and the extra sets. */
+export interface PretrainCorpus { train: Task[]; proposals: Task[]; test: Task[]; sets: Record<string, Task[]> }
+
+/**
+ * Draws the corpus from one Rng seeded with `seed`: solver tasks, then proposer tasks,
+ * then the held-out set (skipping every corpus prompt, repeats allowed, as disjointSplit),
+ * then each extra set (distinct, skipping the corpus). Without mixture and proposer this is
+ * exactly `disjointSplit(family, task.difficulty, train, heldOut, seed)`.
+ */
+export function pretrainCorpus(config: PretrainConfig): PretrainCorpus {
+  const family = taskFamily(config.task.family);
+  const cells = (field: string, mixture: PretrainConfig['mixture']): MixtureCell<unknown>[] =>
+    (mixture ?? [{ difficulty: {}, weight: 1 }]).map((c, i) => ({ difficulty: cellDifficulty(family, config.task.difficulty, c.difficulty, mixture ? `${field}[${i}].difficulty` : 'task.difficulty'), weight: c.weight }));
+  const solver = mixtureSource(family, cells('mixture', config.mixture));
+  const rng = new Rng(config.seed);
+  const nProposals = config.proposer ? Math.round(config.proposer.share * config.corpus.train) : 0;
+  const name = family.name;
+  const train = Array.from({ length: config.corpus.train - nProposals }, (_, i) => ({ ...solver(rng, i), id: `${name}-train-${i}` }));
+  const proposer = config.proposer && mixtureSource(family, cells(config.proposer.mixture ? 'proposer.mixture' : 'mixture', config.proposer.mixture ?? config.mixture));
+  const proposals = Array.from({ length: nProposals }, (_, i) => ({ ...proposer!(rng, i), id: `${name}-proposal-${i}` }));
+  const seen = new Set([...train, ...proposals].map((t) => t.prompt));
+  const test = drawUnseen(rng, solver, config.corpus.heldOut, seen, { what: 'corpus.heldOut' }).map((t, i) => ({ ...t, id: `${name}-test-${i}` }));
+  const sets: Record<string, Task[]> = {};
+  for (const [set, s] of Object.entries(config.heldOutSets)) {
+    const source = mixtureSource(family, [{ difficulty: cellDifficulty(family, config.task.difficulty, s.difficulty, `heldOutSets.${set}.difficulty`), weight: 1 }]);
+    sets[set] = drawUnseen(rng, source, s.count, seen, { what: `heldOutSets.${set}`, distinct: true }).map((t, i) => ({ ...t, id: `${name}-${set}-${i}` }));
+  }
+  return { train, proposals, test, sets };
+}
+
+function cellDifficulty(family: TaskFamily<unknown>, base: Record<string, unknown>, cell: Record<string, unknown>, field: string): unknown {
+  try {
+    return family.validate({ ...base, ...cell });
+  } catch (e) {
+    throw new Error(`${field}: ${(e as Error).message}`);
+  }
+}
+
+/** The proposer's prompt: its role renders a request for a new task of the family. */
+function proposerPrompt(tokenizer: CharTokenizer, family: TaskFamily<unknown>): number[] {
+  return tokenizer.prompt(new ProposerRole().render({ task: { id: 'seed', family: family.name, prompt: '' } }), 'proposer');
+}
+
+/** Supervised examples: each solver task's answer (or working), and each proposer task's prompt as what the proposer writes. */
+function trainingExamples(corpus: PretrainCorpus, tokenizer: CharTokenizer, family: TaskFamily<unknown>): PolicyInput[] {
+  const solver = corpus.train.map((t) => ({ prompt: tokenizer.prompt(t.prompt, 'solver'), completion: [...tokenizer.encode(t.target ?? t.answer!), tokenizer.eos] }));
+  const prompt = proposerPrompt(tokenizer, family);
+  return [...solver, ...corpus.proposals.map((t) => ({ prompt, completion: [...tokenizer.encode(t.prompt), tokenizer.eos] }))];
+}
+
+/**
+ * Samples `samples` proposals at temperature 1 and reads each with the family's own
+ * parser inside `limits`; valid ones are counted by the family's measure (its values
+ * joined by '/', e.g. operands/digits/minDigits/totalDigits for arithmetic).
+ */
+export async function sampleProposals(model: TinyLM, tokenizer: CharTokenizer, family: TaskFamily<unknown>, limits: unknown, o: { samples: number; maxNewTokens: number; seed: number }): Promise<ProposalStats> {
+  if (!family.parseProposal || !family.measure) throw new Error(`proposer: task family '${family.name}' cannot read proposals (no parseProposal and measure)`);
+  const server = new BatchingServer('proposer', model, o.seed);
+  const agents = new Agents({ proposer: { role: new ProposerRole(), model: 'proposer', server } }, tokenizer, { temperature: 1, maxNewTokens: o.maxNewTokens });
+  const seed: Task = { id: 'seed', family: family.name, prompt: '' };
+  const turns = await Promise.all(Array.from({ length: o.samples }, () => agents.act('proposer', { task: seed })));
+  const stats: ProposalStats = { samples: o.samples, valid: 0, cells: {}, prompts: [] };
+  for (const turn of turns) {
+    const read: ParsedProposal = turn.action.valid ? family.parseProposal(turn.action.value!, limits) : { error: turn.action.error ?? 'invalid' };
+    if (!('task' in read)) continue;
+    const cell = Object.values(family.measure(read.task)).join('/');
+    stats.cells[cell] = (stats.cells[cell] ?? 0) + 1;
+    stats.prompts.push(read.task.prompt);
+  }
+  stats.valid = stats.prompts.length / o.samples;
+  return stats;
+}
 
 /**
  * Trains and saves the base. The `out:` folder is checked first: a checkpoint there is
@@ -51,27 +150,49 @@ export async function pretrain(config: PretrainConfig, o: { overwrite?: boolean;
     }
   }
   const family = taskFamily(config.task.family);
-  const difficulty = family.validate(config.task.difficulty);
+  const limits = family.validate(config.task.difficulty);
+  if (config.stopOn !== 'heldout' && !(config.stopOn in config.heldOutSets)) throw new Error(`stopOn: '${config.stopOn}' is not heldout or a heldOutSets name (${Object.keys(config.heldOutSets).join(', ') || 'none'})`);
+  if (config.proposer && (!family.parseProposal || !family.measure)) throw new Error(`proposer: task family '${family.name}' cannot read proposals`);
+  const corpus = pretrainCorpus(config);
   log(describeBackend(await initBackend(config.backend)));
   const tokenizer = new CharTokenizer();
-  const { train, test } = disjointSplit(family, difficulty, config.corpus.train, config.corpus.heldOut, config.seed);
-  const examples = train.map((t) => ({ prompt: tokenizer.prompt(t.prompt, 'solver'), completion: [...tokenizer.encode(t.target ?? t.answer!), tokenizer.eos] }));
+  const examples = trainingExamples(corpus, tokenizer, family);
+  const proposalTokens = Math.max(0, ...examples.slice(corpus.train.length).map((e) => e.completion.length));
   const model = new TinyLM({ ...config.model, vocabSize: tokenizer.size, seed: config.seed });
   const t0 = performance.now();
   let steps = 0;
-  let heldOut = await evaluateSolver(model, tokenizer, family, test, { samples: 0, maxNewTokens: config.maxNewTokens });
+  const evaluate = async (): Promise<BaseEvaluation> => {
+    const solve = (tasks: Task[]) => evaluateSolver(model, tokenizer, family, tasks, { samples: 0, maxNewTokens: config.maxNewTokens });
+    const sets: Record<string, number> = {};
+    for (const [name, tasks] of Object.entries(corpus.sets)) sets[name] = (await solve(tasks)).pass1;
+    const proposer = config.proposer && (await sampleProposals(model, tokenizer, family, limits, { samples: config.proposer.samples, maxNewTokens: proposalTokens, seed: config.seed + steps }));
+    return { heldOut: await solve(corpus.test), sets, proposer };
+  };
+  const watched = (e: BaseEvaluation) => (config.stopOn === 'heldout' ? e.heldOut.pass1 : e.sets[config.stopOn]);
+  let evaluation = await evaluate();
   const trainer = new SupervisedTrainer(model, examples, { batchSize: config.train.batchSize, lr: config.train.lr, seed: config.seed });
-  while (steps < config.train.steps && heldOut.pass1 < config.stopAtAccuracy) {
+  while (steps < config.train.steps && watched(evaluation) < config.stopAtAccuracy) {
     const losses: number[] = [];
     for (const end = Math.min(steps + config.evalEvery, config.train.steps); steps < end; steps++) losses.push(trainer.step());
-    heldOut = await evaluateSolver(model, tokenizer, family, test, { samples: 0, maxNewTokens: config.maxNewTokens });
-    log(`step ${steps} loss=${losses[losses.length - 1].toFixed(4)} heldout_pass1=${heldOut.pass1.toFixed(3)} ${((performance.now() - t0) / 1000).toFixed(0)}s`);
+    evaluation = await evaluate();
+    log(`step ${steps} loss=${losses[losses.length - 1].toFixed(4)} ${describeEvaluation(evaluation)} ${((performance.now() - t0) / 1000).toFixed(0)}s`);
   }
   trainer.dispose();
   const seconds = (performance.now() - t0) / 1000;
   if (o.overwrite) await rm(config.out, { recursive: true, force: true });
+  const { heldOut, sets, proposer } = evaluation;
+  const proposerStats = proposer && { samples: proposer.samples, valid: proposer.valid, cells: proposer.cells };
+  const extra = { name: config.name, steps, heldOutPass1: heldOut.pass1, task: config.task, ...(config.mixture && { mixture: config.mixture }), ...(config.proposer && { proposer: { ...config.proposer, ...proposerStats } }), ...(Object.keys(sets).length > 0 && { heldOutSets: sets }) };
   // The held-out prompts were never trained on: later RL runs evaluate on them.
-  await saveModel(config.out, model, tokenizer, { name: config.name, steps, heldOutPass1: heldOut.pass1, task: config.task }, { 'heldout.jsonl': tasksJsonl(test) });
+  const attachments = Object.fromEntries([['heldout.jsonl', tasksJsonl(corpus.test)], ...Object.entries(corpus.sets).map(([name, tasks]) => [`${name}.jsonl`, tasksJsonl(tasks)])]);
+  await saveModel(config.out, model, tokenizer, extra, attachments);
   model.dispose();
-  return { checkpoint: config.out, steps, heldOut, seconds };
+  return { checkpoint: config.out, steps, heldOut, heldOutSets: sets, ...(proposerStats && { proposer: proposerStats }), seconds };
+}
+
+/** One evaluation as `key=value` fields of a log line. */
+function describeEvaluation(e: BaseEvaluation): string {
+  const fields = [`heldout_pass1=${e.heldOut.pass1.toFixed(3)}`, ...Object.entries(e.sets).map(([name, pass1]) => `${name}_pass1=${pass1.toFixed(3)}`)];
+  if (e.proposer) fields.push(`proposer_valid=${e.proposer.valid.toFixed(3)} proposer_cells=${JSON.stringify(e.proposer.cells)}`);
+  return fields.join(' ');
 }

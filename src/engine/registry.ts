@@ -1,13 +1,14 @@
 import 'reflect-metadata';
 import { Container, inject, injectable } from 'inversify';
 import { ARENA_KINDS } from '../../arenas/index.js';
-import type { Arena } from '../../arenas/types.js';
+import type { Arena, ArenaFactory } from '../../arenas/types.js';
 import { JUDGE_KINDS, type JudgeFactory } from '../../judges/registry.js';
 import { ROLE_KINDS } from '../../roles/index.js';
 import type { AnswerParser, Role } from '../../roles/types.js';
 import type { ExperimentConfig } from '../config/schema.js';
 import { TASK_FAMILIES } from '../tasks/index.js';
 import type { TaskFamily } from '../tasks/types.js';
+import type { Task } from '../core/types.js';
 
 /** Things configs name: a kind resolves by name, and an unknown name lists the known ones. */
 export class Registry<T> {
@@ -42,7 +43,7 @@ export interface Plan {
 @injectable()
 export class Resolver {
   constructor(
-    @inject(TOKENS.arenas) private readonly arenas: Registry<() => Arena>,
+    @inject(TOKENS.arenas) private readonly arenas: Registry<ArenaFactory>,
     @inject(TOKENS.judges) private readonly judges: Registry<JudgeFactory>,
     @inject(TOKENS.roles) private readonly roles: Registry<(p: AnswerParser) => Role>,
     @inject(TOKENS.tasks) private readonly tasks: Registry<TaskFamily<unknown>>,
@@ -54,7 +55,8 @@ export class Resolver {
     const family = this.tasks.resolve(c.tasks.family, 'tasks.family');
     family.validate(c.tasks.difficulty);
     for (const [id, m] of Object.entries(c.models)) this.models.resolve(m.kind, `models.${id}.kind`);
-    const arena = this.arenas.resolve(c.arena.kind, 'arena.kind')();
+    const arena = this.arenas.resolve(c.arena.kind, 'arena.kind')(c.arena.options, family);
+    if (c.tasks.train.source === 'none' && !arena.writesTasks) throw new Error(`tasks.train.source: 'none' needs an arena whose roles write the tasks; '${arena.kind}' does not`);
     const tau = c.trainer.temperature;
     if (tau !== undefined && c.arena.temperature > 0 && tau !== c.arena.temperature) {
       throw new Error(`trainer.temperature: ${tau} differs from arena.temperature ${c.arena.temperature}; the update must score at the sampling temperature (leave it unset to follow the arena)`);
@@ -67,7 +69,8 @@ export class Resolver {
     }
     const judges = c.judges.map((j, i) => {
       const make = this.judges.resolve(j.kind, `judges[${i}].kind`);
-      return { judge: make(j.options, { verify: (task, out) => family.verify(task, out) }), weight: j.weight, kind: j.kind };
+      const measure = family.measure && ((task: Task) => family.measure!(task));
+      return { judge: make(j.options, { verify: (task, out) => family.verify(task, out), measure }), weight: j.weight, kind: j.kind };
     });
     return { arena, family, roles, judges };
   }

@@ -20,22 +20,27 @@ export function loadTaskSets(c: ExperimentConfig, family: TaskFamily<unknown>, c
     }
     return tasks;
   };
-  if (train.source === 'generate' && ev.source === 'generate') {
+  if (train.source === 'none') {
+    // a role writes the training tasks (self-play); the eval set is read as usual
+    return { train: [], evalSet: ev ? load('eval', ev, 1) : [] };
+  }
+  if (ev?.source === 'none') throw new Error("tasks.eval.source: 'none' is for training tasks a role writes; leave tasks.eval out instead");
+  if (train.source === 'generate' && ev?.source === 'generate') {
     const split = disjointSplit(family, difficulty, train.count!, ev.count!, c.seed);
     return { train: generated('train', split.train, checks.train), evalSet: generated('eval', split.test, checks.eval) };
   }
-  const load = (field: 'train' | 'eval', s: typeof train, salt: number) => {
+  function load(field: 'train' | 'eval', s: typeof train, salt: number): Task[] {
     const check = checks[field];
     if (s.source === 'generate') return generated(field, generateTasks(family, difficulty, s.count!, c.seed + salt), check);
     const tasks = readTasksJsonl(s.path!, family.name, check);
     if (tasks.length === 0) throw new Error(`tasks.${field}.path: ${s.path} holds no tasks`);
     return tasks;
-  };
-  const evalSet = load('eval', ev, 1);
+  }
+  const evalSet = ev ? load('eval', ev, 1) : [];
   const all = load('train', train, 0);
   // Scoring the very set it trains on is TTRL's test-time setting, chosen by naming one file
   // twice; otherwise no eval prompt may leak into training.
-  if (train.source === 'file' && ev.source === 'file' && train.path === ev.path) return { train: all, evalSet };
+  if (train.source === 'file' && ev?.source === 'file' && train.path === ev.path) return { train: all, evalSet };
   const held = new Set(evalSet.map((t) => t.prompt));
   const kept = all.filter((t) => !held.has(t.prompt));
   if (kept.length === 0) throw new Error('tasks.train: every training task is also in tasks.eval');

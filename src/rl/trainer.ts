@@ -19,6 +19,8 @@ export interface TrainSample extends PolicyInput {
   advantages: readonly number[] | number;
   /** reference-model log-probs, for the KL loss term */
   refLogProbs?: readonly number[];
+  /** this role's weight of the KL loss term, when it differs from the trainer's klCoef */
+  klCoef?: number;
   /** value targets and rollout-time values (the clip centre), for the value loss: both or neither */
   returns?: readonly number[];
   oldValues?: readonly number[];
@@ -111,15 +113,17 @@ export class JointTrainer {
       const grid = (rows: (readonly number[])[]) => tf.tensor2d(padRows(rows, width), [batch.length, width]);
       const old = grid(batch.map((s) => s.oldLogProbs));
       const adv = grid(batch.map((s) => (typeof s.advantages === 'number' ? broadcastOverTokens([s.advantages], [s.completion.map(() => 1)])[0] : s.advantages)));
-      const kl = c.klCoef !== 0 ? this.klMatrix(batch, scored.logProbs, grid) : undefined;
+      const coefOf = (role: string) => batch.find((s) => s.role === role)?.klCoef ?? c.klCoef;
+      const roles = [...new Set(batch.map((s) => s.role))];
+      const kl = roles.some((r) => coefOf(r) !== 0) ? this.klMatrix(batch, scored.logProbs, grid) : undefined;
       const tokens = batch.reduce((n, s) => n + s.completion.length, 0);
       let total = tf.scalar(0);
-      for (const role of [...new Set(batch.map((s) => s.role))]) {
+      for (const role of roles) {
         const mask = scored.mask.mul(tf.tensor2d(batch.map((s) => (s.role === role ? 1 : 0)), [batch.length, 1])) as tf.Tensor2D;
         const pg = policyLoss({ oldLogProb: old, logProb: scored.logProbs, advantages: adv, mask, clipLow: c.clipLow, clipHigh: c.clipHigh, clipRatioC: c.clipRatioC, aggMode: c.aggMode });
         let loss: tf.Scalar = pg.loss;
         if (c.entropyCoef !== 0) loss = loss.sub(entropyBonus(scored.entropy, mask, c.aggMode).mul(c.entropyCoef));
-        if (kl) loss = loss.add(aggLoss(kl, mask, c.aggMode).mul(c.klCoef));
+        if (kl && coefOf(role) !== 0) loss = loss.add(aggLoss(kl, mask, c.aggMode).mul(coefOf(role)));
         if (c.valueCoef !== 0 && scored.values && batch.every((s) => s.returns && s.oldValues)) {
           const v = valueLoss({ vpreds: scored.values, returns: grid(batch.map((s) => s.returns!)), values: grid(batch.map((s) => s.oldValues!)), mask, clipRangeValue: c.clipRangeValue, aggMode: c.aggMode });
           stats.valueLoss = (stats.valueLoss ?? 0) + v.loss.dataSync()[0];
@@ -173,6 +177,7 @@ function checkSample(s: TrainSample, i: number, models: Readonly<Record<string, 
   const n = s.completion.length;
   if (s.oldLogProbs.length !== n) throw new Error(`trainer: sample ${i} has ${s.oldLogProbs.length} oldLogProbs for ${n} completion tokens`);
   if (typeof s.advantages !== 'number' && s.advantages.length !== n) throw new Error(`trainer: sample ${i} has ${s.advantages.length} advantages for ${n} completion tokens`);
+  if (s.klCoef !== undefined && !(s.klCoef >= 0 && Number.isFinite(s.klCoef))) throw new Error(`trainer: sample ${i} has klCoef ${s.klCoef}; it must be finite and >= 0`);
   if (Boolean(s.returns) !== Boolean(s.oldValues)) throw new Error(`trainer: sample ${i} has ${s.returns ? 'returns without oldValues' : 'oldValues without returns'}; the value loss needs both`);
   for (const key of ['refLogProbs', 'returns', 'oldValues'] as const) {
     const v = s[key];

@@ -7,12 +7,14 @@ import type { Task } from '../core/types.js';
 import type { Rng } from '../util/rng.js';
 import { difficultyFields, intField, invalid, show, verifyWith } from './common.js';
 import { parseScratchpad, scratchpadTarget } from './scratchpad.js';
-import type { ParsedAnswer, TaskFamily } from './types.js';
+import type { ParsedAnswer, ParsedProposal, TaskFamily } from './types.js';
 
 /** The arithmetic difficulty knob. */
 export interface ArithmeticDifficulty {
-  /** maximum digits per operand, 1..4 (each operand's length is drawn from 1..digits) */
+  /** maximum digits per operand, 1..4 (each operand's length is drawn from minDigits..digits) */
   digits: number;
+  /** minimum digits per operand, 1..digits: `{digits: 3, minDigits: 3}` makes every operand exactly 3 digits */
+  minDigits: number;
   /** exact number of operands, 2..6 */
   operands: number;
   /** the operators to draw from: a non-empty subset of '+-*', e.g. '+' or '+-' */
@@ -24,7 +26,7 @@ export interface ArithmeticDifficulty {
 const OPERATORS = '+-*';
 
 /** Frozen so no caller can change the defaults for everyone else. */
-const DEFAULTS: ArithmeticDifficulty = Object.freeze({ digits: 2, operands: 2, operators: '+', scratchpad: false });
+const DEFAULTS: ArithmeticDifficulty = Object.freeze({ digits: 2, operands: 2, operators: '+', scratchpad: false, minDigits: 1 });
 
 /**
  * Evaluates `a op b op c ...` (optionally ending in '=') over non-negative integers with
@@ -90,9 +92,53 @@ export function parseArithmeticOutput(output: string): ParsedAnswer {
   return parseIntegerAnswer(output);
 }
 
-/** Draws one operand: first its length in 1..digits, so short numbers are not swamped. */
-function operand(rng: Rng, digits: number): number {
-  const len = 1 + rng.int(digits);
+/** A prompt split into its operands (digit strings) and the operators between them. */
+interface Expression { operands: string[]; operators: string[] }
+
+/**
+ * Reads `a op b ... =` strictly: non-negative integers without leading zeros joined by
+ * '+-*', one '=' at the end and nothing else. No trimming: a proposed task becomes the
+ * solver's prompt exactly as written. Reads only; never evaluates.
+ */
+function readExpression(text: unknown): Expression | { error: string } {
+  if (typeof text !== 'string') return { error: `a task must be a string, got ${show(text)}` };
+  const eq = text.indexOf('=');
+  if (eq < 0) return { error: `a task ends in '=', got ${show(text)}` };
+  if (eq !== text.length - 1) return { error: `a task ends at its one '=', got ${show(text.slice(eq))} after the expression in ${show(text)}` };
+  const body = text.slice(0, -1);
+  const e: Expression = { operands: [], operators: [] };
+  for (let i = 0; ; ) {
+    const start = i;
+    while (i < body.length && body[i] >= '0' && body[i] <= '9') i++;
+    if (i === start) return { error: `expected a number at position ${i} of ${show(text)}` };
+    const n = body.slice(start, i);
+    if (n.length > 1 && n[0] === '0') return { error: `leading zero in operand ${e.operands.length + 1} (${show(n)}) of ${show(text)}` };
+    e.operands.push(n);
+    if (i === body.length) return e;
+    if (!OPERATORS.includes(body[i])) return { error: `unexpected ${show(body[i])} at position ${i} of ${show(text)}` };
+    e.operators.push(body[i++]);
+  }
+}
+
+/** Why an expression is outside the bounds of `limits`, or undefined. */
+function outOfLimits(e: Expression, limits: ArithmeticDifficulty): string | undefined {
+  const n = e.operands.length;
+  if (n < 2 || n > limits.operands) return `${n} operand${n === 1 ? '' : 's'}; a task has 2..${limits.operands}`;
+  const op = e.operators.find((o) => !limits.operators.includes(o));
+  if (op !== undefined) return `operator ${show(op)} is not allowed; allowed: ${show(limits.operators)}`;
+  for (const [k, x] of e.operands.entries()) {
+    if (x.length > limits.digits) return `operand ${k + 1} (${show(x)}) has ${x.length} digit${x.length === 1 ? '' : 's'}; at most ${limits.digits}`;
+    if (x.length < limits.minDigits) return `operand ${k + 1} (${show(x)}) has ${x.length} digit${x.length === 1 ? '' : 's'}; at least ${limits.minDigits}`;
+  }
+  return undefined;
+}
+
+/**
+ * Draws one operand: first its length in minDigits..digits, so short numbers are not
+ * swamped. With minDigits 1 the draws are exactly those made before minDigits existed.
+ */
+function operand(rng: Rng, d: ArithmeticDifficulty): number {
+  const len = d.minDigits + rng.int(d.digits - d.minDigits + 1);
   const lo = len === 1 ? 0 : 10 ** (len - 1);
   return lo + rng.int(10 ** len - lo);
 }
@@ -105,6 +151,7 @@ export const arithmetic: TaskFamily<ArithmeticDifficulty> = {
   validate(d: unknown): ArithmeticDifficulty {
     const f = difficultyFields('arithmetic', d, DEFAULTS);
     const digits = intField('arithmetic', 'digits', f.digits, 1, 4);
+    const minDigits = intField('arithmetic', 'minDigits', f.minDigits, 1, digits);
     const operands = intField('arithmetic', 'operands', f.operands, 2, 6);
     const operators = f.operators;
     if (typeof operators !== 'string' || operators.length === 0) {
@@ -117,14 +164,14 @@ export const arithmetic: TaskFamily<ArithmeticDifficulty> = {
     const scratchpad = f.scratchpad;
     if (typeof scratchpad !== 'boolean') throw new Error(`arithmetic: scratchpad must be true or false, got ${show(scratchpad)}`);
     if (scratchpad && operators !== '+') throw new Error(`arithmetic: scratchpad needs operators '+', got ${show(operators)}`);
-    return { digits, operands, operators, scratchpad };
+    return { digits, minDigits, operands, operators, scratchpad };
   },
 
   generate(rng: Rng, d: ArithmeticDifficulty, index: number): Task {
-    const values = [operand(rng, d.digits)];
+    const values = [operand(rng, d)];
     let expr = String(values[0]);
     for (let k = 1; k < d.operands; k++) {
-      values.push(operand(rng, d.digits));
+      values.push(operand(rng, d));
       expr += d.operators[rng.int(d.operators.length)] + String(values[k]);
     }
     const prompt = `${expr}=`;
@@ -137,5 +184,24 @@ export const arithmetic: TaskFamily<ArithmeticDifficulty> = {
 
   verify(task: Task, output: string): boolean {
     return verifyWith('arithmetic', parseArithmeticOutput, task, output);
+  },
+
+  /** Between 2 and `limits.operands` operands, each of minDigits..digits digits, operators from `limits.operators`. */
+  parseProposal(text: string, limits: ArithmeticDifficulty): ParsedProposal {
+    const bounds = arithmetic.validate(limits); // the caller's bug if this throws, not the model's
+    const e = readExpression(text);
+    if ('error' in e) return e;
+    const wrong = outOfLimits(e, bounds);
+    if (wrong !== undefined) return { error: `${wrong} in ${show(text)}` };
+    return { task: { id: 'proposed', family: 'arithmetic', prompt: text, answer: evaluateArithmetic(text).toString() } };
+  },
+
+  /** `{ operands, digits (longest operand), minDigits (shortest), totalDigits }`, read from the prompt. */
+  measure(task: Task): Record<string, number> {
+    if (task.family !== 'arithmetic') throw new Error(`arithmetic: cannot measure task '${task.id}' of family '${task.family}'`);
+    const e = readExpression(task.prompt);
+    if ('error' in e) throw new Error(`arithmetic: cannot measure task '${task.id}': ${e.error}`);
+    const lengths = e.operands.map((x) => x.length);
+    return { operands: lengths.length, digits: Math.max(...lengths), minDigits: Math.min(...lengths), totalDigits: lengths.reduce((a, b) => a + b, 0) };
   },
 };

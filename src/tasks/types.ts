@@ -9,6 +9,9 @@ import type { Rng } from '../util/rng.js';
 /** What {@link TaskFamily.parseAnswer} makes of a completion; the same shape as a role's Action. */
 export type ParsedAnswer = Action;
 
+/** What {@link TaskFamily.parseProposal} makes of a proposer's text: a task, or why not. */
+export type ParsedProposal = { task: Task } | { error: string };
+
 /**
  * A family of generated, verifiable tasks.
  * @typeParam D the difficulty record (the curriculum's knob)
@@ -35,4 +38,18 @@ export interface TaskFamily<D> {
    * answer or belongs to another family: both are caller bugs, not wrong answers.
    */
   verify(task: Task, output: string): boolean;
+  /**
+   * Reads a task a proposer model wrote (self-play), in the family's prompt grammar and
+   * inside `limits` (a difficulty read as bounds, not as a distribution). The answer comes
+   * from the family's own evaluator, never from evaluating the text. Model text is data:
+   * every problem is `{ error }`, never a throw. The task is named 'proposed' (callers
+   * rename it) and has no target.
+   */
+  parseProposal?(text: string, limits: D): ParsedProposal;
+  /**
+   * The family's own difficulty measure of a task (say operands and digits), so curricula
+   * and logs can place a proposed task without knowing the grammar. Throws on a task the
+   * family cannot read: tasks of the family always can.
+   */
+  measure?(task: Task): Record<string, number>;
 }

@@ -81,11 +81,15 @@ describe('config/load', () => {
     });
     expect(c.tasks.difficulty).to.deep.equal({});
     expect(c.tasks.perIteration).to.equal(32);
-    expect(c.arena).to.deep.equal({ kind: 'solve', groupSize: 8, maxNewTokens: 8, temperature: 1, topK: 0, topP: 1 });
+    expect(c.arena).to.deep.equal({ kind: 'solve', groupSize: 8, maxNewTokens: 8, temperature: 1, topK: 0, topP: 1, options: {} });
     expect(c.judges).to.deep.equal([{ kind: 'exact-match', weight: 1, options: {} }]);
     expect(c.trainer).to.deep.equal({ lr: 0.0003, advantage: 'grpo', dropEqualGroups: false, ppoEpochs: 1, lrSchedule: { kind: 'constant', warmup: 0, minRatio: 0 } });
     expect(c.eval).to.deep.equal({ every: 10, samples: 16 });
     expect(c.checkpointEvery).to.equal(5);
+    expect(c.evaluators).to.deep.equal([]);
+    expect(c.buffer).to.deep.equal({ size: 256, replay: 0 });
+    expect(c.phases).to.equal(undefined);
+    expect(Object.values(c.roles).every((r) => r.train === true)).to.equal(true);
   });
 
   it('parseConfig validates plain objects and leaves the input untouched', () => {

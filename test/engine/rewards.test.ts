@@ -29,7 +29,7 @@ describe('rewards to samples', () => {
     const scored = scoreEpisodes(p, group);
     // verifier: [1, 0, 0, 0]; majority label '6': [0, 1, 1, 0] -> combined [1, 0.5, 0.5, 0]
     expect(scored.map((s) => s.reward)).to.deep.equal([1, 0.5, 0.5, 0]);
-    const samples = toSamples(scored, parseConfig(tinyConfig('/tmp')).trainer);
+    const samples = toSamples(scored, parseConfig(tinyConfig('/tmp')).trainer).samples;
     // mean 0.5, unbiased std sqrt(1/6) = 0.4082: advantages (r - 0.5) / (0.4082 + 1e-6)
     const std = Math.sqrt(((0.5 ** 2) * 2) / 3);
     expect(samples.map((s) => (s.advantages as number[])[1])).to.deep.equal([0.5 / (std + 1e-6), 0, 0, -0.5 / (std + 1e-6)]);
@@ -41,7 +41,7 @@ describe('rewards to samples', () => {
     const p = plan([{ judge: new VerifierJudge(verify), weight: 1, kind: 'verifier' }]);
     const scored = scoreEpisodes(p, ragged);
     for (const advantage of ['grpo', 'drgrpo', 'rloo'] as const) {
-      const samples = toSamples(scored, parseConfig({ ...tinyConfig('/tmp'), trainer: { advantage } }).trainer);
+      const samples = toSamples(scored, parseConfig({ ...tinyConfig('/tmp'), trainer: { advantage } }).trainer).samples;
       samples.forEach((s, i) => {
         const a = s.advantages as number[];
         expect(a, `${advantage} row ${i}`).to.have.length(ragged[i].turns[0].completion.length);
@@ -54,7 +54,7 @@ describe('rewards to samples', () => {
       expect(first[1]).to.equal(-first[0]);
     }
     // REINFORCE++ whitens over tokens: longer right answers weigh in, so only signs are fixed
-    const rpp = toSamples(scored, parseConfig({ ...tinyConfig('/tmp'), trainer: { advantage: 'reinforce++' } }).trainer);
+    const rpp = toSamples(scored, parseConfig({ ...tinyConfig('/tmp'), trainer: { advantage: 'reinforce++' } }).trainer).samples;
     rpp.forEach((s, i) => expect(s.advantages as number[]).to.have.length(ragged[i].turns[0].completion.length));
     expect((rpp[0].advantages as number[])[0]).to.be.greaterThan((rpp[1].advantages as number[])[0]);
   });
@@ -92,7 +92,7 @@ describe('rewards to samples', () => {
     expect(scored.map((s) => [s.episode.member, s.reward])).to.deep.equal([[0, 0], [1, 1]]);
     // with only the kept two voting, the tie would go to the first arrival '5'
     expect(scoreEpisodes(p, g.filter((e) => e.member < 2)).map((s) => s.reward)).to.deep.equal([1, 0]);
-    const samples = toSamples(scored, parseConfig(tinyConfig('/tmp')).trainer);
+    const samples = toSamples(scored, parseConfig(tinyConfig('/tmp')).trainer).samples;
     expect(samples).to.have.length(2);
     expect(() => scoreEpisodes(p, [episode(0, '5')], 1)).to.throw(/t#0 has no member index/);
   });
@@ -102,6 +102,6 @@ describe('rewards to samples', () => {
     const other = [episode(0, '6'), episode(1, '7')].map((e) => ({ ...e, group: 'u', id: `u${e.id}` }));
     const scored = scoreEpisodes(p, [...group, ...other]);
     const cfg = parseConfig({ ...tinyConfig('/tmp'), trainer: { dropEqualGroups: true } }).trainer;
-    expect(toSamples(scored, cfg)).to.have.length(4);
+    expect(toSamples(scored, cfg).samples).to.have.length(4);
   });
 });

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { MajorityJudge, majorityLabel } from '../../judges/index.js';
-import { ans, bad, episode, solverGroup } from './fixtures.js';
+import { ans, bad, episode, solverGroup, turn as turnOf } from './fixtures.js';
 
 describe('judges/majority', () => {
   describe('majorityLabel', () => {
@@ -87,7 +87,8 @@ describe('judges/majority', () => {
     it('votes with the configured role instead', () => {
       const group = [episode([{ role: 'proposer', text: '7' }, ans('5')], undefined, 0)];
       expect(new MajorityJudge({ role: 'proposer' }).score(group)).to.deep.equal([[1, null]]);
-      expect(new MajorityJudge({ role: ['proposer', 'solver'] }).score(group)).to.deep.equal([[1, 0]]);
+      // each role votes in its own comparison group: the proposer's '7' and the solver's '5' both win theirs
+      expect(new MajorityJudge({ role: ['proposer', 'solver'] }).score(group)).to.deep.equal([[1, 1]]);
     });
 
     it('never reads task.answer', () => {
@@ -95,10 +96,17 @@ describe('judges/majority', () => {
       expect(judge.score(group)).to.deep.equal([[1], [1], [0]]);
     });
 
-    it('throws when episodes of different groups are scored together', () => {
-      const group = solverGroup([ans('5'), ans('5')]);
-      group[1] = { ...group[1], group: 'other' };
-      expect(() => judge.score(group)).to.throw(/different groups/);
+    it('votes in each comparison group of a mixed batch on its own', () => {
+      const batch = [...solverGroup([ans('5'), ans('5'), ans('4')]), ...solverGroup([ans('4'), ans('3'), ans('4')]).map((e, i) => ({ ...e, id: `o${i}`, group: 'other' }))];
+      expect(judge.score(batch)).to.deep.equal([[1], [1], [0], [1], [0], [1]]);
+    });
+
+    it('votes among the attempts of one episode when the arena names that scope, with maxShare', () => {
+      const ep = (id: string, texts: string[]) => ({ id, group: 'g', task: { id: 'seed', family: 'arithmetic', prompt: '' }, turns: texts.map((t, i) => ({ ...turnOf(ans(t), i), compare: 'episode' as const })) });
+      const batch = [ep('a', ['5', '5', '4']), ep('b', ['4', '4', '4'])];
+      expect(judge.score(batch)).to.deep.equal([[1, 1, 0], [1, 1, 1]]);
+      // R-Zero's band: a unanimous vote (share 1 > 0.8) teaches nothing, so it abstains
+      expect(new MajorityJudge({ minShare: 0.3, maxShare: 0.8 }).score(batch)).to.deep.equal([[1, 1, 0], [null, null, null]]);
     });
   });
 });

@@ -4,6 +4,7 @@ import { initBackend } from '../../src/backend/index.js';
 import { gelu, layerNorm, linear, tokenEntropy, tokenLogProbs, tokenSelfCertainty } from '../../src/models/ops.js';
 import { TinyLM, validateConfig, weightShapes, type TinyLMConfig } from '../../src/models/tinylm.js';
 import type { PolicyInput } from '../../src/models/types.js';
+import { referenceLogits } from './tinylm-reference.js';
 
 const small: TinyLMConfig = { vocabSize: 20, dModel: 32, nHeads: 4, nLayers: 2, context: 32, seed: 3 };
 const reference: TinyLMConfig = { vocabSize: 64, dModel: 128, nHeads: 4, nLayers: 2, context: 64 };
@@ -156,6 +157,32 @@ describe('models/TinyLM', () => {
       }
     });
 
+    it('matches an independent plain-loop implementation, with and without left padding', () => {
+      // guards against: a wrong attention scale (1/hd for 1/sqrt(hd)), GELU variant, LayerNorm
+      // epsilon or placement, head split, position offset or pad masking in forward
+      const c: TinyLMConfig = { vocabSize: 5, dModel: 4, nHeads: 2, nLayers: 2, context: 4 };
+      // Weights of order 1 (not GPT-2's 0.02), so that attention is far from uniform and every term shows.
+      const shapes = weightShapes(c);
+      let k = 0;
+      const values = Object.fromEntries(Object.entries(shapes).map(([name, shape]) => {
+        const [base, scale] = name.endsWith('.g') ? [1, 0.3] : name.endsWith('.b') ? [0, 0.2] : name.endsWith('_emb') ? [0, 1] : [0, 0.8];
+        return [name, Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => Math.fround(base + scale * Math.sin(0.7 * ++k)))];
+      }));
+      const initial = Object.fromEntries(Object.entries(values).map(([name, v]) => [name, tf.tensor(v, shapes[name])]));
+      const m = new TinyLM(c, initial);
+      tf.dispose(Object.values(initial));
+      try {
+        // row 1 is [2, 1, 4] after one pad: it must compute what [2, 1, 4] does alone
+        const [full, padded] = logitsOf(m, [[1, 3, 4, 2], [0, 2, 1, 4]], [0, 1]);
+        const want = [referenceLogits(c, values, [1, 3, 4, 2]), referenceLogits(c, values, [2, 1, 4])];
+        full.forEach((row, t) => expectCloseAll(row, want[0][t], 1e-4));
+        padded.slice(1).forEach((row, t) => expectCloseAll(row, want[1][t], 1e-4));
+        expect(Math.max(...want[0].flat().map(Math.abs))).to.be.above(0.5); // not a trivially small output
+      } finally {
+        m.dispose();
+      }
+    });
+
     it('sequences beyond the context throw', () => {
       const long = Array.from({ length: 33 }, (_, i) => 1 + (i % 19));
       expect(() => tf.tidy(() => { model.forward(tf.tensor2d([long], undefined, 'int32'), [0]); })).to.throw(/33 tokens exceeds context 32/);
@@ -192,12 +219,10 @@ describe('models/TinyLM', () => {
 
     for (const temperature of [1, 0.7]) {
       it(`log-probs equal log-softmax(completionLogits / ${temperature}) at the targets and are 0 on padding`, () => {
-        const before = tf.memory().numTensors;
         const { logits, logProbs, entropy, mask } = tf.tidy(() => {
           const s = model.score(inputs, temperature);
           return { logits: model.completionLogits(inputs).logits.arraySync(), logProbs: s.logProbs.arraySync(), entropy: s.entropy.arraySync(), mask: s.mask.arraySync() };
         });
-        expect(tf.memory().numTensors, 'leaked tensors').to.equal(before);
         inputs.forEach((r, b) => {
           for (let j = 0; j < Tc; j++) {
             const lp = logSoftmax(logits[b][j].map((z) => z / temperature));
@@ -215,6 +240,15 @@ describe('models/TinyLM', () => {
         });
       });
     }
+
+    it('a scoring pass in a gradient tape leaves no tensor behind once value and grads are disposed', () => {
+      // score has no tidy of its own (it runs inside the trainer's tape), so count around the tape itself.
+      // guards against: forward or score keeping a tensor (tf.keep, a cached tensor) past the tape
+      const before = tf.memory().numTensors;
+      const { value, grads } = tf.variableGrads(() => model.score(inputs, 0.7).logProbs.sum() as tf.Scalar, model.variables());
+      tf.dispose([value, ...Object.values(grads)]);
+      expect(tf.memory().numTensors, 'leaked tensors').to.equal(before);
+    });
 
     it('a row scores the same alone as in a padded batch', () => {
       const together = tf.tidy(() => model.score(inputs, 0.7).logProbs.arraySync());
@@ -247,7 +281,10 @@ describe('models/TinyLM', () => {
         [{ prompt: [1, 4], completion: [5, -1] }],
       ];
       for (const input of outOfVocab) {
-        expect(() => tf.tidy(() => { model.score(input); }), JSON.stringify(input)).to.throw(/50|25|-1/);
+        // no tidy around the call: guards against checking the ids only after building tensors
+        const before = tf.memory().numTensors;
+        expect(() => model.score(input), JSON.stringify(input)).to.throw(/50|25|-1/);
+        expect(tf.memory().numTensors, 'tensors left by a refused input').to.equal(before);
       }
     });
 
@@ -255,9 +292,10 @@ describe('models/TinyLM', () => {
       // logits / -1 would silently score under the reversed distribution; NaN and Infinity give NaN or 0s.
       const input = [{ prompt: [1, 4], completion: [5, 6] }];
       for (const temperature of [-1, -0.5, NaN, Infinity]) {
+        // no tidy around the call: guards against checking the temperature only after building tensors
         const before = tf.memory().numTensors;
-        expect(() => tf.tidy(() => { model.score(input, temperature); }), `temperature ${temperature}`).to.throw(/temperature/);
-        expect(tf.memory().numTensors).to.equal(before);
+        expect(() => model.score(input, temperature), `temperature ${temperature}`).to.throw(/temperature/);
+        expect(tf.memory().numTensors, 'tensors left by a refused temperature').to.equal(before);
       }
     });
 

@@ -47,10 +47,15 @@ describe('rl/kl', () => {
 
   for (const [kind, expected] of cases) {
     it(`klPenalty '${kind}' on tensors`, () => {
+      const [a, b] = [tf.tensor2d(logp), tf.tensor2d(ref)];
       const before = tf.memory().numTensors;
-      const out = tf.tidy(() => klPenalty(tf.tensor2d(logp), tf.tensor2d(ref), kind).arraySync() as number[][]);
+      const result = klPenalty(a, b, kind);
+      const out = result.arraySync() as number[][];
+      result.dispose();
+      // guards against: removing the tf.tidy in klPenalty (no tidy here, so its intermediates would stay)
+      expect(tf.memory().numTensors, 'leaked tensors').to.equal(before);
+      tf.dispose([a, b]);
       expectMatrixClose(out, expected, 1e-5);
-      expect(tf.memory().numTensors).to.equal(before);
     });
 
     it(`klPenaltyArray '${kind}' on number[][]`, () => {

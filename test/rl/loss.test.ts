@@ -3,19 +3,29 @@ import * as tf from '@tensorflow/tfjs';
 import {
   aggLoss,
   entropyBonus,
+  maskedMeanTensor,
   policyLoss,
   trlAggLoss,
   valueLoss,
   type AggMode,
 } from '../../src/rl/loss.js';
 
-const num = (t: tf.Tensor): number => t.dataSync()[0];
-const t2 = (x: number[][]) => tf.tensor2d(x);
+/** Inputs made by t2 and zeros since the last leakFree; leakFree disposes them. */
+const inputs: tf.Tensor[] = [];
+const t2 = (x: number[][]) => { const t = tf.tensor2d(x); inputs.push(t); return t; };
+const zeros = (r: number, c: number) => t2(Array.from({ length: r }, () => new Array(c).fill(0)));
+/** Reads a scalar result and disposes it. */
+const num = (t: tf.Tensor): number => { const v = t.dataSync()[0]; t.dispose(); return v; };
 
-/** Runs `fn` in a tidy and checks that nothing leaked. */
-function leakFree<T extends tf.TensorContainer>(fn: () => T): T {
+/**
+ * Runs `fn` outside any tidy, disposes its inputs, and checks that no other tensor is left:
+ * `fn` must read and dispose what the call returns (num does), so anything left over is an
+ * intermediate that the code under test failed to free.
+ */
+function leakFree<T>(fn: () => T): T {
   const before = tf.memory().numTensors;
-  const out = tf.tidy(() => fn());
+  const out = fn();
+  tf.dispose(inputs.splice(0));
   expect(tf.memory().numTensors, 'leaked tensors').to.equal(before);
   return out;
 }
@@ -23,6 +33,11 @@ function leakFree<T extends tf.TensorContainer>(fn: () => T): T {
 describe('rl/loss', () => {
   before(async () => {
     await tf.setBackend('cpu');
+  });
+
+  // The leakFree checks in this file guard against: removing the tf.tidy in the function under test.
+  it('maskedMeanTensor is Σ(x·m) / (Σm + 1e-8)', () => {
+    expect(leakFree(() => num(maskedMeanTensor(t2([[1, 2, 3], [4, 5, 6]]), t2([[1, 0, 1], [0, 1, 0]]))))).to.be.closeTo(3, 1e-5);
   });
 
   describe('aggLoss (verl agg_loss)', () => {
@@ -40,7 +55,7 @@ describe('rl/loss', () => {
         expect(leakFree(() => num(aggLoss(t2(L), t2(M), mode)))).to.be.closeTo(value, 1e-5);
       });
       it(`${mode} of an all-padded batch is 0`, () => {
-        expect(leakFree(() => num(aggLoss(t2(L), tf.zeros([3, 3]) as tf.Tensor2D, mode)))).to.equal(0);
+        expect(leakFree(() => num(aggLoss(t2(L), zeros(3, 3), mode)))).to.equal(0);
       });
     }
 
@@ -86,7 +101,7 @@ describe('rl/loss', () => {
     const run = (aggMode: AggMode) =>
       leakFree(() => {
         const out = policyLoss({
-          oldLogProb: tf.zeros([2, 3]) as tf.Tensor2D,
+          oldLogProb: zeros(2, 3),
           logProb: t2(logProb),
           advantages: t2(adv),
           mask: t2(mask),
@@ -121,14 +136,17 @@ describe('rl/loss', () => {
       const g = leakFree(() => {
         const f = (lp: tf.Tensor) =>
           policyLoss({
-            oldLogProb: tf.zeros([2, 3]) as tf.Tensor2D,
+            oldLogProb: zeros(2, 3),
             logProb: lp as tf.Tensor2D,
             advantages: t2(adv),
             mask: t2(mask),
             clipLow: 0.2,
             clipHigh: 0.28,
           }).loss;
-        return tf.grad(f)(t2(logProb)).arraySync() as number[][];
+        const grad = tf.grad(f)(t2(logProb));
+        const values = grad.arraySync() as number[][];
+        grad.dispose();
+        return values;
       });
       expect(g.flat().map((v) => Math.round(v * 1e5) / 1e5)).to.deep.equal([0, 0, 0, -0.4, 0, 0]);
     });
@@ -136,7 +154,7 @@ describe('rl/loss', () => {
     it('clipHigh defaults to clipLow and clipRatioC must exceed 1', () => {
       // symmetric 0.2: r0t0 → −1.2, r1t1 → −1.2; sum −1.2 + 0.8 + 3 − 2 − 1.2 = −0.6 → /5 = −0.12
       const loss = leakFree(() =>
-        num(policyLoss({ oldLogProb: tf.zeros([2, 3]) as tf.Tensor2D, logProb: t2(logProb), advantages: t2(adv), mask: t2(mask), clipLow: 0.2 }).loss),
+        num(policyLoss({ oldLogProb: zeros(2, 3), logProb: t2(logProb), advantages: t2(adv), mask: t2(mask), clipLow: 0.2 }).loss),
       );
       expect(loss).to.be.closeTo(-0.12, 1e-4);
       tf.tidy(() => {

@@ -33,6 +33,27 @@ describe('JointTrainer', () => {
     a.dispose(); b.dispose();
   });
 
+  it('steps two models together exactly as two separate trainers would, each with its own Adam', () => {
+    // guards against: routing every sample to the first model, and one Adam shared by both models
+    const pair = () => ({ a: new TinyLM({ ...small, seed: 1 }), b: new TinyLM({ ...small, seed: 2 }) });
+    const [forA, forB] = [samplesFor('a', 'solver', 6, 1), samplesFor('b', 'critic', 5, 2)];
+    const mixed = forA.flatMap((s, i) => (forB[i] ? [s, forB[i]] : [s])); // interleaved: grouping must sort them out
+    const joint = pair();
+    const alone = pair();
+    const trainers = { joint: new JointTrainer(joint, { lr: 1e-2 }), a: new JointTrainer({ a: alone.a }, { lr: 1e-2 }), b: new JointTrainer({ b: alone.b }, { lr: 1e-2 }) };
+    for (let step = 0; step < 2; step++) { // the second step reads each model's Adam moments from the first
+      const report = trainers.joint.step(mixed);
+      expect([report.a.samples, report.b.samples]).to.deep.equal([6, 5]);
+      trainers.a.step(forA);
+      trainers.b.step(forB);
+      expect(snapshot(joint.a), `model a after step ${step + 1}`).to.deep.equal(snapshot(alone.a));
+      expect(snapshot(joint.b), `model b after step ${step + 1}`).to.deep.equal(snapshot(alone.b));
+    }
+    expect(changed(snapshot(joint.a), snapshot(joint.b)).length).to.be.greaterThan(0);
+    Object.values(trainers).forEach((t) => t.dispose());
+    [joint, alone].forEach((p) => { p.a.dispose(); p.b.dispose(); });
+  });
+
   it('setLearningRate scales the next Adam step (a schedule sets it each iteration)', () => {
     const delta = (lr: number | undefined) => {
       const m = new TinyLM({ ...small, seed: 5 });
@@ -91,13 +112,25 @@ describe('JointTrainer', () => {
   });
 
   it('clips the global gradient norm', () => {
-    const m = new TinyLM({ ...small, seed: 5 });
-    const w0 = snapshot(m);
-    const report = new JointTrainer({ m }, { lr: 1e-3, maxGradNorm: 1e-4 }).step(samplesFor('m', 'solver', 4, 50)).m;
-    expect(report.gradNorm).to.be.greaterThan(1e-4);
-    expect(report.skipped).to.equal(false);
-    expect(changed(w0, snapshot(m)).length).to.be.greaterThan(0);
-    m.dispose();
+    // Adam's first step lr·g/(|g| + ε) barely depends on the gradient's scale, unless ε is far
+    // above every |g|: then it is ≈ lr·g/ε, so clipping to a quarter of the norm quarters the step.
+    // guards against: the trainer not clipping (e.g. passing Infinity or ignoring maxGradNorm)
+    const step = (maxGradNorm: number) => {
+      const m = new TinyLM({ ...small, seed: 5 });
+      const w0 = snapshot(m);
+      const report = new JointTrainer({ m }, { lr: 10, epsilon: 1e4, maxGradNorm }).step(samplesFor('m', 'solver', 4, 50)).m;
+      const w1 = snapshot(m);
+      m.dispose();
+      return { report, delta: Object.keys(w0).flatMap((k) => w0[k].map((x, i) => w1[k][i] - x)) };
+    };
+    const free = step(1e9);
+    expect(free.report.gradNorm).to.be.greaterThan(1);
+    const clipped = step(free.report.gradNorm / 4);
+    expect(clipped.report.skipped).to.equal(false);
+    expect(clipped.report.gradNorm).to.equal(free.report.gradNorm); // reported before clipping
+    const big = free.delta.map((d, i) => [d, clipped.delta[i]]).filter(([d]) => Math.abs(d) > 1e-4);
+    expect(big.length).to.be.greaterThan(10);
+    big.forEach(([d, c]) => expect(c / d).to.be.closeTo(0.25, 1e-2));
   });
 
   it('rejects samples that name an unknown model or whose lengths disagree', () => {

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { arithmetic, evaluateArithmetic, generateTasks } from '../../src/tasks/index.js';
+import { createHash } from 'node:crypto';
+import { arithmetic, disjointSplit, evaluateArithmetic, generateTasks } from '../../src/tasks/index.js';
 import type { ArithmeticDifficulty } from '../../src/tasks/index.js';
 import { CharTokenizer } from '../../src/tokenizer/index.js';
 import type { Task } from '../../src/core/types.js';
@@ -45,7 +46,7 @@ describe('tasks/arithmetic', () => {
   });
 
   describe('generate', () => {
-    const all: ArithmeticDifficulty = { digits: 3, operands: 4, operators: '+-*', scratchpad: false };
+    const all: ArithmeticDifficulty = { digits: 3, minDigits: 1, operands: 4, operators: '+-*', scratchpad: false };
 
     it('is reproducible from the seed and differs across seeds', () => {
       const a = generateTasks(arithmetic, all, 50, 7);
@@ -90,6 +91,29 @@ describe('tasks/arithmetic', () => {
       const tasks = generateTasks(arithmetic, { digits: 2, operands: 4, operators: '+-*' }, 300, 3);
       for (const t of tasks) expect(t.answer, t.prompt).to.equal(String(reference(t.prompt)));
       expect(tasks.some((t) => t.answer!.startsWith('-'))).to.equal(true);
+    });
+
+    it('draws each operand of minDigits..digits digits, every length in that range', () => {
+      for (const [digits, minDigits] of [[3, 3], [3, 2], [4, 2], [1, 1]]) {
+        const lengths = new Set<number>();
+        for (const t of generateTasks(arithmetic, { digits, minDigits, operands: 2, operators: '+' }, 300, digits + minDigits)) {
+          for (const n of parts(t.prompt).nums) lengths.add(n.length);
+        }
+        expect([...lengths].sort(), `digits ${digits}, minDigits ${minDigits}`).to.deep.equal(Array.from({ length: digits - minDigits + 1 }, (_, i) => minDigits + i));
+      }
+    });
+
+    it('with minDigits 1 (the default) draws exactly what it drew before minDigits existed', () => {
+      // Recorded from the generator before minDigits was added: shipped corpora must not move.
+      const hash = (tasks: Task[]) => createHash('sha256').update(tasks.map((t) => t.id + t.prompt + t.answer + (t.target ?? '')).join('\n')).digest('hex').slice(0, 16);
+      expect(generateTasks(arithmetic, { digits: 3, operands: 2, operators: '+' }, 12, 7).map((t) => t.prompt)).to.deep.equal(
+        ['0+729=', '51+5=', '1+566=', '36+36=', '8+1=', '5+167=', '65+969=', '844+1=', '11+7=', '52+732=', '3+1=', '1+40='],
+      );
+      expect(generateTasks(arithmetic, { digits: 3, minDigits: 1, operands: 2, operators: '+' }, 12, 7)).to.deep.equal(generateTasks(arithmetic, { digits: 3, operands: 2, operators: '+' }, 12, 7));
+      const add2 = disjointSplit(arithmetic, { digits: 2, operands: 2, operators: '+' }, 20000, 256, 1); // configs/pretrain-add2.yaml
+      expect(hash([...add2.train, ...add2.test])).to.equal('33b44462e8434b84');
+      const sum3w = disjointSplit(arithmetic, { digits: 2, operands: 3, operators: '+', scratchpad: true }, 50000, 256, 4); // pretrain-sum3-working.yaml
+      expect(hash([...sum3w.train, ...sum3w.test])).to.equal('9eac9a1415b0beec');
     });
 
     it('keeps every prompt and answer inside the default tokenizer', () => {
@@ -157,8 +181,8 @@ describe('tasks/arithmetic', () => {
 
   describe('validate', () => {
     it('fills missing fields from the defaults', () => {
-      expect(arithmetic.validate(undefined)).to.deep.equal({ digits: 2, operands: 2, operators: '+', scratchpad: false });
-      expect(arithmetic.validate({ operands: 3 })).to.deep.equal({ digits: 2, operands: 3, operators: '+', scratchpad: false });
+      expect(arithmetic.validate(undefined)).to.deep.equal({ digits: 2, minDigits: 1, operands: 2, operators: '+', scratchpad: false });
+      expect(arithmetic.validate({ operands: 3 })).to.deep.equal({ digits: 2, minDigits: 1, operands: 3, operators: '+', scratchpad: false });
     });
 
     it('names the offending field', () => {
@@ -172,6 +196,9 @@ describe('tasks/arithmetic', () => {
         [{ operators: '/' }, /operators.*"\/"/],
         [{ operators: '++' }, /operators lists "\+" twice/],
         [{ operand: 3 }, /unknown difficulty field 'operand'; known: digits, operands, operators/],
+        [{ minDigits: 0 }, /minDigits must be an integer in 1\.\.2, got 0/],
+        [{ digits: 3, minDigits: 4 }, /minDigits must be an integer in 1\.\.3, got 4/],
+        [{ minDigits: 1.5 }, /minDigits/],
         [null, /difficulty must be an object/],
         [[2, 2], /difficulty must be an object/],
       ];
@@ -180,6 +207,87 @@ describe('tasks/arithmetic', () => {
 
     it('protects the shared defaults from callers', () => {
       expect(Object.isFrozen(arithmetic.defaults)).to.equal(true);
+    });
+  });
+
+  describe('parseProposal', () => {
+    const limits = arithmetic.validate({ digits: 3, operands: 2, operators: '+' });
+    const propose = (text: string, l = limits) => arithmetic.parseProposal!(text, l);
+
+    it('reads a task in the prompt grammar, answers it with the evaluator, without a target', () => {
+      expect(propose('347+58=')).to.deep.equal({ task: { id: 'proposed', family: 'arithmetic', prompt: '347+58=', answer: '405' } });
+      expect(propose('0+0=')).to.deep.equal({ task: { id: 'proposed', family: 'arithmetic', prompt: '0+0=', answer: '0' } });
+      const wide = arithmetic.validate({ digits: 2, operands: 4, operators: '+-*' });
+      expect(propose('12-7*3=', wide)).to.deep.equal({ task: { id: 'proposed', family: 'arithmetic', prompt: '12-7*3=', answer: '-9' } });
+      expect('task' in propose('1+2+3+4=', wide) && 'task' in propose('1*2=', wide)).to.equal(true);
+      const scratch = arithmetic.validate({ digits: 2, operands: 3, operators: '+', scratchpad: true });
+      expect(propose('12+56+34=', scratch)).to.deep.equal({ task: { id: 'proposed', family: 'arithmetic', prompt: '12+56+34=', answer: '102' } });
+    });
+
+    it('refuses every kind of bad text with why, and never throws', () => {
+      const cases: [string, RegExp][] = [
+        ['', /ends in '='/],
+        ['347+58', /ends in '='/],
+        ['347+58=405', /ends at its one '=', got "=405"/],
+        ['347+58==', /ends at its one '='/],
+        ['1=2=', /ends at its one '='/],
+        ['347+58= ', /ends at its one '='/],
+        [' 347+58=', /expected a number at position 0/],
+        ['347 +58=', /unexpected " " at position 3/],
+        ['=', /expected a number at position 0/],
+        ['+5=', /expected a number at position 0/],
+        ['3++5=', /expected a number at position 2/],
+        ['3+=', /expected a number at position 2/],
+        ['-3+5=', /expected a number at position 0/],
+        ['347+058=', /leading zero in operand 2 \("058"\)/],
+        ['00+1=', /leading zero in operand 1/],
+        ['3475+8=', /operand 1 \("3475"\) has 4 digits; at most 3/],
+        ['1+2+3=', /3 operands; a task has 2\.\.2/],
+        ['7=', /1 operand; a task has 2\.\.2/],
+        ['7-3=', /operator "-" is not allowed; allowed: "\+"/],
+        ['7*3=', /operator "\*" is not allowed/],
+        ['7/3=', /unexpected "\/" at position 1/],
+        ['7+3=x', /ends at its one '='/],
+        ['x7+3=', /expected a number at position 0/],
+        ['new arithmetic:', /ends in '='/],
+      ];
+      for (const [text, why] of cases) {
+        const r = propose(text);
+        expect(r, text).to.have.property('error').that.matches(why);
+      }
+      expect(propose(12 as unknown as string)).to.have.property('error').that.matches(/must be a string/);
+      expect(propose('5+7=', arithmetic.validate({ digits: 3, minDigits: 2, operands: 2, operators: '+' }))).to.have.property('error').that.matches(/operand 1 \("5"\) has 1 digit; at least 2/);
+    });
+
+    it('never runs the text as code', () => {
+      const r = propose('(globalThis.__coevolveProposed = 1)+1=');
+      expect(r).to.have.property('error');
+      expect((globalThis as Record<string, unknown>).__coevolveProposed).to.equal(undefined);
+    });
+
+    it('throws on bad limits: a caller bug, not model text', () => {
+      expect(() => arithmetic.parseProposal!('1+2=', { digits: 9 } as ArithmeticDifficulty)).to.throw(/digits must be an integer in 1\.\.4/);
+    });
+  });
+
+  describe('measure', () => {
+    const task = (prompt: string): Task => ({ id: 't', family: 'arithmetic', prompt });
+
+    it('gives operands and the longest, shortest and total digits of a prompt', () => {
+      expect(arithmetic.measure!(task('347+58='))).to.deep.equal({ operands: 2, digits: 3, minDigits: 2, totalDigits: 5 });
+      expect(arithmetic.measure!(task('5+7='))).to.deep.equal({ operands: 2, digits: 1, minDigits: 1, totalDigits: 2 });
+      expect(arithmetic.measure!(task('1234*0-56+789='))).to.deep.equal({ operands: 4, digits: 4, minDigits: 1, totalDigits: 10 });
+    });
+
+    it('agrees with the difficulty a task was generated at', () => {
+      for (const t of generateTasks(arithmetic, { digits: 3, minDigits: 3, operands: 3, operators: '+-' }, 50, 2)) {
+        expect(arithmetic.measure!(t), t.prompt).to.deep.equal({ operands: 3, digits: 3, minDigits: 3, totalDigits: 9 });
+      }
+    });
+
+    it('throws on a task it cannot read or of another family', () => {
+      expect(() => arithmetic.measure!(task('1+2'))).to.throw(/cannot measure task 't': a task ends in '='/);
+      expect(() => arithmetic.measure!({ ...task('1+2='), family: 'strings' })).to.throw(/family 'strings'/);
     });
   });
 });

@@ -1,0 +1,43 @@
+import { existsSync } from 'node:fs';
+import type { Task } from '../../core/types.js';
+import { readTasksJsonl, type TaskCheck } from '../../tasks/jsonl.js';
+import { evaluateSolver } from '../evaluate.js';
+import { evaluatorOptions, isNonNegativeInt, isPath, isPositiveNumber, pickRole, type Evaluator, type EvaluatorFactory } from './types.js';
+
+/**
+ * Held-out accuracy of a solver role on a JSONL file of labeled tasks: greedy pass@1 every
+ * time, and maj@N with `samples` answers at `temperature` when the run asks for thorough
+ * measures (its start, its end, a reference sync). Metrics: `pass1`, `maj<N>`.
+ */
+export class AccuracyEvaluator implements Evaluator {
+  constructor(
+    readonly name: string,
+    readonly role: string,
+    readonly every: number,
+    private readonly tasks: readonly Task[],
+    private readonly o: { samples: number; temperature: number; maxNewTokens: number; seed: number; model: string },
+  ) {}
+
+  async run(ctx: Parameters<Evaluator['run']>[0]): Promise<Record<string, number>> {
+    const samples = ctx.thorough ? this.o.samples : 0;
+    const r = await evaluateSolver(ctx.models[this.o.model], ctx.tokenizer, ctx.family, this.tasks, { samples, temperature: this.o.temperature, maxNewTokens: this.o.maxNewTokens, seed: this.o.seed + ctx.iteration });
+    return { pass1: r.pass1, ...(r.majN !== undefined ? { [`maj${r.samples}`]: r.majN } : {}) };
+  }
+}
+
+/** `{ kind: accuracy, name, role?, options: { data, samples, temperature } }`; the file is read and checked whole here. */
+export function accuracyFactory(check: (where: string) => TaskCheck): EvaluatorFactory {
+  return (spec, c, plan, where) => {
+    evaluatorOptions(where, spec.options, { data: isPath, samples: isNonNegativeInt, temperature: isPositiveNumber });
+    const data = spec.options.data as string | undefined;
+    if (!data) throw new Error(`${where}.options.data: required (a JSONL file of labeled tasks)`);
+    if (!existsSync(data)) throw new Error(`${where}.options.data: ${data} does not exist`);
+    const role = pickRole(spec, c, 'solver', where);
+    const labeled = check(where);
+    const tasks = readTasksJsonl(data, plan.family.name, (t) => (t.answer === undefined ? 'no answer; evaluation needs one per task' : labeled(t)));
+    if (tasks.length === 0) throw new Error(`${where}.options.data: ${data} holds no tasks`);
+    const temperature = (spec.options.temperature as number | undefined) ?? c.eval.temperature ?? (c.arena.temperature > 0 ? c.arena.temperature : 1);
+    const samples = (spec.options.samples as number | undefined) ?? c.eval.samples;
+    return new AccuracyEvaluator(spec.name, role, spec.every ?? c.eval.every, tasks, { samples, temperature, maxNewTokens: c.arena.maxNewTokens, seed: c.seed, model: c.roles[role].model });
+  };
+}

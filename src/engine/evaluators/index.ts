@@ -1,0 +1,41 @@
+import type { ExperimentConfig } from '../../config/schema.js';
+import type { TaskCheck } from '../../tasks/jsonl.js';
+import type { Task } from '../../core/types.js';
+import { Registry, type Plan } from '../registry.js';
+import { AccuracyEvaluator, accuracyFactory } from './accuracy.js';
+import { proposalsFactory } from './proposals.js';
+import { pickRole, type Evaluator, type EvaluatorFactory } from './types.js';
+
+export type { EvalContext, Evaluator } from './types.js';
+
+/** Evaluator kinds by the name configs use. `check` vets each task of a data file (it fits the model). */
+export function evaluatorKinds(check: (where: string) => TaskCheck): Registry<EvaluatorFactory> {
+  return new Registry('evaluator', { accuracy: accuracyFactory(check), proposals: proposalsFactory });
+}
+
+/**
+ * The run's evaluators: `tasks.eval` as the unnamed accuracy evaluator (metrics `eval/pass1`,
+ * `eval/majN`, as before), then each of `evaluators` (metrics `eval/<name>/...`). Each is built,
+ * and its data read and checked, before any work.
+ */
+export function buildEvaluators(c: ExperimentConfig, plan: Plan, evalSet: readonly Task[], check: (where: string) => TaskCheck): Evaluator[] {
+  const out: Evaluator[] = [];
+  if (evalSet.length > 0) {
+    const role = pickRole({ name: '', options: {} }, c, 'solver', 'tasks.eval');
+    const temperature = c.eval.temperature ?? (c.arena.temperature > 0 ? c.arena.temperature : 1);
+    out.push(new AccuracyEvaluator('', role, c.eval.every, evalSet, { samples: c.eval.samples, temperature, maxNewTokens: c.arena.maxNewTokens, seed: c.seed, model: c.roles[role].model }));
+  }
+  const kinds = evaluatorKinds(check);
+  c.evaluators.forEach((spec, i) => {
+    const where = `evaluators[${i}]`;
+    if (c.evaluators.findIndex((o) => o.name === spec.name) !== i) throw new Error(`${where}.name: '${spec.name}' is used twice`);
+    out.push(kinds.resolve(spec.kind, `${where}.kind`)(spec, c, plan, where));
+  });
+  return out;
+}
+
+/** Metric names of an evaluator's results: `eval/<key>` for the unnamed one, else `eval/<name>/<key>`. */
+export function evalMetrics(ev: Evaluator, result: Record<string, number>): Record<string, number> {
+  const prefix = ev.name === '' ? 'eval/' : `eval/${ev.name}/`;
+  return Object.fromEntries(Object.entries(result).map(([k, v]) => [prefix + k, v]));
+}

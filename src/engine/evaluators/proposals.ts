@@ -1,0 +1,51 @@
+import { firstValueFrom, from, mergeMap, toArray } from 'rxjs';
+import { Agents } from '../../../arenas/agents.js';
+import { BatchingServer } from '../../serving/server.js';
+import { bigramEntropy } from '../../../arenas/propose-solve.js';
+import { evaluatorOptions, isMapping, isPositiveInt, isPositiveNumber, pickRole, type EvalContext, type Evaluator, type EvaluatorFactory } from './types.js';
+import type { Role } from '../../../roles/types.js';
+
+/**
+ * What a proposer writes, measured apart from training: `samples` proposals at `temperature`,
+ * each read by the family within `limits`. Metrics: `valid`, `distinct`, `cells` (distinct
+ * difficulty cells), `bigram_entropy`, and the mean of each measure of the valid ones.
+ */
+export class ProposalsEvaluator implements Evaluator {
+  constructor(
+    readonly name: string,
+    readonly role: string,
+    readonly every: number,
+    private readonly proposer: Role,
+    private readonly o: { samples: number; temperature: number; maxNewTokens: number; seed: number; model: string; limits: unknown },
+  ) {}
+
+  async run(ctx: EvalContext): Promise<Record<string, number>> {
+    const server = new BatchingServer('eval-proposer', ctx.models[this.o.model], this.o.seed + ctx.iteration);
+    const agents = new Agents({ [this.role]: { role: this.proposer, model: this.o.model, server } }, ctx.tokenizer, { temperature: this.o.temperature, maxNewTokens: this.o.maxNewTokens });
+    const seed = { id: 'seed', family: ctx.family.name, prompt: '' };
+    const turns = await firstValueFrom(from(Array.from({ length: this.o.samples })).pipe(mergeMap(() => agents.act(this.role, { task: seed })), toArray()));
+    const tasks = turns.flatMap((t) => {
+      if (!t.action.valid || t.action.value === null) return [];
+      const p = ctx.family.parseProposal!(t.action.value, this.o.limits);
+      return 'task' in p ? [p.task] : [];
+    });
+    const m: Record<string, number> = { valid: tasks.length / turns.length };
+    if (tasks.length === 0) return m;
+    const measures = tasks.map((t) => ctx.family.measure!(t));
+    for (const key of Object.keys(measures[0])) m[key] = measures.reduce((a, x) => a + x[key], 0) / measures.length;
+    m.distinct = new Set(tasks.map((t) => t.prompt)).size / tasks.length;
+    m.cells = new Set(measures.map((x) => JSON.stringify(x))).size;
+    m.bigram_entropy = bigramEntropy(tasks.map((t) => t.prompt));
+    return m;
+  }
+}
+
+/** `{ kind: proposals, name, role?, options: { samples, temperature, limits } }`. */
+export const proposalsFactory: EvaluatorFactory = (spec, c, plan, where) => {
+  evaluatorOptions(where, spec.options, { samples: isPositiveInt, temperature: isPositiveNumber, limits: isMapping });
+  if (!plan.family.parseProposal || !plan.family.measure) throw new Error(`${where}: task family '${plan.family.name}' cannot read proposals`);
+  const role = pickRole(spec, c, 'proposer', where);
+  const limits = plan.family.validate(spec.options.limits ?? c.arena.options.limits ?? {});
+  const o = { samples: (spec.options.samples as number | undefined) ?? 64, temperature: (spec.options.temperature as number | undefined) ?? 1, maxNewTokens: c.arena.maxNewTokens, seed: c.seed, model: c.roles[role].model, limits };
+  return new ProposalsEvaluator(spec.name, role, spec.every ?? c.eval.every, plan.roles[role], o);
+};

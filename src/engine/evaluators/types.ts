@@ -1,0 +1,67 @@
+import type { ExperimentConfig } from '../../config/schema.js';
+import type { TinyLM } from '../../models/tinylm.js';
+import type { TaskFamily } from '../../tasks/types.js';
+import type { CharTokenizer } from '../../tokenizer/index.js';
+import type { Plan } from '../registry.js';
+
+/** What an evaluator reads when it runs: the live models, by id, and the run's settings. */
+export interface EvalContext {
+  models: Readonly<Record<string, TinyLM>>;
+  tokenizer: CharTokenizer;
+  family: TaskFamily<unknown>;
+  /** the iteration evaluated (seeds sampling, so a resumed run measures the same) */
+  iteration: number;
+  /** true at the start, the end and wherever costly measures are due (maj@N) */
+  thorough: boolean;
+}
+
+/**
+ * A named evaluation: it measures one role (held-out accuracy of a solver, the validity and
+ * difficulty of a proposer's tasks) and returns metrics without the `eval/` prefix.
+ * The loop assumes no particular role: it runs whatever evaluators the config names.
+ */
+export interface Evaluator {
+  readonly name: string;
+  /** the role evaluated and the model it runs on */
+  readonly role: string;
+  readonly every: number;
+  run(ctx: EvalContext): Promise<Record<string, number>>;
+}
+
+/** What a factory gets: the evaluator's config entry, the experiment and its resolved plan. */
+export interface EvaluatorSpec {
+  name: string;
+  role?: string;
+  every?: number;
+  options: Record<string, unknown>;
+}
+
+export type EvaluatorFactory = (spec: EvaluatorSpec, c: ExperimentConfig, plan: Plan, where: string) => Evaluator;
+
+/** The role an evaluator measures: the one named, or the first of the kind it needs. */
+export function pickRole(spec: EvaluatorSpec, c: ExperimentConfig, kind: string, where: string): string {
+  if (spec.role !== undefined) {
+    const r = c.roles[spec.role];
+    if (!r) throw new Error(`${where}.role: unknown role '${spec.role}'; configured: ${Object.keys(c.roles).join(', ')}`);
+    if (r.kind !== kind) throw new Error(`${where}.role: '${spec.role}' is a ${r.kind}; this evaluator measures a ${kind}`);
+    return spec.role;
+  }
+  const found = Object.entries(c.roles).find(([, r]) => r.kind === kind);
+  if (!found) throw new Error(`${where}: no role of kind '${kind}' to evaluate; configured: ${Object.keys(c.roles).join(', ')}`);
+  return found[0];
+}
+
+/** Checks an evaluator's options: known keys only; errors name the field. */
+export function evaluatorOptions(where: string, options: Record<string, unknown>, known: Record<string, (v: unknown) => string | undefined>): void {
+  for (const [k, v] of Object.entries(options)) {
+    if (!(k in known)) throw new Error(`${where}.options.${k}: unknown option; known: ${Object.keys(known).join(', ')}`);
+    const wrong = known[k](v);
+    if (wrong) throw new Error(`${where}.options.${k}: must be ${wrong}, got ${JSON.stringify(v)}`);
+  }
+}
+
+export const isPositiveInt = (v: unknown) => (Number.isSafeInteger(v) && (v as number) > 0 ? undefined : 'a positive integer');
+export const isNonNegativeInt = (v: unknown) => (Number.isSafeInteger(v) && (v as number) >= 0 ? undefined : 'a non-negative integer');
+export const isPositiveNumber = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? undefined : 'a positive number');
+export const isPath = (v: unknown) => (typeof v === 'string' && v !== '' ? undefined : 'a file path');
+export const isMapping = (v: unknown) => (typeof v === 'object' && v !== null && !Array.isArray(v) ? undefined : 'a mapping');

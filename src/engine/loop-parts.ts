@@ -1,0 +1,87 @@
+/** The loop's helpers: each phase's plumbing, so runLoop reads top to bottom. */
+import type { Arena } from '../../arenas/types.js';
+import type { TaskBuffer } from '../../memory/task-buffer.js';
+import type { ExperimentConfig } from '../config/schema.js';
+import type { Episode, Task } from '../core/types.js';
+import type { KlController } from '../rl/kl-reward.js';
+import type { ModelStep, TrainSample } from '../rl/trainer.js';
+import type { TinyLM } from '../models/tinylm.js';
+import { BatchingServer } from '../serving/server.js';
+import type { TaskFamily } from '../tasks/types.js';
+import { Rng } from '../util/rng.js';
+import type { RoleTraining, ScoredTurn } from './rewards.js';
+
+/**
+ * The iteration's tasks: `perIteration` distinct training tasks, or, when a role writes the
+ * tasks, as many blank seeds for it to write on; plus `buffer.replay` tasks from the buffer.
+ */
+export function iterationTasks(c: ExperimentConfig, arena: Arena, train: readonly Task[], buffer: TaskBuffer, it: number): Task[] {
+  const fresh = arena.writesTasks
+    ? Array.from({ length: c.tasks.perIteration }, (_, k) => ({ id: `seed-${it}-${k}`, family: c.tasks.family, prompt: '' }))
+    : pickTasks(train, c.tasks.perIteration, hashSeed(c.seed, it, 'tasks'));
+  const replay = buffer.sample(c.buffer.replay, hashSeed(c.seed, it, 'replay')).map((b, k) => ({ ...b.task, id: `replay-${it}-${k}` }));
+  return [...fresh, ...replay];
+}
+
+/** Adds the tasks roles wrote this iteration to the buffer, with p = the share of attempts that verify. */
+export function recordWrittenTasks(episodes: readonly Episode[], family: TaskFamily<unknown>, buffer: TaskBuffer, it: number): void {
+  for (const e of episodes) {
+    const attempts = e.turns.filter((t) => t.task && t.task.id !== e.task.id && t.task.answer !== undefined);
+    if (attempts.length === 0 || !e.task.id.startsWith('seed-')) continue;
+    const task = attempts[0].task!;
+    const p = attempts.filter((t) => t.action.valid && family.verify(task, t.text)).length / attempts.length;
+    buffer.add({ task: { id: task.id, family: task.family, prompt: task.prompt, answer: task.answer }, p, iteration: it });
+  }
+}
+
+/** Each role's training settings, from its config and the trainer's defaults. */
+export function roleTraining(c: ExperimentConfig, controllers: Readonly<Record<string, KlController>>): Record<string, RoleTraining> {
+  return Object.fromEntries(Object.entries(c.roles).map(([id, r]) => {
+    const t: RoleTraining = { advantage: r.advantage ?? c.trainer.advantage };
+    if (r.klCoef !== undefined) t.klCoef = r.klCoef;
+    if (r.klReward) t.klReward = { ctrl: controllers[id], kind: r.klReward.kind };
+    return [id, t];
+  }));
+}
+
+/** Reference log-probs for every scored turn whose role has a KL term (in the loss or the reward). */
+export async function addReferenceLogProbs(c: ExperimentConfig, scored: ScoredTurn[], references: Record<string, TinyLM>, temperature: number): Promise<void> {
+  const needs = (role: string) => (c.roles[role]?.klCoef ?? c.trainer.klCoef ?? 0) > 0 || c.roles[role]?.klReward !== undefined;
+  const servers = Object.fromEntries(Object.entries(references).map(([id, m]) => [id, new BatchingServer(`${id}-ref`, m)]));
+  await Promise.all(scored.map(async (s) => {
+    const turn = s.episode.turns[s.turn];
+    if (!needs(turn.role) || !servers[turn.model]) return;
+    s.refLogProbs = await servers[turn.model].logProbs({ prompt: turn.prompt, completion: turn.completion }, temperature);
+  }));
+}
+
+/** Losses, KL and throughput of the iteration's update. */
+export function stepMetrics(steps: Record<string, ModelStep>[], servers: Record<string, BatchingServer>, samples: readonly TrainSample[], tRollout: number, tTrain: number): Record<string, number> {
+  const m: Record<string, number> = {};
+  for (const [id, r] of Object.entries(steps[steps.length - 1] ?? {})) {
+    Object.assign(m, { [`losses/${id}/loss`]: r.loss, [`losses/${id}/clipfrac`]: r.clipfrac, [`losses/${id}/grad_norm`]: r.gradNorm, [`losses/${id}/skipped`]: r.skipped ? 1 : 0 });
+    if (r.kl !== undefined) m[`kl/${id}`] = r.kl;
+  }
+  const generated = Object.values(servers).reduce((n, s) => n + s.stats.generatedTokens, 0);
+  const trained = samples.reduce((n, s) => n + s.prompt.length + s.completion.length, 0) * steps.length;
+  return { ...m, 'time/rollout_tokens_per_s': generated / tRollout, 'time/train_tokens_per_s': tTrain > 0 ? trained / tTrain : 0 };
+}
+
+/** n distinct tasks (a partial Fisher-Yates shuffle), so no two groups of one iteration share a task. */
+export function pickTasks(train: readonly Task[], n: number, seed: number): Task[] {
+  const rng = new Rng(seed);
+  const pool = [...train];
+  const k = Math.min(n, pool.length);
+  for (let i = 0; i < k; i++) {
+    const j = i + rng.int(pool.length - i);
+    [pool[i], pool[j]] = [pool[j], pool[i]];
+  }
+  return pool.slice(0, k);
+}
+
+/** A seed per (run seed, iteration, purpose), so a replayed iteration draws the same numbers. */
+export function hashSeed(seed: number, it: number, what: string): number {
+  let h = (seed * 2654435761 + it * 40503) >>> 0;
+  for (const ch of what) h = Math.imul(h ^ ch.charCodeAt(0), 16777619) >>> 0;
+  return h;
+}

@@ -1,0 +1,48 @@
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { TaskBuffer, type BufferedTask } from '../../memory/task-buffer.js';
+import type { ExperimentConfig } from '../config/schema.js';
+import { KlController } from '../rl/kl-reward.js';
+
+/** What the loop carries from one iteration to the next besides the models: plain JSON in each checkpoint. */
+export interface LoopState {
+  /** each role's KL-reward controller (its β moves when adaptive) */
+  controllers: Record<string, KlController>;
+  buffer: TaskBuffer;
+}
+
+const FILE = 'loop.json';
+
+/** A new run's state: controllers at their configured β, an empty buffer. */
+export function freshLoopState(c: ExperimentConfig): LoopState {
+  const controllers: Record<string, KlController> = {};
+  for (const [id, r] of Object.entries(c.roles)) if (r.klReward) controllers[id] = new KlController(r.klReward);
+  return { controllers, buffer: new TaskBuffer(c.buffer.size) };
+}
+
+/** The state saved in a run checkpoint; a checkpoint without it is refused, naming the file. */
+export function loadLoopState(dir: string, c: ExperimentConfig): LoopState {
+  const path = join(dir, FILE);
+  if (!existsSync(path)) throw new Error(`${path} is missing: a run checkpoint keeps the loop's state (KL controllers, task buffer) there`);
+  let saved: { controllers?: Record<string, number>; buffer?: BufferedTask[] };
+  try {
+    saved = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (e) {
+    throw new Error(`${path}: cannot read: ${(e as Error).message}`);
+  }
+  const state = freshLoopState(c);
+  for (const [id, ctrl] of Object.entries(state.controllers)) {
+    const v = saved.controllers?.[id];
+    if (typeof v !== 'number' || !Number.isFinite(v)) throw new Error(`${path}: no KL controller value for role '${id}'`);
+    ctrl.value = v;
+  }
+  return { ...state, buffer: TaskBuffer.from(c.buffer.size, saved.buffer ?? []) };
+}
+
+/** Writes the state into a checkpoint folder, atomically (before the checkpoint is recorded). */
+export function saveLoopState(dir: string, s: LoopState): void {
+  const body = { controllers: Object.fromEntries(Object.entries(s.controllers).map(([id, k]) => [id, k.value])), buffer: s.buffer.entries() };
+  const tmp = join(dir, `${FILE}.tmp-${process.pid}`);
+  writeFileSync(tmp, JSON.stringify(body));
+  renameSync(tmp, join(dir, FILE));
+}

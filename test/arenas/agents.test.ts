@@ -1,0 +1,65 @@
+import { expect } from 'chai';
+import { Agents } from '../../arenas/agents.js';
+import type { Observation, Role } from '../../roles/types.js';
+import type { Task } from '../../src/core/types.js';
+import type { Generation } from '../../src/models/generate.js';
+import type { BatchingServer, GenerateOptions } from '../../src/serving/server.js';
+import { CharTokenizer } from '../../src/tokenizer/index.js';
+
+/** Decodes special tokens too, so an EOS left in the parsed text would show as '<eos>'. */
+class ShowSpecials extends CharTokenizer {
+  override decode(ids: readonly number[]): string {
+    return super.decode(ids, true);
+  }
+}
+
+const tokenizer = new ShowSpecials({ chars: '0123456789+=', roles: ['solver'] });
+const task: Task = { id: 't1', family: 'arithmetic', prompt: '40+2=', answer: '42' };
+const sampling = { maxNewTokens: 4, temperature: 1 };
+
+/** A server that answers every request with `tokens` and records what it was asked. */
+function fakeServer(tokens: number[], stopped: boolean) {
+  const requests: { prompt: number[]; options: GenerateOptions }[] = [];
+  const generate = async (prompt: number[], options: GenerateOptions): Promise<Generation> => {
+    requests.push({ prompt, options });
+    return { tokens, logProbs: tokens.map(() => -0.5), entropy: tokens.map(() => 1), selfCertainty: tokens.map(() => 0.1), stopped };
+  };
+  return { server: { generate } as unknown as BatchingServer, requests };
+}
+
+/** A solver-like role that accepts any text and records what it was asked to parse. */
+function recordingRole(): Role & { parsed: string[] } {
+  const parsed: string[] = [];
+  return { kind: 'solver', parsed, render: (o: Observation) => o.task.prompt, parse: (text: string) => (parsed.push(text), { valid: true, value: text }) };
+}
+
+describe('Agents.act', () => {
+  it('parses a completion that ended in EOS, without the EOS token', async () => {
+    // guards against: parsing the text with the EOS token still in it
+    const tokens = [...tokenizer.encode('42'), tokenizer.eos];
+    const { server, requests } = fakeServer(tokens, true);
+    const role = recordingRole();
+    const turn = await new Agents({ solver: { role, model: 'm', server } }, tokenizer, sampling).act('solver', { task });
+    expect(requests).to.deep.equal([{ prompt: tokenizer.prompt('40+2=', 'solver'), options: { ...sampling, eos: tokenizer.eos } }]);
+    expect(role.parsed).to.deep.equal(['42']);
+    expect(turn).to.deep.include({ role: 'solver', model: 'm', text: '42', completion: tokens, action: { valid: true, value: '42' } });
+    expect(turn.logProbs).to.have.length(tokens.length);
+  });
+
+  it('does not parse a completion that never reached EOS: the action is invalid', async () => {
+    // guards against: parsing output that was cut off by maxNewTokens
+    const tokens = tokenizer.encode('4242');
+    const { server } = fakeServer(tokens, false);
+    const role = recordingRole();
+    const turn = await new Agents({ solver: { role, model: 'm', server } }, tokenizer, sampling).act('solver', { task });
+    expect(role.parsed).to.deep.equal([]);
+    expect(turn.text).to.equal('4242');
+    expect(turn.action).to.deep.equal({ valid: false, value: null, error: 'no end of sequence within 4 tokens' });
+  });
+
+  it('names the bound roles when asked for an unbound one', async () => {
+    const { server } = fakeServer([tokenizer.eos], true);
+    const agents = new Agents({ solver: { role: recordingRole(), model: 'm', server } }, tokenizer, sampling);
+    await agents.act('critic', { task }).then(() => expect.fail('should reject'), (e: Error) => expect(e.message).to.match(/role 'critic'.*bound roles: solver/));
+  });
+});
