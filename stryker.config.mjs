@@ -1,14 +1,23 @@
 // Mutation testing with StrykerJS, kept out of `npm test`: `npm run mutate` (slow: every mutant
 // reruns tests), or narrow it, e.g. `npx stryker run --mutate src/rl/apply.ts`.
 //
-// With mocha 12 there are two setups, chosen here by the Node.js version:
+// With mocha 12 there are two setups, chosen by whether the mocha runner plugin is installed:
 // - Node >= 22: Stryker 10's mocha runner (devDependencies @stryker-mutator/core and
 //   @stryker-mutator/mocha-runner, both ^10), in-process with tsx and per-test coverage.
 // - Node 20: Stryker 10 refuses to start, and Stryker 9's mocha runner cannot load mocha 12
 //   (it requires mocha/lib/cli/run-helpers, which mocha 12 renamed), so the command runner
 //   reruns mocha for each mutant (devDependency @stryker-mutator/core ^9.6 only), stopping at
 //   the first failure.
-const modern = Number(process.versions.node.split('.')[0]) >= 22;
+import { createRequire } from 'node:module';
+
+const modern = (() => {
+  try {
+    createRequire(import.meta.url).resolve('@stryker-mutator/mocha-runner');
+    return true;
+  } catch {
+    return false;
+  }
+})();
 
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {

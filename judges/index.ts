@@ -6,5 +6,6 @@ export * from './self-certainty.js';
 export * from './learnability.js';
 export * from './uncertainty.js';
 export * from './coverage.js';
+export * from './grounded.js';
 export * from './combine.js';
 export * from './registry.js';

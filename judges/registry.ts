@@ -4,7 +4,10 @@
  * any judge is built: a typo must fail loudly, not fall back to a default.
  */
 import { show } from './common.js';
+import { existsSync } from 'node:fs';
+import { readTasksJsonl } from '../src/tasks/jsonl.js';
 import { CoverageJudge } from './coverage.js';
+import { GroundedJudge, type LiveModels } from './grounded.js';
 import { LearnabilityJudge } from './learnability.js';
 import { MajorityJudge } from './majority.js';
 import { UncertaintyJudge } from './uncertainty.js';
@@ -19,6 +22,10 @@ export interface JudgeDeps {
   verify?: VerifyFn;
   /** the task family's difficulty measure; required by 'coverage' */
   measure?: (task: Task) => Record<string, number>;
+  /** the task family's name, for reading task files */
+  family?: string;
+  /** what the loop can measure on its live models; required by 'grounded' */
+  live?: LiveModels;
 }
 
 /** Builds one kind of judge from config options (checked) and dependencies. */
@@ -83,6 +90,13 @@ export const JUDGE_KINDS: Readonly<Record<string, JudgeFactory>> = Object.freeze
   learnability: (options, deps) => new LearnabilityJudge(deps?.verify, checkOptions('learnability', options, { role: roles, solver: roles, p: oneOf('verifier', 'vote'), invalid: finite, name: text })),
   uncertainty: (options, deps) =>
     new UncertaintyJudge(deps?.verify, checkOptions('uncertainty', options, { role: roles, solver: roles, p: oneOf('verifier', 'vote'), repetition: finite, threshold: finite, invalid: finite, name: text })),
+  grounded: (options, deps) => {
+    const o = checkOptions('grounded', options, { role: roles, solver: text, probe: text, invalid: finite, name: text });
+    if (typeof o.probe !== 'string') throw new Error("judge 'grounded': option 'probe' (a JSONL file of labeled target tasks) is required");
+    if (!existsSync(o.probe)) throw new Error(`judge 'grounded': option 'probe': ${o.probe} does not exist`);
+    if (!deps?.verify || !deps.live || !deps.family) throw new Error("judge 'grounded': needs the task family's verifier and the loop's live models");
+    return new GroundedJudge(deps.verify, readTasksJsonl(o.probe, deps.family), deps.live, o as never);
+  },
   coverage: (options, deps) => new CoverageJudge(deps?.measure!, checkOptions('coverage', options, { role: roles, solver: roles, name: text })),
   'self-certainty': (options) =>
     new SelfCertaintyJudge(

@@ -243,19 +243,25 @@ export const ExperimentSchema = z
     if (isRecord(c.trainer) && c.trainer.refSync !== undefined && !(typeof klCoef === 'number' && klCoef > 0)) {
       ctx.addIssue({ code: 'custom', path: ['trainer', 'refSync'], message: 'needs trainer.klCoef > 0 (the reference is only used by the KL term)' });
     }
-    if (typeof klCoef === 'number' && klCoef > 0) {
-      const used = new Set(Object.values(roles).map((r) => (isRecord(r) ? r.model : undefined)));
-      for (const m of used) {
-        const spec = typeof m === 'string' && Object.hasOwn(models, m) ? models[m] : undefined;
-        if (isRecord(spec) && spec.reference !== true) {
-          ctx.addIssue({
-            code: 'custom',
-            path: ['models', m as string, 'reference'],
-            message: 'must be true when trainer.klCoef > 0 (the KL term needs a frozen reference copy)',
-          });
-        }
+    // every role with a KL term (the trainer's, its own, or in its reward) needs its model's reference
+    const flagged = new Set<string>();
+    for (const [roleId, r] of Object.entries(roles)) {
+      if (!isRecord(r) || typeof r.model !== 'string' || !Object.hasOwn(models, r.model)) continue;
+      const own = typeof r.klCoef === 'number' ? r.klCoef : typeof klCoef === 'number' ? klCoef : 0;
+      const why = r.klReward !== undefined ? `roles.${roleId}.klReward` : own > 0 ? (typeof r.klCoef === 'number' ? `roles.${roleId}.klCoef > 0` : 'trainer.klCoef > 0') : undefined;
+      const spec = models[r.model];
+      if (why && isRecord(spec) && spec.reference !== true && !flagged.has(r.model)) {
+        flagged.add(r.model);
+        ctx.addIssue({ code: 'custom', path: ['models', r.model, 'reference'], message: `must be true when ${why} (the KL term needs a frozen reference copy)` });
       }
     }
+    const phases = Array.isArray(c.phases) ? c.phases : [];
+    phases.forEach((p, i) => {
+      const named = isRecord(p) && Array.isArray(p.roles) ? p.roles : [];
+      named.forEach((r, k) => {
+        if (typeof r === 'string' && !Object.hasOwn(roles, r)) ctx.addIssue({ code: 'custom', path: ['phases', i, 'roles', k], message: `unknown role "${r}"; known roles: ${Object.keys(roles).join(', ')}` });
+      });
+    });
   }, always);
 
 /** A validated experiment config with every default filled in. */

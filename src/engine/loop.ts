@@ -17,6 +17,7 @@ import { addReferenceLogProbs, hashSeed, iterationTasks, recordWrittenTasks, rol
 import { loadModels, saveModels, saveReferences } from './models.js';
 import { phaseIndex, trainingRoles } from './phases.js';
 import { preflight, type Checked } from './preflight.js';
+import { GradientProbe } from './probe.js';
 import { createContainer, Resolver } from './registry.js';
 import { rolloutMetrics, scoreEpisodes, toSamples } from './rewards.js';
 
@@ -53,6 +54,7 @@ export async function runLoop(c: ExperimentConfig, store: RunStore, o: LoopOptio
     else await restoreOptimizerState(`${resumeDir}/${id}`, attachments[id] ?? {}, trainer.optimizer(id));
   }
   const state = resumeDir ? loadLoopState(resumeDir, c) : freshLoopState(c);
+  plan.live.alignment = (role, probe, chunks) => new GradientProbe(models[c.roles[role].model], tokenizer, probe, c.roles[role].kind, temperature).alignment(chunks);
   const start = await store.resume();
   if (start > 0) log(`resuming after iteration ${start} from ${resumeDir}`);
   const sampling = { maxNewTokens: c.arena.maxNewTokens, temperature: c.arena.temperature, topK: c.arena.topK, topP: c.arena.topP };
@@ -120,7 +122,7 @@ export async function runLoop(c: ExperimentConfig, store: RunStore, o: LoopOptio
 }
 
 function pickShown(m: Record<string, number>): Record<string, number> {
-  const keys = Object.keys(m).filter((k) => k.startsWith('reward/') || k === 'accuracy/train' || k.startsWith('eval/') || k === 'proposals/digits');
+  const keys = Object.keys(m).filter((k) => k.startsWith('reward/') || k === 'accuracy/train' || /^eval\/(.+\/)?(pass1|maj\d+|valid)$/.test(k) || k === 'proposals/digits');
   return Object.fromEntries(keys.map((k) => [k.replace(/^(reward|accuracy|eval)\//, ''), m[k]]));
 }
 

@@ -150,44 +150,53 @@ export async function pretrain(config: PretrainConfig, o: { overwrite?: boolean;
     }
   }
   const family = taskFamily(config.task.family);
-  const limits = family.validate(config.task.difficulty);
-  if (config.stopOn !== 'heldout' && !(config.stopOn in config.heldOutSets)) throw new Error(`stopOn: '${config.stopOn}' is not heldout or a heldOutSets name (${Object.keys(config.heldOutSets).join(', ') || 'none'})`);
+  const limits = cellDifficulty(family, config.task.difficulty, {}, 'task.difficulty');
+  if (config.stopOn !== 'heldout' && !Object.hasOwn(config.heldOutSets, config.stopOn)) throw new Error(`stopOn: '${config.stopOn}' is not heldout or a heldOutSets name (${Object.keys(config.heldOutSets).join(', ') || 'none'})`);
   if (config.proposer && (!family.parseProposal || !family.measure)) throw new Error(`proposer: task family '${family.name}' cannot read proposals`);
   const corpus = pretrainCorpus(config);
   log(describeBackend(await initBackend(config.backend)));
   const tokenizer = new CharTokenizer();
   const examples = trainingExamples(corpus, tokenizer, family);
-  const proposalTokens = Math.max(0, ...examples.slice(corpus.train.length).map((e) => e.completion.length));
   const model = new TinyLM({ ...config.model, vocabSize: tokenizer.size, seed: config.seed });
+  const base = { model, tokenizer, family, corpus, limits, proposalTokens: Math.max(0, ...examples.slice(corpus.train.length).map((e) => e.completion.length)) };
+  const watched = (e: BaseEvaluation) => (config.stopOn === 'heldout' ? e.heldOut.pass1 : e.sets[config.stopOn]);
   const t0 = performance.now();
   let steps = 0;
-  const evaluate = async (): Promise<BaseEvaluation> => {
-    const solve = (tasks: Task[]) => evaluateSolver(model, tokenizer, family, tasks, { samples: 0, maxNewTokens: config.maxNewTokens });
-    const sets: Record<string, number> = {};
-    for (const [name, tasks] of Object.entries(corpus.sets)) sets[name] = (await solve(tasks)).pass1;
-    const proposer = config.proposer && (await sampleProposals(model, tokenizer, family, limits, { samples: config.proposer.samples, maxNewTokens: proposalTokens, seed: config.seed + steps }));
-    return { heldOut: await solve(corpus.test), sets, proposer };
-  };
-  const watched = (e: BaseEvaluation) => (config.stopOn === 'heldout' ? e.heldOut.pass1 : e.sets[config.stopOn]);
-  let evaluation = await evaluate();
+  let evaluation = await evaluateBase(base, config, config.seed);
   const trainer = new SupervisedTrainer(model, examples, { batchSize: config.train.batchSize, lr: config.train.lr, seed: config.seed });
   while (steps < config.train.steps && watched(evaluation) < config.stopAtAccuracy) {
     const losses: number[] = [];
     for (const end = Math.min(steps + config.evalEvery, config.train.steps); steps < end; steps++) losses.push(trainer.step());
-    evaluation = await evaluate();
+    evaluation = await evaluateBase(base, config, config.seed + steps);
     log(`step ${steps} loss=${losses[losses.length - 1].toFixed(4)} ${describeEvaluation(evaluation)} ${((performance.now() - t0) / 1000).toFixed(0)}s`);
   }
   trainer.dispose();
   const seconds = (performance.now() - t0) / 1000;
   if (o.overwrite) await rm(config.out, { recursive: true, force: true });
   const { heldOut, sets, proposer } = evaluation;
-  const proposerStats = proposer && { samples: proposer.samples, valid: proposer.valid, cells: proposer.cells };
-  const extra = { name: config.name, steps, heldOutPass1: heldOut.pass1, task: config.task, ...(config.mixture && { mixture: config.mixture }), ...(config.proposer && { proposer: { ...config.proposer, ...proposerStats } }), ...(Object.keys(sets).length > 0 && { heldOutSets: sets }) };
+  const stats = proposer && { samples: proposer.samples, valid: proposer.valid, cells: proposer.cells };
+  const extra = {
+    name: config.name, steps, heldOutPass1: heldOut.pass1, task: config.task,
+    ...(config.mixture && { mixture: config.mixture }),
+    ...(config.proposer && { proposer: { ...config.proposer, ...stats } }),
+    ...(Object.keys(sets).length > 0 && { heldOutSets: sets }),
+  };
   // The held-out prompts were never trained on: later RL runs evaluate on them.
   const attachments = Object.fromEntries([['heldout.jsonl', tasksJsonl(corpus.test)], ...Object.entries(corpus.sets).map(([name, tasks]) => [`${name}.jsonl`, tasksJsonl(tasks)])]);
   await saveModel(config.out, model, tokenizer, extra, attachments);
   model.dispose();
-  return { checkpoint: config.out, steps, heldOut, heldOutSets: sets, ...(proposerStats && { proposer: proposerStats }), seconds };
+  return { checkpoint: config.out, steps, heldOut, heldOutSets: sets, ...(stats && { proposer: stats }), seconds };
+}
+
+interface Base { model: TinyLM; tokenizer: CharTokenizer; family: TaskFamily<unknown>; corpus: PretrainCorpus; limits: unknown; proposalTokens: number }
+
+/** Greedy pass@1 on the held-out set and each extra set; with a proposer, `samples` proposals sampled with `seed`. */
+async function evaluateBase(b: Base, config: PretrainConfig, seed: number): Promise<BaseEvaluation> {
+  const solve = (tasks: Task[]) => evaluateSolver(b.model, b.tokenizer, b.family, tasks, { samples: 0, maxNewTokens: config.maxNewTokens });
+  const sets: Record<string, number> = {};
+  for (const [name, tasks] of Object.entries(b.corpus.sets)) sets[name] = (await solve(tasks)).pass1;
+  const proposer = config.proposer && (await sampleProposals(b.model, b.tokenizer, b.family, b.limits, { samples: config.proposer.samples, maxNewTokens: b.proposalTokens, seed }));
+  return { heldOut: await solve(b.corpus.test), sets, proposer };
 }
 
 /** One evaluation as `key=value` fields of a log line. */

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Container, inject, injectable } from 'inversify';
 import { ARENA_KINDS } from '../../arenas/index.js';
 import type { Arena, ArenaFactory } from '../../arenas/types.js';
+import type { LiveModels } from '../../judges/grounded.js';
 import { JUDGE_KINDS, type JudgeFactory } from '../../judges/registry.js';
 import { ROLE_KINDS } from '../../roles/index.js';
 import type { AnswerParser, Role } from '../../roles/types.js';
@@ -38,6 +39,8 @@ export interface Plan {
   family: TaskFamily<unknown>;
   roles: Record<string, Role>;
   judges: { judge: ReturnType<JudgeFactory>; weight: number; kind: string }[];
+  /** filled in by the loop once the models exist, for judges that measure them (grounded) */
+  live: LiveModels;
 }
 
 @injectable()
@@ -67,12 +70,13 @@ export class Resolver {
       if (!roles[needed]) throw new Error(`roles: arena '${arena.kind}' needs role '${needed}'; configured: ${Object.keys(roles).join(', ')}`);
       if (c.roles[needed].kind !== kind) throw new Error(`roles.${needed}.kind: arena '${arena.kind}' plays '${needed}' as a ${kind}, not a ${c.roles[needed].kind}`);
     }
+    const live: LiveModels = {};
     const judges = c.judges.map((j, i) => {
       const make = this.judges.resolve(j.kind, `judges[${i}].kind`);
       const measure = family.measure && ((task: Task) => family.measure!(task));
-      return { judge: make(j.options, { verify: (task, out) => family.verify(task, out), measure }), weight: j.weight, kind: j.kind };
+      return { judge: make(j.options, { verify: (task, out) => family.verify(task, out), measure, family: family.name, live }), weight: j.weight, kind: j.kind };
     });
-    return { arena, family, roles, judges };
+    return { arena, family, roles, judges, live };
   }
 }
 

@@ -95,6 +95,8 @@ export function toSamples(scored: readonly ScoredTurn[], t: ExperimentConfig['tr
 export function rolloutMetrics(plan: Plan, episodes: readonly Episode[], scored: readonly ScoredTurn[]): Record<string, number> {
   const m: Record<string, number> = {};
   for (const [role, rs] of groupBy(scored, (s) => s.episode.turns[s.turn].role)) m[`reward/${role}`] = mean(rs.map((s) => s.reward));
+  // turns played per role: the rollout budget, so runs of different arenas compare at equal cost
+  for (const [role, ts] of groupBy(episodes.flatMap((e) => e.turns), (t) => t.role)) m[`turns/${role}`] = ts.length;
   const solver = episodes.flatMap((e) => e.turns.filter((t) => t.role === 'solver').map((t) => ({ e, t })));
   const labeled = solver.filter(({ e, t }) => taskOf(e, t).answer !== undefined);
   if (labeled.length) m['accuracy/train'] = mean(labeled.map(({ e, t }) => (t.action.valid && plan.family.verify(taskOf(e, t), t.text) ? 1 : 0)));

@@ -232,6 +232,26 @@ describe('config/load', () => {
     expect(e.issues.map((i) => i.path)).to.have.members(['arena.groupSize', 'trainer.lrr']);
   });
 
+  it('names the field of every error in the co-evolution fields (roles, phases, evaluators, buffer)', () => {
+    for (const [override, path] of [
+      ['roles.solver.klReward={coef: 0.1}', 'models.main.reference'],
+      ['roles.solver.klReward={type: adaptive, coef: 0.1, horizon: 10}', 'roles.solver.klReward.targetKl'],
+      ['roles.solver.klReward={coef: -1}', 'roles.solver.klReward.coef'],
+      ['roles.solver.klCoef=0.2', 'models.main.reference'],
+      ['roles.solver.advantage=ppo', 'roles.solver.advantage'],
+      ['roles.solver.train=maybe', 'roles.solver.train'],
+      ['phases=[{roles: [ghost], iterations: 2}]', 'phases.0.roles.0'],
+      ['phases=[{roles: [solver], iterations: 0}]', 'phases.0.iterations'],
+      ['evaluators=[{kind: accuracy}]', 'evaluators.0.name'],
+      ['evaluators=[{kind: accuracy, name: ../x}]', 'evaluators.0.name'],
+      ['buffer.size=0', 'buffer.size'],
+      ['arena.options=3', 'arena.options'],
+    ] as const) {
+      const e = configError(() => loadConfig(write(VALID), [override]));
+      expect(e.issues.map((i) => i.path), override).to.include(path);
+    }
+  });
+
   it('says an infinite or NaN number is not finite (YAML .inf, .nan)', () => {
     for (const [v, shown] of [['.inf', 'Infinity'], ['-.inf', '-Infinity'], ['.nan', 'NaN']]) {
       expect(() => loadConfig(write(VALID), [`trainer.lr=${v}`])).to.throw(`trainer.lr: expected a finite number, received ${shown}`);

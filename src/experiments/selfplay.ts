@@ -1,0 +1,117 @@
+/**
+ * The self-play experiments of the README, resumable: every condition x seed is one run
+ * directory under runs/selfplay/; a finished run is skipped, a killed one resumed. Prints and
+ * writes (runs/selfplay/summary.md) harder-set accuracy per condition: the mean of each run's
+ * last four evaluations, then the mean and spread (sd) over seeds, with the solver rollouts used.
+ *
+ *   npx tsx src/experiments/selfplay.ts [--seeds 1,2,3] [--parallel 2] [--only uniform,frozen] [--iterations 300]
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** Each condition: a config and the overrides that make it. */
+export const CONDITIONS: Record<string, { config: string; set: string[] }> = {
+  uniform: { config: 'configs/selfplay/uniform.yaml', set: [] },
+  frozen: { config: 'configs/selfplay/learnability.yaml', set: ['roles.proposer.train=false'] },
+  learnability: { config: 'configs/selfplay/learnability.yaml', set: [] },
+  uncertainty: { config: 'configs/selfplay/learnability.yaml', set: ['judges.1={kind: uncertainty, options: {role: proposer, p: verifier}}'] },
+  coverage: { config: 'configs/selfplay/learnability.yaml', set: ['judges.2={kind: coverage, weight: 0.5, options: {role: proposer}}'] },
+  grounded: { config: 'configs/selfplay/learnability.yaml', set: ['judges.1={kind: grounded, options: {role: proposer, probe: configs/data/add3x3-probe-64.jsonl}}'] },
+  'label-free': { config: 'configs/selfplay/label-free.yaml', set: [] },
+  separate: { config: 'configs/selfplay/learnability.yaml', set: ['models={proposer: {checkpoint: checkpoints/base-selfplay}, solver: {checkpoint: checkpoints/base-selfplay}}', 'roles.proposer.model=proposer', 'roles.solver.model=solver'] },
+};
+
+const arg = (name: string, fallback: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : fallback;
+};
+const seeds = arg('seeds', '1,2,3').split(',').map(Number);
+const parallel = Number(arg('parallel', '2'));
+const only = arg('only', Object.keys(CONDITIONS).join(',')).split(',');
+const iterations = arg('iterations', '');
+const root = arg('out', 'runs/selfplay');
+const bin = new URL('../../bin/coevolve.js', import.meta.url).pathname;
+
+interface Job { cond: string; seed: number; dir: string }
+
+function status(dir: string): string | undefined {
+  const f = join(dir, 'run.json');
+  return existsSync(f) ? JSON.parse(readFileSync(f, 'utf8')).status : undefined;
+}
+
+function runJob(j: Job): Promise<void> {
+  const c = CONDITIONS[j.cond];
+  const s = status(j.dir);
+  if (s === 'done') return Promise.resolve();
+  const sets = [...c.set, `seed=${j.seed}`, `name=${j.cond}-s${j.seed}`, ...(iterations ? [`iterations=${iterations}`] : [])];
+  const args = s ? ['run', '--resume', j.dir] : ['run', c.config, ...sets.flatMap((x) => ['--set', x]), '--out', j.dir];
+  return new Promise((ok, fail) => {
+    mkdirSync(root, { recursive: true });
+    const log = join(root, `${j.cond}-s${j.seed}.log`);
+    const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let text = '';
+    child.stderr.on('data', (d) => { text += d; });
+    child.on('exit', (code) => {
+      writeFileSync(log, text);
+      if (code === 0) ok();
+      else fail(new Error(`${j.cond} seed ${j.seed} exited ${code}; see ${log}`));
+    });
+  });
+}
+
+/** The run's curve of one metric: [iteration, value] wherever it was measured. */
+export function curve(dir: string, key: string): [number, number][] {
+  const f = join(dir, 'metrics.jsonl');
+  if (!existsSync(f)) return [];
+  return readFileSync(f, 'utf8').trim().split('\n').flatMap((l) => {
+    try {
+      const r = JSON.parse(l);
+      return typeof r[key] === 'number' ? [[r.iteration, r[key]] as [number, number]] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const sd = (xs: number[]) => (xs.length > 1 ? Math.sqrt(xs.reduce((a, x) => a + (x - mean(xs)) ** 2, 0) / (xs.length - 1)) : 0);
+
+function summary(jobs: Job[]): string {
+  const lines = ['| condition | seeds | harder at 0 | harder, last 4 evals (mean ± sd over seeds) | easy, last 4 | proposed digits, first → last | solver rollouts |', '| --- | --- | --- | --- | --- | --- | --- |'];
+  for (const cond of only) {
+    const runs = jobs.filter((j) => j.cond === cond && status(j.dir) === 'done');
+    if (runs.length === 0) continue;
+    const last4 = (dir: string, key: string) => mean(curve(dir, key).slice(-4).map(([, v]) => v));
+    const harder = runs.map((r) => last4(r.dir, 'eval/harder/pass1'));
+    const easy = runs.map((r) => last4(r.dir, 'eval/easy/pass1'));
+    const start = mean(runs.map((r) => curve(r.dir, 'eval/harder/pass1')[0]?.[1] ?? NaN));
+    const digits = runs.map((r) => curve(r.dir, 'proposals/digits')).filter((c) => c.length > 0);
+    const d = digits.length ? `${mean(digits.map((c) => mean(c.slice(0, 10).map(([, v]) => v)))).toFixed(2)} → ${mean(digits.map((c) => mean(c.slice(-10).map(([, v]) => v)))).toFixed(2)}` : '';
+    const rollouts = mean(runs.map((r) => curve(r.dir, 'turns/solver').reduce((n, [, v]) => n + v, 0)));
+    lines.push(`| ${cond} | ${runs.length} | ${start.toFixed(3)} | ${mean(harder).toFixed(3)} ± ${sd(harder).toFixed(3)} | ${mean(easy).toFixed(3)} | ${d} | ${rollouts.toFixed(0)} |`);
+  }
+  return lines.join('\n');
+}
+
+async function main(): Promise<void> {
+  const jobs: Job[] = only.flatMap((cond) => {
+    if (!CONDITIONS[cond]) throw new Error(`unknown condition '${cond}'; known: ${Object.keys(CONDITIONS).join(', ')}`);
+    return seeds.map((seed) => ({ cond, seed, dir: join(root, `${cond}-s${seed}`) }));
+  });
+  const queue = [...jobs];
+  const failures: Error[] = [];
+  await Promise.all(Array.from({ length: parallel }, async () => {
+    for (let j = queue.shift(); j; j = queue.shift()) {
+      const t0 = Date.now();
+      await runJob(j).catch((e: Error) => failures.push(e));
+      console.error(`${j.cond} seed ${j.seed}: ${status(j.dir)} (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+    }
+  }));
+  const table = summary(jobs);
+  writeFileSync(join(root, 'summary.md'), table + '\n');
+  console.log(table);
+  for (const f of failures) console.error(f.message);
+}
+
+await main();
