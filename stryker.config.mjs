@@ -36,7 +36,7 @@ export default {
       }),
   checkers: [],
   timeoutMS: 120000,
-  concurrency: 4,
+  concurrency: 2,
   reporters: ['clear-text', 'progress', 'html'],
   htmlReporter: { fileName: 'reports/mutation/index.html' },
   tempDirName: '.stryker-tmp',

@@ -41,7 +41,11 @@ describe('arena conformance', () => {
             expect(e.turns.length).to.be.greaterThan(0);
             for (const t of e.turns) {
               expect(t.logProbs).to.have.length(t.completion.length);
-              expect(t.action.valid || typeof t.action.error === 'string').to.equal(true);
+              // a valid action carries its value; an invalid one says why and has none
+              if (t.action.valid) expect(t.action.value).to.be.a('string');
+              else expect([t.action.value, typeof t.action.error, t.action.error !== '']).to.deep.equal([null, 'string', true]);
+              // an output is parsed only when it ended with end-of-sequence (guards: parsing a cut-off completion)
+              if (t.completion[t.completion.length - 1] !== tokenizer.eos) expect(t.action.valid).to.equal(false);
               expect(JSON.parse(JSON.stringify(e))).to.deep.equal(e); // plain JSON
             }
           }
