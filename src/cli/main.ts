@@ -60,7 +60,8 @@ program.command('tasks')
   .option('--count <n>', 'how many tasks', positiveInt, 256)
   .option('--seed <n>', 'generator seed', nonNegativeInt, 0)
   .option('--overwrite', 'replace --out if it exists')
-  .option('--exclude-pretrain <config>', 'skip every prompt of this pretraining config\'s corpus and held-out set')
+  .option('--exclude-pretrain <config>', 'skip every prompt of this pretraining config\'s corpus and held-out set (repeatable)', collect, [])
+  .option('--exclude <file>', 'skip every prompt of this JSONL task file (repeatable)', collect, [])
   .action((o) => {
     console.log(JSON.stringify(tasksCommand(o)));
   });

@@ -2,11 +2,18 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import type { Task } from '../core/types.js';
 import { pretrainCorpus, PretrainSchema } from '../engine/pretrain.js';
-import { writeTasksJsonl } from '../tasks/jsonl.js';
+import { readTasksJsonl, writeTasksJsonl } from '../tasks/jsonl.js';
 import { taskFamily } from '../tasks/index.js';
 import { Rng } from '../util/rng.js';
 
-export interface TasksOptions { family: string; difficulty: string; count: number; seed: number; out: string; excludePretrain?: string; overwrite?: boolean }
+export interface TasksOptions {
+  family: string; difficulty: string; count: number; seed: number; out: string;
+  /** pretraining configs whose corpus and held-out sets are skipped */
+  excludePretrain?: string | string[];
+  /** JSONL task files whose prompts are skipped */
+  exclude?: string[];
+  overwrite?: boolean;
+}
 
 /**
  * `coevolve tasks`: writes a seeded JSONL set of distinct tasks. With --exclude-pretrain, no
@@ -23,7 +30,8 @@ export function tasksCommand(o: TasksOptions): { out: string; count: number } {
   }
   const family = taskFamily(o.family);
   const d = family.validate(difficulty);
-  const seen = new Set(o.excludePretrain ? pretrainPrompts(o.excludePretrain) : []);
+  const configs = o.excludePretrain === undefined ? [] : Array.isArray(o.excludePretrain) ? o.excludePretrain : [o.excludePretrain];
+  const seen = new Set([...configs.flatMap(pretrainPrompts), ...(o.exclude ?? []).flatMap((f) => readTasksJsonl(f, family.name).map((t) => t.prompt))]);
   const rng = new Rng(o.seed);
   const tasks: Task[] = [];
   for (let draws = 0; tasks.length < o.count; draws++) {

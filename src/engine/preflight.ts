@@ -8,6 +8,7 @@ import { freshConfig } from './models.js';
 import type { Plan } from './registry.js';
 import { loadTaskSets } from './task-sets.js';
 import { buildEvaluators, type Evaluator } from './evaluators/index.js';
+import { AccuracyEvaluator } from './evaluators/accuracy.js';
 
 export interface Checked { train: Task[]; evalSet: Task[]; evaluators: Evaluator[] }
 
@@ -39,7 +40,12 @@ export async function preflight(c: ExperimentConfig, plan: Plan, warn: (line: st
   }
   const evaluators = buildEvaluators(c, plan, sets.evalSet, () => fits);
   if (evaluators.length === 0) warn('warning: nothing is evaluated (no tasks.eval and no evaluators)');
-  return { ...sets, evaluators };
+  // an evaluator's prompts leave the training set, as tasks.eval's do (TTRL's one-file setting aside)
+  const sameFile = c.tasks.train.source === 'file' && c.tasks.eval?.source === 'file' && c.tasks.train.path === c.tasks.eval.path;
+  const held = new Set(evaluators.flatMap((e) => (e instanceof AccuracyEvaluator && !(sameFile && e.name === '') ? e.prompts() : [])));
+  const train = sets.train.filter((t) => !held.has(t.prompt));
+  if (sets.train.length > 0 && train.length === 0) throw new Error('tasks.train: every training task is also scored by an evaluator');
+  return { ...sets, train, evaluators };
 }
 
 interface Reader { tokenizer: CharTokenizer; context: number }

@@ -5,7 +5,7 @@ import { Agents } from '../../arenas/agents.js';
 import { ProposerRole } from '../../roles/others.js';
 import type { Task } from '../core/types.js';
 import { checkReplaceable } from '../models/checkpoint.js';
-import { saveModel } from '../models/store.js';
+import { loadModel, saveModel } from '../models/store.js';
 import { SupervisedTrainer } from '../models/supervised.js';
 import { TinyLM } from '../models/tinylm.js';
 import type { PolicyInput } from '../models/types.js';
@@ -51,6 +51,8 @@ export const PretrainSchema = z.strictObject({
   maxNewTokens: z.number().int().positive().default(8),
   /** where the checkpoint goes */
   out: z.string(),
+  /** start from this checkpoint's weights instead of a fresh model (same architecture and tokenizer): a base that gains a skill */
+  init: z.string().optional(),
 });
 export type PretrainConfig = z.output<typeof PretrainSchema>;
 
@@ -157,7 +159,7 @@ export async function pretrain(config: PretrainConfig, o: { overwrite?: boolean;
   log(describeBackend(await initBackend(config.backend)));
   const tokenizer = new CharTokenizer();
   const examples = trainingExamples(corpus, tokenizer, family);
-  const model = new TinyLM({ ...config.model, vocabSize: tokenizer.size, seed: config.seed });
+  const model = config.init ? await initialModel(config, tokenizer) : new TinyLM({ ...config.model, vocabSize: tokenizer.size, seed: config.seed });
   const base = { model, tokenizer, family, corpus, limits, proposalTokens: Math.max(0, ...examples.slice(corpus.train.length).map((e) => e.completion.length)) };
   const watched = (e: BaseEvaluation) => (config.stopOn === 'heldout' ? e.heldOut.pass1 : e.sets[config.stopOn]);
   const t0 = performance.now();
@@ -186,6 +188,18 @@ export async function pretrain(config: PretrainConfig, o: { overwrite?: boolean;
   await saveModel(config.out, model, tokenizer, extra, attachments);
   model.dispose();
   return { checkpoint: config.out, steps, heldOut, heldOutSets: sets, ...(stats && { proposer: stats }), seconds };
+}
+
+/** The `init:` checkpoint, checked to have the config's architecture and the default tokenizer. */
+async function initialModel(config: PretrainConfig, tokenizer: CharTokenizer): Promise<TinyLM> {
+  const loaded = await loadModel(config.init!);
+  if (loaded.kind !== 'tinylm') throw new Error(`init: ${config.init} holds a ${loaded.kind}, not a tinylm`);
+  for (const [k, v] of Object.entries(config.model)) {
+    const have = (loaded.model.config as unknown as Record<string, unknown>)[k];
+    if (have !== v) throw new Error(`init: ${config.init} has ${k} ${String(have)}, model.${k} says ${v}`);
+  }
+  if (JSON.stringify(loaded.tokenizer?.spec) !== JSON.stringify(tokenizer.spec)) throw new Error(`init: ${config.init} has another tokenizer than the default one pretrain uses`);
+  return loaded.model;
 }
 
 interface Base { model: TinyLM; tokenizer: CharTokenizer; family: TaskFamily<unknown>; corpus: PretrainCorpus; limits: unknown; proposalTokens: number }

@@ -17,9 +17,9 @@ export const CONDITIONS: Record<string, { config: string; set: string[] }> = {
   learnability: { config: 'configs/selfplay/learnability.yaml', set: [] },
   uncertainty: { config: 'configs/selfplay/learnability.yaml', set: ['judges.1={kind: uncertainty, options: {role: proposer, p: verifier}}'] },
   coverage: { config: 'configs/selfplay/learnability.yaml', set: ['judges.2={kind: coverage, weight: 0.5, options: {role: proposer}}'] },
-  grounded: { config: 'configs/selfplay/learnability.yaml', set: ['judges.1={kind: grounded, options: {role: proposer, probe: configs/data/add3x3-probe-64.jsonl}}'] },
+  grounded: { config: 'configs/selfplay/learnability.yaml', set: ['judges.1={kind: grounded, options: {role: proposer, probe: configs/data/add2x2-probe-64.jsonl}}'] },
   'label-free': { config: 'configs/selfplay/label-free.yaml', set: [] },
-  separate: { config: 'configs/selfplay/learnability.yaml', set: ['models={proposer: {checkpoint: checkpoints/base-selfplay}, solver: {checkpoint: checkpoints/base-selfplay}}', 'roles.proposer.model=proposer', 'roles.solver.model=solver'] },
+  separate: { config: 'configs/selfplay/learnability.yaml', set: ['models={proposer: {checkpoint: checkpoints/base-selfplay-add2}, solver: {checkpoint: checkpoints/base-selfplay-add2}}', 'roles.proposer.model=proposer', 'roles.solver.model=solver'] },
 };
 
 const arg = (name: string, fallback: string) => {

@@ -26,6 +26,18 @@ describe('coevolve tasks', () => {
     expect(() => tasksCommand({ family: 'arithmetic', difficulty: JSON.stringify(difficulty), count: 200, seed: 1, out: other })).to.throw(/found only 100 of 200 distinct/);
   });
 
+  it('skips the prompts of every --exclude file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'coevolve-tasks-'));
+    const first = join(dir, 'a.jsonl');
+    tasksCommand({ family: 'arithmetic', difficulty: '{"digits":1}', count: 60, seed: 1, out: first });
+    const rest = join(dir, 'b.jsonl');
+    tasksCommand({ family: 'arithmetic', difficulty: '{"digits":1}', count: 40, seed: 2, out: rest, exclude: [first] });
+    const a = new Set(readTasksJsonl(first, 'arithmetic').map((t) => t.prompt));
+    const b = readTasksJsonl(rest, 'arithmetic').map((t) => t.prompt);
+    expect(b.filter((p) => a.has(p))).to.deep.equal([]);
+    expect(() => tasksCommand({ family: 'arithmetic', difficulty: '{"digits":1}', count: 1, seed: 3, out: join(dir, 'c.jsonl'), exclude: [first, rest] })).to.throw(/found only 0 of 1/);
+  });
+
   it('refuses to overwrite an existing file unless told to', () => {
     const out = join(mkdtempSync(join(tmpdir(), 'coevolve-tasks-')), 'mine.jsonl');
     writeFileSync(out, 'my notes\n');

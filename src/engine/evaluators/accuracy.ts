@@ -18,6 +18,11 @@ export class AccuracyEvaluator implements Evaluator {
     private readonly o: { samples: number; temperature: number; maxNewTokens: number; seed: number; model: string },
   ) {}
 
+  /** the prompts it scores, which no training task may share */
+  prompts(): string[] {
+    return this.tasks.map((t) => t.prompt);
+  }
+
   async run(ctx: Parameters<Evaluator['run']>[0]): Promise<Record<string, number>> {
     const samples = ctx.thorough ? this.o.samples : 0;
     const r = await evaluateSolver(ctx.models[this.o.model], ctx.tokenizer, ctx.family, this.tasks, { samples, temperature: this.o.temperature, maxNewTokens: this.o.maxNewTokens, seed: this.o.seed + ctx.iteration });
