@@ -10,16 +10,21 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+/** Overrides that give the proposer and the solver a model each, both from the base. */
+const SEPARATE = ['models={proposer: {checkpoint: checkpoints/base-selfplay-add2}, solver: {checkpoint: checkpoints/base-selfplay-add2}}', 'roles.proposer.model=proposer', 'roles.solver.model=solver'];
+
 /** Each condition: a config and the overrides that make it. */
 export const CONDITIONS: Record<string, { config: string; set: string[] }> = {
   uniform: { config: 'configs/selfplay/uniform.yaml', set: [] },
-  frozen: { config: 'configs/selfplay/learnability.yaml', set: ['roles.proposer.train=false'] },
+  // the base's proposer, never trained: its own model, since a model shared with a training solver drifts
+  frozen: { config: 'configs/selfplay/learnability.yaml', set: [...SEPARATE, 'roles.proposer.train=false'] },
+  'frozen-shared': { config: 'configs/selfplay/learnability.yaml', set: ['roles.proposer.train=false'] },
   learnability: { config: 'configs/selfplay/learnability.yaml', set: [] },
   uncertainty: { config: 'configs/selfplay/learnability.yaml', set: ['judges.1={kind: uncertainty, options: {role: proposer, p: verifier}}'] },
   coverage: { config: 'configs/selfplay/learnability.yaml', set: ['judges.2={kind: coverage, weight: 0.5, options: {role: proposer}}'] },
   grounded: { config: 'configs/selfplay/learnability.yaml', set: ['judges.1={kind: grounded, options: {role: proposer, probe: configs/data/add2x2-probe-64.jsonl}}'] },
   'label-free': { config: 'configs/selfplay/label-free.yaml', set: [] },
-  separate: { config: 'configs/selfplay/learnability.yaml', set: ['models={proposer: {checkpoint: checkpoints/base-selfplay-add2}, solver: {checkpoint: checkpoints/base-selfplay-add2}}', 'roles.proposer.model=proposer', 'roles.solver.model=solver'] },
+  separate: { config: 'configs/selfplay/learnability.yaml', set: SEPARATE },
 };
 
 const arg = (name: string, fallback: string) => {
@@ -95,10 +100,9 @@ function summary(jobs: Job[]): string {
 }
 
 async function main(): Promise<void> {
-  const jobs: Job[] = only.flatMap((cond) => {
-    if (!CONDITIONS[cond]) throw new Error(`unknown condition '${cond}'; known: ${Object.keys(CONDITIONS).join(', ')}`);
-    return seeds.map((seed) => ({ cond, seed, dir: join(root, `${cond}-s${seed}`) }));
-  });
+  for (const cond of only) if (!CONDITIONS[cond]) throw new Error(`unknown condition '${cond}'; known: ${Object.keys(CONDITIONS).join(', ')}`);
+  // seed by seed, so a cut-short batch still has every condition at its first seeds
+  const jobs: Job[] = seeds.flatMap((seed) => only.map((cond) => ({ cond, seed, dir: join(root, `${cond}-s${seed}`) })));
   const queue = [...jobs];
   const failures: Error[] = [];
   await Promise.all(Array.from({ length: parallel }, async () => {

@@ -53,7 +53,7 @@ describe('shipped configs', () => {
     const { loadConfig } = await import('../../src/config/load.js');
     const { createContainer, Resolver } = await import('../../src/engine/registry.js');
     const files = readdirSync('configs').filter((f) => f.endsWith('.yaml') && !f.startsWith('pretrain'));
-    expect(files).to.include.members(['default.yaml', 'ttrl.yaml', 'self-certainty.yaml']);
+    expect(files).to.include.members(['default.yaml', 'rlvr.yaml', 'ttrl.yaml', 'self-certainty.yaml']);
     for (const f of files) createContainer().get(Resolver).plan(loadConfig(join('configs', f)));
   });
 });

@@ -100,10 +100,25 @@ describe('run: everything is checked before the run folder is made', () => {
     expect(readdirSync(out).sort()).to.deep.equal(['checkpoints', 'metrics.jsonl']);
   });
 
+  it('arena options, a self-written task source and evaluators are checked, naming the field', async () => {
+    const sp = { arena: { kind: 'propose-solve', options: { attempts: 2, bogus: 1 } }, roles: { proposer: { kind: 'proposer', model: 'main' }, solver: { kind: 'solver', model: 'main' } } };
+    expect((await attempt(() => sp)).message).to.match(/arena\.options\.bogus: unknown option of arena 'propose-solve'; known: attempts, limits/);
+    expect((await attempt(() => ({ arena: { kind: 'propose-solve', options: { attempts: 0 } }, roles: sp.roles }))).message).to.match(/arena\.options\.attempts: must be a positive integer/);
+    expect((await attempt(() => ({ tasks: { ...tinyConfig('').tasks, train: { source: 'none' } } }))).message).to.match(/tasks\.train\.source: 'none' needs an arena whose roles write the tasks/);
+    expect((await attempt(() => ({ evaluators: [{ kind: 'exam', name: 'x' }] }))).message).to.match(/evaluators\[0\]\.kind: unknown evaluator 'exam'; known: accuracy, proposals/);
+    expect((await attempt(() => ({ evaluators: [{ kind: 'accuracy', name: 'x', options: { data: '/nowhere.jsonl' } }] }))).message).to.match(/evaluators\[0\]\.options\.data: \/nowhere\.jsonl does not exist/);
+    expect((await attempt(() => ({ evaluators: [{ kind: 'proposals', name: 'p' }] }))).message).to.match(/evaluators\[0\]: no role of kind 'proposer' to evaluate/);
+    const r = await attempt((root) => ({ evaluators: [{ kind: 'accuracy', name: 'x', options: { data: join(root, 'e.jsonl') } }], tasks: (writeFileSync(join(root, 'e.jsonl'), jsonl([{ prompt: '1+é=', answer: '1' }])), tinyConfig('').tasks) }));
+    expect(r.message).to.match(/e\.jsonl:1: .*é/);
+    expect(r.made).to.equal(false);
+  });
+
   it('every shipped experiment config passes preflight', async function () {
     this.timeout(60000);
-    for (const f of readdirSync('configs').filter((n) => n.endsWith('.yaml') && !n.startsWith('pretrain'))) {
-      const c = loadConfig(join('configs', f));
+    const files = ['configs', 'configs/selfplay'].flatMap((d) => readdirSync(d).filter((n) => n.endsWith('.yaml') && !n.startsWith('pretrain')).map((n) => join(d, n)));
+    expect(files).to.include.members(['configs/default.yaml', 'configs/selfplay/learnability.yaml']);
+    for (const f of files) {
+      const c = loadConfig(f);
       await preflight(c, createContainer().get(Resolver).plan(c), () => {});
     }
   });

@@ -8,7 +8,7 @@ import { runCommand } from '../../src/cli/run.js';
 import type { ExperimentInput } from '../../src/config/schema.js';
 import { loadModel } from '../../src/models/store.js';
 
-const BASE = process.env.COEVOLVE_SELFPLAY_BASE ?? 'checkpoints/base-selfplay';
+const BASE = process.env.COEVOLVE_SELFPLAY_BASE ?? 'checkpoints/base-selfplay-add2';
 const bin = new URL('../../bin/coevolve.js', import.meta.url).pathname;
 
 /** A small propose-solve run from the shipped self-play base. */
@@ -17,8 +17,8 @@ function selfplay(out: string, over: Partial<ExperimentInput> = {}): ExperimentI
     name: 'sp', seed: 2, backend: 'wasm', iterations: 4, outDir: out,
     models: { main: { checkpoint: BASE } },
     roles: { proposer: { kind: 'proposer', model: 'main' }, solver: { kind: 'solver', model: 'main' } },
-    tasks: { family: 'arithmetic', difficulty: { digits: 3, operands: 2, operators: '+' }, train: { source: 'none' }, perIteration: 1 },
-    arena: { kind: 'propose-solve', groupSize: 6, maxNewTokens: 9, temperature: 1, options: { attempts: 4, limits: { digits: 3, operands: 2, operators: '+' } } },
+    tasks: { family: 'arithmetic', difficulty: { digits: 2, operands: 2, operators: '+' }, train: { source: 'none' }, perIteration: 1 },
+    arena: { kind: 'propose-solve', groupSize: 6, maxNewTokens: 7, temperature: 1, options: { attempts: 4, limits: { digits: 2, operands: 2, operators: '+' } } },
     judges: [{ kind: 'verifier', options: { role: 'solver' } }, { kind: 'learnability', options: { role: 'proposer' } }],
     trainer: { lr: 1e-3 },
     evaluators: [{ kind: 'proposals', name: 'proposer', options: { samples: 8 } }],
