@@ -1,19 +1,10 @@
 import type { BatchRewards, Episode } from '../src/core/types.js';
-import { finiteOption, nullRewards, roleSet } from './common.js';
-import { checkSource, proposals, solverSuccess, type SuccessSource } from './proposer-common.js';
-import type { Judge, RoleOption, VerifyFn } from './types.js';
+import { nullRewards } from './common.js';
+import { proposals, proposerSettings, solverSuccess, type ProposerOptions, type SuccessSource } from './proposer-common.js';
+import type { Judge, VerifyFn } from './types.js';
 
-export interface LearnabilityOptions {
-  /** the proposer roles rewarded (default 'proposer') */
-  role?: RoleOption;
-  /** the roles whose attempts measure p (default 'solver') */
-  solver?: RoleOption;
-  /** p from the environment's answer ('verifier', default) or the solver's own vote ('vote') */
-  p?: SuccessSource;
-  /** reward of an invalid proposal (default -1) */
-  invalid?: number;
-  name?: string;
-}
+/** Options: role, solver, p ('verifier' by default), invalid (-1), name. */
+export type LearnabilityOptions = ProposerOptions;
 
 /**
  * Absolute Zero's proposer reward, learnability: with p the solver's success rate on the
@@ -30,13 +21,7 @@ export class LearnabilityJudge implements Judge {
   private readonly invalid: number;
 
   constructor(private readonly verify: VerifyFn | undefined, o: LearnabilityOptions = {}) {
-    this.name = o.name ?? 'learnability';
-    this.roles = roleSet(o.role ?? 'proposer', this.name);
-    this.solvers = roleSet(o.solver ?? 'solver', this.name);
-    this.source = checkSource(this.name, o.p ?? 'verifier');
-    this.needsAnswer = this.source === 'verifier';
-    if (this.needsAnswer && typeof verify !== 'function') throw new Error(`judge '${this.name}': p 'verifier' needs the task family's verifier`);
-    this.invalid = finiteOption(o.invalid ?? -1, this.name, 'invalid');
+    ({ name: this.name, roles: this.roles, needsAnswer: this.needsAnswer, solvers: this.solvers, source: this.source, invalid: this.invalid } = proposerSettings(o, { name: 'learnability', p: 'verifier' }, verify));
   }
 
   score(batch: readonly Episode[]): BatchRewards {

@@ -5,7 +5,8 @@
 import { taskOf } from '../src/core/groups.js';
 import type { Episode, RoleId, Turn } from '../src/core/types.js';
 import { majorityLabel, voteOf } from './majority.js';
-import type { VerifyFn } from './types.js';
+import { finiteOption, roleSet } from './common.js';
+import type { RoleOption, VerifyFn } from './types.js';
 
 /** Where p comes from: the environment's answer ('verifier') or the solver's own vote ('vote', label-free). */
 export type SuccessSource = 'verifier' | 'vote';
@@ -31,7 +32,29 @@ export function proposals(batch: readonly Episode[], roles: ReadonlySet<RoleId>)
   return batch.flatMap((ep, e) => ep.turns.flatMap((turn, t) => (roles.has(turn.role) ? [{ e, t, turn }] : [])));
 }
 
-export function checkSource(judge: string, v: unknown): SuccessSource {
+function checkSource(judge: string, v: unknown): SuccessSource {
   if (v === 'verifier' || v === 'vote') return v;
   throw new Error(`judge '${judge}': option 'p' must be 'verifier' or 'vote', got ${JSON.stringify(v)}`);
+}
+
+/** Options every proposer reward reading p takes. */
+export interface ProposerOptions {
+  /** the proposer roles rewarded (default 'proposer') */
+  role?: RoleOption;
+  /** the roles whose attempts measure p (default 'solver') */
+  solver?: RoleOption;
+  /** p from the environment's answer ('verifier') or the solver's own vote ('vote', label-free) */
+  p?: SuccessSource;
+  /** reward of an invalid proposal (default -1) */
+  invalid?: number;
+  name?: string;
+}
+
+/** Those options checked, with the judge's own defaults for its name and for p. */
+export function proposerSettings(o: ProposerOptions, defaults: { name: string; p: SuccessSource }, verify: VerifyFn | undefined) {
+  const name = o.name ?? defaults.name;
+  const source = checkSource(name, o.p ?? defaults.p);
+  const needsAnswer = source === 'verifier';
+  if (needsAnswer && typeof verify !== 'function') throw new Error(`judge '${name}': p 'verifier' needs the task family's verifier`);
+  return { name, source, needsAnswer, roles: roleSet(o.role ?? 'proposer', name), solvers: roleSet(o.solver ?? 'solver', name), invalid: finiteOption(o.invalid ?? -1, name, 'invalid') };
 }

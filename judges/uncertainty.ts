@@ -1,20 +1,14 @@
 import type { BatchRewards, Episode } from '../src/core/types.js';
-import { finiteOption, nullRewards, roleSet } from './common.js';
-import { checkSource, proposals, solverSuccess, type SuccessSource } from './proposer-common.js';
-import type { Judge, RoleOption, VerifyFn } from './types.js';
+import { finiteOption, nullRewards } from './common.js';
+import { proposals, proposerSettings, solverSuccess, type ProposerOptions, type SuccessSource } from './proposer-common.js';
+import type { Judge, VerifyFn } from './types.js';
 
-export interface UncertaintyOptions {
-  role?: RoleOption;
-  solver?: RoleOption;
-  /** p from the solver's vote ('vote', default: R-Zero is label-free) or the environment's answer */
-  p?: SuccessSource;
+/** Options: role, solver, p ('vote' by default: R-Zero is label-free), invalid (-1), name, and the repetition penalty's. */
+export interface UncertaintyOptions extends ProposerOptions {
   /** weight λ of the repetition penalty (default 1; 0 turns it off) */
   repetition?: number;
   /** two proposals closer than this normalised edit distance are near-duplicates (default 0.5) */
   threshold?: number;
-  /** reward of an invalid proposal (default -1) */
-  invalid?: number;
-  name?: string;
 }
 
 /**
@@ -36,15 +30,9 @@ export class UncertaintyJudge implements Judge {
   private readonly invalid: number;
 
   constructor(private readonly verify: VerifyFn | undefined, o: UncertaintyOptions = {}) {
-    this.name = o.name ?? 'uncertainty';
-    this.roles = roleSet(o.role ?? 'proposer', this.name);
-    this.solvers = roleSet(o.solver ?? 'solver', this.name);
-    this.source = checkSource(this.name, o.p ?? 'vote');
-    this.needsAnswer = this.source === 'verifier';
-    if (this.needsAnswer && typeof verify !== 'function') throw new Error(`judge '${this.name}': p 'verifier' needs the task family's verifier`);
+    ({ name: this.name, roles: this.roles, needsAnswer: this.needsAnswer, solvers: this.solvers, source: this.source, invalid: this.invalid } = proposerSettings(o, { name: 'uncertainty', p: 'vote' }, verify));
     this.lambda = finiteOption(o.repetition ?? 1, this.name, 'repetition');
     this.threshold = finiteOption(o.threshold ?? 0.5, this.name, 'threshold');
-    this.invalid = finiteOption(o.invalid ?? -1, this.name, 'invalid');
   }
 
   score(batch: readonly Episode[]): BatchRewards {

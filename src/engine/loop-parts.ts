@@ -27,7 +27,7 @@ export function iterationTasks(c: ExperimentConfig, arena: Arena, train: readonl
 export function recordWrittenTasks(episodes: readonly Episode[], family: TaskFamily<unknown>, buffer: TaskBuffer, it: number): void {
   for (const e of episodes) {
     const attempts = e.turns.filter((t) => t.task && t.task.id !== e.task.id && t.task.answer !== undefined);
-    if (attempts.length === 0 || !e.task.id.startsWith('seed-')) continue;
+    if (attempts.length === 0 || e.task.prompt !== '') continue; // a seed (blank prompt) is what a role wrote on
     const task = attempts[0].task!;
     const p = attempts.filter((t) => t.action.valid && family.verify(task, t.text)).length / attempts.length;
     buffer.add({ task: { id: task.id, family: task.family, prompt: task.prompt, answer: task.answer }, p, iteration: it });
