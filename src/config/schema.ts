@@ -94,6 +94,7 @@ export const RoleSchema = z.strictObject({
   advantage: z.enum(ADVANTAGES).optional(), // this role's advantage estimator (default trainer.advantage)
   klCoef: z.number().nonnegative().optional(), // this role's KL loss weight (default trainer.klCoef)
   klReward: KlRewardSchema.optional(), // KL to the reference as a reward penalty (verl's apply_kl_penalty)
+  lossWeight: z.number().nonnegative().optional(), // this role's weight in the summed loss of a shared model (default 1)
 });
 
 export const PhaseSchema = z.strictObject({

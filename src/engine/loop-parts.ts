@@ -39,6 +39,7 @@ export function roleTraining(c: ExperimentConfig, controllers: Readonly<Record<s
   return Object.fromEntries(Object.entries(c.roles).map(([id, r]) => {
     const t: RoleTraining = { advantage: r.advantage ?? c.trainer.advantage };
     if (r.klCoef !== undefined) t.klCoef = r.klCoef;
+    if (r.lossWeight !== undefined) t.lossWeight = r.lossWeight;
     if (r.klReward) t.klReward = { ctrl: controllers[id], kind: r.klReward.kind };
     return [id, t];
   }));

@@ -19,6 +19,7 @@ export interface RoleTraining {
   advantage: (typeof ADVANTAGES)[number];
   klCoef?: number;
   klReward?: { ctrl: KlController; kind: KlKind };
+  lossWeight?: number;
 }
 
 /**
@@ -85,6 +86,7 @@ export function toSamples(scored: readonly ScoredTurn[], t: ExperimentConfig['tr
       const sample: TrainSample = { model: x.model, role: x.role, prompt: x.prompt, completion: x.completion, oldLogProbs: x.logProbs, advantages: adv.advantages[i].slice(0, x.completion.length) };
       if (items[i].refLogProbs) sample.refLogProbs = items[i].refLogProbs;
       if (r.klCoef !== undefined) sample.klCoef = r.klCoef;
+      if (r.lossWeight !== undefined) sample.lossWeight = r.lossWeight;
       samples.push(sample);
     });
   }

@@ -21,6 +21,8 @@ export interface TrainSample extends PolicyInput {
   refLogProbs?: readonly number[];
   /** this role's weight of the KL loss term, when it differs from the trainer's klCoef */
   klCoef?: number;
+  /** this role's weight in the sum of the roles' losses on a shared model (default 1) */
+  lossWeight?: number;
   /** value targets and rollout-time values (the clip centre), for the value loss: both or neither */
   returns?: readonly number[];
   oldValues?: readonly number[];
@@ -129,6 +131,8 @@ export class JointTrainer {
           stats.valueLoss = (stats.valueLoss ?? 0) + v.loss.dataSync()[0];
           loss = loss.add(v.loss.mul(c.valueCoef));
         }
+        const weight = batch.find((s) => s.role === role)?.lossWeight ?? 1;
+        if (weight !== 1) loss = loss.mul(weight);
         roleLoss[role] = loss.dataSync()[0];
         const share = batch.reduce((n, s) => n + (s.role === role ? s.completion.length : 0), 0) / Math.max(1, tokens);
         stats.clipfrac += pg.clipfrac * share; // token-weighted, so it equals one mean over all roles' tokens
@@ -178,6 +182,7 @@ function checkSample(s: TrainSample, i: number, models: Readonly<Record<string, 
   if (s.oldLogProbs.length !== n) throw new Error(`trainer: sample ${i} has ${s.oldLogProbs.length} oldLogProbs for ${n} completion tokens`);
   if (typeof s.advantages !== 'number' && s.advantages.length !== n) throw new Error(`trainer: sample ${i} has ${s.advantages.length} advantages for ${n} completion tokens`);
   if (s.klCoef !== undefined && !(s.klCoef >= 0 && Number.isFinite(s.klCoef))) throw new Error(`trainer: sample ${i} has klCoef ${s.klCoef}; it must be finite and >= 0`);
+  if (s.lossWeight !== undefined && !(s.lossWeight >= 0 && Number.isFinite(s.lossWeight))) throw new Error(`trainer: sample ${i} has lossWeight ${s.lossWeight}; it must be finite and >= 0`);
   if (Boolean(s.returns) !== Boolean(s.oldValues)) throw new Error(`trainer: sample ${i} has ${s.returns ? 'returns without oldValues' : 'oldValues without returns'}; the value loss needs both`);
   for (const key of ['refLogProbs', 'returns', 'oldValues'] as const) {
     const v = s[key];

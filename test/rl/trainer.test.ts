@@ -84,6 +84,21 @@ describe('JointTrainer', () => {
     shared.dispose();
   });
 
+  it('weighs each role of a shared model by its lossWeight: weight 0 steps as if its samples were absent', () => {
+    const [a, b] = [new TinyLM({ ...small, seed: 3 }), new TinyLM({ ...small, seed: 3 })];
+    const solver = samplesFor('m', 'solver', 5, 2);
+    const muted = samplesFor('m', 'proposer', 4, 1).map((s) => ({ ...s, lossWeight: 0 }));
+    const withMuted = new JointTrainer({ m: a }, { lr: 1e-3 }).step([...solver, ...muted]).m;
+    new JointTrainer({ m: b }, { lr: 1e-3 }).step(solver);
+    expect(withMuted.roleLoss.proposer).to.equal(0);
+    expect(snapshot(a)).to.deep.equal(snapshot(b)); // guards: lossWeight ignored
+    const half = new JointTrainer({ m: new TinyLM({ ...small, seed: 3 }) }, { lr: 1e-3 }).step(samplesFor('m', 'proposer', 4, 1).map((s) => ({ ...s, lossWeight: 0.5 }))).m;
+    const full = new JointTrainer({ m: new TinyLM({ ...small, seed: 3 }) }, { lr: 1e-3 }).step(samplesFor('m', 'proposer', 4, 1)).m;
+    expect(half.roleLoss.proposer).to.be.closeTo(full.roleLoss.proposer / 2, 1e-6);
+    a.dispose();
+    b.dispose();
+  });
+
   it('skips a step whose loss is not finite and leaves the parameters alone', () => {
     const m = new TinyLM({ ...small, seed: 4 });
     const trainer = new JointTrainer({ m });
