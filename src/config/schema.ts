@@ -169,6 +169,12 @@ export const TrainerSchema = z.strictObject({
   clipRangeValue: z.number().positive().optional(), // clip range of the value loss
   maxGradNorm: z.number().positive().optional(), // global gradient-norm clip
   temperature: z.number().positive().optional(), // logits are divided by this before log-probs
+  microBatch: z // samples per forward/backward pass; larger updates accumulate exact gradients
+    .number()
+    .superRefine((v, ctx) => {
+      if (!(Number.isSafeInteger(v) && v > 0)) ctx.addIssue({ code: 'custom', message: `must be a positive integer (samples per pass), got ${v}` });
+    })
+    .optional(),
   advantage: z.enum(ADVANTAGES).default('grpo'), // advantage estimator
   dropEqualGroups: z.boolean().default(false), // drop groups whose rewards are all equal (no signal)
   ppoEpochs: posInt().default(1), // optimizer passes over each iteration's samples

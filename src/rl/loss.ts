@@ -1,12 +1,12 @@
 /**
  * PPO-family losses on `tf.Tensor2D` inputs of shape [B, T] with a float 0/1
  * mask of the same shape. Semantics follow verl `core_algos.py` (stored
- * commit 012be9d) and, for {@link trlAggLoss}, TRL `GRPOTrainer._compute_loss`.
+ * commit 012be9d; the global-batch arguments of {@link aggLoss} follow verl
+ * b178a3c) and, for {@link trlAggLoss}, TRL `GRPOTrainer._compute_loss`.
  *
- * Single process only: verl's data-parallel normalisation (`dp_size`,
- * `batch_num_tokens`, `global_batch_size`) and TRL's gradient-accumulation
- * and `num_processes` scaling are not modelled; with one process and one
- * micro-batch they reduce to what is written here.
+ * Micro-batching: pass {@link GlobalBatch} normalisers counted over the whole
+ * batch and the micro-batch losses sum to the one-shot loss. TRL's
+ * gradient-accumulation and `num_processes` scaling are not modelled.
  *
  * Every tensor function disposes its intermediates and returns tensors the
  * caller owns; the scalar losses stay differentiable. Masked positions must
@@ -31,36 +31,64 @@ function nonEmptyRows(mask: tf.Tensor2D): tf.Scalar {
 }
 
 /**
- * Aggregate a [B, T] loss matrix to a scalar, as verl `agg_loss`:
- * - `'token-mean'`: `Σ(L·M) / (ΣM + 1e-8)` (all masked tokens weigh equally;
- *   0 for an all-masked batch).
- * - `'seq-mean-token-sum'`: per row `s_i = Σ_t L·M`, then mean of `s_i` over
- *   rows that have at least one token.
- * - `'seq-mean-token-mean'`: per row `s_i / (Σ_t M + 1e-8)`, then mean over
- *   rows that have at least one token.
- * - `'seq-mean-token-sum-norm'` (Dr.GRPO): `Σ_i s_i / T` with T = mask width.
- *   Note: not divided by B. The stored verl and current verl both do this; an
- *   intermediate verl release also divided by the row count.
- *
- * Fully masked (padded) rows: verl 012be9d averages over all B rows and has
- * no 1e-8 in the per-row count, so a padded row makes `seq-mean-token-mean`
- * NaN and dilutes `seq-mean-token-sum`. We use later verl's rule instead
- * (per-row `+1e-8`; padded rows excluded from the seq-mean denominator; an
- * all-padded batch gives 0). Batches without padded rows agree exactly.
+ * verl `agg_loss`'s global-batch arguments (verl b178a3c,
+ * `verl/trainer/ppo/core_algos.py`), counted over the whole (global) batch so
+ * that the losses of its micro-batches sum to the loss of the whole batch.
  */
-export function aggLoss(lossMat: tf.Tensor2D, mask: tf.Tensor2D, mode: AggMode): tf.Scalar {
+export interface GlobalBatch {
+  /** `dp_size`: data-parallel ranks whose gradients get averaged; default 1 */
+  dpSize?: number;
+  /** `batch_num_tokens`: masked-in tokens of the global batch (token-mean) */
+  batchNumTokens?: number;
+  /** `global_batch_size`: sequences of the global batch (the seq-mean modes) */
+  globalBatchSize?: number;
+  /** `loss_scale_factor`: divisor of seq-mean-token-sum-norm; default the mask width */
+  lossScaleFactor?: number;
+}
+
+/**
+ * Aggregate a [B, T] loss matrix to a scalar, as verl `agg_loss`. With
+ * `s_i = Σ_t L·M` and `D = dpSize` (default 1):
+ * - `'token-mean'`: `Σ(L·M) / batchNumTokens · D`; default `ΣM + 1e-8`
+ *   (all masked tokens weigh equally; 0 for an all-masked batch).
+ * - `'seq-mean-token-sum'`: `Σ_i s_i / globalBatchSize · D`; default the
+ *   number of rows that have at least one token.
+ * - `'seq-mean-token-mean'`: `Σ_i (s_i / (Σ_t M + 1e-8)) / globalBatchSize · D`,
+ *   same default.
+ * - `'seq-mean-token-sum-norm'` (Dr.GRPO): `Σ_i s_i / lossScaleFactor`,
+ *   default T = mask width. Not divided by B, and verl does not multiply this
+ *   mode by `dp_size` either (so neither do we). An intermediate verl release
+ *   also divided by the row count.
+ * In the seq-mean modes, rows without tokens contribute 0 to the sum (verl's
+ * `masked_sum(seq_losses, seq_mask)`).
+ *
+ * Defaults when an argument is absent: verl b178a3c uses the local `ΣM` and
+ * the local non-empty row count with no guard, so an all-masked micro-batch
+ * gives 0/0 = NaN; we keep `+1e-8` and `max(rows, 1)` so that it gives 0.
+ * verl 012be9d averaged over all B rows with no per-row 1e-8 (a padded row made
+ * `seq-mean-token-mean` NaN); batches without padded rows agree with both.
+ */
+export function aggLoss(lossMat: tf.Tensor2D, mask: tf.Tensor2D, mode: AggMode, global: GlobalBatch = {}): tf.Scalar {
   tf.util.assertShapesMatch(lossMat.shape, mask.shape, 'aggLoss: ');
+  const dp = global.dpSize ?? 1;
+  if (!(Number.isSafeInteger(dp) && dp > 0)) throw new Error(`aggLoss: dpSize must be a positive integer, got ${dp}`);
+  for (const key of ['batchNumTokens', 'globalBatchSize', 'lossScaleFactor'] as const) {
+    const v = global[key];
+    if (v !== undefined && !(v > 0 && Number.isFinite(v))) throw new Error(`aggLoss: ${key} must be finite and > 0, got ${v}`);
+  }
   return tf.tidy(() => {
     const rowSums = tf.sum(tf.mul(lossMat, mask), 1);
+    const seqMean = (perRow: tf.Tensor) => tf.mul(tf.div(tf.sum(perRow), global.globalBatchSize ?? nonEmptyRows(mask)), dp);
     switch (mode) {
       case 'token-mean':
-        return maskedMeanTensor(lossMat, mask);
+        if (global.batchNumTokens === undefined) return tf.mul(maskedMeanTensor(lossMat, mask), dp);
+        return tf.mul(tf.div(tf.sum(tf.mul(lossMat, mask)), global.batchNumTokens), dp); // summed as maskedMeanTensor sums
       case 'seq-mean-token-sum':
-        return tf.div(tf.sum(rowSums), nonEmptyRows(mask));
+        return seqMean(rowSums);
       case 'seq-mean-token-mean':
-        return tf.div(tf.sum(tf.div(rowSums, tf.add(tf.sum(mask, 1), 1e-8))), nonEmptyRows(mask));
+        return seqMean(tf.div(rowSums, tf.add(tf.sum(mask, 1), 1e-8)));
       case 'seq-mean-token-sum-norm':
-        return tf.div(tf.sum(rowSums), mask.shape[1]);
+        return tf.div(tf.sum(rowSums), global.lossScaleFactor ?? mask.shape[1]);
       default:
         throw new Error(`Invalid loss_agg_mode: ${String(mode)}`);
     }
@@ -117,6 +145,8 @@ export interface PolicyLossInput {
   clipRatioC?: number;
   /** Default `'token-mean'`. */
   aggMode?: AggMode;
+  /** Whole-batch normalisers when this is a micro-batch (see {@link aggLoss}). */
+  global?: GlobalBatch;
 }
 
 /** Result of {@link policyLoss}. Statistics are plain numbers (read with dataSync) so nothing extra needs disposing. */
@@ -159,7 +189,7 @@ export function policyLoss(input: PolicyLossInput): PolicyLossResult {
     const l3 = tf.mul(negAdv, c);
     const isNeg = tf.less(adv, 0);
     const perToken = tf.where(isNeg, tf.minimum(l3, clipped1), clipped1) as tf.Tensor2D;
-    const loss = aggLoss(perToken, mask, input.aggMode ?? 'token-mean');
+    const loss = aggLoss(perToken, mask, input.aggMode ?? 'token-mean', input.global);
     const stat = (x: tf.Tensor) => maskedMeanTensor(x, mask).dataSync()[0];
     const clipfrac = stat(tf.cast(tf.greater(l2, l1), 'float32'));
     const lower = stat(tf.cast(tf.logicalAnd(tf.greater(clipped1, l3), isNeg), 'float32'));
@@ -177,6 +207,7 @@ export interface ValueLossInput {
   mask: tf.Tensor2D;
   clipRangeValue: number;
   aggMode?: AggMode;
+  global?: GlobalBatch;
 }
 
 /**
@@ -193,7 +224,7 @@ export function valueLoss(input: ValueLossInput): { loss: tf.Scalar; clipfrac: n
     const l1 = tf.square(tf.sub(vpreds, returns));
     const l2 = tf.square(tf.sub(vClipped, returns));
     const worst = tf.maximum(l1, l2) as tf.Tensor2D;
-    const loss = tf.mul(aggLoss(worst, mask, input.aggMode ?? 'token-mean'), 0.5) as tf.Scalar;
+    const loss = tf.mul(aggLoss(worst, mask, input.aggMode ?? 'token-mean', input.global), 0.5) as tf.Scalar;
     const clipfrac = maskedMeanTensor(tf.cast(tf.greater(l2, l1), 'float32'), mask).dataSync()[0];
     return { loss, clipfrac };
   });
@@ -203,6 +234,6 @@ export function valueLoss(input: ValueLossInput): { loss: tf.Scalar; clipfrac: n
  * Entropy term = verl `compute_entropy_loss` given per-token entropies:
  * `aggLoss(entropy, mask, mode)`. The trainer subtracts `coef ×` this.
  */
-export function entropyBonus(entropy: tf.Tensor2D, mask: tf.Tensor2D, aggMode: AggMode = 'token-mean'): tf.Scalar {
-  return aggLoss(entropy, mask, aggMode);
+export function entropyBonus(entropy: tf.Tensor2D, mask: tf.Tensor2D, aggMode: AggMode = 'token-mean', global?: GlobalBatch): tf.Scalar {
+  return aggLoss(entropy, mask, aggMode, global);
 }

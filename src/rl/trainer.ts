@@ -5,7 +5,7 @@ import { broadcastOverTokens } from './advantages.js';
 import { groupBy } from '../util/group.js';
 import { applyClipped } from './apply.js';
 import { klPenalty, type KlKind } from './kl.js';
-import { aggLoss, entropyBonus, maskedMeanTensor, policyLoss, valueLoss, type AggMode } from './loss.js';
+import { aggLoss, entropyBonus, maskedMeanTensor, policyLoss, valueLoss, type AggMode, type GlobalBatch } from './loss.js';
 
 /** One completion to learn from, plain JSON. */
 export interface TrainSample extends PolicyInput {
@@ -54,12 +54,21 @@ export interface TrainerConfig {
   maxGradNorm: number;
   /** logits are divided by this before log-probs, as the sampler did */
   temperature: number;
+  /**
+   * samples per forward/backward pass; a model's larger batch is split and its gradients
+   * summed, with the whole batch's normalisers, into one step (equal to the unsplit step)
+   */
+  microBatch: number;
 }
 
 export const DEFAULT_TRAINER: TrainerConfig = {
   lr: 1e-4, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, clipLow: 0.2, clipHigh: 0.2, clipRatioC: 3,
   aggMode: 'token-mean', entropyCoef: 0, klCoef: 0, klKind: 'k3', valueCoef: 0.5, clipRangeValue: 0.2,
   maxGradNorm: 1, temperature: 1,
+  // A pass holds ~180 KB per token on wasm (measured, reference model): 256 sequences of 48
+  // tokens peak at ~2.4 GB RSS, 512 abort at wasm's 4 GB heap. Up to 256 samples per model
+  // is one pass, bit for bit the update before micro-batching.
+  microBatch: 256,
 };
 
 export interface ModelStep {
@@ -81,9 +90,21 @@ export interface ModelStep {
   reason?: string;
 }
 
+/** What every micro-batch of one model's batch shares: the normalisers are counted over the whole batch. */
+interface BatchPlan {
+  /** per role; `lossScaleFactor` is the unsplit batch's grid width (its longest completion, at least 1) */
+  roles: Map<string, { global: GlobalBatch; klCoef: number; weight: number }>;
+  tokens: number;
+  kl: boolean;
+  value: boolean;
+}
+
+type Stats = Pick<ModelStep, 'roleLoss' | 'clipfrac' | 'ppoKl' | 'entropy' | 'kl' | 'valueLoss'>;
+
 /**
  * One joint update: samples are grouped by model; each model gets one optimizer step on
- * the sum of its roles' losses, over its own variables and no others.
+ * the sum of its roles' losses, over its own variables and no others. A batch larger than
+ * `microBatch` is scored in passes whose gradients add up to the one-pass gradient.
  */
 export class JointTrainer {
   readonly config: TrainerConfig;
@@ -94,6 +115,7 @@ export class JointTrainer {
     const c = this.config;
     if (!(c.lr > 0)) throw new Error(`trainer: lr must be > 0, got ${c.lr}`);
     if (!(c.maxGradNorm > 0)) throw new Error(`trainer: maxGradNorm must be > 0, got ${c.maxGradNorm}`);
+    if (!(Number.isSafeInteger(c.microBatch) && c.microBatch > 0)) throw new Error(`trainer: microBatch must be a positive integer, got ${c.microBatch}`);
     for (const id of Object.keys(models)) this.optimizers.set(id, tf.train.adam(c.lr, c.beta1, c.beta2, c.epsilon));
   }
 
@@ -105,48 +127,93 @@ export class JointTrainer {
   }
 
   private updateModel(id: string, batch: TrainSample[]): ModelStep {
+    const { grads, ...step } = this.gradients(id, batch);
+    return { ...step, ...applyClipped(this.optimizers.get(id)!, grads, step.loss, this.config.maxGradNorm) };
+  }
+
+  /**
+   * The summed loss of `batch` (samples of model `id`), its statistics and its gradients,
+   * without a step; the caller disposes `grads`. Micro-batch by micro-batch: each pass's
+   * gradients join the sum and its tensors are freed before the next pass.
+   */
+  gradients(id: string, batch: TrainSample[]): Omit<ModelStep, 'gradNorm' | 'skipped' | 'reason'> & { grads: tf.NamedTensorMap } {
+    batch.forEach((s, i) => {
+      checkSample(s, i, this.models);
+      if (s.model !== id) throw new Error(`trainer: sample ${i} is for model '${s.model}', not '${id}'`);
+    });
     const model = this.models[id];
+    const plan = this.plan(model, batch);
+    const roleLoss = Object.fromEntries([...plan.roles.keys()].map((role) => [role, 0]));
+    const stats: Stats = { roleLoss, clipfrac: 0, ppoKl: 0, entropy: 0, kl: plan.kl ? 0 : undefined, valueLoss: plan.value ? 0 : undefined };
+    let grads: tf.NamedTensorMap = {};
+    let loss = 0;
+    for (let i = 0; i < batch.length; i += this.config.microBatch) {
+      const part = batch.slice(i, i + this.config.microBatch);
+      const { value, grads: partGrads } = tf.variableGrads(() => this.partLoss(model, part, plan, stats), model.variables());
+      loss += value.dataSync()[0];
+      value.dispose();
+      grads = addGrads(grads, partGrads);
+    }
+    return { samples: batch.length, tokens: plan.tokens, loss, ...stats, grads };
+  }
+
+  private plan(model: Policy, batch: TrainSample[]): BatchPlan {
     const c = this.config;
-    const stats = { clipfrac: 0, ppoKl: 0, entropy: 0, kl: undefined as number | undefined, valueLoss: undefined as number | undefined };
-    const roleLoss: Record<string, number> = {};
-    const { value, grads } = tf.variableGrads(() => {
-      const scored = model.score(batch, c.temperature);
-      const width = scored.mask.shape[1];
-      const grid = (rows: (readonly number[])[]) => tf.tensor2d(padRows(rows, width), [batch.length, width]);
-      const old = grid(batch.map((s) => s.oldLogProbs));
-      const adv = grid(batch.map((s) => (typeof s.advantages === 'number' ? broadcastOverTokens([s.advantages], [s.completion.map(() => 1)])[0] : s.advantages)));
-      const coefOf = (role: string) => batch.find((s) => s.role === role)?.klCoef ?? c.klCoef;
-      const roles = [...new Set(batch.map((s) => s.role))];
-      const kl = roles.some((r) => coefOf(r) !== 0) ? this.klMatrix(batch, scored.logProbs, grid) : undefined;
-      const tokens = batch.reduce((n, s) => n + s.completion.length, 0);
-      let total = tf.scalar(0);
-      for (const role of roles) {
-        const mask = scored.mask.mul(tf.tensor2d(batch.map((s) => (s.role === role ? 1 : 0)), [batch.length, 1])) as tf.Tensor2D;
-        const pg = policyLoss({ oldLogProb: old, logProb: scored.logProbs, advantages: adv, mask, clipLow: c.clipLow, clipHigh: c.clipHigh, clipRatioC: c.clipRatioC, aggMode: c.aggMode });
-        let loss: tf.Scalar = pg.loss;
-        if (c.entropyCoef !== 0) loss = loss.sub(entropyBonus(scored.entropy, mask, c.aggMode).mul(c.entropyCoef));
-        if (kl && coefOf(role) !== 0) loss = loss.add(aggLoss(kl, mask, c.aggMode).mul(coefOf(role)));
-        if (c.valueCoef !== 0 && scored.values && batch.every((s) => s.returns && s.oldValues)) {
-          const v = valueLoss({ vpreds: scored.values, returns: grid(batch.map((s) => s.returns!)), values: grid(batch.map((s) => s.oldValues!)), mask, clipRangeValue: c.clipRangeValue, aggMode: c.aggMode });
-          stats.valueLoss = (stats.valueLoss ?? 0) + v.loss.dataSync()[0];
-          loss = loss.add(v.loss.mul(c.valueCoef));
-        }
-        const weight = batch.find((s) => s.role === role)?.lossWeight ?? 1;
-        if (weight !== 1) loss = loss.mul(weight);
-        roleLoss[role] = loss.dataSync()[0];
-        const share = batch.reduce((n, s) => n + (s.role === role ? s.completion.length : 0), 0) / Math.max(1, tokens);
-        stats.clipfrac += pg.clipfrac * share; // token-weighted, so it equals one mean over all roles' tokens
-        stats.ppoKl += pg.ppoKl * share;
-        total = total.add(loss);
+    const width = Math.max(1, ...batch.map((s) => s.completion.length));
+    const counts = new Map<string, { tokens: number; rows: number; klCoef: number; weight: number }>();
+    for (const s of batch) {
+      // a role's KL coefficient and loss weight are those of its first sample
+      const n = counts.get(s.role) ?? { tokens: 0, rows: 0, klCoef: s.klCoef ?? c.klCoef, weight: s.lossWeight ?? 1 };
+      counts.set(s.role, { ...n, tokens: n.tokens + s.completion.length, rows: n.rows + (s.completion.length > 0 ? 1 : 0) });
+    }
+    const roles: BatchPlan['roles'] = new Map();
+    for (const [role, { tokens, rows, klCoef, weight }] of counts) {
+      // max(·, 1) as aggLoss's defaults: a role without tokens then adds 0, not 0/0
+      roles.set(role, { global: { batchNumTokens: Math.max(1, tokens), globalBatchSize: Math.max(1, rows), lossScaleFactor: width }, klCoef, weight });
+    }
+    return {
+      roles, tokens: batch.reduce((n, s) => n + s.completion.length, 0),
+      kl: [...roles.values()].some((r) => r.klCoef !== 0),
+      value: c.valueCoef !== 0 && model.hasValueHead && batch.every((s) => s.returns && s.oldValues),
+    };
+  }
+
+  /** The loss of one micro-batch, a share of the whole batch's; adds its share of each statistic to `stats`. */
+  private partLoss(model: Policy, part: TrainSample[], plan: BatchPlan, stats: Stats): tf.Scalar {
+    const c = this.config;
+    const scored = model.score(part, c.temperature);
+    const width = scored.mask.shape[1];
+    const longest = Math.max(1, ...part.map((s) => s.completion.length));
+    if (width !== longest) throw new Error(`trainer: ${model.kind} scored a grid ${width} wide for completions of at most ${longest} tokens`);
+    const grid = (rows: (readonly number[])[]) => tf.tensor2d(padRows(rows, width), [part.length, width]);
+    const old = grid(part.map((s) => s.oldLogProbs));
+    const adv = grid(part.map((s) => (typeof s.advantages === 'number' ? broadcastOverTokens([s.advantages], [s.completion.map(() => 1)])[0] : s.advantages)));
+    const kl = plan.kl ? this.klMatrix(part, scored.logProbs, grid) : undefined;
+    const ofAll = (n: number) => n / Math.max(1, plan.tokens); // a micro-batch statistic's weight in the whole batch's
+    let total = tf.scalar(0);
+    for (const [role, r] of plan.roles) {
+      if (!part.some((s) => s.role === role)) continue; // adds nothing to the loss or its gradient
+      const tokens = part.reduce((n, s) => n + (s.role === role ? s.completion.length : 0), 0);
+      const mask = scored.mask.mul(tf.tensor2d(part.map((s) => (s.role === role ? 1 : 0)), [part.length, 1])) as tf.Tensor2D;
+      const pg = policyLoss({ oldLogProb: old, logProb: scored.logProbs, advantages: adv, mask, clipLow: c.clipLow, clipHigh: c.clipHigh, clipRatioC: c.clipRatioC, aggMode: c.aggMode, global: r.global });
+      let loss: tf.Scalar = pg.loss;
+      if (c.entropyCoef !== 0) loss = loss.sub(entropyBonus(scored.entropy, mask, c.aggMode, r.global).mul(c.entropyCoef));
+      if (kl && r.klCoef !== 0) loss = loss.add(aggLoss(kl, mask, c.aggMode, r.global).mul(r.klCoef));
+      if (plan.value && scored.values) {
+        const v = valueLoss({ vpreds: scored.values, returns: grid(part.map((s) => s.returns!)), values: grid(part.map((s) => s.oldValues!)), mask, clipRangeValue: c.clipRangeValue, aggMode: c.aggMode, global: r.global });
+        stats.valueLoss! += v.loss.dataSync()[0];
+        loss = loss.add(v.loss.mul(c.valueCoef));
       }
-      stats.entropy = maskedMeanTensor(scored.entropy, scored.mask).dataSync()[0];
-      if (kl) stats.kl = maskedMeanTensor(kl, scored.mask).dataSync()[0];
-      return total;
-    }, model.variables());
-    const loss = value.dataSync()[0];
-    value.dispose();
-    const base = { samples: batch.length, tokens: batch.reduce((n, s) => n + s.completion.length, 0), loss, roleLoss, ...stats };
-    return { ...base, ...applyClipped(this.optimizers.get(id)!, grads, loss, c.maxGradNorm) };
+      if (r.weight !== 1) loss = loss.mul(r.weight);
+      stats.roleLoss[role] += loss.dataSync()[0];
+      stats.clipfrac += pg.clipfrac * ofAll(tokens); // token-weighted, so it equals one mean over all roles' tokens
+      stats.ppoKl += pg.ppoKl * ofAll(tokens);
+      total = total.add(loss);
+    }
+    const tokens = part.reduce((n, s) => n + s.completion.length, 0);
+    stats.entropy += maskedMeanTensor(scored.entropy, scored.mask).dataSync()[0] * ofAll(tokens);
+    if (kl) stats.kl! += maskedMeanTensor(kl, scored.mask).dataSync()[0] * ofAll(tokens);
+    return total;
   }
 
   /** Per-token KL to the reference model, zero in rows that carry no refLogProbs. */
@@ -174,6 +241,16 @@ export class JointTrainer {
     if (!o) throw new Error(`trainer: unknown model '${id}'`);
     return o;
   }
+}
+
+/** Adds `more` into `sum` (a variable may be missing from either), disposing what it replaces. */
+function addGrads(sum: tf.NamedTensorMap, more: tf.NamedTensorMap): tf.NamedTensorMap {
+  for (const [k, g] of Object.entries(more)) {
+    const prev = sum[k];
+    sum[k] = prev ? tf.add(prev, g) : g;
+    if (prev) tf.dispose([prev, g]);
+  }
+  return sum;
 }
 
 function checkSample(s: TrainSample, i: number, models: Readonly<Record<string, Policy>>): void {

@@ -32,6 +32,13 @@ describe('run: bad configs stop before any work', () => {
     expect(message).to.match(/arena\.groupSize/);
   });
 
+  for (const bad of ['0', '2.5', 'all']) {
+    it(`trainer.microBatch=${bad} is named and asks for a positive integer`, async () => {
+      const { message } = await failure(tinyConfig(join(tmpdir(), 'never')), [`trainer.microBatch=${bad}`]);
+      expect(message).to.match(/trainer\.microBatch/).and.match(bad === 'all' ? /number/ : /must be a positive integer/);
+    });
+  }
+
   for (const [field, over, known] of [
     ['arena.kind', { arena: { kind: 'chess' } }, /known: propose-solve, solve/],
     ['judges[0].kind', { judges: [{ kind: 'oracle' }] }, /known: coverage, grounded, learnability, majority, self-certainty, uncertainty, verifier/],
