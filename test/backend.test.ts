@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { createRequire } from 'node:module';
 import { BACKEND_CHOICES, describeBackend, initBackend, type BackendChoice } from '../src/backend/index.js';
 import { TinyLM, type TinyLMConfig } from '../src/models/tinylm.js';
+import { loadNative } from '../src/backend/native/library.js';
 
 const small: TinyLMConfig = { vocabSize: 20, dModel: 32, nHeads: 4, nLayers: 2, context: 32, seed: 11 };
 
@@ -60,11 +61,19 @@ describe('backend/initBackend', () => {
     await initBackend('cpu');
   });
 
-  it("'cpu' loads cpu and adds no kernels", async () => {
-    const info = await initBackend('cpu');
-    expect(info).to.deep.equal({ requested: 'cpu', chosen: 'cpu', tfName: 'cpu', addedKernels: [], skipped: {} });
+  it("'cpu' loads cpu and adds no kernels; accelerate 'off' keeps tfjs's products and says so", async () => {
+    const info = await initBackend('cpu', 'off');
+    expect(info).to.deep.equal({ requested: 'cpu', chosen: 'cpu', tfName: 'cpu', addedKernels: [], skipped: {}, accelerate: 'off', native: undefined, nativeWhy: undefined });
     expect(tf.getBackend()).to.equal('cpu');
-    expect(describeBackend(info)).to.equal("backend: cpu (tfjs 'cpu')");
+    expect(describeBackend(info)).to.equal("backend: cpu (tfjs 'cpu'); accelerate off");
+  });
+
+  it("'auto' acceleration names the native library serving products, or says why none does", async () => {
+    const info = await initBackend('cpu', 'auto');
+    const lib = loadNative();
+    expect(info.native).to.equal(lib?.name);
+    if (lib) expect(describeBackend(info)).to.equal(`backend: cpu + native sgemm (${lib.name}) (tfjs 'cpu')`);
+    else expect(describeBackend(info)).to.match(/^backend: cpu \(tfjs 'cpu'\); no native products: .*libopenblas0-pthread/);
   });
 
   it("'wasm' loads wasm and provides the UnsortedSegmentSum kernel wasm lacks", async () => {
@@ -105,7 +114,8 @@ describe('backend/initBackend', () => {
       expect(info.skipped.node).to.not.contain('tfjs-node-gpu');
     }
     const tail = skipped.length ? `; skipped ${skipped.join(', ')}` : '';
-    expect(describeBackend(info).startsWith(`backend: ${chosen} (tfjs '${info.tfName}')${tail}`), describeBackend(info)).to.equal(true);
+    const accelerated = info.native ? ` + native sgemm (${info.native})` : '';
+    expect(describeBackend(info).startsWith(`backend: ${chosen}${accelerated} (tfjs '${info.tfName}')${tail}`), describeBackend(info)).to.equal(true);
   });
 
   it('asking again for the same choice returns the cached answer', async () => {

@@ -1,5 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { registerMissingKernels } from './kernels.js';
+import { setAccelerate, type Accelerate } from './native/index.js';
 
 /** Which tensor backend to run on. `auto` takes the first of gpu, node, wasm, cpu that loads. */
 export type BackendChoice = 'auto' | 'gpu' | 'node' | 'wasm' | 'cpu';
@@ -16,6 +17,12 @@ export interface BackendInfo {
   addedKernels: string[];
   /** why each earlier candidate was skipped */
   skipped: Record<string, string>;
+  /** what was asked of the native products */
+  accelerate: Accelerate;
+  /** the native library serving matrix products (`oneDNN`, `OpenBLAS`), if any */
+  native?: string;
+  /** why none does, when `accelerate` is `auto` */
+  nativeWhy?: string;
 }
 
 // The native packages are optional peers: importing them by a computed name keeps
@@ -41,11 +48,11 @@ let current: BackendInfo | undefined;
  * that is still active returns the cached answer; otherwise it switches. Throws, naming every
  * attempt, when the requested backend cannot load.
  */
-export async function initBackend(requested: BackendChoice = 'auto'): Promise<BackendInfo> {
+export async function initBackend(requested: BackendChoice = 'auto', accelerate: Accelerate = 'auto'): Promise<BackendInfo> {
   if (!BACKEND_CHOICES.includes(requested)) {
     throw new Error(`backend: unknown choice '${String(requested)}'; known: ${BACKEND_CHOICES.join(', ')}`);
   }
-  if (current && current.requested === requested && tf.getBackend() === current.tfName) return current;
+  if (current && current.requested === requested && current.accelerate === accelerate && tf.getBackend() === current.tfName) return current;
   const candidates: Exclude<BackendChoice, 'auto'>[] = requested === 'auto' ? ['gpu', 'node', 'wasm', 'cpu'] : [requested];
   const skipped: Record<string, string> = {};
   for (const choice of candidates) {
@@ -54,7 +61,8 @@ export async function initBackend(requested: BackendChoice = 'auto'): Promise<Ba
       await tf.ready();
       tf.enableProdMode();
       const addedKernels = registerMissingKernels(tfName);
-      current = { requested, chosen: choice, tfName, addedKernels, skipped };
+      const native = setAccelerate(tfName, accelerate);
+      current = { requested, chosen: choice, tfName, addedKernels, skipped, accelerate, native: native.library, nativeWhy: native.why };
       return current;
     } catch (err) {
       skipped[choice] = (err as Error).message.split('\n')[0];
@@ -67,7 +75,9 @@ export async function initBackend(requested: BackendChoice = 'auto'): Promise<Ba
 /** One line for logs: which backend runs and what was skipped on the way. */
 export function describeBackend(info: BackendInfo): string {
   const skipped = Object.keys(info.skipped);
-  return `backend: ${info.chosen} (tfjs '${info.tfName}')` +
+  const native = info.native ? ` + native sgemm (${info.native})` : '';
+  return `backend: ${info.chosen}${native} (tfjs '${info.tfName}')` +
     (skipped.length ? `; skipped ${skipped.join(', ')}` : '') +
-    (info.addedKernels.length ? `; added kernels ${info.addedKernels.join(', ')}` : '');
+    (info.addedKernels.length ? `; added kernels ${info.addedKernels.join(', ')}` : '') +
+    (info.accelerate === 'off' ? '; accelerate off' : info.nativeWhy ? `; no native products: ${info.nativeWhy}` : '');
 }

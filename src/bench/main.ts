@@ -8,6 +8,7 @@ import { resolve } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { startTsWorker } from '../util/worker.js';
 import type { BackendChoice } from '../backend/index.js';
+import type { Accelerate } from '../backend/native/index.js';
 import { weightShapes } from '../models/tinylm.js';
 import { share } from './share.js';
 import { REFERENCE_JOBS, REFERENCE_MODEL } from './workload.js';
@@ -16,14 +17,15 @@ type Job = 'generate' | 'train';
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => { const i = args.indexOf(`--${name}`); return i >= 0 ? args[i + 1] : fallback; };
 const backends = option('backends', 'node,wasm,cpu').split(',') as BackendChoice[];
+const accelerations = option('accelerate', 'auto,off').split(',') as Accelerate[];
 const workers = Number(option('workers', String(Math.max(1, cpus().length))));
 const reps = Number(option('reps', String(REFERENCE_JOBS.reps)));
 const torchRef = resolve(option('torch-ref', '../shared/bench/torch_ref.py'));
 
-function start(backend: BackendChoice, index: number, shared: SharedArrayBuffer, sync: SharedArrayBuffer): Promise<Worker> {
-  const w = startTsWorker(new URL('./worker.ts', import.meta.url), { backend, index, workers, total: REFERENCE_JOBS.batch, shared, sync });
+function start(backend: BackendChoice, accelerate: Accelerate, index: number, shared: SharedArrayBuffer, sync: SharedArrayBuffer): Promise<{ w: Worker; native?: string }> {
+  const w = startTsWorker(new URL('./worker.ts', import.meta.url), { backend, accelerate, index, workers, total: REFERENCE_JOBS.batch, shared, sync });
   return new Promise((ok, fail) => {
-    w.once('message', () => ok(w));
+    w.once('message', (m: { native?: string }) => ok({ w, native: m.native }));
     w.once('error', fail);
   });
 }
@@ -45,15 +47,24 @@ async function once(pool: Worker[], job: Job): Promise<number> {
   return (performance.now() - t0) / 1000;
 }
 
-async function measure(backend: BackendChoice): Promise<Record<Job, number> | undefined> {
+async function measure(backend: BackendChoice, accelerate: Accelerate): Promise<Record<Job, number> | undefined> {
   const params = Object.values(weightShapes(REFERENCE_MODEL)).reduce((n, s) => n + s.reduce((a, b) => a * b, 1), 0);
   const shared = new SharedArrayBuffer(workers * params * 4);
   const sync = new SharedArrayBuffer(8); // the workers' barrier: [arrived, generation]
   let pool: Worker[];
+  let native: string | undefined;
   try {
-    pool = await Promise.all(Array.from({ length: workers }, (_, i) => start(backend, i, shared, sync)));
+    const started = await Promise.all(Array.from({ length: workers }, (_, i) => start(backend, accelerate, i, shared, sync)));
+    pool = started.map((s) => s.w);
+    native = started[0].native;
   } catch (err) {
-    console.log(JSON.stringify({ backend, skipped: String((err as Error).message ?? err).split('\n')[0] }));
+    console.log(JSON.stringify({ backend, accelerate, skipped: String((err as Error).message ?? err).split('\n')[0] }));
+    return undefined;
+  }
+  // `auto` without a library is the `off` path again: measured once, not twice
+  if (accelerate === 'auto' && !native) {
+    console.log(JSON.stringify({ backend, accelerate, skipped: 'no native library loaded (apt-get install libdnnl2)' }));
+    await Promise.all(pool.map((w) => w.terminate()));
     return undefined;
   }
   const out = {} as Record<Job, number>;
@@ -64,7 +75,7 @@ async function measure(backend: BackendChoice): Promise<Record<Job, number> | un
     seconds /= reps;
     const tokens = REFERENCE_JOBS.batch * (job === 'generate' ? REFERENCE_JOBS.newTokens : REFERENCE_JOBS.seq);
     out[job] = tokens / seconds;
-    console.log(JSON.stringify({ job, backend, workers, batch: REFERENCE_JOBS.batch, reps, seconds: +seconds.toFixed(5), tokens_per_s: Math.round(out[job]) }));
+    console.log(JSON.stringify({ job, backend, native: native ?? 'off', workers, batch: REFERENCE_JOBS.batch, reps, seconds: +seconds.toFixed(5), tokens_per_s: Math.round(out[job]) }));
   }
   const sums = await Promise.all(pool.map((w) => ask(w, 'checksum', 0)));
   if (new Set(sums.map((s) => s.checksum.toFixed(4))).size !== 1) throw new Error(`bench: replicas diverged: ${JSON.stringify(sums)}`);
@@ -84,8 +95,8 @@ function pytorch(): Record<Job, number> | undefined {
   }
 }
 
-const results: Partial<Record<BackendChoice, Record<Job, number>>> = {};
-for (const b of backends) results[b] = await measure(b);
+const results: Record<string, Record<Job, number> | undefined> = {};
+for (const b of backends) for (const a of accelerations) results[a === 'off' ? b : `${b}+native`] = await measure(b, a);
 const torch = pytorch();
 if (torch) {
   for (const [backend, r] of Object.entries(results)) {

@@ -5,13 +5,14 @@
 import * as tf from '@tensorflow/tfjs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { initBackend, type BackendChoice } from '../backend/index.js';
+import type { Accelerate } from '../backend/native/index.js';
 import { TinyLM } from '../models/tinylm.js';
 import { Rng } from '../util/rng.js';
 import { REFERENCE_MODEL, generateJob, trainGrads } from './workload.js';
 
-interface Setup { backend: BackendChoice; index: number; workers: number; total: number; shared: SharedArrayBuffer; sync: SharedArrayBuffer }
+interface Setup { backend: BackendChoice; accelerate: Accelerate; index: number; workers: number; total: number; shared: SharedArrayBuffer; sync: SharedArrayBuffer }
 const setup = workerData as Setup;
-await initBackend(setup.backend);
+const info = await initBackend(setup.backend, setup.accelerate);
 const model = new TinyLM(REFERENCE_MODEL);
 const names = model.variables().map((v) => v.name);
 const sizes = model.variables().map((v) => v.size);
@@ -57,4 +58,4 @@ parentPort!.on('message', (msg: { job: 'generate' | 'train' | 'checksum'; batch:
   else if (msg.job === 'train') parentPort!.postMessage({ loss: trainStep(msg.batch) });
   else parentPort!.postMessage({ checksum: tf.tidy(() => model.variables().reduce((s, v) => s + v.sum().dataSync()[0], 0)) });
 });
-parentPort!.postMessage({ ready: true });
+parentPort!.postMessage({ ready: true, native: info.native });

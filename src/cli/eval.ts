@@ -1,10 +1,11 @@
 import { initBackend, describeBackend, type BackendChoice } from '../backend/index.js';
+import type { Accelerate } from '../backend/native/index.js';
 import { evaluateSolver, type EvalResult } from '../engine/evaluate.js';
 import { loadModel } from '../models/store.js';
 import { readTasksJsonl } from '../tasks/jsonl.js';
 import { taskFamily } from '../tasks/index.js';
 
-export interface EvalOptions { checkpoint: string; data: string; family: string; samples: number; temperature: number; seed?: number; maxNewTokens: number; backend: string }
+export interface EvalOptions { checkpoint: string; data: string; family: string; samples: number; temperature: number; seed?: number; maxNewTokens: number; backend: string; accelerate?: string }
 
 /** `coevolve eval`: loads a checkpoint and scores it on labeled tasks from a JSONL file. */
 export async function evalCommand(o: EvalOptions): Promise<EvalResult & { checkpoint: string; data: string }> {
@@ -14,7 +15,7 @@ export async function evalCommand(o: EvalOptions): Promise<EvalResult & { checkp
   if (tasks.length === 0) throw new Error(`eval: ${o.data} holds no tasks`);
   const unlabeled = tasks.findIndex((t) => t.answer === undefined);
   if (unlabeled >= 0) throw new Error(`eval: ${o.data} line ${unlabeled + 1} has no answer; eval needs labels`);
-  console.error(describeBackend(await initBackend(o.backend as BackendChoice)));
+  console.error(describeBackend(await initBackend(o.backend as BackendChoice, (o.accelerate ?? 'auto') as Accelerate)));
   const loaded = await loadModel(o.checkpoint);
   if (loaded.kind !== 'tinylm' || !loaded.tokenizer) throw new Error(`eval: ${o.checkpoint} is not a language model with a tokenizer`);
   try {

@@ -48,6 +48,7 @@ program.command('eval')
   .option('--seed <n>', 'sampling seed for maj@N', nonNegativeInt, 0)
   .option('--max-new-tokens <n>', 'longest answer', positiveInt, 8)
   .option('--backend <name>', 'auto | gpu | node | wasm | cpu', 'auto')
+  .option('--accelerate <mode>', 'auto (native matrix products when a library loads) | off', 'auto')
   .action(async (o) => {
     console.log(JSON.stringify(await evalCommand(o)));
   });

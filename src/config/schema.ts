@@ -206,6 +206,7 @@ export const ExperimentSchema = z
     name: safeName(), // experiment name; names the run directory
     seed: int().default(0), // seed of everything random
     backend: z.enum(BACKENDS).default('auto'), // tensor backend
+    accelerate: z.enum(['auto', 'off']).default('auto'), // native matrix products when a library loads (auto), or tfjs's own (off)
     iterations: posInt(), // training iterations to run
     outDir: z.string().min(1).default('runs'), // parent of run directories
     models: z

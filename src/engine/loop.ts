@@ -43,7 +43,7 @@ export async function runLoop(c: ExperimentConfig, store: RunStore, o: LoopOptio
   const log = o.log ?? ((l: string) => console.error(l));
   const plan = createContainer().get(Resolver).plan(c);
   const { train, evaluators } = o.checked ?? (await preflight(c, plan, log));
-  log(describeBackend(await initBackend(c.backend)));
+  log(describeBackend(await initBackend(c.backend, c.accelerate)));
   const resumeDir = store.lastCheckpointDir() ?? undefined;
   const { models, references, tokenizer, attachments } = await loadModels(c, resumeDir, { freshOptimizer: o.freshOptimizer });
   // Old log-probs were taken at the sampling temperature, so the update scores at it too.

@@ -29,6 +29,7 @@ export const PretrainSchema = z.strictObject({
   /** seed of the corpus, the initialisation and the batch order */
   seed: z.number().int().default(0),
   backend: z.enum(BACKEND_CHOICES as unknown as [BackendChoice, ...BackendChoice[]]).default('auto'),
+  accelerate: z.enum(['auto', 'off']).default('auto'), // native matrix products (auto) or tfjs's own (off)
   /** the task family and difficulty the corpus is drawn from; with a proposer, also the bounds a valid proposal keeps to */
   task: z.strictObject({ family: z.string(), difficulty: Difficulty.default({}) }),
   /** draw the solver corpus and its held-out set from these cells by weight instead of from `task.difficulty` alone */
@@ -156,7 +157,7 @@ export async function pretrain(config: PretrainConfig, o: { overwrite?: boolean;
   if (config.stopOn !== 'heldout' && !Object.hasOwn(config.heldOutSets, config.stopOn)) throw new Error(`stopOn: '${config.stopOn}' is not heldout or a heldOutSets name (${Object.keys(config.heldOutSets).join(', ') || 'none'})`);
   if (config.proposer && (!family.parseProposal || !family.measure)) throw new Error(`proposer: task family '${family.name}' cannot read proposals`);
   const corpus = pretrainCorpus(config);
-  log(describeBackend(await initBackend(config.backend)));
+  log(describeBackend(await initBackend(config.backend, config.accelerate)));
   const tokenizer = new CharTokenizer();
   const examples = trainingExamples(corpus, tokenizer, family);
   const model = config.init ? await initialModel(config, tokenizer) : new TinyLM({ ...config.model, vocabSize: tokenizer.size, seed: config.seed });

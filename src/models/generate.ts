@@ -3,6 +3,8 @@ import { Rng } from '../util/rng.js';
 import { distributionStats, sampleToken, validateSampling, type SamplingOptions } from './sampling.js';
 import { tidyKeep } from './ops.js';
 import { checkIds, type LayerCache, type TinyLM } from './tinylm.js';
+import { activeSgemm } from '../backend/native/index.js';
+import { NativeDecoder } from './native-decode.js';
 
 export interface GenerateOptions extends SamplingOptions {
   /** most tokens to add to each prompt */
@@ -49,16 +51,10 @@ export function generate(model: TinyLM, prompts: readonly (readonly number[])[],
   const padded = new Int32Array(B * P);
   prompts.forEach((p, b) => padded.set(p, b * P + leftPad[b]));
 
-  const first = tidyKeep(() => {
-    const r = model.forward(tf.tensor2d(padded, [B, P], 'int32'), leftPad);
-    return { logits: model.logits(r.hidden.slice([0, P - 1, 0], [-1, 1, -1]) as tf.Tensor3D), cache: r.cache };
-  });
-  let cache: LayerCache[] = first.cache;
-  let logits = first.logits;
+  const forward = activeSgemm() ? nativeForward(model, B, leftPad) : tfjsForward(model, B, leftPad);
   try {
+    let values = forward.feed(padded, P);
     for (let step = 0; step < o.maxNewTokens; step++) {
-      const values = logits.dataSync() as Float32Array;
-      logits.dispose();
       const next = new Int32Array(B);
       let active = 0;
       for (let b = 0; b < B; b++) {
@@ -76,21 +72,50 @@ export function generate(model: TinyLM, prompts: readonly (readonly number[])[],
         if (!row.stopped) active++;
       }
       if (active === 0 || step === o.maxNewTokens - 1) return out;
-      const old = cache;
-      const r = tidyKeep(() => {
-        const f = model.forward(tf.tensor2d(next, [B, 1], 'int32'), leftPad, P + step, old);
-        return { logits: model.logits(f.hidden), cache: f.cache };
-      });
-      // Swap caches only once the step succeeded, so an error leaves one cache to free.
-      cache = r.cache;
-      logits = r.logits;
-      disposeCache(old);
+      values = forward.feed(next, 1);
     }
     return out;
   } finally {
-    disposeCache(cache);
-    if (!logits.isDisposed) logits.dispose();
+    forward.dispose();
   }
+}
+
+/** A model's forward pass during generation: feed tokens [B, T] after the cached ones, get the last position's logits [B, V]. */
+interface Forward {
+  feed(tokens: Int32Array, T: number): Float32Array;
+  dispose(): void;
+}
+
+/** The native step (see NativeDecoder), used when a native sgemm serves the backend. */
+function nativeForward(model: TinyLM, B: number, leftPad: number[]): Forward {
+  const decoder = new NativeDecoder(model, activeSgemm()!, B, leftPad);
+  return { feed: (tokens, T) => decoder.feed(tokens, T), dispose: () => undefined };
+}
+
+/** TinyLM.forward on tfjs tensors, the reference path. */
+function tfjsForward(model: TinyLM, B: number, leftPad: number[]): Forward {
+  let cache: LayerCache[] | undefined;
+  let past = 0;
+  return {
+    feed(tokens, T) {
+      const old = cache;
+      const r = tidyKeep(() => {
+        const f = model.forward(tf.tensor2d(tokens, [B, T], 'int32'), leftPad, past, old);
+        const last = T === 1 ? f.hidden : f.hidden.slice([0, T - 1, 0], [-1, 1, -1]) as tf.Tensor3D;
+        return { logits: model.logits(last), cache: f.cache };
+      });
+      // Swap caches only once the step succeeded, so an error leaves one cache to free.
+      cache = r.cache;
+      past += T;
+      if (old) disposeCache(old);
+      const values = r.logits.dataSync() as Float32Array;
+      r.logits.dispose();
+      return values;
+    },
+    dispose() {
+      if (cache) disposeCache(cache);
+    },
+  };
 }
 
 function disposeCache(cache: LayerCache[]): void {

@@ -91,7 +91,9 @@ describe('JointTrainer', () => {
     const withMuted = new JointTrainer({ m: a }, { lr: 1e-3 }).step([...solver, ...muted]).m;
     new JointTrainer({ m: b }, { lr: 1e-3 }).step(solver);
     expect(withMuted.roleLoss.proposer).to.equal(0);
-    expect(snapshot(a)).to.deep.equal(snapshot(b)); // guards: lossWeight ignored
+    // equal up to rounding: native products round by batch shape (a step of lr 1e-3 is far larger)
+    const [sa, sb] = [snapshot(a), snapshot(b)];
+    for (const k of Object.keys(sb)) sa[k].forEach((x, i) => expect(x, k).to.be.closeTo(sb[k][i], 1e-6)); // guards: lossWeight ignored
     const half = new JointTrainer({ m: new TinyLM({ ...small, seed: 3 }) }, { lr: 1e-3 }).step(samplesFor('m', 'proposer', 4, 1).map((s) => ({ ...s, lossWeight: 0.5 }))).m;
     const full = new JointTrainer({ m: new TinyLM({ ...small, seed: 3 }) }, { lr: 1e-3 }).step(samplesFor('m', 'proposer', 4, 1)).m;
     expect(half.roleLoss.proposer).to.be.closeTo(full.roleLoss.proposer / 2, 1e-6);

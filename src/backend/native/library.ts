@@ -1,0 +1,92 @@
+import { createRequire } from 'node:module';
+
+/**
+ * A row-major float32 matrix product from a native library, C = alpha op(A) op(B) + beta C,
+ * writing C in place. A, B and C may be views of a WebAssembly.Memory or plain arrays.
+ */
+export type Sgemm = (
+  transA: boolean, transB: boolean, M: number, N: number, K: number,
+  A: Float32Array, lda: number, B: Float32Array, ldb: number, beta: number, C: Float32Array, ldc: number,
+) => void;
+
+export interface NativeLibrary {
+  /** 'oneDNN' or 'OpenBLAS' */
+  name: string;
+  /** the shared object that loaded */
+  file: string;
+  sgemm: Sgemm;
+}
+
+/**
+ * Debian's packages. OpenBLAS (libopenblas0-pthread, about 100 GFLOP/s per core here) is the
+ * default. oneDNN (libdnnl2 2.6, about 110) only loads when asked for by COEVOLVE_NATIVE=oneDNN:
+ * a mix of its 1-row products and large ones corrupted the malloc heap of the process
+ * (glibc aborted with "corrupted size vs. prev_size" under a sampling profiler), while the
+ * same calls on OpenBLAS ran clean.
+ */
+const CANDIDATES = [
+  { name: 'OpenBLAS', file: 'libopenblas.so.0', byDefault: true },
+  { name: 'oneDNN', file: 'libdnnl.so.2', byDefault: false },
+] as const;
+
+let loaded: NativeLibrary | null | undefined;
+let whyNot = '';
+
+/**
+ * The first native library that loads, or null (with `nativeUnavailable()` saying why). One
+ * thread per caller: each worker thread is one core's worth, and oneDNN with two OpenMP
+ * threads crashed at process exit when tried here. The thread count has to be in the
+ * environment before the library (and its OpenMP runtime) loads.
+ */
+export function loadNative(): NativeLibrary | null {
+  if (loaded !== undefined) return loaded;
+  process.env.OMP_NUM_THREADS ??= '1';
+  process.env.OPENBLAS_NUM_THREADS ??= '1';
+  let koffi: typeof import('koffi');
+  try {
+    koffi = createRequire(import.meta.url)('koffi');
+  } catch (e) {
+    whyNot = `koffi did not load (${(e as Error).message.split('\n')[0]})`;
+    return (loaded = null);
+  }
+  const errors: string[] = [];
+  // COEVOLVE_NATIVE=OpenBLAS (or oneDNN) picks one library, to compare them
+  const pick = process.env.COEVOLVE_NATIVE?.toLowerCase();
+  for (const c of CANDIDATES.filter((c) => (pick ? c.name.toLowerCase() === pick : c.byDefault))) {
+    try {
+      const lib = koffi.load(c.file);
+      loaded = { name: c.name, file: c.file, sgemm: c.name === 'oneDNN' ? dnnl(lib) : openblas(lib) };
+      return loaded;
+    } catch (e) {
+      errors.push(`${c.file}: ${(e as Error).message.split('\n')[0]}`);
+    }
+  }
+  whyNot = `no native library (${errors.join('; ')}); apt-get install libopenblas0-pthread`;
+  return (loaded = null);
+}
+
+/** Why `loadNative()` returned null. */
+export function nativeUnavailable(): string {
+  return whyNot;
+}
+
+type Lib = ReturnType<typeof import('koffi').load>;
+
+function dnnl(lib: Lib): Sgemm {
+  // dnnl_status_t dnnl_sgemm(char transa, char transb, dnnl_dim_t M, N, K, float alpha, const float *A, lda, const float *B, ldb, float beta, float *C, ldc): row-major
+  const f = lib.func('int dnnl_sgemm(char, char, int64_t, int64_t, int64_t, float, const float *, int64_t, const float *, int64_t, float, float *, int64_t)');
+  const N = 'N'.charCodeAt(0);
+  const T = 'T'.charCodeAt(0);
+  return (ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc) => {
+    const status = f(ta ? T : N, tb ? T : N, m, n, k, 1, a, lda, b, ldb, beta, c, ldc) as number;
+    if (status !== 0) throw new Error(`dnnl_sgemm failed with status ${status} (M ${m}, N ${n}, K ${k})`);
+  };
+}
+
+function openblas(lib: Lib): Sgemm {
+  // void cblas_sgemm(order, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); CblasRowMajor 101, NoTrans 111, Trans 112
+  const f = lib.func('void cblas_sgemm(int, int, int, int, int, int, float, const float *, int, const float *, int, float, float *, int)');
+  return (ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc) => {
+    f(101, ta ? 112 : 111, tb ? 112 : 111, m, n, k, 1, a, lda, b, ldb, beta, c, ldc);
+  };
+}

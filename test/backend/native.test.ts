@@ -1,0 +1,87 @@
+import { expect } from 'chai';
+import * as tf from '@tensorflow/tfjs';
+import { initBackend, describeBackend } from '../../src/backend/index.js';
+import { setAccelerate } from '../../src/backend/native/index.js';
+import { loadNative } from '../../src/backend/native/library.js';
+import { TinyLM } from '../../src/models/tinylm.js';
+import { generate } from '../../src/models/generate.js';
+
+// The tfjs kernels are the reference: native products must agree with them to 1e-4 on
+// products, logits, log-probs and gradients. CI installs the library and sets
+// COEVOLVE_REQUIRE_NATIVE so that a missing library fails there instead of skipping.
+const maxDiff = (a: ArrayLike<number>, b: ArrayLike<number>) => {
+  expect(a.length).to.equal(b.length);
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
+  return m;
+};
+
+function rand(shape: number[], seed: number): tf.Tensor {
+  return tf.randomNormal(shape, 0, 1, 'float32', seed);
+}
+
+/** Everything a product case and the model compute, on the kernels in place now. */
+function compute(): Record<string, Float32Array> {
+  return tf.tidy(() => {
+    const out: Record<string, Float32Array> = {};
+    const cases: [string, () => tf.Tensor][] = [
+      ['plain', () => tf.matMul(rand([33, 70], 1) as tf.Tensor2D, rand([70, 45], 2) as tf.Tensor2D)],
+      ['transA', () => tf.matMul(rand([70, 33], 1) as tf.Tensor2D, rand([70, 45], 2) as tf.Tensor2D, true, false)],
+      ['transB', () => tf.matMul(rand([33, 70], 1) as tf.Tensor2D, rand([45, 70], 2) as tf.Tensor2D, false, true)],
+      ['both', () => tf.matMul(rand([70, 33], 1) as tf.Tensor2D, rand([45, 70], 2) as tf.Tensor2D, true, true)],
+      ['batched', () => tf.matMul(rand([2, 3, 9, 40], 1) as tf.Tensor4D, rand([2, 3, 40, 12], 2) as tf.Tensor4D)],
+      ['broadcastB', () => tf.matMul(rand([4, 20, 30], 1) as tf.Tensor3D, rand([1, 30, 25], 2) as tf.Tensor3D)],
+      ['small', () => tf.matMul(rand([6, 1, 8], 1) as tf.Tensor3D, rand([6, 5, 8], 2) as tf.Tensor3D, false, true)],
+      ['fusedBias', () => tf.fused.matMul({ a: rand([50, 64], 1) as tf.Tensor2D, b: rand([64, 70], 2) as tf.Tensor2D, bias: rand([70], 3) })],
+      ['fusedRelu', () => tf.fused.matMul({ a: rand([50, 64], 1) as tf.Tensor2D, b: rand([64, 70], 2) as tf.Tensor2D, bias: rand([70], 3), activation: 'relu' })],
+    ];
+    for (const [name, f] of cases) out[name] = f().dataSync() as Float32Array;
+    const model = new TinyLM({ vocabSize: 20, dModel: 32, nHeads: 4, nLayers: 2, context: 24, seed: 7 });
+    const inputs = [{ prompt: [1, 2, 3], completion: [4, 5, 6, 7] }, { prompt: [1, 9], completion: [3, 3, 8, 2, 2, 1] }];
+    const { value, grads } = tf.variableGrads(() => {
+      const s = model.score(inputs);
+      out.logProbs = s.logProbs.dataSync() as Float32Array;
+      out.entropy = s.entropy.dataSync() as Float32Array;
+      return s.logProbs.sum().neg() as tf.Scalar;
+    }, model.variables());
+    out.loss = value.dataSync() as Float32Array;
+    for (const [n, g] of Object.entries(grads)) out[`grad ${n.split('/')[1]}`] = g.dataSync() as Float32Array;
+    // left-padded prompts of three lengths: padding masked, positions from each row's first token
+    const gens = generate(model, [[1, 2, 3], [1, 9], [1, 4, 4, 5, 6]], { maxNewTokens: 10, temperature: 1, seed: 3 });
+    out.generatedTokens = Float32Array.from(gens.flatMap((g) => g.tokens));
+    out.generated = Float32Array.from(gens.flatMap((g) => [...g.logProbs, ...g.entropy, ...g.selfCertainty]));
+    model.dispose();
+    return out;
+  });
+}
+
+describe('native matrix products', () => {
+  const lib = loadNative();
+  before(function () {
+    if (!lib) {
+      if (process.env.COEVOLVE_REQUIRE_NATIVE) throw new Error('COEVOLVE_REQUIRE_NATIVE is set but no native library loaded');
+      this.skip();
+    }
+  });
+
+  for (const backend of ['cpu', 'wasm'] as const) {
+    it(`agree with tfjs's kernels on ${backend}: products, log-probs, entropy, every gradient, generation`, async () => {
+      await initBackend(backend, 'off');
+      const reference = compute();
+      const on = await initBackend(backend, 'auto');
+      expect(on.native).to.equal(lib!.name);
+      expect(describeBackend(on)).to.contain(`native sgemm (${lib!.name})`);
+      const fast = compute();
+      for (const key of Object.keys(reference)) expect(maxDiff(fast[key], reference[key]), key).to.be.below(1e-4);
+      // a check with teeth: the native kernels really ran (they round differently)
+      expect(Object.keys(reference).some((k) => maxDiff(fast[k], reference[k]) > 0)).to.equal(true);
+      setAccelerate(backend, 'off');
+      const again = compute();
+      for (const key of Object.keys(reference)) expect(maxDiff(again[key], reference[key]), `off restores ${key}`).to.equal(0);
+    });
+  }
+
+  it('refuses an unknown choice, naming the choices', () => {
+    expect(() => setAccelerate('cpu', 'fast' as never)).to.throw(/accelerate: unknown choice 'fast'; known: auto, off/);
+  });
+});
