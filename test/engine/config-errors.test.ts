@@ -39,6 +39,11 @@ describe('run: bad configs stop before any work', () => {
     });
   }
 
+  it('accelerate=fast is named with its choices', async () => {
+    const { message } = await failure(tinyConfig(join(tmpdir(), 'never')), ['accelerate=fast']);
+    expect(message).to.match(/accelerate/).and.match(/auto/).and.match(/off/);
+  });
+
   for (const [field, over, known] of [
     ['arena.kind', { arena: { kind: 'chess' } }, /known: propose-solve, solve/],
     ['judges[0].kind', { judges: [{ kind: 'oracle' }] }, /known: coverage, grounded, learnability, majority, self-certainty, uncertainty, verifier/],
