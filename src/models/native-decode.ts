@@ -1,16 +1,8 @@
 import type { Sgemm } from '../backend/native/library.js';
 import type { TinyLM } from './tinylm.js';
+import { normalCdf } from './gelu-table.js';
 
 const NEG = -1e9; // as TinyLM: added to masked attention scores
-
-/** erf by Abramowitz and Stegun 7.1.26 (absolute error below 1.5e-7), the formula tfjs's cpu kernel uses. */
-function erf(x: number): number {
-  const s = x < 0 ? -1 : 1;
-  const a = Math.abs(x);
-  const t = 1 / (1 + 0.3275911 * a);
-  const y = 1 - ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * Math.exp(-a * a);
-  return s * y;
-}
 
 /**
  * TinyLM's forward pass for generation written as one step on plain arrays: the dense
@@ -66,7 +58,7 @@ export class NativeDecoder {
       for (let j = 0; j < R * d; j++) x[j] += tmp[j];
       layerNorm(x, normed, R, d, this.w[p + 'ln2.g'], this.w[p + 'ln2.b']);
       this.affine(normed, R, d, 4 * d, p + 'fc', hidden);
-      for (let j = 0; j < hidden.length; j++) hidden[j] = 0.5 * hidden[j] * (1 + erf(hidden[j] * Math.SQRT1_2));
+      for (let j = 0; j < hidden.length; j++) hidden[j] *= normalCdf(hidden[j]); // GELU = h Φ(h)
       this.affine(hidden, R, 4 * d, d, p + 'out', tmp);
       for (let j = 0; j < R * d; j++) x[j] += tmp[j];
     }
@@ -117,8 +109,8 @@ export class NativeDecoder {
   }
 }
 
-/** PyTorch's LayerNorm over rows of width d, epsilon 1e-5, biased variance. */
-function layerNorm(x: Float32Array, out: Float32Array, rows: number, d: number, g: Float32Array, b: Float32Array): void {
+/** PyTorch's LayerNorm over rows of width d, epsilon 1e-5, biased variance; keeps x̂ and 1/σ when given arrays for them (the backward pass needs both). */
+export function layerNorm(x: Float32Array, out: Float32Array, rows: number, d: number, g: Float32Array, b: Float32Array, xhat?: Float32Array, rstd?: Float32Array): void {
   for (let r = 0; r < rows; r++) {
     const o = r * d;
     let mean = 0;
@@ -127,6 +119,11 @@ function layerNorm(x: Float32Array, out: Float32Array, rows: number, d: number, 
     let v = 0;
     for (let j = 0; j < d; j++) v += (x[o + j] - mean) ** 2;
     const inv = 1 / Math.sqrt(v / d + 1e-5);
-    for (let j = 0; j < d; j++) out[o + j] = (x[o + j] - mean) * inv * g[j] + b[j];
+    if (rstd) rstd[r] = inv;
+    for (let j = 0; j < d; j++) {
+      const h = (x[o + j] - mean) * inv;
+      if (xhat) xhat[o + j] = h;
+      out[o + j] = h * g[j] + b[j];
+    }
   }
 }

@@ -37,12 +37,14 @@ function compute(): Record<string, Float32Array> {
     ];
     for (const [name, f] of cases) out[name] = f().dataSync() as Float32Array;
     const model = new TinyLM({ vocabSize: 20, dModel: 32, nHeads: 4, nLayers: 2, context: 24, seed: 7 });
-    const inputs = [{ prompt: [1, 2, 3], completion: [4, 5, 6, 7] }, { prompt: [1, 9], completion: [3, 3, 8, 2, 2, 1] }];
+    const inputs = [{ prompt: [1, 2, 3], completion: [4, 5, 6, 7] }, { prompt: [1, 9], completion: [3, 3, 8, 2, 2, 1] }, { prompt: [1, 4, 4, 5, 6, 7], completion: [2] }];
     const { value, grads } = tf.variableGrads(() => {
       const s = model.score(inputs);
       out.logProbs = s.logProbs.dataSync() as Float32Array;
       out.entropy = s.entropy.dataSync() as Float32Array;
-      return s.logProbs.sum().neg() as tf.Scalar;
+      // a generic gradient at every position: seeded weights on log-probs and entropies
+      const [B, T] = s.logProbs.shape;
+      return s.logProbs.mul(rand([B, T], 5)).add(s.entropy.mul(rand([B, T], 6))).sum() as tf.Scalar;
     }, model.variables());
     out.loss = value.dataSync() as Float32Array;
     for (const [n, g] of Object.entries(grads)) out[`grad ${n.split('/')[1]}`] = g.dataSync() as Float32Array;

@@ -1,0 +1,45 @@
+/** erf by Abramowitz and Stegun 7.1.26 (absolute error below 1.5e-7), the formula tfjs's cpu kernel uses. */
+export function erf(x: number): number {
+  const s = x < 0 ? -1 : 1;
+  const a = Math.abs(x);
+  const t = 1 / (1 + 0.3275911 * a);
+  const y = 1 - ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * Math.exp(-a * a);
+  return s * y;
+}
+
+/**
+ * Φ(h) = (1 + erf(h / √2)) / 2 and φ(h) = exp(-h²/2) / √(2π) by linear interpolation in
+ * tables over [-8, 8] at steps of 1/1024 (Φ is 0 or 1 and φ is 0 beyond, to float32). The
+ * interpolation error is below 1e-7, as small as the erf formula's own, and a GELU over a
+ * layer's 786,000 activations costs a table lookup each instead of an exp: it was the largest
+ * cost of the native training step.
+ */
+const STEPS = 1024;
+const RANGE = 8;
+const SIZE = 2 * RANGE * STEPS + 2;
+const PHI = new Float64Array(SIZE);
+const PDF = new Float64Array(SIZE);
+for (let i = 0; i < SIZE; i++) {
+  const h = i / STEPS - RANGE;
+  PHI[i] = 0.5 * (1 + erf(h * Math.SQRT1_2));
+  PDF[i] = Math.exp(-0.5 * h * h) / Math.sqrt(2 * Math.PI);
+}
+
+function lookup(table: Float64Array, h: number, below: number, above: number): number {
+  const u = (h + RANGE) * STEPS;
+  if (!(u >= 0)) return below; // also NaN: the caller's NaN check sees it in h
+  if (u >= SIZE - 1) return above;
+  const i = u | 0;
+  const f = u - i;
+  return table[i] + f * (table[i + 1] - table[i]);
+}
+
+/** Φ(h), the standard normal CDF. */
+export function normalCdf(h: number): number {
+  return Number.isNaN(h) ? NaN : lookup(PHI, h, 0, 1);
+}
+
+/** φ(h), the standard normal density. */
+export function normalPdf(h: number): number {
+  return Number.isNaN(h) ? NaN : lookup(PDF, h, 0, 0);
+}
