@@ -13,8 +13,8 @@ import { join } from 'node:path';
 /** Overrides that give the proposer and the solver a model each, both from the base. */
 const SEPARATE = ['models={proposer: {checkpoint: checkpoints/base-selfplay-add2}, solver: {checkpoint: checkpoints/base-selfplay-add2}}', 'roles.proposer.model=proposer', 'roles.solver.model=solver'];
 
-/** Each condition: a config and the overrides that make it. */
-export const CONDITIONS: Record<string, { config: string; set: string[] }> = {
+/** Each condition: a config, the overrides that make it, and the evaluator it is measured by (default `harder`). */
+export const CONDITIONS: Record<string, { config: string; set: string[]; target?: string }> = {
   uniform: { config: 'configs/selfplay/uniform.yaml', set: [] },
   // the base's proposer, never trained: its own model, since a model shared with a training solver drifts
   frozen: { config: 'configs/selfplay/learnability.yaml', set: [...SEPARATE, 'roles.proposer.train=false'] },
@@ -24,6 +24,8 @@ export const CONDITIONS: Record<string, { config: string; set: string[] }> = {
   coverage: { config: 'configs/selfplay/learnability.yaml', set: ['judges.2={kind: coverage, weight: 0.5, options: {role: proposer}}'] },
   grounded: { config: 'configs/selfplay/learnability.yaml', set: ['judges.1={kind: grounded, options: {role: proposer, probe: configs/data/add2x2-probe-64.jsonl}}'] },
   'label-free': { config: 'configs/selfplay/label-free.yaml', set: [] },
+  // on base-selfplay-sum3, whose own vote beats its greedy answer (see the config)
+  'label-free-sum3': { config: 'configs/selfplay/label-free-sum3.yaml', set: [], target: 'heldout' },
   separate: { config: 'configs/selfplay/learnability.yaml', set: SEPARATE },
 };
 
@@ -85,18 +87,23 @@ const sd = (xs: number[]) => (xs.length > 1 ? Math.sqrt(xs.reduce((a, x) => a + 
 /** Every finished run of the conditions asked for, whichever batch made it. */
 function summary(): string {
   const jobs: Job[] = only.flatMap((cond) => [1, 2, 3, 4, 5, 6, 7, 8, 9].map((seed) => ({ cond, seed, dir: join(root, `${cond}-s${seed}`) })));
-  const lines = ['| condition | seeds | harder at 0 | harder, last 4 evals (mean ± sd over seeds) | easy, last 4 | proposed digits, first → last | solver rollouts |', '| --- | --- | --- | --- | --- | --- | --- |'];
+  const lines = ['| condition | seeds | set | at 0 | last 4 evals (mean ± sd over seeds) | easy, last 4 | proposed digits, first → last | distinct proposals, first → last | pseudo-label accuracy, first → last | solver rollouts |', '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |'];
   for (const cond of only) {
     const runs = jobs.filter((j) => j.cond === cond && status(j.dir) === 'done');
     if (runs.length === 0) continue;
     const last4 = (dir: string, key: string) => mean(curve(dir, key).slice(-4).map(([, v]) => v));
-    const harder = runs.map((r) => last4(r.dir, 'eval/harder/pass1'));
+    const target = `eval/${CONDITIONS[cond].target ?? 'harder'}/pass1`;
+    const harder = runs.map((r) => last4(r.dir, target));
     const easy = runs.map((r) => last4(r.dir, 'eval/easy/pass1'));
-    const start = mean(runs.map((r) => curve(r.dir, 'eval/harder/pass1')[0]?.[1] ?? NaN));
-    const digits = runs.map((r) => curve(r.dir, 'proposals/digits')).filter((c) => c.length > 0);
-    const d = digits.length ? `${mean(digits.map((c) => mean(c.slice(0, 10).map(([, v]) => v)))).toFixed(2)} → ${mean(digits.map((c) => mean(c.slice(-10).map(([, v]) => v)))).toFixed(2)}` : '';
+    const start = mean(runs.map((r) => curve(r.dir, target)[0]?.[1] ?? NaN));
+    /** first ten and last ten iterations of a per-iteration metric, averaged over the runs */
+    const drift = (key: string, digits: number) => {
+      const cs = runs.map((r) => curve(r.dir, key)).filter((c) => c.length > 0);
+      return cs.length ? `${mean(cs.map((c) => mean(c.slice(0, 10).map(([, v]) => v)))).toFixed(digits)} → ${mean(cs.map((c) => mean(c.slice(-10).map(([, v]) => v)))).toFixed(digits)}` : '';
+    };
     const rollouts = mean(runs.map((r) => curve(r.dir, 'turns/solver').reduce((n, [, v]) => n + v, 0)));
-    lines.push(`| ${cond} | ${runs.length} | ${start.toFixed(3)} | ${mean(harder).toFixed(3)} ± ${sd(harder).toFixed(3)} | ${mean(easy).toFixed(3)} | ${d} | ${rollouts.toFixed(0)} |`);
+    const easyText = Number.isNaN(mean(easy)) ? '' : mean(easy).toFixed(3);
+    lines.push(`| ${cond} | ${runs.length} | ${CONDITIONS[cond].target ?? 'harder'} | ${start.toFixed(3)} | ${mean(harder).toFixed(3)} ± ${sd(harder).toFixed(3)} | ${easyText} | ${drift('proposals/digits', 2)} | ${drift('proposals/distinct', 2)} | ${drift('ttrl/label_accuracy', 2)} | ${rollouts.toFixed(0)} |`);
   }
   return lines.join('\n');
 }

@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
+import { activeSgemm } from '../backend/native/index.js';
 
 /** Pre-LayerNorm over the last axis, epsilon 1e-5 as in PyTorch's nn.LayerNorm. */
 export function layerNorm(x: tf.Tensor, gain: tf.Tensor, bias: tf.Tensor): tf.Tensor {
@@ -14,18 +15,24 @@ export function gelu(x: tf.Tensor): tf.Tensor {
 }
 
 /**
- * y = x @ w + b with a hand-written gradient. The backward pass transposes explicitly and
- * then multiplies untransposed, because on the wasm backend a matrix product with a
- * transpose flag skips XNNPACK and runs about 25 times slower (measured: 1.3 against 34
- * GFLOP/s for [3072,128] x [128,512]).
+ * The backward products dy w^T and x^T dy. On tfjs's wasm kernels they transpose explicitly
+ * and then multiply untransposed, because there a product with a transpose flag skips XNNPACK
+ * and runs about 25 times slower (measured: 1.3 against 34 GFLOP/s for [3072,128] x
+ * [128,512]); a native sgemm takes the flags for free, so the copies are skipped.
  */
+function backProducts(dy: tf.Tensor2D, x: tf.Tensor2D, w: tf.Tensor2D): [tf.Tensor2D, tf.Tensor2D] {
+  if (activeSgemm()) return [tf.matMul(dy, w, false, true), tf.matMul(x, dy, true, false)];
+  return [tf.matMul(dy, w.transpose()), tf.matMul(x.transpose(), dy)];
+}
+
+/** y = x @ w + b with a hand-written gradient (see backProducts). */
 const affine = tf.customGrad(((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
   const [x, w, b] = args as tf.Tensor[];
   (args[3] as tf.GradSaveFunc)([x, w]);
   const value = tf.fused.matMul({ a: x as tf.Tensor2D, b: w as tf.Tensor2D, bias: b });
   const gradFunc = (dy: tf.Tensor, saved: tf.Tensor[]) => {
     const [xs, ws] = saved as tf.Tensor2D[];
-    return [tf.matMul(dy as tf.Tensor2D, ws.transpose()), tf.matMul(xs.transpose(), dy as tf.Tensor2D), dy.sum(0)];
+    return [...backProducts(dy as tf.Tensor2D, xs, ws), dy.sum(0)];
   };
   return { value, gradFunc };
 }) as Parameters<typeof tf.customGrad>[0]) as unknown as (x: tf.Tensor2D, w: tf.Tensor2D, b: tf.Tensor) => tf.Tensor2D;
@@ -36,7 +43,7 @@ const product = tf.customGrad(((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
   (args[2] as tf.GradSaveFunc)([x, w]);
   const gradFunc = (dy: tf.Tensor, saved: tf.Tensor[]) => {
     const [xs, ws] = saved as tf.Tensor2D[];
-    return [tf.matMul(dy as tf.Tensor2D, ws.transpose()), tf.matMul(xs.transpose(), dy as tf.Tensor2D)];
+    return backProducts(dy as tf.Tensor2D, xs, ws);
   };
   return { value: tf.matMul(x, w), gradFunc };
 }) as Parameters<typeof tf.customGrad>[0]) as unknown as (x: tf.Tensor2D, w: tf.Tensor2D) => tf.Tensor2D;
