@@ -4,7 +4,7 @@
  * writes (runs/selfplay/summary.md) harder-set accuracy per condition: the mean of each run's
  * last four evaluations, then the mean and spread (sd) over seeds, with the solver rollouts used.
  *
- *   npx tsx src/experiments/selfplay.ts [--seeds 1,2,3] [--parallel 2] [--only uniform,frozen] [--iterations 300]
+ *   npx tsx src/experiments/selfplay.ts [--seeds 1,2,3] [--parallel 2] [--only uniform,frozen] [--iterations 300] [--summary]
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -105,10 +105,30 @@ function summary(): string {
     const easyText = Number.isNaN(mean(easy)) ? '' : mean(easy).toFixed(3);
     lines.push(`| ${cond} | ${runs.length} | ${CONDITIONS[cond].target ?? 'harder'} | ${start.toFixed(3)} | ${mean(harder).toFixed(3)} ± ${sd(harder).toFixed(3)} | ${easyText} | ${drift('proposals/digits', 2)} | ${drift('proposals/distinct', 2)} | ${drift('ttrl/label_accuracy', 2)} | ${rollouts.toFixed(0)} |`);
   }
-  return lines.join('\n');
+  return [...lines, '', ...curves(jobs)].join('\n');
+}
+
+/** Each condition's curve on its own evaluator: the mean over finished seeds at every evaluation. */
+function curves(jobs: Job[]): string[] {
+  const rows: string[] = [];
+  let header: number[] = [];
+  for (const cond of only) {
+    const runs = jobs.filter((j) => j.cond === cond && status(j.dir) === 'done');
+    if (runs.length === 0) continue;
+    const cs = runs.map((r) => curve(r.dir, `eval/${CONDITIONS[cond].target ?? 'harder'}/pass1`));
+    const its = cs[0].map(([i]) => i);
+    if (its.length > header.length) header = its;
+    rows.push(`| ${cond} (${runs.length}) | ${its.map((_, k) => mean(cs.map((c) => c[k]?.[1] ?? NaN)).toFixed(3)).join(' | ')} |`);
+  }
+  if (rows.length === 0) return [];
+  return [`| condition (seeds) | ${header.join(' | ')} |`, `| --- | ${header.map(() => '---').join(' | ')} |`, ...rows];
 }
 
 async function main(): Promise<void> {
+  if (process.argv.includes('--summary')) {
+    console.log(summary()); // what has finished so far, without starting anything
+    return;
+  }
   for (const cond of only) if (!CONDITIONS[cond]) throw new Error(`unknown condition '${cond}'; known: ${Object.keys(CONDITIONS).join(', ')}`);
   // seed by seed, so a cut-short batch still has every condition at its first seeds
   const jobs: Job[] = seeds.flatMap((seed) => only.map((cond) => ({ cond, seed, dir: join(root, `${cond}-s${seed}`) })));
