@@ -43,7 +43,10 @@ export async function runLoop(c: ExperimentConfig, store: RunStore, o: LoopOptio
   const log = o.log ?? ((l: string) => console.error(l));
   const plan = createContainer().get(Resolver).plan(c);
   const { train, evaluators } = o.checked ?? (await preflight(c, plan, log));
-  log(describeBackend(await initBackend(c.backend, c.accelerate)));
+  const compute = describeBackend(await initBackend(c.backend, c.accelerate));
+  log(compute);
+  const changed = await store.recordCompute(compute);
+  if (changed) log(`note: this run was written on a different backend (${changed}); the resumed iterations are not bit-identical to an uninterrupted run`);
   const resumeDir = store.lastCheckpointDir() ?? undefined;
   const { models, references, tokenizer, attachments } = await loadModels(c, resumeDir, { freshOptimizer: o.freshOptimizer });
   // Old log-probs were taken at the sampling temperature, so the update scores at it too.

@@ -52,6 +52,8 @@ export interface RunRecord {
   resumedAt: number[];
   /** why the run failed, when status is 'failed' */
   error?: string;
+  /** the backend line of the process that last wrote the run (which kernels ran: they round differently) */
+  compute?: string;
 }
 
 /** A metrics row: any JSON fields plus the iteration it belongs to. */
@@ -262,6 +264,18 @@ export class RunStore {
    * with none), notes the resume and marks the run running. Returns the iteration to continue
    * after (0 without a checkpoint).
    */
+  /**
+   * Records which kernels this process runs on (the backend line) and returns the line the
+   * run recorded before when it differs: native and tfjs products round differently, so such
+   * a continuation is not bit-identical to an uninterrupted run, and the caller says so.
+   */
+  async recordCompute(line: string): Promise<string | undefined> {
+    const before = this.db.data.compute;
+    this.db.data.compute = line;
+    await this.write();
+    return before !== undefined && before !== line ? before : undefined;
+  }
+
   async resume(): Promise<number> {
     const from = this.db.data.lastCheckpoint?.iteration ?? 0;
     await this.truncateAfter(from);

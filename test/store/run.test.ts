@@ -44,6 +44,15 @@ describe('store/RunStore', () => {
   });
   afterEach(() => rmSync(root, { recursive: true, force: true }));
 
+  it('records the backend line and reports the earlier one when a later process differs', async () => {
+    const store = await RunStore.create(dir, CONFIG);
+    expect(await store.recordCompute("backend: wasm (tfjs 'wasm')")).to.equal(undefined);
+    expect(await store.recordCompute("backend: wasm (tfjs 'wasm')")).to.equal(undefined);
+    expect(await store.recordCompute("backend: wasm + native sgemm (OpenBLAS) (tfjs 'wasm')")).to.equal("backend: wasm (tfjs 'wasm')");
+    expect((JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as RunRecord).compute).to.contain('OpenBLAS');
+    await store.close();
+  });
+
   describe('create and open', () => {
     it('lays out the run directory and writes config.yaml and run.json to disk', async () => {
       const store = await RunStore.create(dir, CONFIG);
