@@ -195,8 +195,9 @@ export class MlpPolicy implements Policy {
 
   /**
    * See Policy.score: `prompt` is the feature vector, `completion` is `[action]`; every
-   * tensor is [B, 1]. Legal-action masks are not applied here, so when `act` masked
-   * actions the two log-probs differ by the mass the illegal actions would have had.
+   * tensor is [B, 1]. A row's `legal` mask is applied as `act` applies it (logit -1e9), so
+   * log-probs, entropies and hence PPO ratios are those of the distribution that acted;
+   * scoring an illegal action is an error.
    */
   score(inputs: readonly PolicyInput[], temperature = 1): ScoredBatch {
     if (!(temperature > 0) || !Number.isFinite(temperature)) throw new Error(`mlp: score temperature must be > 0, got ${temperature}`);
@@ -205,13 +206,21 @@ export class MlpPolicy implements Policy {
       if (r.completion.length !== 1) throw new Error(`mlp: row ${b} completion must be exactly one action, got ${r.completion.length}`);
       const a = r.completion[0];
       if (!Number.isInteger(a) || a < 0 || a >= A) throw new Error(`mlp: row ${b} action ${a} is not in [0, ${A})`);
+      if (r.legal) {
+        if (r.legal.length !== A) throw new Error(`mlp: row ${b} legal has ${r.legal.length} entries, expected numActions ${A}`);
+        if (!r.legal[a]) throw new Error(`mlp: row ${b} scores action ${a}, which its legal mask forbids`);
+      }
       return a;
     });
+    const masked = inputs.some((r) => r.legal);
+    const bias = masked ? Float32Array.from(inputs.flatMap((r) => (r.legal ? r.legal.map((ok) => (ok ? 0 : NEG)) : new Array(A).fill(0)))) : undefined;
     // tidy keeps only the returned tensors, so calling score outside a tidy leaks nothing.
     return tf.tidy(() => {
       const h = this.hidden(this.featureTensor(inputs.map((r) => r.prompt)));
       const raw = linear(h, this.w('pi.w'), this.w('pi.b')).reshape([-1, 1, A]) as tf.Tensor3D;
-      const logits = temperature === 1 ? raw : raw.div(temperature) as tf.Tensor3D;
+      const scaled = temperature === 1 ? raw : raw.div(temperature) as tf.Tensor3D;
+      // illegal logits at -1e9, as in act: their probability is exactly 0 at any temperature
+      const logits = bias ? scaled.add(tf.tensor3d(bias, [inputs.length, 1, A])) as tf.Tensor3D : scaled;
       const B = inputs.length;
       const out: ScoredBatch = {
         logProbs: tokenLogProbs(logits, tf.tensor2d(actions, [B, 1], 'int32')),

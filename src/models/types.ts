@@ -7,6 +7,8 @@ import type * as tf from '@tensorflow/tfjs';
 export interface PolicyInput {
   prompt: readonly number[];
   completion: readonly number[];
+  /** for an MLP policy: which actions were legal (as `act` was told), so scoring masks the same ones */
+  legal?: readonly boolean[];
 }
 
 /**

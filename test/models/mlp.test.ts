@@ -147,6 +147,26 @@ describe('MlpPolicy', () => {
     m.dispose();
   });
 
+  it("scores with the acting row's legal mask, so PPO ratios are 1 on the batch that acted", () => {
+    const m = new MlpPolicy({ inputSize: 3, hiddenSizes: [8], numActions: 4, seed: 4 });
+    const legal = [[true, false, true, false], [false, true, true, true], [true, true, true, true]];
+    const feats = randomFeatures(3, 3, 6);
+    for (const temperature of [1, 0.7]) {
+      const r = m.act(feats, { legal, seed: 3, temperature });
+      const rows = feats.map((f, b) => ({ prompt: f, completion: [r.actions[b]], legal: legal[b] }));
+      const scored = tf.tidy(() => Array.from(m.score(rows, temperature).logProbs.dataSync()));
+      scored.forEach((lp, b) => expect(lp, `row ${b}`).to.be.closeTo(r.logProbs[b], 1e-5));
+      // without the mask the masked rows score lower: the illegal actions take probability mass
+      const unmasked = tf.tidy(() => Array.from(m.score(rows.map(({ legal: _, ...x }) => x), temperature).logProbs.dataSync()));
+      expect(unmasked[0]).to.be.below(scored[0] - 1e-3);
+      expect(unmasked[2]).to.be.closeTo(scored[2], 1e-6); // all legal: no difference
+      const entropy = tf.tidy(() => Array.from(m.score(rows, temperature).entropy.dataSync()));
+      expect(entropy[0]).to.be.at.most(Math.log(2) + 1e-6); // two legal actions at most log 2
+    }
+    expect(() => tf.tidy(() => { m.score([{ prompt: feats[0], completion: [1], legal: legal[0] }]); })).to.throw(/action 1, which its legal mask forbids/);
+    m.dispose();
+  });
+
   it('is reproducible from a seed and greedy at temperature 0', () => {
     const m = new MlpPolicy(base);
     const feats = randomFeatures(20, 4, 6);
