@@ -1,0 +1,80 @@
+/**
+ * A tabular reference for the games issue: magnetic mirror descent (Sokota et al. 2022) in
+ * behavioural form with exact action values, on every information state at once,
+ *   π_{t+1}(·|s) ∝ [π_t(·|s) · ρ(·|s)^{αη} · exp(η q_t(s, ·))]^{1/(1+αη)},
+ * q_t(s, a) being the player's expected return after a at s under π_t (histories weighted by
+ * the others' and chance's reach), ρ uniform. It says which step size and magnet weight reach
+ * low exploitability before an RL version (sampled q, an MLP policy) is built on it.
+ *
+ *   npx tsx src/experiments/mmd-tabular.ts [--game kuhn] [--iterations 2000] [--eta 0.1] [--alpha 0.05]
+ */
+import { gameByName, CHANCE, type Game, type GameState } from '../games/index.js';
+import { exploitability, type GamePolicy } from '../games/exploitability.js';
+
+const arg = (name: string, fallback: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : fallback;
+};
+
+type Table = Map<string, { legal: number[]; p: number[] }>;
+
+function policyOf(table: Table): GamePolicy {
+  return (key, legal) => {
+    const row = table.get(key);
+    return row ? legal.map((a) => row.p[row.legal.indexOf(a)]) : legal.map(() => 1 / legal.length);
+  };
+}
+
+/** q(s, a) for every player's information state, under the joint policy `pi`. */
+function actionValues(game: Game, pi: GamePolicy): Map<string, { legal: number[]; num: number[]; den: number }> {
+  const out = new Map<string, { legal: number[]; num: number[]; den: number }>();
+  // returns each player's value of `s`; `reach[i]` is the product of everyone's but i's probabilities (chance included)
+  const walk = (s: GameState, reach: number[]): number[] => {
+    if (s.isTerminal()) return s.returns();
+    const player = s.currentPlayer();
+    const legal = s.legalActions();
+    const probs = player === CHANCE ? legal.map((a) => new Map(s.chanceOutcomes()).get(a)!) : pi(s.informationStateKey(player), legal);
+    const total = new Array(game.numPlayers).fill(0);
+    const childValues: number[][] = [];
+    legal.forEach((a, i) => {
+      const c = s.clone();
+      c.apply(a);
+      const r = reach.map((x, k) => (k === player ? x : x * probs[i]));
+      const v = walk(c, r);
+      childValues.push(v);
+      v.forEach((x, k) => { total[k] += probs[i] * x; });
+    });
+    if (player !== CHANCE) {
+      const key = `${player}:${s.informationStateKey(player)}`;
+      const e = out.get(key) ?? { legal, num: legal.map(() => 0), den: 0 };
+      legal.forEach((_, i) => { e.num[i] += reach[player] * childValues[i][player]; });
+      e.den += reach[player];
+      out.set(key, e);
+    }
+    return total;
+  };
+  walk(game.newInitialState(), new Array(game.numPlayers).fill(1));
+  return out;
+}
+
+const game = gameByName(arg('game', 'kuhn'));
+const iterations = Number(arg('iterations', '2000'));
+const eta = Number(arg('eta', '0.1'));
+const alpha = Number(arg('alpha', '0.05'));
+const table: Table = new Map();
+for (let t = 0; t <= iterations; t++) {
+  // the table's keys carry the player (two players may share a key text), the policy asks without
+  const plain: Table = new Map([...table].map(([k, v]) => [k.slice(k.indexOf(':') + 1), v]));
+  const pi = policyOf(plain);
+  if (t % Math.max(1, Math.floor(iterations / 10)) === 0) console.log(JSON.stringify({ game: game.name, iteration: t, eta, alpha, exploitability: +exploitability(game, pi).toFixed(5) }));
+  if (t === iterations) break;
+  for (const [key, q] of actionValues(game, pi)) {
+    const old = table.get(key)?.p ?? q.legal.map(() => 1 / q.legal.length);
+    const qs = q.num.map((n) => (q.den > 0 ? n / q.den : 0));
+    const logits = old.map((p, i) => (Math.log(Math.max(p, 1e-300)) + alpha * eta * Math.log(1 / q.legal.length) + eta * qs[i]) / (1 + alpha * eta));
+    const m = Math.max(...logits);
+    const e = logits.map((l) => Math.exp(l - m));
+    const z = e.reduce((a, b) => a + b, 0);
+    table.set(key, { legal: q.legal, p: e.map((x) => x / z) });
+  }
+}
