@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { registerMissingKernels } from './kernels.js';
-import { setAccelerate, type Accelerate } from './native/index.js';
+import { ACCELERATE_CHOICES, activeLibrary, setAccelerate, type Accelerate } from './native/index.js';
 
 /** Which tensor backend to run on. `auto` takes the first of gpu, node, wasm, cpu that loads. */
 export type BackendChoice = 'auto' | 'gpu' | 'node' | 'wasm' | 'cpu';
@@ -52,7 +52,9 @@ export async function initBackend(requested: BackendChoice = 'auto', accelerate:
   if (!BACKEND_CHOICES.includes(requested)) {
     throw new Error(`backend: unknown choice '${String(requested)}'; known: ${BACKEND_CHOICES.join(', ')}`);
   }
-  if (current && current.requested === requested && current.accelerate === accelerate && tf.getBackend() === current.tfName) return current;
+  if (!ACCELERATE_CHOICES.includes(accelerate)) throw new Error(`accelerate: unknown choice '${String(accelerate)}'; known: ${ACCELERATE_CHOICES.join(', ')}`);
+  // the cached answer holds only while its kernels are still the ones registered (setAccelerate may have changed them)
+  if (current && current.requested === requested && current.accelerate === accelerate && tf.getBackend() === current.tfName && activeLibrary(current.tfName) === current.native) return current;
   const candidates: Exclude<BackendChoice, 'auto'>[] = requested === 'auto' ? ['gpu', 'node', 'wasm', 'cpu'] : [requested];
   const skipped: Record<string, string> = {};
   for (const choice of candidates) {

@@ -43,11 +43,12 @@ export async function runLoop(c: ExperimentConfig, store: RunStore, o: LoopOptio
   const log = o.log ?? ((l: string) => console.error(l));
   const plan = createContainer().get(Resolver).plan(c);
   const { train, evaluators } = o.checked ?? (await preflight(c, plan, log));
-  const compute = describeBackend(await initBackend(c.backend, c.accelerate));
-  log(compute);
-  const changed = await store.recordCompute(compute);
-  if (changed) log(`note: this run was written on a different backend (${changed}); the resumed iterations are not bit-identical to an uninterrupted run`);
+  const info = await initBackend(c.backend, c.accelerate);
+  log(describeBackend(info));
   const resumeDir = store.lastCheckpointDir() ?? undefined;
+  // which kernels compute (they round differently), not the whole log line
+  const changed = await store.recordCompute(`${info.chosen}${info.native ? ` + native sgemm (${info.native})` : ''}`);
+  if (changed && resumeDir) log(`note: this run was written on ${changed}; the resumed iterations are not bit-identical to an uninterrupted run`);
   const { models, references, tokenizer, attachments } = await loadModels(c, resumeDir, { freshOptimizer: o.freshOptimizer });
   // Old log-probs were taken at the sampling temperature, so the update scores at it too.
   const temperature = c.trainer.temperature ?? (c.arena.temperature > 0 ? c.arena.temperature : 1);

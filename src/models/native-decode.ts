@@ -11,7 +11,8 @@ const NEG = -1e9; // as TinyLM: added to masked attention scores
  * arithmetic at this size; here a step is a dozen library calls. Same maths as
  * `TinyLM.forward` (left padding masked as keys, positions from the first real token, keys
  * scaled after the query as there), checked against it to 1e-4 by the tests.
- * Weights are copied at construction: build a new decoder after the weights change.
+ * Weights are read at construction (a copy on wasm, the variable's own array on cpu, never
+ * written): build a new decoder after the weights change.
  */
 export class NativeDecoder {
   private readonly w: Record<string, Float32Array> = {};
@@ -109,8 +110,8 @@ export class NativeDecoder {
   }
 }
 
-/** PyTorch's LayerNorm over rows of width d, epsilon 1e-5, biased variance; keeps x̂ and 1/σ when given arrays for them (the backward pass needs both). */
-export function layerNorm(x: Float32Array, out: Float32Array, rows: number, d: number, g: Float32Array, b: Float32Array, xhat?: Float32Array, rstd?: Float32Array): void {
+/** PyTorch's LayerNorm over rows of width d, epsilon 1e-5, biased variance. */
+function layerNorm(x: Float32Array, out: Float32Array, rows: number, d: number, g: Float32Array, b: Float32Array): void {
   for (let r = 0; r < rows; r++) {
     const o = r * d;
     let mean = 0;
@@ -119,11 +120,6 @@ export function layerNorm(x: Float32Array, out: Float32Array, rows: number, d: n
     let v = 0;
     for (let j = 0; j < d; j++) v += (x[o + j] - mean) ** 2;
     const inv = 1 / Math.sqrt(v / d + 1e-5);
-    if (rstd) rstd[r] = inv;
-    for (let j = 0; j < d; j++) {
-      const h = (x[o + j] - mean) * inv;
-      if (xhat) xhat[o + j] = h;
-      out[o + j] = h * g[j] + b[j];
-    }
+    for (let j = 0; j < d; j++) out[o + j] = (x[o + j] - mean) * inv * g[j] + b[j];
   }
 }

@@ -147,12 +147,17 @@ export class JointTrainer {
     const stats: Stats = { roleLoss, clipfrac: 0, ppoKl: 0, entropy: 0, kl: plan.kl ? 0 : undefined, valueLoss: plan.value ? 0 : undefined };
     let grads: tf.NamedTensorMap = {};
     let loss = 0;
-    for (let i = 0; i < batch.length; i += this.config.microBatch) {
-      const part = batch.slice(i, i + this.config.microBatch);
-      const { value, grads: partGrads } = tf.variableGrads(() => this.partLoss(model, part, plan, stats), model.variables());
-      loss += value.dataSync()[0];
-      value.dispose();
-      grads = addGrads(grads, partGrads);
+    try {
+      for (let i = 0; i < batch.length; i += this.config.microBatch) {
+        const part = batch.slice(i, i + this.config.microBatch);
+        const { value, grads: partGrads } = tf.variableGrads(() => this.partLoss(model, part, plan, stats), model.variables());
+        loss += value.dataSync()[0];
+        value.dispose();
+        grads = addGrads(grads, partGrads);
+      }
+    } catch (err) {
+      tf.dispose(Object.values(grads)); // a later pass failed: the sum so far would leak
+      throw err;
     }
     return { samples: batch.length, tokens: plan.tokens, loss, ...stats, grads };
   }

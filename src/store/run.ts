@@ -52,7 +52,7 @@ export interface RunRecord {
   resumedAt: number[];
   /** why the run failed, when status is 'failed' */
   error?: string;
-  /** the backend line of the process that last wrote the run (which kernels ran: they round differently) */
+  /** which kernels the process that last wrote the run computed on (e.g. `wasm + native sgemm (OpenBLAS)`): they round differently */
   compute?: string;
 }
 
@@ -260,14 +260,9 @@ export class RunStore {
   }
 
   /**
-   * Prepares to continue a run: drops everything after the last checkpoint (or everything,
-   * with none), notes the resume and marks the run running. Returns the iteration to continue
-   * after (0 without a checkpoint).
-   */
-  /**
-   * Records which kernels this process runs on (the backend line) and returns the line the
-   * run recorded before when it differs: native and tfjs products round differently, so such
-   * a continuation is not bit-identical to an uninterrupted run, and the caller says so.
+   * Records which kernels this process computes on and returns what the run recorded before
+   * when it differs: native and tfjs products round differently, so such a continuation is
+   * not bit-identical to an uninterrupted run, and the caller says so.
    */
   async recordCompute(line: string): Promise<string | undefined> {
     const before = this.db.data.compute;
@@ -276,6 +271,11 @@ export class RunStore {
     return before !== undefined && before !== line ? before : undefined;
   }
 
+  /**
+   * Prepares to continue a run: drops everything after the last checkpoint (or everything,
+   * with none), notes the resume and marks the run running. Returns the iteration to continue
+   * after (0 without a checkpoint).
+   */
   async resume(): Promise<number> {
     const from = this.db.data.lastCheckpoint?.iteration ?? 0;
     await this.truncateAfter(from);

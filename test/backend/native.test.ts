@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import * as tf from '@tensorflow/tfjs';
 import { initBackend, describeBackend } from '../../src/backend/index.js';
-import { setAccelerate } from '../../src/backend/native/index.js';
+import { activeSgemm, setAccelerate } from '../../src/backend/native/index.js';
 import { loadNative } from '../../src/backend/native/library.js';
 import { TinyLM } from '../../src/models/tinylm.js';
 import { generate } from '../../src/models/generate.js';
@@ -99,7 +99,40 @@ describe('native matrix products', () => {
     });
   }
 
-  it('refuses an unknown choice, naming the choices', () => {
+  it('refuses an unknown choice, naming the choices, before switching anything', async () => {
     expect(() => setAccelerate('cpu', 'fast' as never)).to.throw(/accelerate: unknown choice 'fast'; known: auto, off/);
+    await initBackend('wasm', 'auto');
+    const err = await initBackend('cpu', 'fast' as never).then(() => null, (e: Error) => e);
+    expect(err?.message).to.match(/^accelerate: unknown choice 'fast'; known: auto, off$/);
+    expect(tf.getBackend()).to.equal('wasm');
+  });
+
+  it("initBackend's cached answer follows setAccelerate: 'auto' after a direct 'off' turns the library back on", async () => {
+    await initBackend('cpu', 'auto');
+    setAccelerate('cpu', 'off');
+    expect(activeSgemm()).to.equal(undefined);
+    const again = await initBackend('cpu', 'auto');
+    expect(again.native).to.equal(lib!.name);
+    expect(activeSgemm()).to.be.a('function');
+  });
+
+  it('an operand made on another backend moves onto the wasm heap before the product reads it', async () => {
+    // a 48 MB tensor made on cpu: moving it may grow the wasm heap, which detaches older views
+    await initBackend('cpu', 'off');
+    const a = tf.randomNormal([6000, 2048], 0, 1, 'float32', 8) as tf.Tensor2D;
+    const b = tf.randomNormal([2048, 3], 0, 1, 'float32', 9) as tf.Tensor2D;
+    const expected = tf.tidy(() => tf.matMul(a, b).dataSync());
+    await initBackend('wasm', 'auto');
+    const got = tf.tidy(() => tf.matMul(a, b).dataSync());
+    expect(maxDiff(got, expected)).to.be.below(1e-3);
+    tf.dispose([a, b]);
+  });
+
+  it('a fused bias that is not one row ([M, 1]) goes to the original kernel and broadcasts as tfjs does', async () => {
+    await initBackend('cpu', 'off');
+    const reference = tf.tidy(() => tf.fused.matMul({ a: rand([40, 30], 1) as tf.Tensor2D, b: rand([30, 40], 2) as tf.Tensor2D, bias: rand([40, 1], 3) }).dataSync());
+    await initBackend('cpu', 'auto');
+    const got = tf.tidy(() => tf.fused.matMul({ a: rand([40, 30], 1) as tf.Tensor2D, b: rand([30, 40], 2) as tf.Tensor2D, bias: rand([40, 1], 3) }).dataSync());
+    expect(maxDiff(got, reference)).to.be.below(1e-4);
   });
 });

@@ -20,6 +20,11 @@ export function activeSgemm(): Sgemm | undefined {
   return active[tf.getBackend()];
 }
 
+/** The library serving `backendName`'s products now, or undefined. */
+export function activeLibrary(backendName: string): string | undefined {
+  return active[backendName] ? loadNative()?.name : undefined;
+}
+
 export interface Acceleration {
   /** the library now serving matrix products, or undefined for tfjs's own kernels */
   library?: string;
@@ -34,10 +39,12 @@ export interface Acceleration {
  */
 export function setAccelerate(backendName: string, mode: Accelerate): Acceleration {
   if (!ACCELERATE_CHOICES.includes(mode)) throw new Error(`accelerate: unknown choice '${String(mode)}'; known: ${ACCELERATE_CHOICES.join(', ')}`);
-  const saved = (originals[backendName] ??= Object.fromEntries(KERNELS.flatMap((k) => {
+  // cached only once complete (ours replace them only then), so a call before the backend registered its kernels is not remembered
+  const saved = originals[backendName] ?? Object.fromEntries(KERNELS.flatMap((k) => {
     const c = tf.getKernel(k, backendName);
     return c ? [[k, c]] : [];
-  })));
+  }));
+  if (KERNELS.every((k) => saved[k])) originals[backendName] = saved;
   const restore = () => {
     for (const k of KERNELS) {
       if (!saved[k]) continue;

@@ -6,34 +6,26 @@ type Args = Parameters<tf.KernelFunc>[0];
 
 /**
  * How a kernel reaches tensor memory without copying: the wasm backend's tensors live in its
- * heap, the cpu backend's in JS arrays. `output` allocates first and returns a function that
- * gives every view, because an allocation may grow (and so detach) the wasm heap.
+ * heap, the cpu backend's in JS arrays. Inputs made on another backend move on first access,
+ * and a move or an allocation may grow (and so detach) the wasm heap: so every input is
+ * touched first, then the output allocated, and only then are the views taken.
  */
-interface Memory {
-  output(shape: number[]): { info: Info; views: (inputs: Info[]) => { out: Float32Array; ins: Float32Array[] } };
-}
+type Views = { info: Info; out: Float32Array; ins: Float32Array[] };
 
-interface WasmBackend { makeOutput(shape: number[], dtype: 'float32'): Info; typedArrayFromHeap(t: Info): Float32Array }
+interface WasmBackend { dataIdMap: { get(id: unknown): unknown }; makeOutput(shape: number[], dtype: 'float32'): Info; typedArrayFromHeap(t: Info): Float32Array }
 interface CpuBackend { data: { get(id: unknown): { values: Float32Array } }; makeTensorInfo(shape: number[], dtype: 'float32', values: Float32Array): Info }
 
-function memoryOf(backendName: string, backend: unknown): Memory {
+function withOutput(backendName: string, backend: unknown, shape: number[], inputs: Info[]): Views {
   if (backendName === 'wasm') {
     const be = backend as WasmBackend;
-    return {
-      output(shape) {
-        const info = be.makeOutput(shape, 'float32');
-        return { info, views: (ins) => ({ out: be.typedArrayFromHeap(info), ins: ins.map((t) => be.typedArrayFromHeap(t)) }) };
-      },
-    };
+    for (const t of inputs) be.dataIdMap.get(t.dataId); // moves a tensor made elsewhere onto the heap now
+    const info = be.makeOutput(shape, 'float32');
+    return { info, out: be.typedArrayFromHeap(info), ins: inputs.map((t) => be.typedArrayFromHeap(t)) };
   }
   const be = backend as CpuBackend;
-  return {
-    output(shape) {
-      const out = new Float32Array(shape.reduce((a, b) => a * b, 1));
-      const info = be.makeTensorInfo(shape, 'float32', out);
-      return { info, views: (ins) => ({ out, ins: ins.map((t) => be.data.get(t.dataId).values) }) };
-    },
-  };
+  const ins = inputs.map((t) => be.data.get(t.dataId).values);
+  const out = new Float32Array(shape.reduce((a, b) => a * b, 1));
+  return { info: be.makeTensorInfo(shape, 'float32', out), out, ins };
 }
 
 /** Below this many multiply-adds a JS loop beats the call into the library (decode-step attention). */
@@ -91,25 +83,24 @@ export function nativeMatMulKernels(backendName: string, sgemm: Sgemm, original:
     const { transposeA: ta, transposeB: tb } = args.attrs as { transposeA: boolean; transposeB: boolean };
     const p = plan(a, b, ta, tb);
     if (!p) return original.BatchMatMul.kernelFunc(args);
-    const out = memoryOf(backendName, args.backend).output(p.outShape);
-    const v = out.views([a, b]);
+    const v = withOutput(backendName, args.backend, p.outShape, [a, b]);
     run(sgemm, p, ta, tb, v.ins[0], v.ins[1], v.out, 0);
-    return out.info;
+    return v.info;
   };
   const fused: tf.KernelFunc = (args: Args) => {
     const { a, b, bias, preluActivationWeights } = args.inputs as { a: Info; b: Info; bias?: Info; preluActivationWeights?: Info };
     const { transposeA: ta, transposeB: tb, activation } = args.attrs as { transposeA: boolean; transposeB: boolean; activation: string };
     const p = plan(a, b, ta, tb);
-    const biasSize = bias ? bias.shape.reduce((x, y) => x * y, 1) : 0;
-    if (!p || (activation && activation !== 'linear') || preluActivationWeights || (bias && (bias.dtype !== 'float32' || biasSize !== p.N))) {
+    // a bias of one row ([N], or [1, ..., 1, N]) is what the library path adds; others broadcast differently
+    const rowBias = !bias || (bias.dtype === 'float32' && p !== null && bias.shape[bias.shape.length - 1] === p.N && bias.shape.slice(0, -1).every((d) => d === 1));
+    if (!p || (activation && activation !== 'linear') || preluActivationWeights || !rowBias) {
       return original._FusedMatMul.kernelFunc(args);
     }
-    const out = memoryOf(backendName, args.backend).output(p.outShape);
-    const v = out.views(bias ? [a, b, bias] : [a, b]);
+    const v = withOutput(backendName, args.backend, p.outShape, bias ? [a, b, bias] : [a, b]);
     // the bias fills C first, then C = op(A) op(B) + 1 * C
     if (bias) for (let r = 0; r < p.batch * p.M; r++) v.out.set(v.ins[2], r * p.N);
     run(sgemm, p, ta, tb, v.ins[0], v.ins[1], v.out, bias ? 1 : 0);
-    return out.info;
+    return v.info;
   };
   return [
     { kernelName: 'BatchMatMul', backendName, kernelFunc: batchMatMul },
