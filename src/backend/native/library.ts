@@ -52,7 +52,12 @@ export function loadNative(): NativeLibrary | null {
   const errors: string[] = [];
   // COEVOLVE_NATIVE=OpenBLAS (or oneDNN) picks one library, to compare them
   const pick = process.env.COEVOLVE_NATIVE?.toLowerCase();
-  for (const c of CANDIDATES.filter((c) => (pick ? c.name.toLowerCase() === pick : c.byDefault))) {
+  const chosen = CANDIDATES.filter((c) => (pick ? c.name.toLowerCase() === pick : c.byDefault));
+  if (chosen.length === 0) {
+    whyNot = `COEVOLVE_NATIVE='${process.env.COEVOLVE_NATIVE}' names no library; known: ${CANDIDATES.map((c) => c.name).join(', ')}`;
+    return (loaded = null);
+  }
+  for (const c of chosen) {
     try {
       const lib = koffi.load(c.file);
       loaded = { name: c.name, file: c.file, sgemm: c.name === 'oneDNN' ? dnnl(lib) : openblas(lib) };
