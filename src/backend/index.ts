@@ -74,11 +74,15 @@ export async function initBackend(requested: BackendChoice = 'auto', accelerate:
   throw new Error(`backend '${requested}' could not be loaded (${why})`);
 }
 
+/** Which kernels compute, e.g. `wasm + native sgemm (OpenBLAS)`: what decides how results round. */
+export function describeKernels(info: BackendInfo): string {
+  return info.chosen + (info.native ? ` + native sgemm (${info.native})` : '');
+}
+
 /** One line for logs: which backend runs and what was skipped on the way. */
 export function describeBackend(info: BackendInfo): string {
   const skipped = Object.keys(info.skipped);
-  const native = info.native ? ` + native sgemm (${info.native})` : '';
-  return `backend: ${info.chosen}${native} (tfjs '${info.tfName}')` +
+  return `backend: ${describeKernels(info)} (tfjs '${info.tfName}')` +
     (skipped.length ? `; skipped ${skipped.join(', ')}` : '') +
     (info.addedKernels.length ? `; added kernels ${info.addedKernels.join(', ')}` : '') +
     (info.accelerate === 'off' ? '; accelerate off' : info.nativeWhy ? `; no native products: ${info.nativeWhy}` : '');

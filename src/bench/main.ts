@@ -63,7 +63,7 @@ async function measure(backend: BackendChoice, accelerate: Accelerate): Promise<
   }
   // `auto` without a library is the `off` path again: measured once, not twice
   if (accelerate === 'auto' && !native) {
-    console.log(JSON.stringify({ backend, accelerate, skipped: 'no native library loaded (apt-get install libdnnl2)' }));
+    console.log(JSON.stringify({ backend, accelerate, skipped: 'no native library loaded (apt-get install libopenblas0-pthread)' }));
     await Promise.all(pool.map((w) => w.terminate()));
     return undefined;
   }

@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import type { BackendChoice } from '../backend/index.js';
+import type { Accelerate } from '../backend/native/index.js';
 import type { TinyLMConfig } from '../models/tinylm.js';
 import type { KlKind } from '../rl/kl.js';
 import type { AggMode } from '../rl/loss.js';
@@ -18,6 +19,7 @@ import type { TrainerConfig } from '../rl/trainer.js';
 // Literal lists kept beside the types they mirror; the checks at the bottom of this file fail
 // to compile if either side gains or loses a member.
 export const BACKENDS = ['auto', 'gpu', 'node', 'wasm', 'cpu'] as const;
+export const ACCELERATIONS = ['auto', 'off'] as const;
 export const AGG_MODES = ['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean', 'seq-mean-token-sum-norm'] as const;
 export const KL_KINDS = ['k1', 'kl', 'abs', 'k2', 'mse', 'k3', 'low_var_kl'] as const;
 export const ADVANTAGES = ['grpo', 'drgrpo', 'rloo', 'reinforce++', 'reinforce++-baseline'] as const;
@@ -206,7 +208,7 @@ export const ExperimentSchema = z
     name: safeName(), // experiment name; names the run directory
     seed: int().default(0), // seed of everything random
     backend: z.enum(BACKENDS).default('auto'), // tensor backend
-    accelerate: z.enum(['auto', 'off']).default('auto'), // native matrix products when a library loads (auto), or tfjs's own (off)
+    accelerate: z.enum(ACCELERATIONS).default('auto'), // native matrix products when a library loads (auto), or tfjs's own (off)
     iterations: posInt(), // training iterations to run
     outDir: z.string().min(1).default('runs'), // parent of run directories
     models: z
@@ -287,6 +289,7 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type Assert<T extends true> = T;
 export type _Checks = [
   Assert<Same<(typeof BACKENDS)[number], BackendChoice>>,
+  Assert<Same<(typeof ACCELERATIONS)[number], Accelerate>>,
   Assert<Same<(typeof AGG_MODES)[number], AggMode>>,
   Assert<Same<(typeof KL_KINDS)[number], KlKind>>,
   Assert<Same<(typeof LR_SCHEDULES)[number], LrScheduleKind>>,

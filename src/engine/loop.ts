@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import { mkdirSync } from 'node:fs';
 import { firstValueFrom, toArray } from 'rxjs';
 import { Agents, playGroups } from '../../arenas/index.js';
-import { describeBackend, initBackend } from '../backend/index.js';
+import { describeBackend, describeKernels, initBackend } from '../backend/index.js';
 import type { ExperimentConfig } from '../config/schema.js';
 import { createProgress } from '../progress/index.js';
 import { encodeOptimizerState, restoreOptimizerState } from '../rl/optimizer-state.js';
@@ -46,8 +46,7 @@ export async function runLoop(c: ExperimentConfig, store: RunStore, o: LoopOptio
   const info = await initBackend(c.backend, c.accelerate);
   log(describeBackend(info));
   const resumeDir = store.lastCheckpointDir() ?? undefined;
-  // which kernels compute (they round differently), not the whole log line
-  const changed = await store.recordCompute(`${info.chosen}${info.native ? ` + native sgemm (${info.native})` : ''}`);
+  const changed = await store.recordCompute(describeKernels(info));
   if (changed && resumeDir) log(`note: this run was written on ${changed}; the resumed iterations are not bit-identical to an uninterrupted run`);
   const { models, references, tokenizer, attachments } = await loadModels(c, resumeDir, { freshOptimizer: o.freshOptimizer });
   // Old log-probs were taken at the sampling temperature, so the update scores at it too.

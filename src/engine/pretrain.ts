@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { initBackend, describeBackend, BACKEND_CHOICES, type BackendChoice } from '../backend/index.js';
+import { ACCELERATE_CHOICES, type Accelerate } from '../backend/native/index.js';
 import { rm } from 'node:fs/promises';
 import { Agents } from '../../arenas/agents.js';
 import { ProposerRole } from '../../roles/others.js';
@@ -29,7 +30,7 @@ export const PretrainSchema = z.strictObject({
   /** seed of the corpus, the initialisation and the batch order */
   seed: z.number().int().default(0),
   backend: z.enum(BACKEND_CHOICES as unknown as [BackendChoice, ...BackendChoice[]]).default('auto'),
-  accelerate: z.enum(['auto', 'off']).default('auto'), // native matrix products (auto) or tfjs's own (off)
+  accelerate: z.enum(ACCELERATE_CHOICES as unknown as [Accelerate, ...Accelerate[]]).default('auto'), // native matrix products (auto) or tfjs's own (off)
   /** the task family and difficulty the corpus is drawn from; with a proposer, also the bounds a valid proposal keeps to */
   task: z.strictObject({ family: z.string(), difficulty: Difficulty.default({}) }),
   /** draw the solver corpus and its held-out set from these cells by weight instead of from `task.difficulty` alone */

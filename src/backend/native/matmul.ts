@@ -28,7 +28,7 @@ function withOutput(backendName: string, backend: unknown, shape: number[], inpu
   return { info: be.makeTensorInfo(shape, 'float32', out), out, ins };
 }
 
-/** Below this many multiply-adds a JS loop beats the call into the library (decode-step attention). */
+/** Below this many multiply-adds a JS loop beats the call into the library (tfjs's one-token attention products). */
 const SMALL = 4096;
 
 /** C (+)= op(A) op(B) in plain JS, for products too small to be worth a native call. */
