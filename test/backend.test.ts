@@ -63,7 +63,7 @@ describe('backend/initBackend', () => {
 
   it("'cpu' loads cpu and adds no kernels; accelerate 'off' keeps tfjs's products and says so", async () => {
     const info = await initBackend('cpu', 'off');
-    expect(info).to.deep.equal({ requested: 'cpu', chosen: 'cpu', tfName: 'cpu', addedKernels: [], skipped: {}, accelerate: 'off', native: undefined, nativeWhy: undefined });
+    expect(info).to.deep.equal({ requested: 'cpu', chosen: 'cpu', tfName: 'cpu', addedKernels: [], skipped: {}, accelerate: 'off', native: undefined, nativeWhy: undefined, fused: false });
     expect(tf.getBackend()).to.equal('cpu');
     expect(describeBackend(info)).to.equal("backend: cpu (tfjs 'cpu'); accelerate off");
   });
@@ -72,8 +72,9 @@ describe('backend/initBackend', () => {
     const info = await initBackend('cpu', 'auto');
     const lib = loadNative();
     expect(info.native).to.equal(lib?.name);
-    if (lib) expect(describeBackend(info)).to.equal(`backend: cpu + native sgemm (${lib.name}) (tfjs 'cpu')`);
-    else expect(describeBackend(info)).to.match(/^backend: cpu \(tfjs 'cpu'\); no native products: .*libopenblas0-pthread/);
+    expect(info.fused).to.equal(true);
+    if (lib) expect(describeBackend(info)).to.equal(`backend: cpu + fused kernels + native sgemm (${lib.name}) (tfjs 'cpu')`);
+    else expect(describeBackend(info)).to.match(/^backend: cpu \+ fused kernels \(tfjs 'cpu'\); no native products: .*libopenblas0-pthread/);
   });
 
   it("'wasm' loads wasm and provides the UnsortedSegmentSum kernel wasm lacks", async () => {
@@ -114,7 +115,7 @@ describe('backend/initBackend', () => {
       expect(info.skipped.node).to.not.contain('tfjs-node-gpu');
     }
     const tail = skipped.length ? `; skipped ${skipped.join(', ')}` : '';
-    const accelerated = info.native ? ` + native sgemm (${info.native})` : '';
+    const accelerated = (info.fused ? ' + fused kernels' : '') + (info.native ? ` + native sgemm (${info.native})` : '');
     expect(describeBackend(info).startsWith(`backend: ${chosen}${accelerated} (tfjs '${info.tfName}')${tail}`), describeBackend(info)).to.equal(true);
   });
 

@@ -1,6 +1,8 @@
 import * as tf from '@tensorflow/tfjs';
 import { registerMissingKernels } from './kernels.js';
-import { ACCELERATE_CHOICES, activeLibrary, setAccelerate, type Accelerate } from './native/index.js';
+import { ACCELERATE_CHOICES, setAccelerate, type Accelerate } from './accelerate.js';
+import { fusedKernelsActive } from './fused/index.js';
+import { activeLibrary } from './native/index.js';
 
 /** Which tensor backend to run on. `auto` takes the first of gpu, node, wasm, cpu that loads. */
 export type BackendChoice = 'auto' | 'gpu' | 'node' | 'wasm' | 'cpu';
@@ -23,6 +25,8 @@ export interface BackendInfo {
   native?: string;
   /** why none does, when `accelerate` is `auto` */
   nativeWhy?: string;
+  /** whether fused kernels (GELU, sums, copies) replace chains of tfjs's */
+  fused: boolean;
 }
 
 // The native packages are optional peers: importing them by a computed name keeps
@@ -54,7 +58,7 @@ export async function initBackend(requested: BackendChoice = 'auto', accelerate:
   }
   if (!ACCELERATE_CHOICES.includes(accelerate)) throw new Error(`accelerate: unknown choice '${String(accelerate)}'; known: ${ACCELERATE_CHOICES.join(', ')}`);
   // the cached answer holds only while its kernels are still the ones registered (setAccelerate may have changed them)
-  if (current && current.requested === requested && current.accelerate === accelerate && tf.getBackend() === current.tfName && activeLibrary(current.tfName) === current.native) return current;
+  if (current && current.requested === requested && current.accelerate === accelerate && tf.getBackend() === current.tfName && activeLibrary(current.tfName) === current.native && fusedKernelsActive(current.tfName) === current.fused) return current;
   const candidates: Exclude<BackendChoice, 'auto'>[] = requested === 'auto' ? ['gpu', 'node', 'wasm', 'cpu'] : [requested];
   const skipped: Record<string, string> = {};
   for (const choice of candidates) {
@@ -63,8 +67,8 @@ export async function initBackend(requested: BackendChoice = 'auto', accelerate:
       await tf.ready();
       tf.enableProdMode();
       const addedKernels = registerMissingKernels(tfName);
-      const native = setAccelerate(tfName, accelerate);
-      current = { requested, chosen: choice, tfName, addedKernels, skipped, accelerate, native: native.library, nativeWhy: native.why };
+      const fast = setAccelerate(tfName, accelerate);
+      current = { requested, chosen: choice, tfName, addedKernels, skipped, accelerate, native: fast.library, nativeWhy: fast.why, fused: fast.fused };
       return current;
     } catch (err) {
       skipped[choice] = (err as Error).message.split('\n')[0];
@@ -76,7 +80,7 @@ export async function initBackend(requested: BackendChoice = 'auto', accelerate:
 
 /** Which kernels compute, e.g. `wasm + native sgemm (OpenBLAS)`: what decides how results round. */
 export function describeKernels(info: BackendInfo): string {
-  return info.chosen + (info.native ? ` + native sgemm (${info.native})` : '');
+  return info.chosen + (info.fused ? ' + fused kernels' : '') + (info.native ? ` + native sgemm (${info.native})` : '');
 }
 
 /** One line for logs: which backend runs and what was skipped on the way. */

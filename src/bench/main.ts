@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { startTsWorker } from '../util/worker.js';
 import type { BackendChoice } from '../backend/index.js';
-import type { Accelerate } from '../backend/native/index.js';
+import type { Accelerate } from '../backend/accelerate.js';
 import { weightShapes } from '../models/tinylm.js';
 import { share } from './share.js';
 import { REFERENCE_JOBS, REFERENCE_MODEL } from './workload.js';

@@ -5,7 +5,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { initBackend, type BackendChoice } from '../backend/index.js';
-import type { Accelerate } from '../backend/native/index.js';
+import type { Accelerate } from '../backend/accelerate.js';
 import { TinyLM } from '../models/tinylm.js';
 import { Rng } from '../util/rng.js';
 import { REFERENCE_MODEL, generateJob, trainGrads } from './workload.js';

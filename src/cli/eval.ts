@@ -1,5 +1,5 @@
 import { initBackend, describeBackend, type BackendChoice } from '../backend/index.js';
-import type { Accelerate } from '../backend/native/index.js';
+import type { Accelerate } from '../backend/accelerate.js';
 import { evaluateSolver, type EvalResult } from '../engine/evaluate.js';
 import { loadModel } from '../models/store.js';
 import { readTasksJsonl } from '../tasks/jsonl.js';

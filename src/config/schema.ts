@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import type { BackendChoice } from '../backend/index.js';
-import type { Accelerate } from '../backend/native/index.js';
+import type { Accelerate } from '../backend/accelerate.js';
 import type { TinyLMConfig } from '../models/tinylm.js';
 import type { KlKind } from '../rl/kl.js';
 import type { AggMode } from '../rl/loss.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { initBackend, describeBackend, BACKEND_CHOICES, type BackendChoice } from '../backend/index.js';
-import { ACCELERATE_CHOICES, type Accelerate } from '../backend/native/index.js';
+import { ACCELERATE_CHOICES, type Accelerate } from '../backend/accelerate.js';
 import { rm } from 'node:fs/promises';
 import { Agents } from '../../arenas/agents.js';
 import { ProposerRole } from '../../roles/others.js';

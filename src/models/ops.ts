@@ -1,8 +1,12 @@
 import * as tf from '@tensorflow/tfjs';
+import { fusedKernelsActive } from '../backend/fused/index.js';
+import { fusedGelu } from '../backend/fused/gelu.js';
+import { fusedLayerNorm, fusesLayerNorm } from '../backend/fused/layer-norm.js';
 import { activeSgemm } from '../backend/native/index.js';
 
 /** Pre-LayerNorm over the last axis, epsilon 1e-5 as in PyTorch's nn.LayerNorm. */
 export function layerNorm(x: tf.Tensor, gain: tf.Tensor, bias: tf.Tensor): tf.Tensor {
+  if (fusedKernelsActive() && fusesLayerNorm(x, gain, bias)) return fusedLayerNorm(x, gain, bias, 1e-5);
   const mean = x.mean(-1, true);
   const centred = x.sub(mean);
   const variance = centred.square().mean(-1, true);
@@ -11,6 +15,7 @@ export function layerNorm(x: tf.Tensor, gain: tf.Tensor, bias: tf.Tensor): tf.Te
 
 /** Exact GELU, x * Phi(x), as PyTorch's default F.gelu (not the tanh approximation). */
 export function gelu(x: tf.Tensor): tf.Tensor {
+  if (fusedKernelsActive()) return fusedGelu(x);
   return x.mul(tf.erf(x.mul(Math.SQRT1_2)).add(1)).mul(0.5);
 }
 

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import * as tf from '@tensorflow/tfjs';
 import { initBackend, describeBackend } from '../../src/backend/index.js';
-import { activeSgemm, setAccelerate } from '../../src/backend/native/index.js';
+import { setAccelerate } from '../../src/backend/accelerate.js';
+import { activeSgemm } from '../../src/backend/native/index.js';
 import { loadNative } from '../../src/backend/native/library.js';
 import { TinyLM } from '../../src/models/tinylm.js';
 import { generate } from '../../src/models/generate.js';

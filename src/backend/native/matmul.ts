@@ -1,32 +1,9 @@
 import * as tf from '@tensorflow/tfjs';
 import type { Sgemm } from './library.js';
+import { withOutput } from '../views.js';
 
 type Info = tf.TensorInfo;
 type Args = Parameters<tf.KernelFunc>[0];
-
-/**
- * How a kernel reaches tensor memory without copying: the wasm backend's tensors live in its
- * heap, the cpu backend's in JS arrays. Inputs made on another backend move on first access,
- * and a move or an allocation may grow (and so detach) the wasm heap: so every input is
- * touched first, then the output allocated, and only then are the views taken.
- */
-type Views = { info: Info; out: Float32Array; ins: Float32Array[] };
-
-interface WasmBackend { dataIdMap: { get(id: unknown): unknown }; makeOutput(shape: number[], dtype: 'float32'): Info; typedArrayFromHeap(t: Info): Float32Array }
-interface CpuBackend { data: { get(id: unknown): { values: Float32Array } }; makeTensorInfo(shape: number[], dtype: 'float32', values: Float32Array): Info }
-
-function withOutput(backendName: string, backend: unknown, shape: number[], inputs: Info[]): Views {
-  if (backendName === 'wasm') {
-    const be = backend as WasmBackend;
-    for (const t of inputs) be.dataIdMap.get(t.dataId); // moves a tensor made elsewhere onto the heap now
-    const info = be.makeOutput(shape, 'float32');
-    return { info, out: be.typedArrayFromHeap(info), ins: inputs.map((t) => be.typedArrayFromHeap(t)) };
-  }
-  const be = backend as CpuBackend;
-  const ins = inputs.map((t) => be.data.get(t.dataId).values);
-  const out = new Float32Array(shape.reduce((a, b) => a * b, 1));
-  return { info: be.makeTensorInfo(shape, 'float32', out), out, ins };
-}
 
 /** Below this many multiply-adds a JS loop beats the call into the library (tfjs's one-token attention products). */
 const SMALL = 4096;

@@ -1,0 +1,41 @@
+import * as tf from '@tensorflow/tfjs';
+import { ownKernel, override, restore } from '../overrides.js';
+import { ADDRESSABLE } from '../views.js';
+import { sharedCopyKernels } from './copies.js';
+import { geluKernels, registerGeluGradient } from './gelu.js';
+import { layerNormKernels, registerLayerNormGradient } from './layer-norm.js';
+import { leadingSumKernel } from './sum.js';
+
+/**
+ * Fused kernels: SIMD loops over tensor memory (../simd) that replace chains of tfjs kernels
+ * (GELU, LayerNorm, forward and backward), or a backend kernel that does needless work
+ * (copies, transposed sums). They compute what tfjs computes to float32 rounding and need no
+ * library.
+ */
+const active = new Set<string>();
+const names = new Map<string, string[]>();
+
+/** Whether the fused kernels serve `backendName` (the one in use by default). */
+export function fusedKernelsActive(backendName = tf.getBackend()): boolean {
+  return active.has(backendName);
+}
+
+/** Turns the fused kernels of `backendName` on or off (off restores tfjs's own); false where they cannot run. */
+export function setFusedKernels(backendName: string, on: boolean): boolean {
+  restore(backendName, names.get(backendName) ?? []);
+  active.delete(backendName);
+  if (!on || !ADDRESSABLE.has(backendName)) return false;
+  const own = (k: string) => {
+    const c = ownKernel(k, backendName);
+    if (!c) throw new Error(`backend '${backendName}' has no ${k} kernel`);
+    return c;
+  };
+  const configs = [...geluKernels(backendName), ...layerNormKernels(backendName), leadingSumKernel(backendName, () => own('Sum'))];
+  if (backendName === 'wasm') configs.push(...sharedCopyKernels(own));
+  registerGeluGradient();
+  registerLayerNormGradient();
+  for (const c of configs) override(c);
+  names.set(backendName, configs.map((c) => c.kernelName));
+  active.add(backendName);
+  return true;
+}

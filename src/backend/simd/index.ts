@@ -1,0 +1,74 @@
+import type { TensorInfo } from '@tensorflow/tfjs';
+import { SIMD_BINARY } from './binary.js';
+
+/** The SIMD kernels of source.ts; pointers are byte offsets into the memory they were instantiated on. */
+export interface SimdKernels {
+  gelu(x: number, y: number, n: number): void;
+  geluGrad(dy: number, x: number, dx: number, n: number): void;
+  sumRows(x: number, out: number, rows: number, inner: number): void;
+  layerNorm(x: number, g: number, b: number, y: number, rows: number, d: number, eps: number): void;
+  /** `want`: 1 writes dx, 2 dg, 4 db (others untouched) */
+  layerNormGrad(dy: number, x: number, g: number, dx: number, dg: number, db: number, rows: number, d: number, eps: number, want: number): void;
+}
+
+let compiled: WebAssembly.Module | undefined;
+const instances = new WeakMap<WebAssembly.Memory, SimdKernels>();
+
+/** The kernels working on `memory` (instantiated once per memory; the module once per thread). */
+export function simdKernels(memory: WebAssembly.Memory): SimdKernels {
+  let k = instances.get(memory);
+  if (!k) {
+    compiled ??= new WebAssembly.Module(Buffer.from(SIMD_BINARY, 'base64'));
+    k = new WebAssembly.Instance(compiled, { env: { memory } }).exports as unknown as SimdKernels;
+    instances.set(memory, k);
+  }
+  return k;
+}
+
+/** The memory of the tfjs wasm backend `backend` (its Emscripten module's heap). */
+export function wasmBackendMemory(backend: unknown): WebAssembly.Memory {
+  const memory = (backend as { wasm?: { asm?: { memory?: unknown } } }).wasm?.asm?.memory;
+  if (!(memory instanceof WebAssembly.Memory)) throw new Error('the wasm backend does not expose its memory (wasm.asm.memory): tfjs-backend-wasm changed');
+  return memory;
+}
+
+type Info = TensorInfo;
+interface WasmBackend { dataIdMap: { get(id: unknown): { memoryOffset: number } }; makeOutput(shape: number[], dtype: 'float32'): Info }
+interface CpuBackend { data: { get(id: unknown): { values: Float32Array } }; makeTensorInfo(shape: number[], dtype: 'float32', values: Float32Array): Info }
+
+/** A private heap for the cpu backend, whose tensors are JS arrays: inputs are copied in, outputs out. */
+let scratch: WebAssembly.Memory | undefined;
+
+/**
+ * Runs `f` on the SIMD kernels with byte offsets of float32 `inputs` and of new outputs of
+ * `shapes`, and returns the outputs. On wasm the kernels work in the backend's heap in place
+ * (inputs made elsewhere move there first, and every allocation comes before any offset is
+ * read, since growing the heap moves nothing but detaches views); on cpu they run on copies.
+ */
+export function simdCall(backendName: string, backend: unknown, inputs: Info[], shapes: number[][], f: (k: SimdKernels, ins: number[], outs: number[]) => void): Info[] {
+  const sizes = shapes.map((s) => s.reduce((a, b) => a * b, 1));
+  if (backendName === 'wasm') {
+    const be = backend as WasmBackend;
+    for (const t of inputs) be.dataIdMap.get(t.dataId);
+    const outs = shapes.map((s) => be.makeOutput(s, 'float32'));
+    const offset = (t: Info) => be.dataIdMap.get(t.dataId).memoryOffset;
+    f(simdKernels(wasmBackendMemory(backend)), inputs.map(offset), outs.map(offset));
+    return outs;
+  }
+  if (backendName !== 'cpu') throw new Error(`simd kernels: backend '${backendName}' is not wasm or cpu`);
+  const be = backend as CpuBackend;
+  const values = inputs.map((t) => be.data.get(t.dataId).values);
+  const lengths = [...values.map((v) => v.length), ...sizes];
+  const starts: number[] = [];
+  let end = 0;
+  for (const n of lengths) {
+    starts.push(end);
+    end += 4 * Math.ceil(n / 4) * 4; // 16-byte aligned
+  }
+  scratch ??= new WebAssembly.Memory({ initial: 1 });
+  if (scratch.buffer.byteLength < end) scratch.grow(Math.ceil((end - scratch.buffer.byteLength) / 65536));
+  values.forEach((v, i) => new Float32Array(scratch!.buffer, starts[i], v.length).set(v));
+  const outStarts = starts.slice(inputs.length);
+  f(simdKernels(scratch), starts.slice(0, inputs.length), outStarts);
+  return shapes.map((s, i) => be.makeTensorInfo(s, 'float32', new Float32Array(scratch!.buffer, outStarts[i], sizes[i]).slice()));
+}

@@ -1,0 +1,31 @@
+import type * as tf from '@tensorflow/tfjs';
+
+type Info = tf.TensorInfo;
+
+/**
+ * How a kernel reaches tensor memory without copying: the wasm backend's tensors live in its
+ * heap, the cpu backend's in JS arrays. Inputs made on another backend move on first access,
+ * and a move or an allocation may grow (and so detach) the wasm heap: so every input is
+ * touched first, then the output allocated, and only then are the views taken.
+ */
+export type Views = { info: Info; out: Float32Array; ins: Float32Array[] };
+
+interface WasmBackend { dataIdMap: { get(id: unknown): unknown }; makeOutput(shape: number[], dtype: 'float32'): Info; typedArrayFromHeap(t: Info): Float32Array }
+interface CpuBackend { data: { get(id: unknown): { values: Float32Array } }; makeTensorInfo(shape: number[], dtype: 'float32', values: Float32Array): Info }
+
+/** Backends whose tensor memory these views can address. */
+export const ADDRESSABLE = new Set(['wasm', 'cpu']);
+
+/** A new float32 output of `shape` and views of it and of `inputs` (float32), on the wasm or cpu backend. */
+export function withOutput(backendName: string, backend: unknown, shape: number[], inputs: Info[]): Views {
+  if (backendName === 'wasm') {
+    const be = backend as WasmBackend;
+    for (const t of inputs) be.dataIdMap.get(t.dataId); // moves a tensor made elsewhere onto the heap now
+    const info = be.makeOutput(shape, 'float32');
+    return { info, out: be.typedArrayFromHeap(info), ins: inputs.map((t) => be.typedArrayFromHeap(t)) };
+  }
+  const be = backend as CpuBackend;
+  const ins = inputs.map((t) => be.data.get(t.dataId).values);
+  const out = new Float32Array(shape.reduce((a, b) => a * b, 1));
+  return { info: be.makeTensorInfo(shape, 'float32', out), out, ins };
+}
