@@ -3,6 +3,7 @@
 // writes it to a shared buffer, waits for the others, averages, and applies the same Adam
 // step, so the replicas stay identical without a parameter server.
 import * as tf from '@tensorflow/tfjs';
+import { adam } from '../backend/fused/adam.js';
 import { parentPort, workerData } from 'node:worker_threads';
 import { initBackend, type BackendChoice } from '../backend/index.js';
 import type { Accelerate } from '../backend/accelerate.js';
@@ -19,7 +20,7 @@ const sizes = model.variables().map((v) => v.size);
 const total = sizes.reduce((a, b) => a + b, 0);
 const slots = Array.from({ length: setup.workers }, (_, w) => new Float32Array(setup.shared, w * total * 4, total));
 const barrier = new Int32Array(setup.sync);
-const optimizer = tf.train.adam(1e-4, 0.9, 0.999, 1e-8);
+const optimizer = adam(1e-4, 0.9, 0.999, 1e-8);
 const rng = new Rng(1000 + setup.index);
 
 /** Sense-reversing barrier over [count, generation]. */

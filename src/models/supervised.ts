@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
+import { adam } from '../backend/fused/adam.js';
 import { applyClipped } from '../rl/apply.js';
 import { Rng } from '../util/rng.js';
 import type { TinyLM } from './tinylm.js';
@@ -35,7 +36,7 @@ export class SupervisedTrainer {
   constructor(private readonly model: TinyLM, private readonly examples: readonly PolicyInput[], private readonly o: Omit<SupervisedOptions, 'steps' | 'onStep'>) {
     if (examples.length === 0) throw new Error('supervised: no examples');
     if (!Number.isInteger(o.batchSize) || o.batchSize <= 0) throw new Error(`supervised: batchSize must be a positive integer, got ${o.batchSize}`);
-    this.optimizer = tf.train.adam(o.lr, 0.9, 0.999, 1e-8);
+    this.optimizer = adam(o.lr, 0.9, 0.999, 1e-8);
     this.rng = new Rng(o.seed ?? 0);
   }
 

@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
+import { adam } from '../backend/fused/adam.js';
 import type { Policy, PolicyInput } from '../models/types.js';
 import { padRows } from '../models/types.js';
 import { broadcastOverTokens } from './advantages.js';
@@ -116,7 +117,7 @@ export class JointTrainer {
     if (!(c.lr > 0)) throw new Error(`trainer: lr must be > 0, got ${c.lr}`);
     if (!(c.maxGradNorm > 0)) throw new Error(`trainer: maxGradNorm must be > 0, got ${c.maxGradNorm}`);
     if (!(Number.isSafeInteger(c.microBatch) && c.microBatch > 0)) throw new Error(`trainer: microBatch must be a positive integer, got ${c.microBatch}`);
-    for (const id of Object.keys(models)) this.optimizers.set(id, tf.train.adam(c.lr, c.beta1, c.beta2, c.epsilon));
+    for (const id of Object.keys(models)) this.optimizers.set(id, adam(c.lr, c.beta1, c.beta2, c.epsilon));
   }
 
   step(samples: readonly TrainSample[]): Record<string, ModelStep> {

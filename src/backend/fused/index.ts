@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { ownKernel, override, restore } from '../overrides.js';
 import { ADDRESSABLE } from '../views.js';
+import { adamKernel } from './adam.js';
 import { sharedCopyKernels } from './copies.js';
 import { geluKernels, registerGeluGradient } from './gelu.js';
 import { layerNormKernels, registerLayerNormGradient } from './layer-norm.js';
@@ -8,7 +9,7 @@ import { leadingSumKernel } from './sum.js';
 
 /**
  * Fused kernels: SIMD loops over tensor memory (../simd) that replace chains of tfjs kernels
- * (GELU, LayerNorm, forward and backward), or a backend kernel that does needless work
+ * (GELU, LayerNorm, forward and backward; an Adam step), or a backend kernel that does needless work
  * (copies, transposed sums). They compute what tfjs computes to float32 rounding and need no
  * library.
  */
@@ -30,7 +31,7 @@ export function setFusedKernels(backendName: string, on: boolean): boolean {
     if (!c) throw new Error(`backend '${backendName}' has no ${k} kernel`);
     return c;
   };
-  const configs = [...geluKernels(backendName), ...layerNormKernels(backendName), leadingSumKernel(backendName, () => own('Sum'))];
+  const configs = [adamKernel(backendName), ...geluKernels(backendName), ...layerNormKernels(backendName), leadingSumKernel(backendName, () => own('Sum'))];
   if (backendName === 'wasm') configs.push(...sharedCopyKernels(own));
   registerGeluGradient();
   registerLayerNormGradient();

@@ -6,6 +6,7 @@ export interface SimdKernels {
   gelu(x: number, y: number, n: number): void;
   geluGrad(dy: number, x: number, dx: number, n: number): void;
   sumRows(x: number, out: number, rows: number, inner: number): void;
+  adam(p: number, m: number, v: number, g: number, po: number, mo: number, vo: number, n: number, b1: number, omb1: number, b2: number, omb2: number, c1: number, c2: number, eps: number, neglr: number): void;
   layerNorm(x: number, g: number, b: number, y: number, rows: number, d: number, eps: number): void;
   /** `want`: 1 writes dx, 2 dg, 4 db (others untouched) */
   layerNormGrad(dy: number, x: number, g: number, dx: number, dg: number, db: number, rows: number, d: number, eps: number, want: number): void;

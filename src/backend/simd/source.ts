@@ -104,6 +104,18 @@ function elementwise(name: string, ins: string[], out: string, f: VectorCode, un
       (br $one))))`;
 }
 
+/** The body of the Adam loop for the vector at $i, with `load` and `store` of a vector or of one lane. */
+function ADAM_BODY(load: string, store: string): string {
+  const ld = (p: string) => (load === 'LANE_LOAD' ? `(f32x4.splat (f32.load ${at(p, '$i')}))` : `(${load} ${at(p, '$i')})`);
+  const st = (p: string, v: string) => (store === 'LANE_STORE' ? `(f32.store ${at(p, '$i')} (f32x4.extract_lane 0 ${v}))` : `(${store} ${at(p, '$i')} ${v})`);
+  return `(local.set $gv ${ld('$g')})
+      (local.set $nm ${op('add', op('mul', ld('$m'), get('$B1')), op('mul', get('$gv'), get('$OMB1')))})
+      (local.set $nv ${op('add', op('mul', ld('$v'), get('$B2')), op('mul', op('mul', get('$gv'), get('$gv')), get('$OMB2')))})
+      ${st('$mo', get('$nm'))}
+      ${st('$vo', get('$nv'))}
+      ${st('$po', op('add', op('mul', op('div', op('div', get('$nm'), get('$C1')), op('add', op('sqrt', op('div', get('$nv'), get('$C2'))), get('$EPS'))), get('$LR')), ld('$p')))}`;
+}
+
 export const SIMD_SOURCE = `(module
   (import "env" "memory" (memory 0))
 ${elementwise('gelu', ['$x'], '$y', gelu, 4)}
@@ -222,4 +234,25 @@ ${elementwise('geluGrad', ['$dy', '$x'], '$dx', geluGrad, 2)}
         (br $each2)))))
       (local.set $r (i32.add (local.get $r) (i32.const 1)))
       (br $eachRow))))
+  ;; One Adam step in tfjs's order of float32 operations (see fused/adam.ts), so that results
+  ;; are bit for bit those of tf.train.adam: m' = m b1 + g (1 - b1), v' = v b2 + g^2 (1 - b2),
+  ;; value' = (m' / c1) / (sqrt(v' / c2) + eps) (-lr) + value, with c1, c2 = 1 - beta^t.
+  (func (export "adam") (param $p i32) (param $m i32) (param $v i32) (param $g i32) (param $po i32) (param $mo i32) (param $vo i32) (param $n i32)
+    (param $b1 f32) (param $omb1 f32) (param $b2 f32) (param $omb2 f32) (param $c1 f32) (param $c2 f32) (param $eps f32) (param $neglr f32)
+    (local $i i32) (local $gv v128) (local $nm v128) (local $nv v128)
+    (local $B1 v128) (local $OMB1 v128) (local $B2 v128) (local $OMB2 v128) (local $C1 v128) (local $C2 v128) (local $EPS v128) (local $LR v128)
+    (local.set $B1 (f32x4.splat (local.get $b1))) (local.set $OMB1 (f32x4.splat (local.get $omb1)))
+    (local.set $B2 (f32x4.splat (local.get $b2))) (local.set $OMB2 (f32x4.splat (local.get $omb2)))
+    (local.set $C1 (f32x4.splat (local.get $c1))) (local.set $C2 (f32x4.splat (local.get $c2)))
+    (local.set $EPS (f32x4.splat (local.get $eps))) (local.set $LR (f32x4.splat (local.get $neglr)))
+    (block $tail (loop $four
+      (br_if $tail (i32.gt_s (i32.add (local.get $i) (i32.const 4)) (local.get $n)))
+      ${ADAM_BODY('v128.load', 'v128.store')}
+      (local.set $i (i32.add (local.get $i) (i32.const 4)))
+      (br $four)))
+    (block $done (loop $one
+      (br_if $done (i32.ge_s (local.get $i) (local.get $n)))
+      ${ADAM_BODY('LANE_LOAD', 'LANE_STORE')}
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br $one))))
 )`;
