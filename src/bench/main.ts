@@ -1,5 +1,6 @@
 // `npm run bench`: generated and trained tokens per second on the reference workload
-// (../shared/bench/README.md), on every backend that loads, with one worker per core;
+// (../shared/bench/README.md), on every backend that loads, with 1 worker and with one per
+// core (data-parallel training, generation split over the workers);
 // and, where Debian's python3-torch is installed, PyTorch's figures and our ratio to them.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -18,14 +19,15 @@ const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => { const i = args.indexOf(`--${name}`); return i >= 0 ? args[i + 1] : fallback; };
 const backends = option('backends', 'node,wasm,cpu').split(',') as BackendChoice[];
 const accelerations = option('accelerate', 'auto,off').split(',') as Accelerate[];
-const workers = Number(option('workers', String(Math.max(1, cpus().length))));
+const workerCounts = [...new Set(option('workers', `1,${Math.max(1, cpus().length)}`).split(',').map(Number))];
+if (workerCounts.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`bench: --workers takes positive integers separated by commas, got '${option('workers', '')}'`);
 const reps = Number(option('reps', String(REFERENCE_JOBS.reps)));
 const torchRef = resolve(option('torch-ref', '../shared/bench/torch_ref.py'));
 
-function start(backend: BackendChoice, accelerate: Accelerate, index: number, shared: SharedArrayBuffer, sync: SharedArrayBuffer): Promise<{ w: Worker; native?: string }> {
+function start(backend: BackendChoice, accelerate: Accelerate, index: number, workers: number, shared: SharedArrayBuffer, sync: SharedArrayBuffer): Promise<{ w: Worker; native?: string; fused?: boolean }> {
   const w = startTsWorker(new URL('./worker.ts', import.meta.url), { backend, accelerate, index, workers, total: REFERENCE_JOBS.batch, shared, sync });
   return new Promise((ok, fail) => {
-    w.once('message', (m: { native?: string }) => ok({ w, native: m.native }));
+    w.once('message', (m: { native?: string; fused?: boolean }) => ok({ w, native: m.native, fused: m.fused }));
     w.once('error', fail);
   });
 }
@@ -47,26 +49,29 @@ async function once(pool: Worker[], job: Job): Promise<number> {
   return (performance.now() - t0) / 1000;
 }
 
-async function measure(backend: BackendChoice, accelerate: Accelerate): Promise<Record<Job, number> | undefined> {
+async function measure(backend: BackendChoice, accelerate: Accelerate, workers: number): Promise<Record<Job, number> | undefined> {
   const params = Object.values(weightShapes(REFERENCE_MODEL)).reduce((n, s) => n + s.reduce((a, b) => a * b, 1), 0);
   const shared = new SharedArrayBuffer(workers * params * 4);
   const sync = new SharedArrayBuffer(8); // the workers' barrier: [arrived, generation]
   let pool: Worker[];
   let native: string | undefined;
+  let fused: boolean | undefined;
   try {
-    const started = await Promise.all(Array.from({ length: workers }, (_, i) => start(backend, accelerate, i, shared, sync)));
+    const started = await Promise.all(Array.from({ length: workers }, (_, i) => start(backend, accelerate, i, workers, shared, sync)));
     pool = started.map((s) => s.w);
     native = started[0].native;
+    fused = started[0].fused;
   } catch (err) {
     console.log(JSON.stringify({ backend, accelerate, skipped: String((err as Error).message ?? err).split('\n')[0] }));
     return undefined;
   }
-  // `auto` without a library is the `off` path again: measured once, not twice
-  if (accelerate === 'auto' && !native) {
-    console.log(JSON.stringify({ backend, accelerate, skipped: 'no native library loaded (apt-get install libopenblas0-pthread)' }));
+  // `auto` with nothing to accelerate (a backend the fast paths do not address) is the `off` path again
+  if (accelerate === 'auto' && !native && !fused) {
+    console.log(JSON.stringify({ backend, accelerate, skipped: 'no fast path serves this backend' }));
     await Promise.all(pool.map((w) => w.terminate()));
     return undefined;
   }
+  if (accelerate === 'auto' && !native) console.log(JSON.stringify({ backend, note: 'no native library loaded (apt-get install libopenblas0-pthread): fused kernels only' }));
   const out = {} as Record<Job, number>;
   for (const job of ['generate', 'train'] as Job[]) {
     await once(pool, job); // warm-up
@@ -75,7 +80,7 @@ async function measure(backend: BackendChoice, accelerate: Accelerate): Promise<
     seconds /= reps;
     const tokens = REFERENCE_JOBS.batch * (job === 'generate' ? REFERENCE_JOBS.newTokens : REFERENCE_JOBS.seq);
     out[job] = tokens / seconds;
-    console.log(JSON.stringify({ job, backend, native: native ?? 'off', workers, batch: REFERENCE_JOBS.batch, reps, seconds: +seconds.toFixed(5), tokens_per_s: Math.round(out[job]) }));
+    console.log(JSON.stringify({ job, backend, fused: Boolean(fused), native: native ?? 'off', workers, batch: REFERENCE_JOBS.batch, reps, seconds: +seconds.toFixed(5), tokens_per_s: Math.round(out[job]) }));
   }
   const sums = await Promise.all(pool.map((w) => ask(w, 'checksum', 0)));
   if (new Set(sums.map((s) => s.checksum.toFixed(4))).size !== 1) throw new Error(`bench: replicas diverged: ${JSON.stringify(sums)}`);
@@ -95,12 +100,18 @@ function pytorch(): Record<Job, number> | undefined {
   }
 }
 
-const results: Record<string, Record<Job, number> | undefined> = {};
-for (const b of backends) for (const a of accelerations) results[a === 'off' ? b : `${b}+native`] = await measure(b, a);
+const results: { backend: string; workers: number; r: Record<Job, number> }[] = [];
+for (const b of backends) {
+  for (const a of accelerations) {
+    for (const workers of workerCounts) {
+      const r = await measure(b, a, workers);
+      if (r) results.push({ backend: a === 'off' ? b : `${b}+fast`, workers, r });
+    }
+  }
+}
 const torch = pytorch();
 if (torch) {
-  for (const [backend, r] of Object.entries(results)) {
-    if (!r) continue;
+  for (const { backend, workers, r } of results) {
     for (const job of ['generate', 'train'] as Job[]) {
       console.log(JSON.stringify({ job, backend, workers, vs: 'pytorch-1-thread', ratio: +(r[job] / torch[job]).toFixed(3) }));
     }

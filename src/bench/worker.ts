@@ -59,4 +59,4 @@ parentPort!.on('message', (msg: { job: 'generate' | 'train' | 'checksum'; batch:
   else if (msg.job === 'train') parentPort!.postMessage({ loss: trainStep(msg.batch) });
   else parentPort!.postMessage({ checksum: tf.tidy(() => model.variables().reduce((s, v) => s + v.sum().dataSync()[0], 0)) });
 });
-parentPort!.postMessage({ ready: true, native: info.native });
+parentPort!.postMessage({ ready: true, native: info.native, fused: info.fused });

@@ -1,4 +1,5 @@
 import type { Sgemm } from '../backend/native/library.js';
+import { fillRows } from '../backend/native/matmul.js';
 import type { TinyLM } from './tinylm.js';
 import { normalCdf } from './gelu-table.js';
 
@@ -105,7 +106,7 @@ export class NativeDecoder {
   /** out [rows, n] = x [rows, k] @ w [k, n] + b, the bias filling out first. */
   private affine(x: Float32Array, rows: number, k: number, n: number, name: string, out: Float32Array): void {
     const bias = this.w[name + '.b'];
-    for (let r = 0; r < rows; r++) out.set(bias, r * n);
+    fillRows(out.subarray(0, rows * n), bias);
     this.sgemm(false, false, rows, n, k, x, k, this.w[name + '.w'], n, 1, out, n);
   }
 }

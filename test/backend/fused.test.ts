@@ -45,6 +45,12 @@ function compute(): Record<string, Float32Array> {
       out[`ln dg ${rows}x${d}`] = gg.dataSync() as Float32Array;
       out[`ln db ${rows}x${d}`] = gb.dataSync() as Float32Array;
     }
+    // exp over its whole range: overflow, underflow, NaN, and the tail of a vector
+    const e = tf.tensor1d([-200, -100, -87.5, -87, -20, -1, -1e-3, 0, 1e-3, 1, 5, 20, 80, 88, 88.7, 89, 200, NaN, 0.5]);
+    const ev = tf.exp(e).dataSync() as Float32Array;
+    // NaN as -1 and infinity as -2, so that the comparison sees them; finite values relative to Math.exp
+    out['exp relative'] = ev.map((v, i) => (Number.isNaN(v) ? -1 : v === Infinity ? -2 : v === 0 ? 0 : v / Math.exp(e.dataSync()[i])));
+    out['exp grad'] = tf.grad((t: tf.Tensor) => tf.exp(t).sum())(rand([37], 7)).dataSync() as Float32Array;
     // sums over leading axes (ours), others (tfjs's), keepDims
     const s = rand([6, 7, 9], 9);
     out['sum 0'] = s.sum(0).dataSync() as Float32Array;

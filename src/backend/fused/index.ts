@@ -3,6 +3,7 @@ import { ownKernel, override, restore } from '../overrides.js';
 import { ADDRESSABLE } from '../views.js';
 import { adamKernel } from './adam.js';
 import { sharedCopyKernels } from './copies.js';
+import { expKernel } from './exp.js';
 import { geluKernels, registerGeluGradient } from './gelu.js';
 import { layerNormKernels, registerLayerNormGradient } from './layer-norm.js';
 import { leadingSumKernel } from './sum.js';
@@ -32,7 +33,8 @@ export function setFusedKernels(backendName: string, on: boolean): boolean {
     return c;
   };
   const configs = [adamKernel(backendName), ...geluKernels(backendName), ...layerNormKernels(backendName), leadingSumKernel(backendName, () => own('Sum'))];
-  if (backendName === 'wasm') configs.push(...sharedCopyKernels(own));
+  // on cpu, tfjs's Exp (Math.exp in JS) beats copying the values to the SIMD heap and back
+  if (backendName === 'wasm') configs.push(...sharedCopyKernels(own), expKernel(backendName, () => own('Exp')));
   registerGeluGradient();
   registerLayerNormGradient();
   for (const c of configs) override(c);

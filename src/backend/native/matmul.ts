@@ -5,6 +5,13 @@ import { withOutput } from '../views.js';
 type Info = tf.TensorInfo;
 type Args = Parameters<tf.KernelFunc>[0];
 
+/** Fills `out` with copies of `row` (its length divides out's): one row, then doubling copies, a dozen calls instead of one per row. */
+export function fillRows(out: Float32Array, row: Float32Array): void {
+  if (out.length === 0) return;
+  out.set(row);
+  for (let filled = row.length; filled < out.length; filled *= 2) out.copyWithin(filled, 0, Math.min(filled, out.length - filled));
+}
+
 /** Below this many multiply-adds a JS loop beats the call into the library (tfjs's one-token attention products). */
 const SMALL = 4096;
 
@@ -75,7 +82,7 @@ export function nativeMatMulKernels(backendName: string, sgemm: Sgemm, original:
     }
     const v = withOutput(backendName, args.backend, p.outShape, bias ? [a, b, bias] : [a, b]);
     // the bias fills C first, then C = op(A) op(B) + 1 * C
-    if (bias) for (let r = 0; r < p.batch * p.M; r++) v.out.set(v.ins[2], r * p.N);
+    if (bias) fillRows(v.out, v.ins[2]);
     run(sgemm, p, ta, tb, v.ins[0], v.ins[1], v.out, bias ? 1 : 0);
     return v.info;
   };

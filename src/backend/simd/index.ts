@@ -3,6 +3,7 @@ import { SIMD_BINARY } from './binary.js';
 
 /** The SIMD kernels of source.ts; pointers are byte offsets into the memory they were instantiated on. */
 export interface SimdKernels {
+  exp(x: number, y: number, n: number): void;
   gelu(x: number, y: number, n: number): void;
   geluGrad(dy: number, x: number, dx: number, n: number): void;
   sumRows(x: number, out: number, rows: number, inner: number): void;

@@ -10,7 +10,7 @@
  * over its own locals, two or four vectors per iteration (measured best), which lets the CPU overlap the chains; a
  * tail of fewer than 16 floats runs the same code one splatted scalar at a time.
  */
-const k = (v: number) => `(v128.const f32x4 ${v} ${v} ${v} ${v})`;
+const k = (v: number) => { const s = v === Infinity ? "inf" : String(v); return `(v128.const f32x4 ${s} ${s} ${s} ${s})`; };
 const get = (name: string) => `(local.get ${name})`;
 const op = (name: string, ...args: string[]) => `(f32x4.${name} ${args.join(' ')})`;
 
@@ -40,21 +40,31 @@ function cdf(x: string, out: string, id: string): { locals: string[]; code: stri
 }
 
 /**
- * exp(t) for t <= 0 into `out`: t = n ln2 + r with |r| <= ln2 / 2 (ln2 split in two for
- * precision), e^r by its Taylor series to r^6 (relative error 1.2e-7), 2^n built in the
- * exponent bits; t is clamped at -87 so that 2^n stays a normal float.
+ * exp(t) into `out`: t = n ln2 + r with |r| <= ln2 / 2 (ln2 split in two for precision), e^r
+ * by its Taylor series to r^6 (relative error 1.2e-7), and 2^n as 2^h 2^(n-h), h = n >> 1,
+ * each built in the exponent bits, so that the whole float32 range comes out, subnormals
+ * included. t is clamped to [-104, 88.7]; with `edges`, t above 88.72 gives infinity and
+ * below -103.97 zero, as a float32 exp does (NaN stays NaN either way).
  */
-function expNeg(t: string, out: string, id: string): { locals: string[]; code: string } {
-  const tc = `$t${id}`, n = `$n${id}`, r = `$r${id}`;
+function exp(t: string, out: string, id: string, edges = false): { locals: string[]; code: string } {
+  const tc = `$t${id}`, n = `$n${id}`, r = `$r${id}`, raw = `$x${id}`, ni = `$i${id}`, h = `$h${id}`;
+  const pow2 = (e: string) => `(i32x4.shl (i32x4.add ${e} (v128.const i32x4 127 127 127 127)) (i32.const 23))`;
+  const value = op('mul', op('mul', horner(r, [1 / 720, 1 / 120, 1 / 24, 1 / 6, 0.5, 1, 1]), pow2(get(h))), pow2(`(i32x4.sub ${get(ni)} ${get(h)})`));
+  const edged = `(v128.bitselect ${k(Infinity)} (v128.and ${value} (v128.not ${op('lt', get(raw), k(-103.97208))})) ${op('gt', get(raw), k(88.72284))})`;
   return {
-    locals: [tc, n, r],
-    code: `(local.set ${tc} ${op('max', t, k(-87))})
+    locals: [tc, n, r, raw, ni, h],
+    code: `(local.set ${raw} ${t})
+      (local.set ${tc} ${op('min', op('max', get(raw), k(-104)), k(88.7))})
       (local.set ${n} ${op('nearest', op('mul', get(tc), k(Math.LOG2E)))})
       (local.set ${r} ${op('sub', op('sub', get(tc), op('mul', get(n), k(0.693145751953125))), op('mul', get(n), k(1.428606765330187e-6)))})
-      (local.set ${out} ${op('mul', horner(r, [1 / 720, 1 / 120, 1 / 24, 1 / 6, 0.5, 1, 1]),
-        `(i32x4.shl (i32x4.add (i32x4.trunc_sat_f32x4_s ${get(n)}) (v128.const i32x4 127 127 127 127)) (i32.const 23))`)})`,
+      (local.set ${ni} (i32x4.trunc_sat_f32x4_s ${get(n)}))
+      (local.set ${h} (i32x4.shr_s ${get(ni)} (i32.const 1)))
+      (local.set ${out} ${edges ? edged : value})`,
   };
 }
+
+/** exp(x), float32's edges included. */
+const expAll: VectorCode = ([x], out, id) => exp(x, out, id, true);
 
 /** GELU: x Φ(x). */
 const gelu: VectorCode = ([x], out, id) => {
@@ -65,7 +75,7 @@ const gelu: VectorCode = ([x], out, id) => {
 /** GELU's gradient: dy (Φ(x) + x φ(x)), φ(x) = exp(-x²/2) / √(2π). */
 const geluGrad: VectorCode = ([dy, x], out, id) => {
   const p = cdf(x, `$p${id}`, id);
-  const e = expNeg(op('mul', op('mul', x, x), k(-0.5)), `$e${id}`, id);
+  const e = exp(op('mul', op('mul', x, x), k(-0.5)), `$e${id}`, id);
   return {
     locals: [...p.locals, ...e.locals, `$p${id}`, `$e${id}`],
     code: `${p.code}\n      ${e.code}
@@ -118,6 +128,7 @@ function ADAM_BODY(load: string, store: string): string {
 
 export const SIMD_SOURCE = `(module
   (import "env" "memory" (memory 0))
+${elementwise('exp', ['$x'], '$y', expAll, 4)}
 ${elementwise('gelu', ['$x'], '$y', gelu, 4)}
 ${elementwise('geluGrad', ['$dy', '$x'], '$dx', geluGrad, 2)}
 
