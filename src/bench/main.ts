@@ -21,11 +21,19 @@ const backends = option('backends', 'node,wasm,cpu').split(',') as BackendChoice
 const accelerations = option('accelerate', 'auto,off').split(',') as Accelerate[];
 const workerCounts = [...new Set(option('workers', `1,${Math.max(1, cpus().length)}`).split(',').map(Number))];
 if (workerCounts.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`bench: --workers takes positive integers separated by commas, got '${option('workers', '')}'`);
+// threads per native product: `auto` shares the cores among the workers (1 each with one per core)
+const threadChoices = option('native-threads', 'auto').split(',');
+const threadsFor = (choice: string, workers: number) => (choice === 'auto' ? Math.max(1, Math.floor(cpus().length / workers)) : Number(choice));
+if (threadChoices.some((c) => c !== 'auto' && !(Number.isInteger(Number(c)) && Number(c) >= 1))) throw new Error(`bench: --native-threads takes auto or positive integers, got '${option('native-threads', '')}'`);
 const reps = Number(option('reps', String(REFERENCE_JOBS.reps)));
+// Rounds alternate our measurements with PyTorch's, so that a slow spell of a shared machine
+// falls on both sides of a ratio; the summary is each ratio's median over the rounds.
+const rounds = Number(option('rounds', '3'));
+if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`bench: --rounds takes a positive integer, got '${option('rounds', '')}'`);
 const torchRef = resolve(option('torch-ref', '../shared/bench/torch_ref.py'));
 
-function start(backend: BackendChoice, accelerate: Accelerate, index: number, workers: number, shared: SharedArrayBuffer, sync: SharedArrayBuffer): Promise<{ w: Worker; native?: string; fused?: boolean }> {
-  const w = startTsWorker(new URL('./worker.ts', import.meta.url), { backend, accelerate, index, workers, total: REFERENCE_JOBS.batch, shared, sync });
+function start(backend: BackendChoice, accelerate: Accelerate, index: number, workers: number, threads: number, shared: SharedArrayBuffer, sync: SharedArrayBuffer): Promise<{ w: Worker; native?: string; fused?: boolean }> {
+  const w = startTsWorker(new URL('./worker.ts', import.meta.url), { backend, accelerate, index, workers, threads, total: REFERENCE_JOBS.batch, shared, sync });
   return new Promise((ok, fail) => {
     w.once('message', (m: { native?: string; fused?: boolean }) => ok({ w, native: m.native, fused: m.fused }));
     w.once('error', fail);
@@ -49,7 +57,7 @@ async function once(pool: Worker[], job: Job): Promise<number> {
   return (performance.now() - t0) / 1000;
 }
 
-async function measure(backend: BackendChoice, accelerate: Accelerate, workers: number): Promise<Record<Job, number> | undefined> {
+async function measure(backend: BackendChoice, accelerate: Accelerate, workers: number, threads: number): Promise<Record<Job, number> | undefined> {
   const params = Object.values(weightShapes(REFERENCE_MODEL)).reduce((n, s) => n + s.reduce((a, b) => a * b, 1), 0);
   const shared = new SharedArrayBuffer(workers * params * 4);
   const sync = new SharedArrayBuffer(8); // the workers' barrier: [arrived, generation]
@@ -57,7 +65,7 @@ async function measure(backend: BackendChoice, accelerate: Accelerate, workers: 
   let native: string | undefined;
   let fused: boolean | undefined;
   try {
-    const started = await Promise.all(Array.from({ length: workers }, (_, i) => start(backend, accelerate, i, workers, shared, sync)));
+    const started = await Promise.all(Array.from({ length: workers }, (_, i) => start(backend, accelerate, i, workers, threads, shared, sync)));
     pool = started.map((s) => s.w);
     native = started[0].native;
     fused = started[0].fused;
@@ -80,7 +88,7 @@ async function measure(backend: BackendChoice, accelerate: Accelerate, workers: 
     seconds /= reps;
     const tokens = REFERENCE_JOBS.batch * (job === 'generate' ? REFERENCE_JOBS.newTokens : REFERENCE_JOBS.seq);
     out[job] = tokens / seconds;
-    console.log(JSON.stringify({ job, backend, fused: Boolean(fused), native: native ?? 'off', workers, batch: REFERENCE_JOBS.batch, reps, seconds: +seconds.toFixed(5), tokens_per_s: Math.round(out[job]) }));
+    console.log(JSON.stringify({ job, backend, fused: Boolean(fused), native: native ?? 'off', workers, threads: native ? threads : undefined, batch: REFERENCE_JOBS.batch, reps, seconds: +seconds.toFixed(5), tokens_per_s: Math.round(out[job]) }));
   }
   const sums = await Promise.all(pool.map((w) => ask(w, 'checksum', 0)));
   if (new Set(sums.map((s) => s.checksum.toFixed(4))).size !== 1) throw new Error(`bench: replicas diverged: ${JSON.stringify(sums)}`);
@@ -100,21 +108,40 @@ function pytorch(): Record<Job, number> | undefined {
   }
 }
 
-const results: { backend: string; workers: number; r: Record<Job, number> }[] = [];
-for (const b of backends) {
-  for (const a of accelerations) {
-    for (const workers of workerCounts) {
-      const r = await measure(b, a, workers);
-      if (r) results.push({ backend: a === 'off' ? b : `${b}+fast`, workers, r });
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+const ratios = new Map<string, { job: Job; backend: string; workers: number; values: number[] }>();
+let compared = false;
+for (let round = 1; round <= rounds; round++) {
+  const results: { backend: string; workers: number; r: Record<Job, number> }[] = [];
+  for (const b of backends) {
+    for (const a of accelerations) {
+      for (const workers of workerCounts) {
+        // thread counts matter only to native products
+        for (const choice of a === 'off' ? ['auto'] : threadChoices) {
+          const threads = threadsFor(choice, workers);
+          const r = await measure(b, a, workers, threads);
+          const label = a === 'off' ? b : threadChoices.length > 1 ? `${b}+fast/${threads}t` : `${b}+fast`;
+          if (r) results.push({ backend: label, workers, r });
+        }
+      }
+    }
+  }
+  const torch = pytorch();
+  if (!torch) continue;
+  compared = true;
+  for (const { backend, workers, r } of results) {
+    for (const job of ['generate', 'train'] as Job[]) {
+      const ratio = r[job] / torch[job];
+      console.log(JSON.stringify({ round, job, backend, workers, vs: 'pytorch-1-thread', ratio: +ratio.toFixed(3) }));
+      const key = `${job} ${backend} ${workers}`;
+      if (!ratios.has(key)) ratios.set(key, { job, backend, workers, values: [] });
+      ratios.get(key)!.values.push(ratio);
     }
   }
 }
-const torch = pytorch();
-if (torch) {
-  for (const { backend, workers, r } of results) {
-    for (const job of ['generate', 'train'] as Job[]) {
-      console.log(JSON.stringify({ job, backend, workers, vs: 'pytorch-1-thread', ratio: +(r[job] / torch[job]).toFixed(3) }));
-    }
+if (compared) {
+  for (const { job, backend, workers, values } of ratios.values()) {
+    console.log(JSON.stringify({ summary: 'median over rounds', job, backend, workers, vs: 'pytorch-1-thread', ratio: +median(values).toFixed(3), rounds: values.map((v) => +v.toFixed(3)) }));
   }
 } else {
   console.log(JSON.stringify({ note: `no PyTorch comparison: needs /usr/bin/python3 with torch and ${torchRef}` }));

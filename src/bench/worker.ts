@@ -6,14 +6,17 @@ import * as tf from '@tensorflow/tfjs';
 import { adam } from '../backend/fused/adam.js';
 import { parentPort, workerData } from 'node:worker_threads';
 import { initBackend, type BackendChoice } from '../backend/index.js';
+import { loadNative } from '../backend/native/library.js';
 import type { Accelerate } from '../backend/accelerate.js';
 import { TinyLM } from '../models/tinylm.js';
 import { Rng } from '../util/rng.js';
 import { REFERENCE_MODEL, generateJob, trainGrads } from './workload.js';
 
-interface Setup { backend: BackendChoice; accelerate: Accelerate; index: number; workers: number; total: number; shared: SharedArrayBuffer; sync: SharedArrayBuffer }
+interface Setup { backend: BackendChoice; accelerate: Accelerate; index: number; workers: number; threads: number; total: number; shared: SharedArrayBuffer; sync: SharedArrayBuffer }
 const setup = workerData as Setup;
 const info = await initBackend(setup.backend, setup.accelerate);
+// the library's thread pool is the process's: every worker sets the same count
+if (info.native) loadNative()?.setThreads(setup.threads);
 const model = new TinyLM(REFERENCE_MODEL);
 const names = model.variables().map((v) => v.name);
 const sizes = model.variables().map((v) => v.size);

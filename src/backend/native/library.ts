@@ -15,6 +15,8 @@ export interface NativeLibrary {
   /** the shared object that loaded */
   file: string;
   sgemm: Sgemm;
+  /** sets how many threads one product may use (the library's pool is shared by the process) */
+  setThreads(n: number): void;
 }
 
 /**
@@ -42,6 +44,10 @@ export function loadNative(): NativeLibrary | null {
   if (loaded !== undefined) return loaded;
   process.env.OMP_NUM_THREADS ??= '1';
   process.env.OPENBLAS_NUM_THREADS ??= '1';
+  // OpenBLAS's idle helpers spin for 2^28 cycles by default, which takes the second core from
+  // the kernels that follow a product; 2^4 puts them to sleep at once (measured: 2-thread
+  // products then shorten a reference train step instead of lengthening the rest of it)
+  process.env.OPENBLAS_THREAD_TIMEOUT ??= '4';
   let koffi: typeof import('koffi');
   try {
     koffi = createRequire(import.meta.url)('koffi');
@@ -60,7 +66,7 @@ export function loadNative(): NativeLibrary | null {
   for (const c of chosen) {
     try {
       const lib = koffi.load(c.file);
-      loaded = { name: c.name, file: c.file, sgemm: c.name === 'oneDNN' ? dnnl(lib) : openblas(lib) };
+      loaded = { name: c.name, file: c.file, ...(c.name === 'oneDNN' ? dnnl(lib) : openblas(lib)) };
       return loaded;
     } catch (e) {
       errors.push(`${c.file}: ${(e as Error).message.split('\n')[0]}`);
@@ -77,21 +83,25 @@ export function nativeUnavailable(): string {
 
 type Lib = ReturnType<typeof import('koffi').load>;
 
-function dnnl(lib: Lib): Sgemm {
+function dnnl(lib: Lib): Pick<NativeLibrary, 'sgemm' | 'setThreads'> {
   // dnnl_status_t dnnl_sgemm(char transa, char transb, dnnl_dim_t M, N, K, float alpha, const float *A, lda, const float *B, ldb, float beta, float *C, ldc): row-major
   const f = lib.func('int dnnl_sgemm(char, char, int64_t, int64_t, int64_t, float, const float *, int64_t, const float *, int64_t, float, float *, int64_t)');
   const N = 'N'.charCodeAt(0);
   const T = 'T'.charCodeAt(0);
-  return (ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc) => {
+  const sgemm: Sgemm = (ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc) => {
     const status = f(ta ? T : N, tb ? T : N, m, n, k, 1, a, lda, b, ldb, beta, c, ldc) as number;
     if (status !== 0) throw new Error(`dnnl_sgemm failed with status ${status} (M ${m}, N ${n}, K ${k})`);
   };
+  // its OpenMP threads are fixed at load (OMP_NUM_THREADS): more than one crashed at exit here
+  return { sgemm, setThreads: () => {} };
 }
 
-function openblas(lib: Lib): Sgemm {
+function openblas(lib: Lib): Pick<NativeLibrary, 'sgemm' | 'setThreads'> {
   // void cblas_sgemm(order, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); CblasRowMajor 101, NoTrans 111, Trans 112
   const f = lib.func('void cblas_sgemm(int, int, int, int, int, int, float, const float *, int, const float *, int, float, float *, int)');
-  return (ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc) => {
-    f(101, ta ? 112 : 111, tb ? 112 : 111, m, n, k, 1, a, lda, b, ldb, beta, c, ldc);
+  const threads = lib.func('void openblas_set_num_threads(int)');
+  return {
+    sgemm: (ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc) => f(101, ta ? 112 : 111, tb ? 112 : 111, m, n, k, 1, a, lda, b, ldb, beta, c, ldc),
+    setThreads: (n) => threads(Math.max(1, Math.floor(n))),
   };
 }
