@@ -1,3 +1,4 @@
+import { GameArena } from './game.js';
 import { arenaOptions } from './options.js';
 import { ProposeSolveArena } from './propose-solve.js';
 import { SolveArena } from './solve.js';
@@ -9,9 +10,11 @@ export { playGroups } from './operators/play-groups.js';
 export { toEpisode } from './operators/to-episode.js';
 
 export { ProposeSolveArena, proposedTask } from './propose-solve.js';
+export { GameArena, moveCode, type GameObservation } from './game.js';
 
 /** Arena kinds by the name configs use; each factory checks its own options. */
 export const ARENA_KINDS: Record<string, ArenaFactory> = {
   solve: (options) => (arenaOptions('solve', options, {}, {}), new SolveArena()),
   'propose-solve': (options, family) => new ProposeSolveArena(options, family),
+  game: (options) => new GameArena(options),
 };

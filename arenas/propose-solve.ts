@@ -25,7 +25,7 @@ export interface ProposeSolveOptions extends Record<string, unknown> {
 export class ProposeSolveArena implements Arena {
   readonly kind = 'propose-solve';
   readonly roles = { proposer: 'proposer', solver: 'solver' };
-  readonly writesTasks = true;
+  readonly seedsTasks = true; // the proposer writes on the seeds
   readonly options: ProposeSolveOptions;
   private readonly limits: unknown;
 

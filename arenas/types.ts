@@ -2,6 +2,13 @@ import type { Observable } from 'rxjs';
 import type { CompareScope, Episode, RoleId, Task, Turn } from '../src/core/types.js';
 import type { Observation } from '../roles/types.js';
 
+/** What an arena may emit after an episode's last turn: its own outcome per role and any plain-JSON info. */
+export interface EpisodeEnd {
+  end: true;
+  outcome?: Record<RoleId, number>;
+  info?: Record<string, unknown>;
+}
+
 /** How an arena files a turn: its comparison group, and the task it acted on when not the episode's. */
 export interface ActOptions {
   compare?: CompareScope;
@@ -24,9 +31,13 @@ export interface Arena {
   readonly kind: string;
   /** the role ids this arena asks to act, each with the role kind it needs; the config must bind each */
   readonly roles: Readonly<Record<RoleId, string>>;
-  play(task: Task, ctx: ArenaContext): Observable<Turn>;
-  /** true when a role writes the tasks (self-play): the loop then feeds blank seed tasks */
-  readonly writesTasks?: boolean;
+  /** the episode's turns as they happen, and last, optionally, its end (the game's outcome) */
+  play(task: Task, ctx: ArenaContext): Observable<Turn | EpisodeEnd>;
+  /**
+   * true when the arena makes its own tasks from blank seeds the loop feeds it instead of a
+   * dataset's: a proposer writes on them (self-play), a game deals from them
+   */
+  readonly seedsTasks?: boolean;
   /** the arena's own rollout metrics (what its roles did), e.g. proposals/valid_rate */
   metrics?(episodes: readonly Episode[]): Record<string, number>;
 }

@@ -10,6 +10,7 @@ import { CoverageJudge } from './coverage.js';
 import { GroundedJudge, type LiveModels } from './grounded.js';
 import { LearnabilityJudge } from './learnability.js';
 import { MajorityJudge } from './majority.js';
+import { OutcomeJudge } from './outcome.js';
 import { UncertaintyJudge } from './uncertainty.js';
 import { SelfCertaintyJudge } from './self-certainty.js';
 import type { Task } from '../src/core/types.js';
@@ -73,6 +74,7 @@ function checkOptions(kind: string, options: unknown, spec: Record<string, Check
  * Every judge kind by name. Options per kind (all optional):
  * - 'verifier': role, name, correct, wrong, invalid — needs `deps.verify`;
  * - 'majority': role, name, minShare (0..1);
+ * - 'outcome': role, name: the arena's outcome for the role (a game's return per seat);
  * - 'self-certainty': role, name, normalize ('none' | 'group'), invalidReward;
  * - 'learnability' (Absolute Zero), 'uncertainty' (R-Zero) and 'coverage': proposer rewards
  *   read from the solver turns of each proposal's episode (options in their files).
@@ -86,6 +88,7 @@ export const JUDGE_KINDS: Readonly<Record<string, JudgeFactory>> = Object.freeze
     }
     return new VerifierJudge(deps.verify, o);
   },
+  outcome: (options) => new OutcomeJudge(checkOptions('outcome', options, { role: roles, name: text })),
   majority: (options) => new MajorityJudge(checkOptions('majority', options, { role: roles, name: text, minShare: finite, maxShare: finite })),
   learnability: (options, deps) => new LearnabilityJudge(deps?.verify, checkOptions('learnability', options, { role: roles, solver: roles, p: oneOf('verifier', 'vote'), invalid: finite, name: text })),
   uncertainty: (options, deps) =>

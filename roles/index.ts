@@ -1,9 +1,11 @@
 import { CriticRole, JudgeRole, MemoryManagerRole, ProposerRole } from './others.js';
+import { PlayerRole } from './player.js';
 import { SolverRole } from './solver.js';
 import type { AnswerParser, Role } from './types.js';
 
 export * from './types.js';
 export { SolverRole } from './solver.js';
+export { PlayerRole } from './player.js';
 export { CriticRole, JudgeRole, MemoryManagerRole, ProposerRole } from './others.js';
 
 /** Role kinds by the name configs use; each factory gets the task family's answer parser. */
@@ -13,4 +15,5 @@ export const ROLE_KINDS: Record<string, (parseAnswer: AnswerParser) => Role> = {
   critic: () => new CriticRole(),
   judge: () => new JudgeRole(),
   memory: () => new MemoryManagerRole(),
+  player: () => new PlayerRole(),
 };

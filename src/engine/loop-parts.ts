@@ -16,7 +16,7 @@ import type { RoleTraining, ScoredTurn } from './rewards.js';
  * tasks, as many blank seeds for it to write on; plus `buffer.replay` tasks from the buffer.
  */
 export function iterationTasks(c: ExperimentConfig, arena: Arena, train: readonly Task[], buffer: TaskBuffer, it: number): Task[] {
-  const fresh = arena.writesTasks
+  const fresh = arena.seedsTasks
     ? Array.from({ length: c.tasks.perIteration }, (_, k) => ({ id: `seed-${it}-${k}`, family: c.tasks.family, prompt: '' }))
     : pickTasks(train, c.tasks.perIteration, hashSeed(c.seed, it, 'tasks'));
   const replay = buffer.sample(c.buffer.replay, hashSeed(c.seed, it, 'replay')).map((b, k) => ({ ...b.task, id: `replay-${it}-${k}` }));

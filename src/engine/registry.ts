@@ -59,7 +59,7 @@ export class Resolver {
     family.validate(c.tasks.difficulty);
     for (const [id, m] of Object.entries(c.models)) this.models.resolve(m.kind, `models.${id}.kind`);
     const arena = this.arenas.resolve(c.arena.kind, 'arena.kind')(c.arena.options, family);
-    if (c.tasks.train.source === 'none' && !arena.writesTasks) throw new Error(`tasks.train.source: 'none' needs an arena whose roles write the tasks; '${arena.kind}' does not`);
+    if (c.tasks.train.source === 'none' && !arena.seedsTasks) throw new Error(`tasks.train.source: 'none' needs an arena that seeds its own tasks (a proposer writes them, a game deals them); '${arena.kind}' does not`);
     const tau = c.trainer.temperature;
     if (tau !== undefined && c.arena.temperature > 0 && tau !== c.arena.temperature) {
       throw new Error(`trainer.temperature: ${tau} differs from arena.temperature ${c.arena.temperature}; the update must score at the sampling temperature (leave it unset to follow the arena)`);

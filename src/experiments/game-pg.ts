@@ -5,7 +5,9 @@
  * clipped ratio (the proximal term) plus `alpha` x KL to a uniform magnet, written as
  * reference log-probs log(1/|legal|) for the trainer's KL term. Advantages are the seat's
  * return minus SPIRAL's per-seat baseline (an EMA of that seat's returns, read before it is
- * updated). Legal moves are masked when acting and when scoring.
+ * updated), or with `--baseline infostate` an EMA per information state (a tabular critic:
+ * still action-independent, so unbiased, and far less noisy than one baseline per seat).
+ * Legal moves are masked when acting and when scoring.
  *
  * The magnet is uniform (`--magnet uniform`, which converges to a regularised equilibrium at
  * best) or moving (`--magnet moving --magnet-rate b`: after each update the magnet's table moves
@@ -15,7 +17,7 @@
  * iterate's table weighted by own reach, `--average uniform|linear`).
  *
  *   npx tsx src/experiments/game-pg.ts [--game kuhn] [--iterations 400] [--episodes 512] [--lr 0.003] [--alpha 0.05]
- *     [--magnet uniform|moving] [--magnet-rate 0.05] [--average uniform|linear] [--seed 1]
+ *     [--magnet uniform|moving] [--magnet-rate 0.05] [--average uniform|linear] [--baseline seat|infostate] [--seed 1]
  */
 import { initBackend } from '../backend/index.js';
 import { gameByName, type GameState } from '../games/index.js';
@@ -39,6 +41,8 @@ const decay = Number(arg('baseline-decay', '0.95'));
 const magnetKind = arg('magnet', 'uniform');
 const magnetRate = Number(arg('magnet-rate', '0.05'));
 const averaging = arg('average', 'uniform');
+const baselineKind = arg('baseline', 'seat');
+if (!['seat', 'infostate'].includes(baselineKind)) throw new Error(`--baseline: seat or infostate, got '${baselineKind}'`);
 if (!['uniform', 'moving'].includes(magnetKind)) throw new Error(`--magnet: uniform or moving, got '${magnetKind}'`);
 if (!['uniform', 'linear'].includes(averaging)) throw new Error(`--average: uniform or linear, got '${averaging}'`);
 
@@ -46,6 +50,8 @@ await initBackend('cpu', 'off'); // tiny products: the cpu kernels are fastest h
 const mlp = new MlpPolicy({ inputSize: game.observationSize, hiddenSizes: [64, 64], numActions: game.numActions, seed });
 const trainer = new JointTrainer({ m: mlp }, { lr: Number(arg('lr', '0.003')), clipLow: 0.2, clipHigh: 0.2, klCoef: alpha, klKind: 'k3', aggMode: 'token-mean', maxGradNorm: 1, microBatch: 1 << 20 });
 const baseline = new Array(game.numPlayers).fill(0);
+// --baseline infostate: an EMA of the returns seen at each information state (a tabular critic, read before it is updated)
+const stateBaseline = new Map<string, number>();
 let drawSeed = seed * 100003;
 const average = new AveragePolicy(game);
 // the magnet as a table; uniform to start (and throughout with --magnet uniform)
@@ -97,10 +103,17 @@ for (let it = 0; it <= iterations; it++) {
   const returns = states.map((s) => s.returns());
   const samples: TrainSample[] = taken.map((t) => ({
     model: 'm', role: `seat${t.seat}`, prompt: t.features, completion: [t.action], legal: t.legal,
-    oldLogProbs: [t.logProb], advantages: returns[t.ep][t.seat] - baseline[t.seat],
+    oldLogProbs: [t.logProb], advantages: returns[t.ep][t.seat] - (baselineKind === 'infostate' ? stateBaseline.get(t.key) ?? 0 : baseline[t.seat]),
     refLogProbs: [Math.log(Math.max(1e-8, magnet[t.key][String(t.action)]))],
   }));
   // SPIRAL's baseline: read above, updated after
+  const seen = new Map<string, number[]>();
+  for (const t of taken) {
+    const list = seen.get(t.key) ?? [];
+    list.push(returns[t.ep][t.seat]);
+    seen.set(t.key, list);
+  }
+  for (const [key, list] of seen) stateBaseline.set(key, decay * (stateBaseline.get(key) ?? 0) + (1 - decay) * (list.reduce((a, b) => a + b, 0) / list.length));
   for (let p = 0; p < game.numPlayers; p++) baseline[p] = decay * baseline[p] + (1 - decay) * (returns.reduce((a, r) => a + r[p], 0) / returns.length);
   trainer.step(samples);
 }

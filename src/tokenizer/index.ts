@@ -1,5 +1,5 @@
 /** The default role names; each gets its own token so a shared model knows which part it plays. */
-export const DEFAULT_ROLES = ['proposer', 'solver', 'critic', 'judge', 'memory'] as const;
+export const DEFAULT_ROLES = ['proposer', 'solver', 'critic', 'judge', 'memory', 'player'] as const;
 
 /** Printable ASCII: enough for arithmetic, string tasks and short verdicts. */
 export const DEFAULT_CHARS = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i)).join('');

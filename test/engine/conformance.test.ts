@@ -26,17 +26,17 @@ describe('arena conformance', () => {
           throw e;
         }
         const tokenizer = new CharTokenizer();
-        const model = new TinyLM({ vocabSize: tokenizer.size, dModel: 16, nHeads: 2, nLayers: 1, context: 40, seed: 1 });
+        const model = new TinyLM({ vocabSize: tokenizer.size, dModel: 16, nHeads: 2, nLayers: 1, context: 128, seed: 1 }); // room for a game's observation text
         for (const seed of [1, 2, 3]) {
           const server = new BatchingServer('m', model, seed);
           const bindings = Object.fromEntries(Object.entries(arena.roles).map(([id, kind]) => [id, { role: ROLE_KINDS[kind]((o) => family.parseAnswer(o)), model: 'm', server }]));
           const agents = new Agents(bindings, tokenizer, { maxNewTokens: 6, temperature: 1 });
-          const tasks = arena.writesTasks ? Array.from({ length: 6 }, (_, i) => ({ id: `seed-${i}`, family: family.name, prompt: '' })) : generateTasks(family, {}, 6, seed);
+          const tasks = arena.seedsTasks ? Array.from({ length: 6 }, (_, i) => ({ id: `seed-${i}`, family: family.name, prompt: '' })) : generateTasks(family, {}, 6, seed);
           const episodes = await firstValueFrom(playGroups(arena, tasks, 4, agents).pipe(toArray()));
           expect(episodes).to.have.length(24);
           for (const e of episodes) expect(e.id).to.equal(`${e.group}#${e.member}`);
           // every episode in flight shares one forward pass per step: one batch per turn of the protocol
-          if (!arena.writesTasks) expect(server.stats.batches).to.equal(1);
+          if (!arena.seedsTasks) expect(server.stats.batches).to.equal(1);
           for (const e of episodes) {
             expect(e.turns.length).to.be.greaterThan(0);
             for (const t of e.turns) {

@@ -31,7 +31,7 @@ describe('roles', () => {
   });
 
   it('knows every role kind by name', () => {
-    expect(Object.keys(ROLE_KINDS).sort()).to.deep.equal(['critic', 'judge', 'memory', 'proposer', 'solver']);
+    expect(Object.keys(ROLE_KINDS).sort()).to.deep.equal(['critic', 'judge', 'memory', 'player', 'proposer', 'solver']);
     for (const make of Object.values(ROLE_KINDS)) expect(make(digits).kind).to.be.a('string');
   });
 });

@@ -1,0 +1,92 @@
+import { Observable } from 'rxjs';
+import type { RoleId, Task, Turn } from '../src/core/types.js';
+import { GAMES, gameByName } from '../src/games/index.js';
+import { CHANCE, type Game, type GameState } from '../src/games/types.js';
+import { Rng } from '../src/util/rng.js';
+import { invalid } from '../roles/types.js';
+import { arenaOptions } from './options.js';
+import type { Arena, ArenaContext, EpisodeEnd } from './types.js';
+
+/** What a player is shown: the game's text for its seat and the legal moves, each as its one-character code. */
+export interface GameObservation {
+  task: Task;
+  text: string;
+  legal: { code: string; name: string }[];
+}
+
+/** The code a language model writes for a move: its number, one character (every game here has at most 10 moves). */
+export const moveCode = (action: number) => String(action);
+
+/** A deal from the seed task's id: the same task deals the same cards. */
+function dealSeed(id: string): number {
+  let h = 2166136261;
+  for (const ch of id) h = Math.imul(h ^ ch.charCodeAt(0), 16777619) >>> 0;
+  return h;
+}
+
+/**
+ * A two-or-more-player game played by text (OpenSpiel's games, src/games): seat i is role
+ * `seat<i>`, so one model in every seat is self-play with the seat as the role, and separate
+ * models are separate policies. Chance deals from a seed of the task id. Each move is one
+ * turn, filed for comparison across the batch (a seat's turns over all games); a move that
+ * does not parse or is not legal ends the game as an invalid action: that seat gets
+ * -penalty, the others 0. The episode's outcome is each seat's return (`outcome` judge).
+ */
+export class GameArena implements Arena {
+  readonly kind = 'game';
+  readonly seedsTasks = true;
+  readonly roles: Record<RoleId, string>;
+  readonly game: Game;
+  private readonly penalty: number;
+
+  constructor(options: Record<string, unknown>) {
+    const o = arenaOptions('game', options, {
+      game: (v) => (typeof v === 'string' && v in GAMES ? undefined : `one of ${Object.keys(GAMES).join(', ')}`),
+      penalty: (v) => (typeof v === 'number' && v >= 0 && Number.isFinite(v) ? undefined : 'a number >= 0'),
+    }, { game: 'kuhn', penalty: 1 });
+    this.game = gameByName(o.game as string);
+    if (this.game.numActions > 10) throw new Error(`arena 'game': ${this.game.name} has ${this.game.numActions} moves; one-character move codes cover 10`);
+    this.penalty = o.penalty as number;
+    this.roles = Object.fromEntries(Array.from({ length: this.game.numPlayers }, (_, i) => [`seat${i}`, 'player']));
+  }
+
+  play(task: Task, ctx: ArenaContext): Observable<Turn | EpisodeEnd> {
+    return new Observable((sub) => {
+      this.run(task, ctx, (x) => sub.next(x)).then(() => sub.complete(), (e) => sub.error(e));
+    });
+  }
+
+  private async run(task: Task, ctx: ArenaContext, emit: (x: Turn | EpisodeEnd) => void): Promise<void> {
+    const state = this.game.newInitialState();
+    const rng = new Rng(dealSeed(task.id));
+    while (!state.isTerminal()) {
+      const p = state.currentPlayer();
+      if (p === CHANCE) {
+        state.apply(sample(state, rng.next()));
+        continue;
+      }
+      const legal = state.legalActions();
+      const observation: GameObservation = { task, text: state.observationText(p), legal: legal.map((a) => ({ code: moveCode(a), name: state.actionName(a) })) };
+      const turn = await ctx.act(`seat${p}`, { ...observation }, { compare: 'batch' });
+      const move = turn.action.valid ? legal.find((a) => moveCode(a) === turn.action.value) : undefined;
+      if (move === undefined) {
+        if (turn.action.valid) turn.action = invalid(`'${turn.action.value}' is not a legal move here`);
+        emit(turn);
+        const outcome = Object.fromEntries(Object.keys(this.roles).map((r) => [r, r === `seat${p}` ? -this.penalty : 0]));
+        emit({ end: true, outcome, info: { game: this.game.name, history: [...state.history()], invalid: `seat${p}` } });
+        return;
+      }
+      emit(turn);
+      state.apply(move);
+    }
+    const returns = state.returns();
+    emit({ end: true, outcome: Object.fromEntries(returns.map((r, i) => [`seat${i}`, r])), info: { game: this.game.name, history: [...state.history()] } });
+  }
+}
+
+/** A chance outcome by its probability, from a uniform draw u in [0, 1). */
+function sample(state: GameState, u: number): number {
+  const outcomes = state.chanceOutcomes();
+  for (const [a, p] of outcomes) if ((u -= p) < 0) return a;
+  return outcomes[outcomes.length - 1][0];
+}
