@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { pretrain, PretrainSchema } from '../engine/pretrain.js';
 import { evalCommand } from './eval.js';
+import { exportPolicyCommand } from './export-policy.js';
 import { reportCommand } from './report.js';
 import { runCommand } from './run.js';
 import { tasksCommand } from './tasks.js';
@@ -73,6 +74,14 @@ program.command('report')
   .option('--keys <list>', 'comma-separated metric names (default: eval metrics)')
   .action(async (dir: string, o: { keys?: string }) => {
     console.log(await reportCommand(dir, o.keys?.split(',')));
+  });
+
+program.command('export-policy')
+  .description("write a game run's policy as a table: information-state key -> move -> probability")
+  .argument('<dir>', 'run directory of a game arena')
+  .requiredOption('--out <file>', 'the JSON file to write')
+  .action(async (dir: string, o: { out: string }) => {
+    console.log(JSON.stringify(await exportPolicyCommand(dir, o)));
   });
 
 program.command('pretrain')

@@ -1,0 +1,64 @@
+import { expect } from 'chai';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { exportPolicyCommand, type ExportedPolicy } from '../../src/cli/export-policy.js';
+import { runCommand } from '../../src/cli/run.js';
+import type { ExperimentInput } from '../../src/config/schema.js';
+import { exploitability, fromTable, informationStates } from '../../src/games/exploitability.js';
+import { kuhnPoker } from '../../src/games/kuhn.js';
+
+const BASE = 'checkpoints/base-kuhn-text';
+
+/** A few iterations of Kuhn self-play by text from the shipped text base. */
+function kuhnRun(out: string): ExperimentInput {
+  return {
+    name: 'kt', seed: 3, backend: 'cpu', iterations: 2, outDir: out,
+    models: { main: { checkpoint: BASE } },
+    roles: { seat0: { kind: 'player', model: 'main' }, seat1: { kind: 'player', model: 'main' } },
+    tasks: { family: 'arithmetic', train: { source: 'none' }, perIteration: 8 },
+    arena: { kind: 'game', groupSize: 2, maxNewTokens: 2, temperature: 1, options: { game: 'kuhn' } },
+    judges: [{ kind: 'outcome', options: { role: ['seat0', 'seat1'] } }],
+    trainer: { lr: 1e-3 },
+    evaluators: [{ kind: 'exploitability', name: 'kuhn' }],
+    eval: { every: 2 },
+    checkpointEvery: 2,
+  };
+}
+
+describe('a game run and its exported policy', function () {
+  this.timeout(240000);
+
+  it('trains both seats on their game returns, logs exploitability, and export-policy writes the same policy as a table', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'coevolve-game-'));
+    const path = join(root, 'c.yaml');
+    writeFileSync(path, stringify(kuhnRun(root)));
+    await runCommand(path, { set: [] });
+    const dir = join(root, 'kt');
+    const rows = readFileSync(join(dir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const last = rows.find((r) => r.iteration === 2);
+    expect(last['reward/seat0']).to.be.a('number');
+    expect(last['reward/seat1']).to.be.a('number');
+    expect(last['eval/kuhn/exploitability']).to.be.within(0, 1);
+    expect(last['eval/kuhn/legal_mass']).to.be.above(0.9); // the base writes legal moves
+    const file = join(root, 'policy.json');
+    const summary = await exportPolicyCommand(dir, { out: file });
+    const exported = JSON.parse(readFileSync(file, 'utf8')) as ExportedPolicy;
+    expect(exported.game).to.equal('kuhn');
+    expect(exported.keyFormat).to.match(/card .*p \(pass\).*b \(bet\)/);
+    // every information state once, each row a distribution over the legal moves
+    expect(Object.keys(exported.policy).map((k) => `${k.length % 2 ? 0 : 1}:${k}`).sort()).to.deep.equal(informationStates(kuhnPoker));
+    for (const row of Object.values(exported.policy)) expect(Object.values(row).reduce((a, b) => a + b, 0)).to.be.closeTo(1, 1e-9);
+    // the file's own numbers: the evaluator's measure at the checkpoint, and recomputable from the table
+    expect(exported.exploitability).to.be.closeTo(last['eval/kuhn/exploitability'], 1e-9);
+    expect(exploitability(kuhnPoker, fromTable(exported.policy))).to.be.closeTo(exported.exploitability, 1e-12);
+    expect(summary.out).to.equal(file);
+  });
+
+  it('refuses a folder that is not a run, before any work', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'coevolve-game-'));
+    const err = await exportPolicyCommand(root, { out: join(root, 'p.json') }).then(() => null, (e: Error) => e);
+    expect(err?.message).to.match(/is not a run directory/);
+  });
+});
