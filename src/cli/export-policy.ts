@@ -51,7 +51,7 @@ export async function exportPolicyCommand(dir: string, o: { out: string }): Prom
   }
   const game = plan.arena.game;
   const seats = Object.keys(plan.arena.roles).map((roleId) => ({ role: plan.roles[roleId], model: models[c.roles[roleId].model] }));
-  const { table, legalMass } = textPolicyTable(game, seats, tokenizer!);
+  const { table, legalMass } = textPolicyTable(game, seats, tokenizer!, c.arena.temperature);
   const policy = fromTable(table);
   const out: ExportedPolicy = { game: game.name, keyFormat: KEY_FORMATS[game.name] ?? '', run: store.dir, checkpoint, exploitability: exploitability(game, policy), nashConv: nashConv(game, policy), legalMass, policy: table };
   writeFileSync(o.out, JSON.stringify(out, null, 1) + '\n');

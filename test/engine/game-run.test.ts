@@ -8,6 +8,11 @@ import { runCommand } from '../../src/cli/run.js';
 import type { ExperimentInput } from '../../src/config/schema.js';
 import { exploitability, fromTable, informationStates } from '../../src/games/exploitability.js';
 import { kuhnPoker } from '../../src/games/kuhn.js';
+import { textPolicyTable } from '../../src/engine/evaluators/exploitability.js';
+import { loadModel } from '../../src/models/store.js';
+import type { TinyLM } from '../../src/models/tinylm.js';
+import { PlayerRole } from '../../roles/player.js';
+import { initBackend } from '../../src/backend/index.js';
 
 const BASE = 'checkpoints/base-kuhn-text';
 
@@ -54,6 +59,22 @@ describe('a game run and its exported policy', function () {
     expect(exported.exploitability).to.be.closeTo(last['eval/kuhn/exploitability'], 1e-9);
     expect(exploitability(kuhnPoker, fromTable(exported.policy))).to.be.closeTo(exported.exploitability, 1e-12);
     expect(summary.out).to.equal(file);
+  });
+
+  it('a text policy table is scored at the sampling temperature: greedy play is one move per state', async () => {
+    await initBackend('cpu');
+    const loaded = await loadModel(BASE);
+    const seats = [0, 1].map(() => ({ role: new PlayerRole(), model: loaded.model as TinyLM }));
+    const sampled = textPolicyTable(kuhnPoker, seats, loaded.tokenizer!, 1);
+    const greedy = textPolicyTable(kuhnPoker, seats, loaded.tokenizer!, 0);
+    expect(sampled.legalMass).to.be.above(0.9);
+    for (const [key, row] of Object.entries(greedy.table)) {
+      expect(Object.values(row).sort()).to.deep.equal([0, 1]);
+      // the greedy move is the sampled table's likelier one
+      const likelier = Object.entries(sampled.table[key]).sort((a, b) => b[1] - a[1])[0][0];
+      expect(row[likelier]).to.equal(1);
+    }
+    loaded.model.dispose();
   });
 
   it('refuses a folder that is not a run, before any work', async () => {
