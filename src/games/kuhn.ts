@@ -75,7 +75,8 @@ class KuhnState implements GameState {
   observationText(player: number): string {
     const card = this.moves.length > player ? CARDS[this.moves[player]] : '?';
     const h = this.bets.map((b) => MOVES[b]).join(' ');
-    return `kuhn poker, player ${player}, card ${card}, moves: ${h || 'none'}. Your move (pass or bet):`;
+    // short, for a small language model: the card and the moves are all a player knows (the moves' count says the seat)
+    return `kuhn, card ${card}, moves: ${h || 'none'}`;
   }
 
   actionName(action: number): string {

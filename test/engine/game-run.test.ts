@@ -10,7 +10,6 @@ import { exploitability, fromTable, informationStates } from '../../src/games/ex
 import { kuhnPoker } from '../../src/games/kuhn.js';
 import { textPolicyTable } from '../../src/engine/evaluators/exploitability.js';
 import { loadModel } from '../../src/models/store.js';
-import type { TinyLM } from '../../src/models/tinylm.js';
 import { PlayerRole } from '../../roles/player.js';
 import { initBackend } from '../../src/backend/index.js';
 
@@ -64,7 +63,8 @@ describe('a game run and its exported policy', function () {
   it('a text policy table is scored at the sampling temperature: greedy play is one move per state', async () => {
     await initBackend('cpu');
     const loaded = await loadModel(BASE);
-    const seats = [0, 1].map(() => ({ role: new PlayerRole(), model: loaded.model as TinyLM }));
+    if (loaded.kind !== 'tinylm' || !loaded.tokenizer) throw new Error(`${BASE} is not a text model`);
+    const seats = [0, 1].map(() => ({ role: new PlayerRole(), model: loaded.model }));
     const sampled = textPolicyTable(kuhnPoker, seats, loaded.tokenizer!, 1);
     const greedy = textPolicyTable(kuhnPoker, seats, loaded.tokenizer!, 0);
     expect(sampled.legalMass).to.be.above(0.9);
