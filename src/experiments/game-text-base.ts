@@ -1,12 +1,15 @@
 /**
  * A text base for a game: a TinyLM taught by supervised training to answer every information
- * state's observation, as the player role renders it, with a legal move's code drawn
- * uniformly (and end of sequence). It plays the uniform policy and writes legal moves, which
- * self-play from scratch cannot discover (a fresh model puts 0.0002 of its probability on
- * legal moves: no game ever finishes, so no outcome ever differs). SPIRAL starts from an
- * instruction-tuned model for the same reason.
+ * state's observation, as the player role renders it, with a legal move's code (and end of
+ * sequence) drawn from a policy: uniform (`--policy uniform`), or a random mixed policy of
+ * its own at each state (`--policy random`, each move's weight uniform in [0.25, 1]). It
+ * writes legal moves, which self-play from scratch cannot discover (a fresh model puts 0.0002
+ * of its probability on legal moves: no game ever finishes, so no outcome ever differs);
+ * SPIRAL starts from an instruction-tuned model for the same reason. A uniform base learns
+ * to ignore its prompt (every state has the same answer) and self-play then moved one
+ * probability for all states at once; a random policy per state makes the base read it.
  *
- *   npx tsx src/experiments/game-text-base.ts --game kuhn --out checkpoints/base-kuhn-text [--steps 300] [--dModel 64] [--context 112]
+ *   npx tsx src/experiments/game-text-base.ts --game kuhn --out checkpoints/base-kuhn-text [--policy random] [--steps 300] [--dModel 64] [--context 64]
  */
 import { initBackend } from '../backend/index.js';
 import { moveCode, type GameObservation } from '../../arenas/game.js';
@@ -36,18 +39,28 @@ const role = new PlayerRole();
 const model = new TinyLM({ vocabSize: tokenizer.size, dModel: Number(arg('dModel', '64')), nHeads: 4, nLayers: 2, context: Number(arg('context', '112')), seed });
 const rng = new Rng(seed);
 const states = [...representativeStates(game).values()];
+const policyKind = arg('policy', 'random');
+if (!['uniform', 'random'].includes(policyKind)) throw new Error(`--policy: uniform or random, got '${policyKind}'`);
+// each state's move weights, fixed for the corpus
+const weights = states.map(({ state }) => state.legalActions().map(() => (policyKind === 'uniform' ? 1 : 0.25 + 0.75 * rng.next())));
+const draw = (w: number[]) => {
+  let u = rng.next() * w.reduce((a, b) => a + b, 0);
+  for (let i = 0; i < w.length; i++) if ((u -= w[i]) < 0) return i;
+  return w.length - 1;
+};
 const examples = Array.from({ length: Number(arg('examples', '4096')) }, () => {
-  const { state, player } = states[rng.int(states.length)];
+  const index = rng.int(states.length);
+  const { state, player } = states[index];
   const legal = state.legalActions();
   const observation: GameObservation = { task: { id: 'base', family: '', prompt: '' }, text: state.observationText(player), legal: legal.map((a) => ({ code: moveCode(a), name: state.actionName(a) })) };
   const prompt = tokenizer.prompt(role.render({ ...observation }), role.kind);
-  return { prompt, completion: [...tokenizer.encode(moveCode(legal[rng.int(legal.length)])), tokenizer.eos] };
+  return { prompt, completion: [...tokenizer.encode(moveCode(legal[draw(weights[index])])), tokenizer.eos] };
 });
 const longest = Math.max(...examples.map((e) => e.prompt.length + e.completion.length));
 if (longest > model.config.context) throw new Error(`a prompt and its move take ${longest} tokens; --context ${model.config.context} is too short`);
 const seats = Array.from({ length: game.numPlayers }, () => ({ role, model }));
 trainSupervised(model, examples, {
-  steps: Number(arg('steps', '300')), batchSize: 64, lr: 1e-3, seed,
+  steps: Number(arg('steps', '600')), batchSize: 64, lr: 1e-3, seed,
   onStep: (step, loss) => {
     if (step % 50 === 49) {
       const { table, legalMass } = textPolicyTable(game, seats, tokenizer);
@@ -55,5 +68,5 @@ trainSupervised(model, examples, {
     }
   },
 });
-await saveModel(out, model, tokenizer, { game: game.name, made: 'src/experiments/game-text-base.ts' });
+await saveModel(out, model, tokenizer, { game: game.name, policy: policyKind, made: 'src/experiments/game-text-base.ts' });
 console.log(`wrote ${out}`);
