@@ -16,21 +16,34 @@
  * exploitability of the last policy and of the average policy of fictitious play (every
  * iterate's table weighted by own reach, `--average uniform|linear`).
  *
- *   npx tsx src/experiments/game-pg.ts [--game kuhn] [--iterations 400] [--episodes 512] [--lr 0.003] [--alpha 0.05]
+ *   npx tsx src/experiments/game-pg.ts [--out DIR | --resume DIR] [--save-every 50] [--game kuhn] [--iterations 400] [--episodes 512] [--lr 0.003] [--alpha 0.05]
  *     [--magnet uniform|moving] [--magnet-rate 0.05] [--average uniform|linear] [--baseline seat|infostate] [--seed 1]
  */
 import { initBackend } from '../backend/index.js';
 import { gameByName, type GameState } from '../games/index.js';
-import { AveragePolicy } from '../games/average.js';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { AveragePolicy, type AverageState } from '../games/average.js';
+import type { Attachments } from '../models/checkpoint.js';
+import { loadModel, saveModel } from '../models/store.js';
+import { encodeOptimizerState, restoreOptimizerState } from '../rl/optimizer-state.js';
 import { exploitability, fromTable, type TabularPolicy } from '../games/exploitability.js';
 import { tabulateMlp } from '../games/tabulate.js';
 import { MlpPolicy } from '../models/mlp.js';
 import { JointTrainer, type TrainSample } from '../rl/trainer.js';
 
-const arg = (name: string, fallback: string) => {
+const cli = (name: string) => {
   const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : fallback;
+  return i > 0 ? process.argv[i + 1] : undefined;
 };
+// --out DIR saves the run (progress.jsonl, and a checkpoint every --save-every iterations);
+// --resume DIR continues it with its own settings (only --iterations may change)
+const resumeDir = cli('resume');
+const outDir = resumeDir ?? cli('out');
+const saved = resumeDir ? await loadRun(resumeDir) : undefined;
+// a resumed run keeps its settings; --iterations may extend it
+const arg = (name: string, fallback: string) => (name === 'iterations' ? cli(name) ?? saved?.args[name] : saved?.args[name] ?? cli(name)) ?? fallback;
+const settings = ['game', 'iterations', 'episodes', 'alpha', 'seed', 'every', 'baseline-decay', 'magnet', 'magnet-rate', 'average', 'baseline', 'lr', 'save-every'];
 const game = gameByName(arg('game', 'kuhn'));
 const iterations = Number(arg('iterations', '400'));
 const episodes = Number(arg('episodes', '512'));
@@ -46,29 +59,39 @@ if (!['seat', 'infostate'].includes(baselineKind)) throw new Error(`--baseline: 
 if (!['uniform', 'moving'].includes(magnetKind)) throw new Error(`--magnet: uniform or moving, got '${magnetKind}'`);
 if (!['uniform', 'linear'].includes(averaging)) throw new Error(`--average: uniform or linear, got '${averaging}'`);
 
-await initBackend('cpu', 'off'); // tiny products: the cpu kernels are fastest here
-const mlp = new MlpPolicy({ inputSize: game.observationSize, hiddenSizes: [64, 64], numActions: game.numActions, seed });
-const trainer = new JointTrainer({ m: mlp }, { lr: Number(arg('lr', '0.003')), clipLow: 0.2, clipHigh: 0.2, klCoef: alpha, klKind: 'k3', aggMode: 'token-mean', maxGradNorm: 1, microBatch: 1 << 20 });
-const baseline = new Array(game.numPlayers).fill(0);
-// --baseline infostate: an EMA of the returns seen at each information state (a tabular critic, read before it is updated)
-const stateBaseline = new Map<string, number>();
-let drawSeed = seed * 100003;
-const average = new AveragePolicy(game);
-// the magnet as a table; uniform to start (and throughout with --magnet uniform)
-const magnet: TabularPolicy = tabulateMlp(game, mlp);
-for (const row of Object.values(magnet)) for (const a of Object.keys(row)) row[a] = 1 / Object.keys(row).length;
+const saveEvery = Number(arg('save-every', '50'));
 
-for (let it = 0; it <= iterations; it++) {
+await initBackend('cpu', 'off'); // tiny products: the cpu kernels are fastest here
+const mlp = saved?.mlp ?? new MlpPolicy({ inputSize: game.observationSize, hiddenSizes: [64, 64], numActions: game.numActions, seed });
+const trainer = new JointTrainer({ m: mlp }, { lr: Number(arg('lr', '0.003')), clipLow: 0.2, clipHigh: 0.2, klCoef: alpha, klKind: 'k3', aggMode: 'token-mean', maxGradNorm: 1, microBatch: 1 << 20 });
+if (saved) await restoreOptimizerState(`${resumeDir}/checkpoint`, saved.attachments, trainer.optimizer('m'));
+const baseline: number[] = saved?.state.baseline ?? new Array(game.numPlayers).fill(0);
+// --baseline infostate: an EMA of the returns seen at each information state (a tabular critic, read before it is updated)
+const stateBaseline = new Map<string, number>(saved?.state.stateBaseline ?? []);
+let drawSeed: number = saved?.state.drawSeed ?? seed * 100003;
+const average = saved ? AveragePolicy.restore(game, saved.state.average) : new AveragePolicy(game);
+// the magnet as a table; uniform to start (and throughout with --magnet uniform)
+const magnet: TabularPolicy = saved?.state.magnet ?? tabulateMlp(game, mlp);
+if (!saved) for (const row of Object.values(magnet)) for (const a of Object.keys(row)) row[a] = 1 / Object.keys(row).length;
+if (outDir) mkdirSync(outDir, { recursive: true });
+const log = (line: Record<string, unknown>) => {
+  console.log(JSON.stringify(line));
+  if (outDir) appendFileSync(join(outDir, 'progress.jsonl'), JSON.stringify(line) + '\n');
+};
+const first = saved ? saved.state.next : 0;
+if (saved) log({ resumed: resumeDir, at: first });
+
+for (let it = first; it <= iterations; it++) {
   const current = tabulateMlp(game, mlp);
   average.add(current, averaging === 'linear' ? it + 1 : 1);
   if (magnetKind === 'moving' && it > 0) {
     for (const [key, row] of Object.entries(magnet)) for (const a of Object.keys(row)) row[a] = (1 - magnetRate) * row[a] + magnetRate * current[key][a];
   }
   if (it % every === 0) {
-    console.log(JSON.stringify({
+    log({
       game: game.name, iteration: it, seed, alpha, magnet: magnetKind, exploitability: +exploitability(game, fromTable(current)).toFixed(5),
       average: +exploitability(game, fromTable(average.table())).toFixed(5),
-    }));
+    });
   }
   if (it === iterations) break;
   // play every episode in lockstep: one batched act per decision step
@@ -116,4 +139,38 @@ for (let it = 0; it <= iterations; it++) {
   for (const [key, list] of seen) stateBaseline.set(key, decay * (stateBaseline.get(key) ?? 0) + (1 - decay) * (list.reduce((a, b) => a + b, 0) / list.length));
   for (let p = 0; p < game.numPlayers; p++) baseline[p] = decay * baseline[p] + (1 - decay) * (returns.reduce((a, r) => a + r[p], 0) / returns.length);
   trainer.step(samples);
+  if (outDir && ((it + 1) % saveEvery === 0 || it + 1 === iterations)) {
+    const state = { next: it + 1, baseline, stateBaseline: [...stateBaseline], drawSeed, magnet, average: average.state() };
+    await saveRun(outDir, mlp, await encodeOptimizerState(trainer.optimizer('m')), { args: Object.fromEntries(settings.map((k) => [k, arg(k, '')]).filter(([, v]) => v !== '')), state });
+  }
+}
+
+interface RunState { next: number; baseline: number[]; stateBaseline: [string, number][]; drawSeed: number; magnet: TabularPolicy; average: AverageState }
+
+/**
+ * Saves the model, its optimizer and the run's state: the checkpoint is written beside the
+ * old one and renamed over it, so a kill mid-save leaves the previous checkpoint whole;
+ * progress lines after the checkpoint are dropped when the run resumes.
+ */
+async function saveRun(dir: string, mlp: MlpPolicy, optimizer: Attachments, extra: { args: Record<string, string>; state: RunState }): Promise<void> {
+  const next = join(dir, 'checkpoint.next');
+  rmSync(next, { recursive: true, force: true });
+  await saveModel(next, mlp, undefined, extra as unknown as Record<string, unknown>, optimizer);
+  rmSync(join(dir, 'checkpoint'), { recursive: true, force: true });
+  renameSync(next, join(dir, 'checkpoint'));
+}
+
+async function loadRun(dir: string): Promise<{ mlp: MlpPolicy; attachments: Record<string, Uint8Array>; args: Record<string, string>; state: RunState }> {
+  const where = join(dir, 'checkpoint');
+  if (!existsSync(where)) throw new Error(`--resume: ${where} does not exist (runs save every --save-every iterations)`);
+  const loaded = await loadModel(where);
+  if (loaded.kind !== 'mlp') throw new Error(`--resume: ${where} holds a ${loaded.kind}, not an mlp`);
+  const extra = loaded.extra as unknown as { args: Record<string, string>; state: RunState };
+  const progress = join(dir, 'progress.jsonl');
+  if (existsSync(progress)) {
+    // keep the lines up to the checkpoint: later ones are replayed
+    const kept = readFileSync(progress, 'utf8').split('\n').filter((l) => l && (JSON.parse(l).iteration ?? -1) < extra.state.next && !JSON.parse(l).resumed);
+    writeFileSync(progress, kept.map((l) => l + '\n').join(''));
+  }
+  return { mlp: loaded.model, attachments: loaded.attachments, args: extra.args, state: extra.state };
 }

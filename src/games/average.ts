@@ -54,6 +54,20 @@ export class AveragePolicy {
     this.last = table;
   }
 
+  /** The sums as plain JSON (see restore). */
+  state(): AverageState {
+    return { sums: [...this.sums].map(([k, m]) => [k, [...m]]), totals: [...this.totals], last: this.last };
+  }
+
+  /** An average continuing from a saved state. */
+  static restore(game: Game, s: AverageState): AveragePolicy {
+    const a = new AveragePolicy(game);
+    for (const [k, entries] of s.sums) a.sums.set(k, new Map(entries));
+    for (const [k, t] of s.totals) a.totals.set(k, t);
+    a.last = s.last;
+    return a;
+  }
+
   table(): TabularPolicy {
     const out: TabularPolicy = {};
     for (const [key, row] of Object.entries(this.last)) {
@@ -64,3 +78,6 @@ export class AveragePolicy {
     return out;
   }
 }
+
+/** An AveragePolicy's sums as plain JSON, to save with a run. */
+export interface AverageState { sums: [string, [string, number][]][]; totals: [string, number][]; last: TabularPolicy }
