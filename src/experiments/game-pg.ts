@@ -29,6 +29,8 @@ import { loadModel, saveModel } from '../models/store.js';
 import { encodeOptimizerState, restoreOptimizerState } from '../rl/optimizer-state.js';
 import { exploitability, fromTable, type TabularPolicy } from '../games/exploitability.js';
 import { tabulateMlp } from '../games/tabulate.js';
+import { Minimax, playVsMinimax } from '../games/minimax.js';
+import * as tf from '@tensorflow/tfjs';
 import { MlpPolicy } from '../models/mlp.js';
 import { JointTrainer, type TrainSample } from '../rl/trainer.js';
 
@@ -43,7 +45,7 @@ const outDir = resumeDir ?? cli('out');
 const saved = resumeDir ? await loadRun(resumeDir) : undefined;
 // a resumed run keeps its settings; --iterations may extend it
 const arg = (name: string, fallback: string) => (name === 'iterations' ? cli(name) ?? saved?.args[name] : saved?.args[name] ?? cli(name)) ?? fallback;
-const settings = ['game', 'iterations', 'episodes', 'alpha', 'seed', 'every', 'baseline-decay', 'magnet', 'magnet-rate', 'average', 'baseline', 'lr', 'save-every'];
+const settings = ['measure', 'game', 'iterations', 'episodes', 'alpha', 'seed', 'every', 'baseline-decay', 'magnet', 'magnet-rate', 'average', 'baseline', 'lr', 'save-every'];
 const game = gameByName(arg('game', 'kuhn'));
 const iterations = Number(arg('iterations', '400'));
 const episodes = Number(arg('episodes', '512'));
@@ -60,6 +62,18 @@ if (!['uniform', 'moving'].includes(magnetKind)) throw new Error(`--magnet: unif
 if (!['uniform', 'linear'].includes(averaging)) throw new Error(`--average: uniform or linear, got '${averaging}'`);
 
 const saveEvery = Number(arg('save-every', '50'));
+// a perfect-information game is measured against perfect play (its tables would need every
+// one of tic-tac-toe's 550,000 move orders each iteration): uniform magnet, no average
+const measure = arg('measure', game.name === 'tictactoe' ? 'minimax' : 'exploitability');
+if (!['exploitability', 'minimax'].includes(measure)) throw new Error(`--measure: exploitability or minimax, got '${measure}'`);
+if (measure === 'minimax' && magnetKind !== 'uniform') throw new Error('--measure minimax keeps no policy table: use --magnet uniform');
+const solver = new Minimax();
+/** the MLP's greedy move: its likeliest legal move */
+const greedy = (s: GameState) => {
+  const legal = s.legalActions();
+  const logits = tf.tidy(() => mlp.logits(tf.tensor2d([s.observationVector(s.currentPlayer())])).arraySync()[0]);
+  return legal.reduce((best, a) => (logits[a] > logits[best] ? a : best), legal[0]);
+};
 
 await initBackend('cpu', 'off'); // tiny products: the cpu kernels are fastest here
 const mlp = saved?.mlp ?? new MlpPolicy({ inputSize: game.observationSize, hiddenSizes: [64, 64], numActions: game.numActions, seed });
@@ -71,8 +85,9 @@ const stateBaseline = new Map<string, number>(saved?.state.stateBaseline ?? []);
 let drawSeed: number = saved?.state.drawSeed ?? seed * 100003;
 const average = saved ? AveragePolicy.restore(game, saved.state.average) : new AveragePolicy(game);
 // the magnet as a table; uniform to start (and throughout with --magnet uniform)
-const magnet: TabularPolicy = saved?.state.magnet ?? tabulateMlp(game, mlp);
+const magnet: TabularPolicy = saved?.state.magnet ?? (measure === 'minimax' ? {} : tabulateMlp(game, mlp));
 if (!saved) for (const row of Object.values(magnet)) for (const a of Object.keys(row)) row[a] = 1 / Object.keys(row).length;
+const magnetLogProb = (key: string, action: number, legal: boolean[]) => Math.log(Math.max(1e-8, magnet[key]?.[String(action)] ?? 1 / legal.filter(Boolean).length));
 if (outDir) mkdirSync(outDir, { recursive: true });
 const log = (line: Record<string, unknown>) => {
   console.log(JSON.stringify(line));
@@ -82,12 +97,18 @@ const first = saved ? saved.state.next : 0;
 if (saved) log({ resumed: resumeDir, at: first });
 
 for (let it = first; it <= iterations; it++) {
-  const current = tabulateMlp(game, mlp);
-  average.add(current, averaging === 'linear' ? it + 1 : 1);
+  if (measure === 'minimax') {
+    if (it % every === 0) {
+      const vs = [0, 1].map((seat) => playVsMinimax(() => game.newInitialState(), greedy, { seat, games: 200, seed: it * 2 + seat + 1 }, solver));
+      log({ game: game.name, iteration: it, seed, alpha, vs_minimax: { seat0: vs[0], seat1: vs[1] }, losses: vs[0].losses + vs[1].losses });
+    }
+  }
+  const current = measure === 'minimax' ? {} : tabulateMlp(game, mlp);
+  if (measure === 'exploitability') average.add(current, averaging === 'linear' ? it + 1 : 1);
   if (magnetKind === 'moving' && it > 0) {
     for (const [key, row] of Object.entries(magnet)) for (const a of Object.keys(row)) row[a] = (1 - magnetRate) * row[a] + magnetRate * current[key][a];
   }
-  if (it % every === 0) {
+  if (measure === 'exploitability' && it % every === 0) {
     log({
       game: game.name, iteration: it, seed, alpha, magnet: magnetKind, exploitability: +exploitability(game, fromTable(current)).toFixed(5),
       average: +exploitability(game, fromTable(average.table())).toFixed(5),
@@ -127,7 +148,7 @@ for (let it = first; it <= iterations; it++) {
   const samples: TrainSample[] = taken.map((t) => ({
     model: 'm', role: `seat${t.seat}`, prompt: t.features, completion: [t.action], legal: t.legal,
     oldLogProbs: [t.logProb], advantages: returns[t.ep][t.seat] - (baselineKind === 'infostate' ? stateBaseline.get(t.key) ?? 0 : baseline[t.seat]),
-    refLogProbs: [Math.log(Math.max(1e-8, magnet[t.key][String(t.action)]))],
+    refLogProbs: [magnetLogProb(t.key, t.action, t.legal)],
   }));
   // SPIRAL's baseline: read above, updated after
   const seen = new Map<string, number[]>();

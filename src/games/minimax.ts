@@ -34,3 +34,35 @@ export class Minimax {
     return c;
   }
 }
+
+/** Wins, draws and losses of a player over games against perfect play. */
+export interface Record3 { wins: number; draws: number; losses: number }
+
+/**
+ * Plays `games` games of a two-player zero-sum perfect-information game with `choose` in
+ * `seat` against perfect play, which picks uniformly (seeded) among its moves that keep the
+ * minimax value, so that every line perfect play allows gets tested.
+ */
+export function playVsMinimax(newGame: () => GameState, choose: (s: GameState) => number, o: { seat: number; games: number; seed: number }, solver = new Minimax()): Record3 {
+  const out: Record3 = { wins: 0, draws: 0, losses: 0 };
+  let x = o.seed >>> 0;
+  const draw = (n: number) => {
+    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+    return x % n;
+  };
+  for (let g = 0; g < o.games; g++) {
+    const s = newGame();
+    while (!s.isTerminal()) {
+      if (s.currentPlayer() === o.seat) s.apply(choose(s));
+      else {
+        const best = solver.bestMoves(s);
+        s.apply(best[draw(best.length)]);
+      }
+    }
+    const r = s.returns()[o.seat];
+    if (r > 0) out.wins++;
+    else if (r < 0) out.losses++;
+    else out.draws++;
+  }
+  return out;
+}
