@@ -13,7 +13,7 @@ export interface Acceleration {
   library?: string;
   /** why no library serves them, when asked for `auto` */
   why?: string;
-  /** whether the fused kernels (GELU, sums, copies) serve the backend */
+  /** whether the fused kernels (GELU, LayerNorm, Exp, sums, Adam, shared copies) serve the backend */
   fused: boolean;
 }
 

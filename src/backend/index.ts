@@ -25,7 +25,7 @@ export interface BackendInfo {
   native?: string;
   /** why none does, when `accelerate` is `auto` */
   nativeWhy?: string;
-  /** whether fused kernels (GELU, sums, copies) replace chains of tfjs's */
+  /** whether the fused kernels (GELU, LayerNorm, Exp, sums, Adam, shared copies) serve the backend */
   fused: boolean;
 }
 
