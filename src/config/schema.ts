@@ -22,7 +22,7 @@ export const BACKENDS = ['auto', 'gpu', 'node', 'wasm', 'cpu'] as const;
 export const ACCELERATIONS = ['auto', 'off'] as const;
 export const AGG_MODES = ['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean', 'seq-mean-token-sum-norm'] as const;
 export const KL_KINDS = ['k1', 'kl', 'abs', 'k2', 'mse', 'k3', 'low_var_kl'] as const;
-export const ADVANTAGES = ['grpo', 'drgrpo', 'rloo', 'reinforce++', 'reinforce++-baseline'] as const;
+export const ADVANTAGES = ['grpo', 'drgrpo', 'rloo', 'reinforce++', 'reinforce++-baseline', 'rae'] as const;
 export const LR_SCHEDULES = ['constant', 'cosine'] as const;
 export const TASK_SOURCES = ['generate', 'file', 'none'] as const;
 export const KL_CONTROLS = ['fixed', 'adaptive'] as const;
@@ -178,6 +178,7 @@ export const TrainerSchema = z.strictObject({
     })
     .optional(),
   advantage: z.enum(ADVANTAGES).default('grpo'), // advantage estimator
+  raeDecay: z.number().min(0).lt(1).optional(), // 'rae': decay of each role's moving baseline (SPIRAL's 0.95 when unset)
   dropEqualGroups: z.boolean().default(false), // drop groups whose rewards are all equal (no signal)
   ppoEpochs: posInt().default(1), // optimizer passes over each iteration's samples
   lrSchedule: z
@@ -294,7 +295,7 @@ export type _Checks = [
   Assert<Same<(typeof KL_KINDS)[number], KlKind>>,
   Assert<Same<(typeof LR_SCHEDULES)[number], LrScheduleKind>>,
   // every TrainerConfig field can be set, with a compatible type
-  Assert<Same<keyof TrainerConfig, Exclude<keyof TrainerSpec, 'advantage' | 'dropEqualGroups' | 'ppoEpochs' | 'lrSchedule' | 'refSync'>>>,
+  Assert<Same<keyof TrainerConfig, Exclude<keyof TrainerSpec, 'advantage' | 'raeDecay' | 'dropEqualGroups' | 'ppoEpochs' | 'lrSchedule' | 'refSync'>>>,
   Assert<Required<Pick<TrainerSpec, keyof TrainerConfig>> extends TrainerConfig ? true : false>,
   // every TinyLMConfig field can be set, with a compatible type
   Assert<Same<keyof TinyLMConfig, keyof NonNullable<ModelSpec['config']>>>,

@@ -9,6 +9,8 @@ export interface LoopState {
   /** each role's KL-reward controller (its β moves when adaptive) */
   controllers: Record<string, KlController>;
   buffer: TaskBuffer;
+  /** each role's moving baseline for the 'rae' advantage (SPIRAL's), read before each update */
+  baselines: Record<string, number>;
 }
 
 const FILE = 'loop.json';
@@ -17,14 +19,14 @@ const FILE = 'loop.json';
 export function freshLoopState(c: ExperimentConfig): LoopState {
   const controllers: Record<string, KlController> = {};
   for (const [id, r] of Object.entries(c.roles)) if (r.klReward) controllers[id] = new KlController(r.klReward);
-  return { controllers, buffer: new TaskBuffer(c.buffer.size) };
+  return { controllers, buffer: new TaskBuffer(c.buffer.size), baselines: {} };
 }
 
 /** The state saved in a run checkpoint; a checkpoint without it is refused, naming the file. */
 export function loadLoopState(dir: string, c: ExperimentConfig): LoopState {
   const path = join(dir, FILE);
   if (!existsSync(path)) throw new Error(`${path} is missing: a run checkpoint keeps the loop's state (KL controllers, task buffer) there`);
-  let saved: { controllers?: Record<string, number>; buffer?: BufferedTask[] };
+  let saved: { controllers?: Record<string, number>; buffer?: BufferedTask[]; baselines?: Record<string, number> };
   try {
     saved = JSON.parse(readFileSync(path, 'utf8'));
   } catch (e) {
@@ -36,12 +38,14 @@ export function loadLoopState(dir: string, c: ExperimentConfig): LoopState {
     if (typeof v !== 'number' || !Number.isFinite(v)) throw new Error(`${path}: no KL controller value for role '${id}'`);
     ctrl.value = v;
   }
-  return { ...state, buffer: TaskBuffer.from(c.buffer.size, saved.buffer ?? []) };
+  const baselines = saved.baselines ?? {}; // checkpoints written before 'rae' existed have none
+  for (const [id, v] of Object.entries(baselines)) if (typeof v !== 'number' || !Number.isFinite(v)) throw new Error(`${path}: the baseline of role '${id}' is not a number`);
+  return { ...state, buffer: TaskBuffer.from(c.buffer.size, saved.buffer ?? []), baselines };
 }
 
 /** Writes the state into a checkpoint folder, atomically (before the checkpoint is recorded). */
 export function saveLoopState(dir: string, s: LoopState): void {
-  const body = { controllers: Object.fromEntries(Object.entries(s.controllers).map(([id, k]) => [id, k.value])), buffer: s.buffer.entries() };
+  const body = { controllers: Object.fromEntries(Object.entries(s.controllers).map(([id, k]) => [id, k.value])), buffer: s.buffer.entries(), baselines: s.baselines };
   const tmp = join(dir, `${FILE}.tmp-${process.pid}`);
   writeFileSync(tmp, JSON.stringify(body));
   renameSync(tmp, join(dir, FILE));

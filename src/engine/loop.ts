@@ -83,7 +83,7 @@ export async function runLoop(c: ExperimentConfig, store: RunStore, o: LoopOptio
     const scored = judged.filter((s) => roles.has(s.episode.turns[s.turn].role));
     // advantages
     await addReferenceLogProbs(c, scored, references, temperature);
-    const { samples, metrics: klMetrics } = toSamples(scored, c.trainer, roleTraining(c, state.controllers));
+    const { samples, metrics: klMetrics } = toSamples(scored, c.trainer, roleTraining(c, state.controllers), state.baselines);
     // update
     const lr = trainer.config.lr * lrMultiplier(c.trainer.lrSchedule, it - 1, c.iterations);
     trainer.setLearningRate(lr);

@@ -36,6 +36,23 @@ describe('rewards to samples', () => {
     samples.forEach((s) => expect(s.oldLogProbs).to.deep.equal([-1, -0.5]));
   });
 
+  it("'rae' subtracts each role's moving baseline, read before this batch updates it (SPIRAL's RAE)", () => {
+    const p = plan([{ judge: new VerifierJudge(verify), weight: 1, kind: 'verifier' }]);
+    const scored = scoreEpisodes(p, group); // rewards [1, 0, 0, 0]
+    const trainer = parseConfig({ ...tinyConfig('/tmp'), trainer: { advantage: 'rae', raeDecay: 0.9 } }).trainer;
+    const baselines: Record<string, number> = {};
+    const first = toSamples(scored, trainer, {}, baselines);
+    // the first batch is measured against 0, then b = 0.9 * 0 + 0.1 * 0.25
+    expect(first.samples.map((s) => (s.advantages as number[])[0])).to.deep.equal([1, 0, 0, 0]);
+    expect(first.metrics['rae/solver/baseline']).to.equal(0);
+    expect(baselines.solver).to.be.closeTo(0.025, 1e-12);
+    const second = toSamples(scored, trainer, {}, baselines);
+    second.samples.forEach((s, i) => expect((s.advantages as number[])[0]).to.be.closeTo([1, 0, 0, 0][i] - 0.025, 1e-12));
+    expect(baselines.solver).to.be.closeTo(0.9 * 0.025 + 0.1 * 0.25, 1e-12);
+    // no division by a spread: unlike GRPO, a batch of equal rewards still learns from its distance to the baseline
+    expect(() => parseConfig({ ...tinyConfig('/tmp'), trainer: { advantage: 'rae', raeDecay: 1 } })).to.throw(/raeDecay/);
+  });
+
   it('gives every completion token its row advantage, whatever the completion lengths', () => {
     const ragged = [episode(0, '5', 1), episode(1, '6', 3), episode(2, '5', 2), episode(3, '7', 4)];
     const p = plan([{ judge: new VerifierJudge(verify), weight: 1, kind: 'verifier' }]);
