@@ -178,7 +178,7 @@ export const TrainerSchema = z.strictObject({
     })
     .optional(),
   advantage: z.enum(ADVANTAGES).default('grpo'), // advantage estimator
-  raeDecay: z.number().min(0).lt(1).optional(), // 'rae': decay of each role's moving baseline (SPIRAL's 0.95 when unset)
+  raeDecay: z.number().gt(0).lt(1).optional(), // 'rae': decay of each role's moving baseline (SPIRAL's 0.95 when unset)
   dropEqualGroups: z.boolean().default(false), // drop groups whose rewards are all equal (no signal)
   ppoEpochs: posInt().default(1), // optimizer passes over each iteration's samples
   lrSchedule: z

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { TaskBuffer, type BufferedTask } from '../../memory/task-buffer.js';
 import type { ExperimentConfig } from '../config/schema.js';
 import { KlController } from '../rl/kl-reward.js';
+import { RoleBaseline, type RoleBaselineState } from '../rl/advantages.js';
 
 /** What the loop carries from one iteration to the next besides the models: plain JSON in each checkpoint. */
 export interface LoopState {
@@ -10,7 +11,7 @@ export interface LoopState {
   controllers: Record<string, KlController>;
   buffer: TaskBuffer;
   /** each role's moving baseline for the 'rae' advantage (SPIRAL's), read before each update */
-  baselines: Record<string, number>;
+  baselines: RoleBaseline;
 }
 
 const FILE = 'loop.json';
@@ -19,14 +20,14 @@ const FILE = 'loop.json';
 export function freshLoopState(c: ExperimentConfig): LoopState {
   const controllers: Record<string, KlController> = {};
   for (const [id, r] of Object.entries(c.roles)) if (r.klReward) controllers[id] = new KlController(r.klReward);
-  return { controllers, buffer: new TaskBuffer(c.buffer.size), baselines: {} };
+  return { controllers, buffer: new TaskBuffer(c.buffer.size), baselines: new RoleBaseline(c.trainer.raeDecay ?? 0.95) };
 }
 
 /** The state saved in a run checkpoint; a checkpoint without it is refused, naming the file. */
 export function loadLoopState(dir: string, c: ExperimentConfig): LoopState {
   const path = join(dir, FILE);
   if (!existsSync(path)) throw new Error(`${path} is missing: a run checkpoint keeps the loop's state (KL controllers, task buffer) there`);
-  let saved: { controllers?: Record<string, number>; buffer?: BufferedTask[]; baselines?: Record<string, number> };
+  let saved: { controllers?: Record<string, number>; buffer?: BufferedTask[]; baselines?: RoleBaselineState };
   try {
     saved = JSON.parse(readFileSync(path, 'utf8'));
   } catch (e) {
@@ -38,14 +39,15 @@ export function loadLoopState(dir: string, c: ExperimentConfig): LoopState {
     if (typeof v !== 'number' || !Number.isFinite(v)) throw new Error(`${path}: no KL controller value for role '${id}'`);
     ctrl.value = v;
   }
-  const baselines = saved.baselines ?? {}; // checkpoints written before 'rae' existed have none
-  for (const [id, v] of Object.entries(baselines)) if (typeof v !== 'number' || !Number.isFinite(v)) throw new Error(`${path}: the baseline of role '${id}' is not a number`);
-  return { ...state, buffer: TaskBuffer.from(c.buffer.size, saved.buffer ?? []), baselines };
+  // checkpoints written before 'rae' existed have no baselines
+  const b = saved.baselines;
+  if (b && (typeof b.decay !== 'number' || Object.values(b.baselines ?? {}).some((v) => typeof v !== 'number' || !Number.isFinite(v)))) throw new Error(`${path}: the 'rae' baselines are malformed`);
+  return { ...state, buffer: TaskBuffer.from(c.buffer.size, saved.buffer ?? []), baselines: b ? RoleBaseline.fromJSON(b) : state.baselines };
 }
 
 /** Writes the state into a checkpoint folder, atomically (before the checkpoint is recorded). */
 export function saveLoopState(dir: string, s: LoopState): void {
-  const body = { controllers: Object.fromEntries(Object.entries(s.controllers).map(([id, k]) => [id, k.value])), buffer: s.buffer.entries(), baselines: s.baselines };
+  const body = { controllers: Object.fromEntries(Object.entries(s.controllers).map(([id, k]) => [id, k.value])), buffer: s.buffer.entries(), baselines: s.baselines.toJSON() };
   const tmp = join(dir, `${FILE}.tmp-${process.pid}`);
   writeFileSync(tmp, JSON.stringify(body));
   renameSync(tmp, join(dir, FILE));

@@ -6,7 +6,7 @@ import type { ADVANTAGES, ExperimentConfig } from '../config/schema.js';
 import { comparisonGroup, taskOf } from '../core/groups.js';
 import type { KlKind } from '../rl/kl.js';
 import { applyKlPenalty, type KlController } from '../rl/kl-reward.js';
-import { grpoOutcomeAdvantage, reinforcePlusPlusAdvantage, reinforcePlusPlusBaselineAdvantage, rlooOutcomeAdvantage, roleConditionedAdvantage } from '../rl/advantages.js';
+import { broadcastOverTokens, grpoOutcomeAdvantage, reinforcePlusPlusAdvantage, reinforcePlusPlusBaselineAdvantage, rlooOutcomeAdvantage, RoleBaseline } from '../rl/advantages.js';
 import { keepGroupsWithVariance } from '../rl/filter.js';
 import type { TrainSample } from '../rl/trainer.js';
 import type { Plan } from './registry.js';
@@ -53,10 +53,10 @@ export function scoreEpisodes(plan: Plan, episodes: readonly Episode[], trainPer
  * (verl's apply_kl_penalty, with its controller) on its token rewards, then its advantage
  * estimator over its comparison groups. Rewards sit on the last completion token, as verl's
  * outcome rewards do. Returns the KL-reward metrics per role beside the samples. `baselines`
- * holds each role's moving baseline for 'rae' (the loop keeps it across iterations and in
- * every checkpoint); this updates it.
+ * holds each role's moving baseline for 'rae' (SPIRAL's RoleBaseline, keyed by role: the
+ * loop keeps it across iterations and in every checkpoint); this updates it, turn by turn.
  */
-export function toSamples(scored: readonly ScoredTurn[], t: ExperimentConfig['trainer'], roles: Readonly<Record<string, RoleTraining>> = {}, baselines: Record<string, number> = {}): { samples: TrainSample[]; metrics: Record<string, number> } {
+export function toSamples(scored: readonly ScoredTurn[], t: ExperimentConfig['trainer'], roles: Readonly<Record<string, RoleTraining>> = {}, baselines = new RoleBaseline(t.raeDecay ?? 0.95)): { samples: TrainSample[]; metrics: Record<string, number> } {
   let kept = [...scored];
   if (t.dropEqualGroups) kept = keepGroupsWithVariance(kept.map((s) => s.group), kept.map((s) => s.reward)).map((i) => kept[i]);
   kept = kept.filter((s) => s.episode.turns[s.turn].completion.length > 0);
@@ -81,10 +81,9 @@ export function toSamples(scored: readonly ScoredTurn[], t: ExperimentConfig['tr
     const ids = items.map((s) => s.group);
     let adv: { advantages: number[][] };
     if (r.advantage === 'rae') {
-      const b = roleConditionedAdvantage(rewards, mask, baselines[role] ?? 0, t.raeDecay ?? 0.95);
-      metrics[`rae/${role}/baseline`] = baselines[role] ?? 0;
-      baselines[role] = b.baseline;
-      adv = b;
+      // SPIRAL's order: each turn's score against the baseline before it, then folded in
+      metrics[`rae/${role}/baseline`] = baselines.baseline(role);
+      adv = { advantages: broadcastOverTokens(rewards.map((row) => baselines.advantage(role, row.reduce((a, b) => a + b, 0))), mask) };
     } else adv =
       r.advantage === 'rloo' ? rlooOutcomeAdvantage(rewards, mask, ids)
       : r.advantage === 'reinforce++-baseline' ? reinforcePlusPlusBaselineAdvantage(rewards, mask, ids)

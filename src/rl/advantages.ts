@@ -306,19 +306,3 @@ export class RoleBaseline {
     return rb;
   }
 }
-
-/**
- * SPIRAL's role-conditioned advantage estimation (RAE): each row's outcome score minus a
- * moving baseline of its role, A = R - b, where b is an exponential moving average of that
- * role's scores, read before this batch updates it: b <- decay b + (1 - decay) mean(R)
- * (SPIRAL keys b by game and role and uses decay 0.95). No division by a standard deviation.
- * Returns the advantages broadcast over tokens and the new baseline.
- */
-export function roleConditionedAdvantage(tokenRewards: Matrix, mask: Matrix, baseline: number, decay: number): { advantages: Matrix; baseline: number } {
-  assertSameShape(tokenRewards, mask, 'tokenRewards/mask');
-  if (!(decay >= 0 && decay < 1)) throw new Error(`role-conditioned advantage: decay must be in [0, 1), got ${decay}`);
-  const scores = tokenRewards.map((row) => row.reduce((a, b) => a + b, 0));
-  const advantages = broadcastOverTokens(scores.map((s) => s - baseline), mask);
-  const batchMean = scores.length ? scores.reduce((a, b) => a + b, 0) / scores.length : 0;
-  return { advantages, baseline: scores.length ? decay * baseline + (1 - decay) * batchMean : baseline };
-}

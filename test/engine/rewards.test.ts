@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { RoleBaseline } from '../../src/rl/advantages.js';
 import { MajorityJudge } from '../../judges/majority.js';
 import { VerifierJudge } from '../../judges/verifier.js';
 import type { Episode, Task } from '../../src/core/types.js';
@@ -36,20 +37,20 @@ describe('rewards to samples', () => {
     samples.forEach((s) => expect(s.oldLogProbs).to.deep.equal([-1, -0.5]));
   });
 
-  it("'rae' subtracts each role's moving baseline, read before this batch updates it (SPIRAL's RAE)", () => {
+  it("'rae' subtracts each role's moving baseline turn by turn, each read before its own reward folds in (SPIRAL's RAE)", () => {
     const p = plan([{ judge: new VerifierJudge(verify), weight: 1, kind: 'verifier' }]);
     const scored = scoreEpisodes(p, group); // rewards [1, 0, 0, 0]
     const trainer = parseConfig({ ...tinyConfig('/tmp'), trainer: { advantage: 'rae', raeDecay: 0.9 } }).trainer;
-    const baselines: Record<string, number> = {};
+    const baselines = new RoleBaseline(0.9);
     const first = toSamples(scored, trainer, {}, baselines);
-    // the first batch is measured against 0, then b = 0.9 * 0 + 0.1 * 0.25
-    expect(first.samples.map((s) => (s.advantages as number[])[0])).to.deep.equal([1, 0, 0, 0]);
+    // b: 0 -> 0.1 (after the 1) -> 0.09 -> 0.081 -> 0.0729
+    const expected = [1, -0.1, -0.09, -0.081];
+    first.samples.forEach((s, i) => expect((s.advantages as number[])[0]).to.be.closeTo(expected[i], 1e-12));
     expect(first.metrics['rae/solver/baseline']).to.equal(0);
-    expect(baselines.solver).to.be.closeTo(0.025, 1e-12);
+    expect(baselines.baseline('solver')).to.be.closeTo(0.0729, 1e-12);
+    // the baseline carries over to the next batch; no division by a spread (unlike GRPO)
     const second = toSamples(scored, trainer, {}, baselines);
-    second.samples.forEach((s, i) => expect((s.advantages as number[])[0]).to.be.closeTo([1, 0, 0, 0][i] - 0.025, 1e-12));
-    expect(baselines.solver).to.be.closeTo(0.9 * 0.025 + 0.1 * 0.25, 1e-12);
-    // no division by a spread: unlike GRPO, a batch of equal rewards still learns from its distance to the baseline
+    expect((second.samples[0].advantages as number[])[0]).to.be.closeTo(1 - 0.0729, 1e-12);
     expect(() => parseConfig({ ...tinyConfig('/tmp'), trainer: { advantage: 'rae', raeDecay: 1 } })).to.throw(/raeDecay/);
   });
 
