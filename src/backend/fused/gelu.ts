@@ -23,12 +23,9 @@ export function geluKernels(backendName: string): tf.KernelConfig[] {
   return [{ kernelName: GELU, backendName, kernelFunc: forward }, { kernelName: GELU_GRAD, backendName, kernelFunc: backward }];
 }
 
-let gradientRegistered = false;
-
 /** The gradient of the fused GELU (once per process: gradients are not per backend). */
 export function registerGeluGradient(): void {
-  if (gradientRegistered) return;
-  gradientRegistered = true;
+  if (tf.getGradient(GELU)) return;
   tf.registerGradient({
     kernelName: GELU,
     inputsToSave: ['x'],

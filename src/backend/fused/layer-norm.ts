@@ -35,12 +35,9 @@ export function layerNormKernels(backendName: string): tf.KernelConfig[] {
   return [{ kernelName: LAYER_NORM, backendName, kernelFunc: forward }, { kernelName: LAYER_NORM_GRAD, backendName, kernelFunc: backward }];
 }
 
-let gradientRegistered = false;
-
 /** The gradients of the fused LayerNorm (once per process: gradients are not per backend). */
 export function registerLayerNormGradient(): void {
-  if (gradientRegistered) return;
-  gradientRegistered = true;
+  if (tf.getGradient(LAYER_NORM)) return;
   tf.registerGradient({
     kernelName: LAYER_NORM,
     inputsToSave: ['x', 'gain'],

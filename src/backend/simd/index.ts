@@ -1,4 +1,5 @@
 import type { TensorInfo } from '@tensorflow/tfjs';
+import type { CpuBackend, WasmBackend } from '../views.js';
 import { SIMD_BINARY } from './binary.js';
 
 /** The SIMD kernels of source.ts; pointers are byte offsets into the memory they were instantiated on. */
@@ -35,8 +36,6 @@ export function wasmBackendMemory(backend: unknown): WebAssembly.Memory {
 }
 
 type Info = TensorInfo;
-interface WasmBackend { dataIdMap: { get(id: unknown): { memoryOffset: number } }; makeOutput(shape: number[], dtype: 'float32'): Info }
-interface CpuBackend { data: { get(id: unknown): { values: Float32Array } }; makeTensorInfo(shape: number[], dtype: 'float32', values: Float32Array): Info }
 
 /** A private heap for the cpu backend, whose tensors are JS arrays: inputs are copied in, outputs out. */
 let scratch: WebAssembly.Memory | undefined;
