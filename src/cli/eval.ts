@@ -3,9 +3,10 @@ import type { Accelerate } from '../backend/accelerate.js';
 import { evaluateSolver, type EvalResult } from '../engine/evaluate.js';
 import { loadModel } from '../models/store.js';
 import { readTasksJsonl } from '../tasks/jsonl.js';
+import { Replicas, workerCount } from '../parallel/replicas.js';
 import { taskFamily } from '../tasks/index.js';
 
-export interface EvalOptions { checkpoint: string; data: string; family: string; samples: number; temperature: number; seed?: number; maxNewTokens: number; backend: string; accelerate?: string }
+export interface EvalOptions { checkpoint: string; data: string; family: string; samples: number; temperature: number; seed?: number; maxNewTokens: number; backend: string; accelerate?: string; workers?: string }
 
 /** `coevolve eval`: loads a checkpoint and scores it on labeled tasks from a JSONL file. */
 export async function evalCommand(o: EvalOptions): Promise<EvalResult & { checkpoint: string; data: string }> {
@@ -15,13 +16,20 @@ export async function evalCommand(o: EvalOptions): Promise<EvalResult & { checkp
   if (tasks.length === 0) throw new Error(`eval: ${o.data} holds no tasks`);
   const unlabeled = tasks.findIndex((t) => t.answer === undefined);
   if (unlabeled >= 0) throw new Error(`eval: ${o.data} line ${unlabeled + 1} has no answer; eval needs labels`);
-  console.error(describeBackend(await initBackend(o.backend as BackendChoice, (o.accelerate ?? 'auto') as Accelerate)));
+  const setting = o.workers ?? 'auto';
+  if (setting !== 'auto' && !/^[1-9][0-9]*$/.test(setting)) throw new Error(`eval: --workers must be auto or a positive integer, got '${setting}'`);
+  const accelerate = (o.accelerate ?? 'auto') as Accelerate;
+  const info = await initBackend(o.backend as BackendChoice, accelerate);
+  console.error(describeBackend(info));
   const loaded = await loadModel(o.checkpoint);
   if (loaded.kind !== 'tinylm' || !loaded.tokenizer) throw new Error(`eval: ${o.checkpoint} is not a language model with a tokenizer`);
+  const workers = workerCount(setting === 'auto' ? 'auto' : Number(setting));
+  const replicas = workers > 1 ? await Replicas.start(workers - 1, { backend: info.chosen, accelerate }, { eval: loaded.model }) : undefined;
   try {
-    const result = await evaluateSolver(loaded.model, loaded.tokenizer, family, tasks, { samples: o.samples, maxNewTokens: o.maxNewTokens, temperature: o.temperature, seed: o.seed ?? 0 });
+    const result = await evaluateSolver(loaded.model, loaded.tokenizer, family, tasks, { samples: o.samples, maxNewTokens: o.maxNewTokens, temperature: o.temperature, seed: o.seed ?? 0, replicas, id: 'eval' });
     return { checkpoint: o.checkpoint, data: o.data, ...result };
   } finally {
+    await replicas?.close();
     loaded.model.dispose();
   }
 }

@@ -50,6 +50,7 @@ program.command('eval')
   .option('--max-new-tokens <n>', 'longest answer', positiveInt, 8)
   .option('--backend <name>', 'auto | gpu | node | wasm | cpu', 'auto')
   .option('--accelerate <mode>', 'auto (native matrix products when a library loads) | off', 'auto')
+  .option('--workers <n>', 'threads that generate, each with a replica of the model: auto (one per core) or a count', 'auto')
   .action(async (o) => {
     console.log(JSON.stringify(await evalCommand(o)));
   });

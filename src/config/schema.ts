@@ -210,6 +210,7 @@ export const ExperimentSchema = z
     seed: int().default(0), // seed of everything random
     backend: z.enum(BACKENDS).default('auto'), // tensor backend
     accelerate: z.enum(ACCELERATIONS).default('auto'), // native matrix products when a library loads (auto), or tfjs's own (off)
+    workers: z.union([z.literal('auto'), posInt()]).default('auto'), // threads that roll out and train, each with a replica of the models (auto: one per core)
     iterations: posInt(), // training iterations to run
     outDir: z.string().min(1).default('runs'), // parent of run directories
     models: z

@@ -6,7 +6,7 @@ import { groupBy } from '../util/group.js';
 import { SolverRole } from '../../roles/solver.js';
 import type { Episode, Task } from '../core/types.js';
 import type { TinyLM } from '../models/tinylm.js';
-import { BatchingServer } from '../serving/server.js';
+import { BatchingServer, type GenerateReplicas } from '../serving/server.js';
 import type { TaskFamily } from '../tasks/types.js';
 import type { CharTokenizer } from '../tokenizer/index.js';
 
@@ -21,10 +21,14 @@ export interface EvalResult {
   validRate: number;
 }
 
+/** Replicas of the evaluated model in other threads (src/parallel) and its id among them: they share every batch. */
+export interface Shared { replicas?: GenerateReplicas; id?: string }
+
 /** Plays the solve arena on `tasks` through a batching server and returns the episodes. */
-export async function solveEpisodes(model: TinyLM, tokenizer: CharTokenizer, family: TaskFamily<unknown>, tasks: readonly Task[], group: number, sampling: { temperature: number; maxNewTokens: number; seed?: number }): Promise<Episode[]> {
-  const server = new BatchingServer('eval', model, sampling.seed ?? 0);
-  const agents = new Agents({ solver: { role: new SolverRole((o) => family.parseAnswer(o)), model: 'eval', server } }, tokenizer, sampling);
+export async function solveEpisodes(model: TinyLM, tokenizer: CharTokenizer, family: TaskFamily<unknown>, tasks: readonly Task[], group: number, sampling: { temperature: number; maxNewTokens: number; seed?: number } & Shared): Promise<Episode[]> {
+  const { replicas, id, ...options } = sampling; // the options travel with every request; the replicas stay here
+  const server = new BatchingServer(id ?? 'eval', model, options.seed ?? 0, undefined, replicas);
+  const agents = new Agents({ solver: { role: new SolverRole((o) => family.parseAnswer(o)), model: 'eval', server } }, tokenizer, options);
   return firstValueFrom(playGroups(new SolveArena(), tasks, group, agents).pipe(toArray()));
 }
 
@@ -32,17 +36,17 @@ export async function solveEpisodes(model: TinyLM, tokenizer: CharTokenizer, fam
  * pass@1 with greedy decoding and maj@N with N answers sampled at `temperature`, on
  * labeled tasks. Model output is parsed by the task family, never evaluated.
  */
-export async function evaluateSolver(model: TinyLM, tokenizer: CharTokenizer, family: TaskFamily<unknown>, tasks: readonly Task[], o: { samples: number; maxNewTokens: number; temperature?: number; seed?: number }): Promise<EvalResult> {
+export async function evaluateSolver(model: TinyLM, tokenizer: CharTokenizer, family: TaskFamily<unknown>, tasks: readonly Task[], o: { samples: number; maxNewTokens: number; temperature?: number; seed?: number } & Shared): Promise<EvalResult> {
   if (tasks.length === 0) throw new Error('evaluate: no tasks');
-  const greedy = await solveEpisodes(model, tokenizer, family, tasks, 1, { temperature: 0, maxNewTokens: o.maxNewTokens });
+  const greedy = await solveEpisodes(model, tokenizer, family, tasks, 1, { temperature: 0, maxNewTokens: o.maxNewTokens, replicas: o.replicas, id: o.id });
   const right = greedy.filter((e) => family.verify(e.task, e.turns[0].text) && e.turns[0].action.valid).length;
   const result: EvalResult = { tasks: tasks.length, pass1: right / tasks.length, samples: o.samples, validRate: greedy.filter((e) => e.turns[0].action.valid).length / tasks.length };
   if (o.samples > 0) result.majN = await majorityAccuracy(model, tokenizer, family, tasks, o);
   return result;
 }
 
-async function majorityAccuracy(model: TinyLM, tokenizer: CharTokenizer, family: TaskFamily<unknown>, tasks: readonly Task[], o: { samples: number; maxNewTokens: number; temperature?: number; seed?: number }): Promise<number> {
-  const episodes = await solveEpisodes(model, tokenizer, family, tasks, o.samples, { temperature: o.temperature ?? 1, maxNewTokens: o.maxNewTokens, seed: o.seed });
+async function majorityAccuracy(model: TinyLM, tokenizer: CharTokenizer, family: TaskFamily<unknown>, tasks: readonly Task[], o: { samples: number; maxNewTokens: number; temperature?: number; seed?: number } & Shared): Promise<number> {
+  const episodes = await solveEpisodes(model, tokenizer, family, tasks, o.samples, { temperature: o.temperature ?? 1, maxNewTokens: o.maxNewTokens, seed: o.seed, replicas: o.replicas, id: o.id });
   let right = 0;
   for (const group of groupBy(episodes, (e) => e.group).values()) {
     const { label } = majorityLabel(group.map((e) => voteOf(e.turns[0])));

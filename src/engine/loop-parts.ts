@@ -65,7 +65,7 @@ export function stepMetrics(steps: Record<string, ModelStep>[], servers: Record<
   }
   const generated = Object.values(servers).reduce((n, s) => n + s.stats.generatedTokens, 0);
   const trained = samples.reduce((n, s) => n + s.prompt.length + s.completion.length, 0) * steps.length;
-  return { ...m, 'time/rollout_tokens_per_s': generated / tRollout, 'time/train_tokens_per_s': tTrain > 0 ? trained / tTrain : 0 };
+  return { ...m, 'time/rollout_s': tRollout, 'time/train_s': tTrain, 'time/rollout_tokens_per_s': generated / tRollout, 'time/train_tokens_per_s': tTrain > 0 ? trained / tTrain : 0 };
 }
 
 /** n distinct tasks (a partial Fisher-Yates shuffle), so no two groups of one iteration share a task. */

@@ -9,14 +9,16 @@ import { encodeOptimizerState, restoreOptimizerState } from '../rl/optimizer-sta
 import { refSyncDue, syncTargetModel } from '../rl/ref-sync.js';
 import { lrMultiplier } from '../rl/schedule.js';
 import { JointTrainer } from '../rl/trainer.js';
+import { Replicas, workerCount } from '../parallel/replicas.js';
 import { BatchingServer } from '../serving/server.js';
 import type { RunStore } from '../store/run.js';
 import { evalMetrics, type Evaluator } from './evaluators/index.js';
 import { freshLoopState, loadLoopState, saveLoopState } from './loop-state.js';
 import { addReferenceLogProbs, hashSeed, iterationTasks, recordWrittenTasks, roleTraining, stepMetrics } from './loop-parts.js';
-import { loadModels, saveModels, saveReferences } from './models.js';
+import { loadModels, saveModels, saveReferences, type LoadedModels } from './models.js';
 import { phaseIndex, trainingRoles } from './phases.js';
 import { preflight, type Checked } from './preflight.js';
+import type { Plan } from './registry.js';
 import { GradientProbe } from './probe.js';
 import { createContainer, Resolver } from './registry.js';
 import { rolloutMetrics, scoreEpisodes, toSamples } from './rewards.js';
@@ -37,21 +39,46 @@ export interface LoopOptions {
  * advantages (per role: its estimator, its KL reward), update (one joint step per model, the
  * phase's training roles only), store (episodes, metrics, task buffer, checkpoint), evaluate
  * (the named evaluators). Resumes from the store's last checkpoint: later iterations are
- * dropped and replayed, but only once the checkpoint has loaded whole.
+ * dropped and replayed, but only once the checkpoint has loaded whole. With `workers` above
+ * one, replicas in worker threads take a share of every rollout batch and of every update's
+ * gradients (src/parallel); a fixed worker count repeats a run from its seed.
  */
 export async function runLoop(c: ExperimentConfig, store: RunStore, o: LoopOptions = {}): Promise<void> {
   const log = o.log ?? ((l: string) => console.error(l));
   const plan = createContainer().get(Resolver).plan(c);
-  const { train, evaluators } = o.checked ?? (await preflight(c, plan, log));
+  const checked = o.checked ?? (await preflight(c, plan, log));
   const info = await initBackend(c.backend, c.accelerate);
   log(describeBackend(info));
   const resumeDir = store.lastCheckpointDir() ?? undefined;
-  const changed = await store.recordCompute(describeKernels(info));
+  const workers = workerCount(c.workers);
+  // the thread count decides how batches are cut, so it is part of how results round
+  const changed = await store.recordCompute(describeKernels(info) + (workers > 1 ? ` x ${workers} threads` : ''));
   if (changed && resumeDir) log(`note: this run was written on ${changed}; the resumed iterations are not bit-identical to an uninterrupted run`);
-  const { models, references, tokenizer, attachments } = await loadModels(c, resumeDir, { freshOptimizer: o.freshOptimizer });
+  const loaded = await loadModels(c, resumeDir, { freshOptimizer: o.freshOptimizer });
+  const models = loaded.models;
   // Old log-probs were taken at the sampling temperature, so the update scores at it too.
   const temperature = c.trainer.temperature ?? (c.arena.temperature > 0 ? c.arena.temperature : 1);
-  const trainer = new JointTrainer(models, { ...c.trainer, temperature });
+  if (workers > 1) log(`workers: ${workers} threads${c.workers === 'auto' ? ' (auto: one per core)' : ''}, each with a replica of ${Object.keys(models).join(', ')}`);
+  const replicas = workers > 1 ? await Replicas.start(workers - 1, { backend: info.chosen, accelerate: c.accelerate }, models) : undefined;
+  try {
+    await iterate(c, store, o, { plan, ...checked, ...loaded, resumeDir, temperature, replicas, log });
+  } finally {
+    await replicas?.close();
+  }
+}
+
+/** What the iterations need, resolved and loaded before the first. */
+interface Setup extends LoadedModels, Checked {
+  plan: Plan;
+  resumeDir: string | undefined;
+  temperature: number;
+  replicas: Replicas | undefined;
+  log: (line: string) => void;
+}
+
+async function iterate(c: ExperimentConfig, store: RunStore, o: LoopOptions, s: Setup): Promise<void> {
+  const { plan, train, evaluators, models, references, tokenizer, attachments, resumeDir, temperature, replicas, log } = s;
+  const trainer = new JointTrainer(models, { ...c.trainer, temperature }, replicas);
   for (const id of resumeDir ? Object.keys(models) : []) {
     if (o.freshOptimizer) log(`models.${id}: starting a fresh optimizer (--fresh-optimizer)`);
     else await restoreOptimizerState(`${resumeDir}/${id}`, attachments[id] ?? {}, trainer.optimizer(id));
@@ -64,7 +91,7 @@ export async function runLoop(c: ExperimentConfig, store: RunStore, o: LoopOptio
   const progress = createProgress(c.iterations, { stream: o.stream, label: c.name });
   const evaluate = async (it: number, due: (e: Evaluator) => boolean, thorough: boolean) => {
     const m: Record<string, number> = {};
-    for (const ev of evaluators.filter(due)) Object.assign(m, evalMetrics(ev, await ev.run({ models, tokenizer, family: plan.family, iteration: it, thorough })));
+    for (const ev of evaluators.filter(due)) Object.assign(m, evalMetrics(ev, await ev.run({ models, tokenizer, family: plan.family, iteration: it, thorough, replicas })));
     return m;
   };
   if (!store.readMetrics().some((r) => r.iteration === 0)) store.appendMetrics({ iteration: 0, ...(await evaluate(0, () => true, true)) });
@@ -72,7 +99,7 @@ export async function runLoop(c: ExperimentConfig, store: RunStore, o: LoopOptio
     const t0 = performance.now();
     const roles = trainingRoles(c, it);
     // rollout
-    const servers = Object.fromEntries(Object.entries(models).map(([id, m]) => [id, new BatchingServer(id, m, hashSeed(c.seed, it, id))]));
+    const servers = Object.fromEntries(Object.entries(models).map(([id, m]) => [id, new BatchingServer(id, m, hashSeed(c.seed, it, id), undefined, replicas)]));
     const bindings = Object.fromEntries(Object.entries(c.roles).map(([id, r]) => [id, { role: plan.roles[id], model: r.model, server: servers[r.model] }]));
     const agents = new Agents(bindings, tokenizer, sampling, (p) => state.buffer.has(p));
     const tasks = iterationTasks(c, plan.arena, train, state.buffer, it);

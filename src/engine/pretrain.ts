@@ -18,6 +18,7 @@ import type { ParsedProposal, TaskFamily } from '../tasks/types.js';
 import { CharTokenizer } from '../tokenizer/index.js';
 import { Rng } from '../util/rng.js';
 import { evaluateSolver, type EvalResult } from './evaluate.js';
+import { Replicas, workerCount } from '../parallel/replicas.js';
 
 const Difficulty = z.record(z.string(), z.unknown());
 /** weighted difficulties; each difficulty is merged over `task.difficulty`, so shared fields are written once */
@@ -31,6 +32,8 @@ export const PretrainSchema = z.strictObject({
   seed: z.number().int().default(0),
   backend: z.enum(BACKEND_CHOICES as unknown as [BackendChoice, ...BackendChoice[]]).default('auto'),
   accelerate: z.enum(ACCELERATE_CHOICES as unknown as [Accelerate, ...Accelerate[]]).default('auto'), // native matrix products (auto) or tfjs's own (off)
+  /** threads that train and evaluate, each with a replica of the model (auto: one per core); a fixed count repeats a run from its seed */
+  workers: z.union([z.literal('auto'), z.number().int().positive()]).default('auto'),
   /** the task family and difficulty the corpus is drawn from; with a proposer, also the bounds a valid proposal keeps to */
   task: z.strictObject({ family: z.string(), difficulty: Difficulty.default({}) }),
   /** draw the solver corpus and its held-out set from these cells by weight instead of from `task.difficulty` alone */
@@ -158,23 +161,32 @@ export async function pretrain(config: PretrainConfig, o: { overwrite?: boolean;
   if (config.stopOn !== 'heldout' && !Object.hasOwn(config.heldOutSets, config.stopOn)) throw new Error(`stopOn: '${config.stopOn}' is not heldout or a heldOutSets name (${Object.keys(config.heldOutSets).join(', ') || 'none'})`);
   if (config.proposer && (!family.parseProposal || !family.measure)) throw new Error(`proposer: task family '${family.name}' cannot read proposals`);
   const corpus = pretrainCorpus(config);
-  log(describeBackend(await initBackend(config.backend, config.accelerate)));
+  const info = await initBackend(config.backend, config.accelerate);
+  log(describeBackend(info));
   const tokenizer = new CharTokenizer();
   const examples = trainingExamples(corpus, tokenizer, family);
   const model = config.init ? await initialModel(config, tokenizer) : new TinyLM({ ...config.model, vocabSize: tokenizer.size, seed: config.seed });
-  const base = { model, tokenizer, family, corpus, limits, proposalTokens: Math.max(0, ...examples.slice(corpus.train.length).map((e) => e.completion.length)) };
+  const workers = workerCount(config.workers);
+  if (workers > 1) log(`workers: ${workers} threads, each with a replica of the model`);
+  const replicas = workers > 1 ? await Replicas.start(workers - 1, { backend: info.chosen, accelerate: config.accelerate }, { base: model }) : undefined;
+  const base = { model, tokenizer, family, corpus, limits, proposalTokens: Math.max(0, ...examples.slice(corpus.train.length).map((e) => e.completion.length)), replicas };
   const watched = (e: BaseEvaluation) => (config.stopOn === 'heldout' ? e.heldOut.pass1 : e.sets[config.stopOn]);
   const t0 = performance.now();
   let steps = 0;
-  let evaluation = await evaluateBase(base, config, config.seed);
-  const trainer = new SupervisedTrainer(model, examples, { batchSize: config.train.batchSize, lr: config.train.lr, seed: config.seed });
-  while (steps < config.train.steps && watched(evaluation) < config.stopAtAccuracy) {
-    const losses: number[] = [];
-    for (const end = Math.min(steps + config.evalEvery, config.train.steps); steps < end; steps++) losses.push(trainer.step());
-    evaluation = await evaluateBase(base, config, config.seed + steps);
-    log(`step ${steps} loss=${losses[losses.length - 1].toFixed(4)} ${describeEvaluation(evaluation)} ${((performance.now() - t0) / 1000).toFixed(0)}s`);
+  let evaluation: BaseEvaluation;
+  const trainer = new SupervisedTrainer(model, examples, { batchSize: config.train.batchSize, lr: config.train.lr, seed: config.seed }, replicas && { replicas, id: 'base' });
+  try {
+    evaluation = await evaluateBase(base, config, config.seed);
+    while (steps < config.train.steps && watched(evaluation) < config.stopAtAccuracy) {
+      const losses: number[] = [];
+      for (const end = Math.min(steps + config.evalEvery, config.train.steps); steps < end; steps++) losses.push(trainer.step());
+      evaluation = await evaluateBase(base, config, config.seed + steps);
+      log(`step ${steps} loss=${losses[losses.length - 1].toFixed(4)} ${describeEvaluation(evaluation)} ${((performance.now() - t0) / 1000).toFixed(0)}s`);
+    }
+  } finally {
+    trainer.dispose();
+    await replicas?.close();
   }
-  trainer.dispose();
   const seconds = (performance.now() - t0) / 1000;
   if (o.overwrite) await rm(config.out, { recursive: true, force: true });
   const { heldOut, sets, proposer } = evaluation;
@@ -204,11 +216,11 @@ async function initialModel(config: PretrainConfig, tokenizer: CharTokenizer): P
   return loaded.model;
 }
 
-interface Base { model: TinyLM; tokenizer: CharTokenizer; family: TaskFamily<unknown>; corpus: PretrainCorpus; limits: unknown; proposalTokens: number }
+interface Base { model: TinyLM; tokenizer: CharTokenizer; family: TaskFamily<unknown>; corpus: PretrainCorpus; limits: unknown; proposalTokens: number; replicas?: Replicas }
 
 /** Greedy pass@1 on the held-out set and each extra set; with a proposer, `samples` proposals sampled with `seed`. */
 async function evaluateBase(b: Base, config: PretrainConfig, seed: number): Promise<BaseEvaluation> {
-  const solve = (tasks: Task[]) => evaluateSolver(b.model, b.tokenizer, b.family, tasks, { samples: 0, maxNewTokens: config.maxNewTokens });
+  const solve = (tasks: Task[]) => evaluateSolver(b.model, b.tokenizer, b.family, tasks, { samples: 0, maxNewTokens: config.maxNewTokens, replicas: b.replicas, id: 'base' });
   const sets: Record<string, number> = {};
   for (const [name, tasks] of Object.entries(b.corpus.sets)) sets[name] = (await solve(tasks)).pass1;
   const proposer = config.proposer && (await sampleProposals(b.model, b.tokenizer, b.family, b.limits, { samples: config.proposer.samples, maxNewTokens: b.proposalTokens, seed }));

@@ -1,6 +1,8 @@
 import * as tf from '@tensorflow/tfjs';
 import { adam } from '../backend/fused/adam.js';
 import { applyClipped } from '../rl/apply.js';
+import { addIndexed, toIndexed, type IndexedGrads } from '../rl/grads.js';
+import { shards } from '../util/shards.js';
 import { Rng } from '../util/rng.js';
 import type { TinyLM } from './tinylm.js';
 import type { PolicyInput } from './types.js';
@@ -20,12 +22,38 @@ export interface SupervisedOptions {
   onStep?: (step: number, loss: number) => boolean | void;
 }
 
+/** Copies of the trained model in other threads (src/parallel): each takes a shard of every batch. */
+export interface NllReplicas {
+  readonly count: number;
+  /** sends shard k to replica k: the gradients of its summed NLL divided by the whole batch's `tokens`; the function waits for the answers */
+  nllGradients(id: string, shards: PolicyInput[][], tokens: number): () => { loss: number; grads: IndexedGrads }[];
+  publish(id: string): void;
+}
+
+/** The gradients of Σ −log p over `batch`'s completion tokens, divided by `tokens` (the whole batch's count). */
+export function nllGradients(model: TinyLM, batch: readonly PolicyInput[], tokens: number): { loss: number; grads: tf.NamedTensorMap } {
+  const { value, grads } = tf.variableGrads(() => {
+    const s = model.score(batch);
+    return s.logProbs.sum().div(tokens).neg() as tf.Scalar;
+  }, model.variables());
+  const loss = value.dataSync()[0];
+  value.dispose();
+  return { loss, grads };
+}
+
+/** nllGradients for a replica: gradients keyed by variable index. */
+export function nllShard(model: TinyLM, batch: readonly PolicyInput[], tokens: number): { loss: number; grads: IndexedGrads } {
+  const { loss, grads } = nllGradients(model, batch, tokens);
+  return { loss, grads: toIndexed(model.variables(), grads) };
+}
+
 /**
  * Supervised next-token training (how base models are made): minimises the mean negative
  * log-likelihood of each example's completion tokens given its prompt. For plain text,
  * use prompt [BOS] and completion = the text's ids followed by EOS. One Adam and one
  * example order live as long as the trainer, so training in chunks (with evaluation in
- * between) is the same as training in one go.
+ * between) is the same as training in one go. With replicas (as `shared.id`), each batch is
+ * cut into one shard per thread and the shards' gradients added in order.
  */
 export class SupervisedTrainer {
   private readonly optimizer: tf.Optimizer;
@@ -33,7 +61,7 @@ export class SupervisedTrainer {
   private order: number[] = [];
   steps = 0;
 
-  constructor(private readonly model: TinyLM, private readonly examples: readonly PolicyInput[], private readonly o: Omit<SupervisedOptions, 'steps' | 'onStep'>) {
+  constructor(private readonly model: TinyLM, private readonly examples: readonly PolicyInput[], private readonly o: Omit<SupervisedOptions, 'steps' | 'onStep'>, private readonly shared?: { replicas: NllReplicas; id: string }) {
     if (examples.length === 0) throw new Error('supervised: no examples');
     if (!Number.isInteger(o.batchSize) || o.batchSize <= 0) throw new Error(`supervised: batchSize must be a positive integer, got ${o.batchSize}`);
     this.optimizer = adam(o.lr, 0.9, 0.999, 1e-8);
@@ -44,13 +72,23 @@ export class SupervisedTrainer {
   step(): number {
     if (this.order.length < this.o.batchSize) this.order = this.order.concat(shuffled(this.examples.length, this.rng));
     const batch = this.order.splice(0, this.o.batchSize).map((i) => this.examples[i]);
-    const { value, grads } = tf.variableGrads(() => {
-      const s = this.model.score(batch);
-      return s.logProbs.sum().div(s.mask.sum()).neg() as tf.Scalar;
-    }, this.model.variables());
-    const loss = value.dataSync()[0];
-    value.dispose();
+    // the score mask counts completion tokens, and every example's completion is scored whole
+    const tokens = batch.reduce((n, e) => n + e.completion.length, 0);
+    const threads = this.shared ? Math.min(batch.length, 1 + this.shared.replicas.count) : 1;
+    const parts = shards(batch, threads);
+    const others = threads > 1 ? this.shared!.replicas.nllGradients(this.shared!.id, parts.slice(1), tokens) : undefined;
+    let { loss, grads } = nllGradients(this.model, parts[0], tokens);
+    try {
+      for (const part of others?.() ?? []) {
+        loss += part.loss;
+        grads = addIndexed(grads, this.model.variables(), part.grads);
+      }
+    } catch (err) {
+      tf.dispose(Object.values(grads));
+      throw err;
+    }
     const r = applyClipped(this.optimizer, grads, loss, this.o.maxGradNorm ?? 1);
+    this.shared?.replicas.publish(this.shared.id);
     if (r.skipped) throw new Error(`supervised: step ${this.steps} skipped: ${r.reason}`);
     this.steps++;
     return loss;

@@ -5,6 +5,8 @@ import { padRows } from '../models/types.js';
 import { broadcastOverTokens } from './advantages.js';
 import { groupBy } from '../util/group.js';
 import { applyClipped } from './apply.js';
+import { addGrads, addIndexed, toIndexed, type IndexedGrads } from './grads.js';
+import { shards as cut } from '../util/shards.js';
 import { klPenalty, type KlKind } from './kl.js';
 import { aggLoss, entropyBonus, maskedMeanTensor, policyLoss, valueLoss, type AggMode, type GlobalBatch } from './loss.js';
 
@@ -91,16 +93,46 @@ export interface ModelStep {
   reason?: string;
 }
 
-/** What every micro-batch of one model's batch shares: the normalisers are counted over the whole batch. */
-interface BatchPlan {
-  /** per role; `lossScaleFactor` is the unsplit batch's grid width (its longest completion, at least 1) */
-  roles: Map<string, { global: GlobalBatch; klCoef: number; weight: number }>;
+/**
+ * What every micro-batch (and every replica's shard) of one model's batch shares: the
+ * normalisers are counted over the whole batch. Plain JSON, so it can be sent to a replica.
+ */
+export interface UpdatePlan {
+  /** per role, in first-seen order; `lossScaleFactor` is the unsplit batch's grid width (its longest completion, at least 1) */
+  roles: [string, { global: GlobalBatch; klCoef: number; weight: number }][];
   tokens: number;
   kl: boolean;
   value: boolean;
 }
 
 type Stats = Pick<ModelStep, 'roleLoss' | 'clipfrac' | 'ppoKl' | 'entropy' | 'kl' | 'valueLoss'>;
+
+/** A replica's answer: its shard's summed loss, its shares of the statistics, and its gradients by variable index. */
+export interface ShardGradients { loss: number; stats: Stats; grads: IndexedGrads }
+
+/**
+ * Copies of the trainer's models in other threads (src/parallel), for data-parallel updates:
+ * each takes one shard of a batch and returns its gradients.
+ */
+export interface GradientReplicas {
+  /** replicas besides this thread */
+  readonly count: number;
+  /** whether the replicas hold model `id` */
+  has(id: string): boolean;
+  /** sends shard k to replica k and returns a function that waits for every answer, in replica order */
+  gradients(id: string, shards: TrainSample[][], plan: UpdatePlan, config: TrainerConfig): () => ShardGradients[];
+  /** the model's weights changed: every replica loads them before its next work */
+  publish(id: string): void;
+}
+
+function addStats(into: Stats, more: Stats): void {
+  for (const [role, v] of Object.entries(more.roleLoss)) into.roleLoss[role] = (into.roleLoss[role] ?? 0) + v;
+  into.clipfrac += more.clipfrac;
+  into.ppoKl += more.ppoKl;
+  into.entropy += more.entropy;
+  if (into.kl !== undefined) into.kl += more.kl ?? 0;
+  if (into.valueLoss !== undefined) into.valueLoss += more.valueLoss ?? 0;
+}
 
 /**
  * One joint update: samples are grouped by model; each model gets one optimizer step on
@@ -111,7 +143,8 @@ export class JointTrainer {
   readonly config: TrainerConfig;
   private readonly optimizers = new Map<string, tf.Optimizer>();
 
-  constructor(readonly models: Readonly<Record<string, Policy>>, config: Partial<TrainerConfig> = {}) {
+  /** `replicas`: copies of (some of) the models in other threads, which then share every update of those models */
+  constructor(readonly models: Readonly<Record<string, Policy>>, config: Partial<TrainerConfig> = {}, readonly replicas?: GradientReplicas) {
     this.config = { ...DEFAULT_TRAINER, ...config };
     const c = this.config;
     if (!(c.lr > 0)) throw new Error(`trainer: lr must be > 0, got ${c.lr}`);
@@ -129,13 +162,17 @@ export class JointTrainer {
 
   private updateModel(id: string, batch: TrainSample[]): ModelStep {
     const { grads, ...step } = this.gradients(id, batch);
-    return { ...step, ...applyClipped(this.optimizers.get(id)!, grads, step.loss, this.config.maxGradNorm) };
+    const applied = applyClipped(this.optimizers.get(id)!, grads, step.loss, this.config.maxGradNorm);
+    if (this.replicas?.has(id)) this.replicas.publish(id);
+    return { ...step, ...applied };
   }
 
   /**
    * The summed loss of `batch` (samples of model `id`), its statistics and its gradients,
    * without a step; the caller disposes `grads`. Micro-batch by micro-batch: each pass's
-   * gradients join the sum and its tensors are freed before the next pass.
+   * gradients join the sum and its tensors are freed before the next pass. With replicas,
+   * the batch is cut into one contiguous shard per thread (this one takes the first) and the
+   * shards' gradients, each taken with the whole batch's normalisers, are added in shard order.
    */
   gradients(id: string, batch: TrainSample[]): Omit<ModelStep, 'gradNorm' | 'skipped' | 'reason'> & { grads: tf.NamedTensorMap } {
     batch.forEach((s, i) => {
@@ -144,7 +181,38 @@ export class JointTrainer {
     });
     const model = this.models[id];
     const plan = this.plan(model, batch);
-    const roleLoss = Object.fromEntries([...plan.roles.keys()].map((role) => [role, 0]));
+    const threads = this.replicas?.has(id) ? Math.min(batch.length, 1 + this.replicas.count) : 1;
+    const shards = cut(batch, threads);
+    const others = threads > 1 ? this.replicas!.gradients(id, shards.slice(1), plan, this.config) : undefined;
+    const { loss, stats, grads } = this.accumulate(model, shards[0], plan);
+    let sum = grads;
+    let total = loss;
+    try {
+      for (const part of others?.() ?? []) {
+        total += part.loss;
+        addStats(stats, part.stats);
+        sum = addIndexed(sum, model.variables(), part.grads);
+      }
+    } catch (err) {
+      tf.dispose(Object.values(sum));
+      throw err;
+    }
+    return { samples: batch.length, tokens: plan.tokens, loss: total, ...stats, grads: sum };
+  }
+
+  /**
+   * A replica's share of an update: the gradients of `shard` under the whole batch's `plan`,
+   * keyed by variable index (names differ between threads), as plain arrays to send back.
+   */
+  shardGradients(id: string, shard: TrainSample[], plan: UpdatePlan): ShardGradients {
+    const model = this.models[id];
+    if (!model) throw new Error(`trainer: unknown model '${id}'`);
+    const { loss, stats, grads } = this.accumulate(model, shard, plan);
+    return { loss, stats, grads: toIndexed(model.variables(), grads) };
+  }
+
+  private accumulate(model: Policy, batch: TrainSample[], plan: UpdatePlan): { loss: number; stats: Stats; grads: tf.NamedTensorMap } {
+    const roleLoss = Object.fromEntries(plan.roles.map(([role]) => [role, 0]));
     const stats: Stats = { roleLoss, clipfrac: 0, ppoKl: 0, entropy: 0, kl: plan.kl ? 0 : undefined, valueLoss: plan.value ? 0 : undefined };
     let grads: tf.NamedTensorMap = {};
     let loss = 0;
@@ -160,10 +228,10 @@ export class JointTrainer {
       tf.dispose(Object.values(grads)); // a later pass failed: the sum so far would leak
       throw err;
     }
-    return { samples: batch.length, tokens: plan.tokens, loss, ...stats, grads };
+    return { loss, stats, grads };
   }
 
-  private plan(model: Policy, batch: TrainSample[]): BatchPlan {
+  private plan(model: Policy, batch: TrainSample[]): UpdatePlan {
     const c = this.config;
     const width = Math.max(1, ...batch.map((s) => s.completion.length));
     const counts = new Map<string, { tokens: number; rows: number; klCoef: number; weight: number }>();
@@ -172,20 +240,17 @@ export class JointTrainer {
       const n = counts.get(s.role) ?? { tokens: 0, rows: 0, klCoef: s.klCoef ?? c.klCoef, weight: s.lossWeight ?? 1 };
       counts.set(s.role, { ...n, tokens: n.tokens + s.completion.length, rows: n.rows + (s.completion.length > 0 ? 1 : 0) });
     }
-    const roles: BatchPlan['roles'] = new Map();
-    for (const [role, { tokens, rows, klCoef, weight }] of counts) {
-      // max(·, 1) as aggLoss's defaults: a role without tokens then adds 0, not 0/0
-      roles.set(role, { global: { batchNumTokens: Math.max(1, tokens), globalBatchSize: Math.max(1, rows), lossScaleFactor: width }, klCoef, weight });
-    }
+    // max(·, 1) as aggLoss's defaults: a role without tokens then adds 0, not 0/0
+    const roles: UpdatePlan['roles'] = [...counts].map(([role, { tokens, rows, klCoef, weight }]) => [role, { global: { batchNumTokens: Math.max(1, tokens), globalBatchSize: Math.max(1, rows), lossScaleFactor: width }, klCoef, weight }]);
     return {
       roles, tokens: batch.reduce((n, s) => n + s.completion.length, 0),
-      kl: [...roles.values()].some((r) => r.klCoef !== 0),
+      kl: roles.some(([, r]) => r.klCoef !== 0),
       value: c.valueCoef !== 0 && model.hasValueHead && batch.every((s) => s.returns && s.oldValues),
     };
   }
 
   /** The loss of one micro-batch, a share of the whole batch's; adds its share of each statistic to `stats`. */
-  private partLoss(model: Policy, part: TrainSample[], plan: BatchPlan, stats: Stats): tf.Scalar {
+  private partLoss(model: Policy, part: TrainSample[], plan: UpdatePlan, stats: Stats): tf.Scalar {
     const c = this.config;
     const scored = model.score(part, c.temperature);
     const width = scored.mask.shape[1];
@@ -247,16 +312,6 @@ export class JointTrainer {
     if (!o) throw new Error(`trainer: unknown model '${id}'`);
     return o;
   }
-}
-
-/** Adds `more` into `sum` (a variable may be missing from either), disposing what it replaces. */
-function addGrads(sum: tf.NamedTensorMap, more: tf.NamedTensorMap): tf.NamedTensorMap {
-  for (const [k, g] of Object.entries(more)) {
-    const prev = sum[k];
-    sum[k] = prev ? tf.add(prev, g) : g;
-    if (prev) tf.dispose([prev, g]);
-  }
-  return sum;
 }
 
 function checkSample(s: TrainSample, i: number, models: Readonly<Record<string, Policy>>): void {

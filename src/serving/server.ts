@@ -4,9 +4,19 @@ import type { TinyLM } from '../models/tinylm.js';
 import type { PolicyInput } from '../models/types.js';
 import { groupBy } from '../util/group.js';
 import { Rng } from '../util/rng.js';
+import { shards } from '../util/shards.js';
 
 /** What a request may set: everything generate() takes except the seed, which the server owns. */
 export type GenerateOptions = Omit<ModelGenerateOptions, 'seed'>;
+
+/** Copies of the server's model in other threads (src/parallel), which generate a share of each batch. */
+export interface GenerateReplicas {
+  /** replicas besides this thread */
+  readonly count: number;
+  has(id: string): boolean;
+  /** sends shard k to replica k and returns a function that waits for every answer, in replica order */
+  generate(id: string, shards: number[][][], options: ModelGenerateOptions[]): () => Generation[][];
+}
 
 interface Pending<I, O> { input: I; resolve: (o: O) => void; reject: (e: unknown) => void }
 
@@ -24,7 +34,8 @@ export class BatchingServer {
   /** counters for metrics: forward passes and tokens generated */
   readonly stats = { batches: 0, requests: 0, generatedTokens: 0, seconds: 0 };
 
-  constructor(readonly id: string, readonly model: TinyLM, seed = 0, readonly maxBatch = 512) {
+  /** `replicas`: when they hold this model, each batch is cut into one shard per thread, each sampled with its own seed */
+  constructor(readonly id: string, readonly model: TinyLM, seed = 0, readonly maxBatch = 512, readonly replicas?: GenerateReplicas) {
     this.rng = new Rng(seed);
   }
 
@@ -86,7 +97,7 @@ export class BatchingServer {
   private runGenerate(batch: Pending<{ prompt: number[]; options: GenerateOptions }, Generation>[]): void {
     const t0 = performance.now();
     try {
-      const out = generate(this.model, batch.map((p) => p.input.prompt), { ...batch[0].input.options, seed: this.rng.int(2 ** 31) });
+      const out = this.sample(batch.map((p) => p.input.prompt), batch[0].input.options, this.rng.int(2 ** 31));
       this.stats.batches++;
       this.stats.requests += batch.length;
       this.stats.generatedTokens += out.reduce((n, g) => n + g.tokens.length, 0);
@@ -95,6 +106,21 @@ export class BatchingServer {
     } catch (err) {
       for (const p of batch) p.reject(err);
     }
+  }
+
+  /**
+   * One batch, on this thread alone or cut into contiguous shards over the replicas; the
+   * replicas' shards are sent first so that every thread samples at once. Shard k's seed
+   * is derived from the batch's, so a run with a fixed number of threads repeats itself.
+   */
+  private sample(prompts: number[][], options: GenerateOptions, seed: number): Generation[] {
+    const threads = this.replicas?.has(this.id) ? Math.min(prompts.length, 1 + this.replicas.count) : 1;
+    if (threads === 1) return generate(this.model, prompts, { ...options, seed });
+    const parts = shards(prompts, threads);
+    const seeds = parts.map((_, k) => (k === 0 ? seed : new Rng(seed * 31 + k).int(2 ** 31)));
+    const others = this.replicas!.generate(this.id, parts.slice(1), seeds.slice(1).map((s) => ({ ...options, seed: s })));
+    const first = generate(this.model, parts[0], { ...options, seed });
+    return [first, ...others()].flat();
   }
 
   private runScore(batch: Pending<PolicyInput & { temperature: number }, number[]>[]): void {

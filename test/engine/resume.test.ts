@@ -62,10 +62,12 @@ describe('run --resume after SIGKILL', function () {
 describe('run --resume with a synced reference (trainer.refSync)', function () {
   this.timeout(180000);
 
-  it('restores the moved reference: the KL curve matches an uninterrupted run', async () => {
+  // with replicas in worker threads too: batches are then cut the same way on every run
+  for (const workers of [1, 2]) it(`restores the moved reference: the KL curve matches an uninterrupted run, bit for bit (${workers} worker${workers > 1 ? 's' : ''})`, async () => {
     const out = mkdtempSync(join(tmpdir(), 'coevolve-refsync-'));
     const config = (name: string) => tinyConfig(out, {
       name,
+      workers,
       iterations: 16,
       checkpointEvery: 3,
       models: { main: { config: { dModel: 16, nHeads: 2, nLayers: 1, context: 24 }, reference: true } },
@@ -89,6 +91,7 @@ describe('run --resume with a synced reference (trainer.refSync)', function () {
     const cut = metrics(dir);
     expect(cut.map((m) => m.iteration)).to.deep.equal(whole.map((m) => m.iteration));
     cut.forEach((m, i) => expect(m['kl/main'], `iteration ${m.iteration}`).to.equal(whole[i]['kl/main']));
+    cut.forEach((m, i) => expect(m['losses/main/loss'], `iteration ${m.iteration}`).to.equal(whole[i]['losses/main/loss']));
   });
 });
 

@@ -25,7 +25,7 @@ export class AccuracyEvaluator implements Evaluator {
 
   async run(ctx: Parameters<Evaluator['run']>[0]): Promise<Record<string, number>> {
     const samples = ctx.thorough ? this.o.samples : 0;
-    const r = await evaluateSolver(ctx.models[this.o.model], ctx.tokenizer, ctx.family, this.tasks, { samples, temperature: this.o.temperature, maxNewTokens: this.o.maxNewTokens, seed: this.o.seed + ctx.iteration });
+    const r = await evaluateSolver(ctx.models[this.o.model], ctx.tokenizer, ctx.family, this.tasks, { samples, temperature: this.o.temperature, maxNewTokens: this.o.maxNewTokens, seed: this.o.seed + ctx.iteration, replicas: ctx.replicas, id: this.o.model });
     return { pass1: r.pass1, ...(r.majN !== undefined ? { [`maj${r.samples}`]: r.majN } : {}) };
   }
 }

@@ -20,7 +20,7 @@ export class ProposalsEvaluator implements Evaluator {
   ) {}
 
   async run(ctx: EvalContext): Promise<Record<string, number>> {
-    const server = new BatchingServer('eval-proposer', ctx.models[this.o.model], this.o.seed + ctx.iteration);
+    const server = new BatchingServer(this.o.model, ctx.models[this.o.model], this.o.seed + ctx.iteration, undefined, ctx.replicas);
     const agents = new Agents({ [this.role]: { role: this.proposer, model: this.o.model, server } }, ctx.tokenizer, { temperature: this.o.temperature, maxNewTokens: this.o.maxNewTokens });
     const seed = { id: 'seed', family: ctx.family.name, prompt: '' };
     const turns = await firstValueFrom(from(Array.from({ length: this.o.samples })).pipe(mergeMap(() => agents.act(this.role, { task: seed })), toArray()));

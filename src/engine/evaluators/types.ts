@@ -1,5 +1,6 @@
 import type { ExperimentConfig } from '../../config/schema.js';
 import type { TinyLM } from '../../models/tinylm.js';
+import type { GenerateReplicas } from '../../serving/server.js';
 import type { TaskFamily } from '../../tasks/types.js';
 import type { CharTokenizer } from '../../tokenizer/index.js';
 import type { Plan } from '../registry.js';
@@ -13,6 +14,8 @@ export interface EvalContext {
   iteration: number;
   /** true at the start, the end and wherever costly measures are due (maj@N) */
   thorough: boolean;
+  /** replicas of the models in other threads, when the run has them: batching servers share their batches with them */
+  replicas?: GenerateReplicas;
 }
 
 /**
