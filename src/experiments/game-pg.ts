@@ -17,7 +17,14 @@
  * iterate's table weighted by own reach, `--average uniform|linear`).
  *
  *   npx tsx src/experiments/game-pg.ts [--out DIR | --resume DIR] [--save-every 50] [--game kuhn] [--iterations 400] [--episodes 512] [--lr 0.003] [--alpha 0.05]
- *     [--magnet uniform|moving] [--magnet-rate 0.05] [--average uniform|linear] [--baseline seat|infostate] [--seed 1]
+ *     [--magnet uniform|moving] [--magnet-rate 0.05] [--average uniform|linear] [--baseline seat|infostate] [--weighting reach|infostate] [--seed 1]
+ *     [--opponents self|latest|uniform|prioritised] [--pool-size 10] [--snapshot-every 25] [--elo-games 20]
+ *
+ * With `--opponents` other than self, the learner plays one seat of each episode (seat =
+ * episode mod players) against a frozen snapshot drawn from the pool by that rule, a
+ * snapshot joins every `--snapshot-every` iterations (the oldest leaves past `--pool-size`),
+ * and every `--every` iterations a round robin of `--elo-games` sampled games per pair rates
+ * uniform random play, every snapshot and the learner by Elo (random = 1000).
  */
 import { initBackend } from '../backend/index.js';
 import { gameByName, type GameState } from '../games/index.js';
@@ -31,8 +38,11 @@ import { exploitability, fromTable, type TabularPolicy } from '../games/exploita
 import { tabulateMlp } from '../games/tabulate.js';
 import { Minimax, playVsMinimax } from '../games/minimax.js';
 import * as tf from '@tensorflow/tfjs';
-import { MlpPolicy } from '../models/mlp.js';
+import { MlpPolicy, mlpWeightShapes } from '../models/mlp.js';
+import { playLockstep, randomActor, roundRobin, scoreOf, type Actor } from '../games/match.js';
+import { OpponentPool, POOL_SAMPLINGS, eloRatings, type PoolSampling, type PoolState } from '../games/pool.js';
 import { JointTrainer, type TrainSample } from '../rl/trainer.js';
+import { Rng } from '../util/rng.js';
 
 const cli = (name: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -45,7 +55,7 @@ const outDir = resumeDir ?? cli('out');
 const saved = resumeDir ? await loadRun(resumeDir) : undefined;
 // a resumed run keeps its settings; --iterations may extend it
 const arg = (name: string, fallback: string) => (name === 'iterations' ? cli(name) ?? saved?.args[name] : saved?.args[name] ?? cli(name)) ?? fallback;
-const settings = ['measure', 'game', 'iterations', 'episodes', 'alpha', 'seed', 'every', 'baseline-decay', 'magnet', 'magnet-rate', 'average', 'baseline', 'lr', 'save-every'];
+const settings = ['measure', 'game', 'iterations', 'episodes', 'alpha', 'seed', 'every', 'baseline-decay', 'magnet', 'magnet-rate', 'average', 'baseline', 'lr', 'save-every', 'weighting', 'opponents', 'pool-size', 'snapshot-every', 'elo-games'];
 const game = gameByName(arg('game', 'kuhn'));
 const iterations = Number(arg('iterations', '400'));
 const episodes = Number(arg('episodes', '512'));
@@ -57,11 +67,19 @@ const magnetKind = arg('magnet', 'uniform');
 const magnetRate = Number(arg('magnet-rate', '0.05'));
 const averaging = arg('average', 'uniform');
 const baselineKind = arg('baseline', 'seat');
+const weighting = arg('weighting', 'reach');
+if (!['reach', 'infostate'].includes(weighting)) throw new Error(`--weighting: reach or infostate, got '${weighting}'`);
 if (!['seat', 'infostate'].includes(baselineKind)) throw new Error(`--baseline: seat or infostate, got '${baselineKind}'`);
 if (!['uniform', 'moving'].includes(magnetKind)) throw new Error(`--magnet: uniform or moving, got '${magnetKind}'`);
 if (!['uniform', 'linear'].includes(averaging)) throw new Error(`--average: uniform or linear, got '${averaging}'`);
 
 const saveEvery = Number(arg('save-every', '50'));
+// --opponents self (both seats the learner) or a pool of frozen snapshots drawn by latest | uniform | prioritised
+const opponentRule = arg('opponents', 'self');
+if (opponentRule !== 'self' && !POOL_SAMPLINGS.includes(opponentRule as PoolSampling)) throw new Error(`--opponents: self, ${POOL_SAMPLINGS.join(', ')}; got '${opponentRule}'`);
+const poolSize = Number(arg('pool-size', '10'));
+const snapshotEvery = Number(arg('snapshot-every', '25'));
+const eloGames = Number(arg('elo-games', '20'));
 // a perfect-information game is measured against perfect play (its tables would need every
 // one of tic-tac-toe's 550,000 move orders each iteration): uniform magnet, no average
 const measure = arg('measure', game.name === 'tictactoe' ? 'minimax' : 'exploitability');
@@ -79,6 +97,11 @@ await initBackend('cpu', 'off'); // tiny products: the cpu kernels are fastest h
 const mlp = saved?.mlp ?? new MlpPolicy({ inputSize: game.observationSize, hiddenSizes: [64, 64], numActions: game.numActions, seed });
 const trainer = new JointTrainer({ m: mlp }, { lr: Number(arg('lr', '0.003')), clipLow: 0.2, clipHigh: 0.2, klCoef: alpha, klKind: 'k3', aggMode: 'token-mean', maxGradNorm: 1, microBatch: 1 << 20 });
 if (saved) await restoreOptimizerState(`${resumeDir}/checkpoint`, saved.attachments, trainer.optimizer('m'));
+const poolOptions = { capacity: poolSize, sampling: opponentRule as PoolSampling };
+const pool = opponentRule === 'self' ? undefined
+  : saved?.state.pool ? OpponentPool.restore<MlpPolicy>(poolOptions, saved.state.pool, (n) => fromWeights(mlp.config, saved.state.snapshots![n]))
+  : new OpponentPool<MlpPolicy>({ ...poolOptions, seed: seed * 7919 });
+if (pool && pool.size === 0) pool.add('it0', copyOf(mlp));
 const baseline: number[] = saved?.state.baseline ?? new Array(game.numPlayers).fill(0);
 // --baseline infostate: an EMA of the returns seen at each information state (a tabular critic, read before it is updated)
 const stateBaseline = new Map<string, number>(saved?.state.stateBaseline ?? []);
@@ -103,6 +126,12 @@ for (let it = first; it <= iterations; it++) {
       log({ game: game.name, iteration: it, seed, alpha, vs_minimax: { seat0: vs[0], seat1: vs[1] }, losses: vs[0].losses + vs[1].losses });
     }
   }
+  if (pool && it % every === 0) {
+    // Elo over the pool: a round robin of sampled play among uniform random (1000 by definition), every snapshot and the learner
+    const players: Record<string, Actor> = { random: randomActor, ...Object.fromEntries(pool.names().map((n) => [n, pool.snapshot(n)])), learner: mlp };
+    const elo = eloRatings(roundRobin(game, players, eloGames, { next: 900_000_007 + it }), 'random');
+    log({ game: game.name, iteration: it, elo: Object.fromEntries(Object.entries(elo).map(([k, v]) => [k, Math.round(v)])), opponents: opponentRule, drawn: Object.fromEntries(pool.names().map((n, i) => [n, +pool.probabilities()[i].toFixed(3)])) });
+  }
   const current = measure === 'minimax' ? {} : tabulateMlp(game, mlp);
   if (measure === 'exploitability') average.add(current, averaging === 'linear' ? it + 1 : 1);
   if (magnetKind === 'moving' && it > 0) {
@@ -115,35 +144,15 @@ for (let it = first; it <= iterations; it++) {
     });
   }
   if (it === iterations) break;
-  // play every episode in lockstep: one batched act per decision step
-  const states: GameState[] = Array.from({ length: episodes }, () => game.newInitialState());
-  const taken: { ep: number; seat: number; key: string; features: number[]; action: number; logProb: number; legal: boolean[] }[] = [];
-  let live = states.map((_, i) => i);
-  let chanceDraw = drawSeed++;
-  while (live.length) {
-    for (const i of live) {
-      const s = states[i];
-      while (!s.isTerminal() && s.currentPlayer() < 0) {
-        const outcomes = s.chanceOutcomes();
-        chanceDraw = (chanceDraw * 1103515245 + 12345) % 2147483648; // a seeded LCG for the deals
-        let u = chanceDraw / 2147483648;
-        const pick = outcomes.find(([, p]) => (u -= p) < 0) ?? outcomes[outcomes.length - 1];
-        s.apply(pick[0]);
-      }
-    }
-    live = live.filter((i) => !states[i].isTerminal());
-    if (!live.length) break;
-    const rows = live.map((i) => {
-      const s = states[i], seat = s.currentPlayer();
-      const legalSet = new Set(s.legalActions());
-      return { i, seat, key: s.informationStateKey(seat), features: s.observationVector(seat), legal: Array.from({ length: game.numActions }, (_, a) => legalSet.has(a)) };
-    });
-    const r = mlp.act(rows.map((x) => x.features), { legal: rows.map((x) => x.legal), seed: drawSeed++ });
-    rows.forEach((x, k) => {
-      taken.push({ ep: x.i, seat: x.seat, key: x.key, features: x.features, action: r.actions[k], logProb: r.logProbs[k], legal: x.legal });
-      states[x.i].apply(r.actions[k]);
-    });
-  }
+  // play every episode in lockstep: one batched act per actor and decision step; with a
+  // pool, the learner takes seat (episode mod players) and a drawn snapshot the others
+  const opponents = pool ? Array.from({ length: episodes }, () => pool!.sample()) : [];
+  const actors: Record<string, Actor> = { learner: mlp, ...Object.fromEntries((pool?.names() ?? []).map((n) => [n, pool!.snapshot(n)])) };
+  const seeds = { next: drawSeed };
+  const { states, moves } = playLockstep(game, episodes, (ep, seat) => (pool && seat !== ep % game.numPlayers ? opponents[ep] : 'learner'), actors, seeds);
+  drawSeed = seeds.next;
+  const taken = moves.filter((m) => m.actor === 'learner');
+  if (pool) states.forEach((st, ep) => pool!.record(opponents[ep], scoreOf(st, ep % game.numPlayers)));
   const returns = states.map((s) => s.returns());
   const samples: TrainSample[] = taken.map((t) => ({
     model: 'm', role: `seat${t.seat}`, prompt: t.features, completion: [t.action], legal: t.legal,
@@ -159,14 +168,53 @@ for (let it = first; it <= iterations; it++) {
   }
   for (const [key, list] of seen) stateBaseline.set(key, decay * (stateBaseline.get(key) ?? 0) + (1 - decay) * (list.reduce((a, b) => a + b, 0) / list.length));
   for (let p = 0; p < game.numPlayers; p++) baseline[p] = decay * baseline[p] + (1 - decay) * (returns.reduce((a, r) => a + r[p], 0) / returns.length);
-  trainer.step(samples);
+  trainer.step(weighting === 'infostate' ? perState(samples, taken.map((t) => t.key), drawSeed++) : samples);
+  if (pool && (it + 1) % snapshotEvery === 0) pool.add(`it${it + 1}`, copyOf(mlp))?.dispose();
   if (outDir && ((it + 1) % saveEvery === 0 || it + 1 === iterations)) {
-    const state = { next: it + 1, baseline, stateBaseline: [...stateBaseline], drawSeed, magnet, average: average.state() };
+    const snapshots = Object.fromEntries((pool?.names() ?? []).map((n) => [n, weightsOf(pool!.snapshot(n))]));
+    const state = { next: it + 1, baseline, stateBaseline: [...stateBaseline], drawSeed, magnet, average: average.state(), pool: pool?.state(), snapshots };
     await saveRun(outDir, mlp, await encodeOptimizerState(trainer.optimizer('m')), { args: Object.fromEntries(settings.map((k) => [k, arg(k, '')]).filter(([, v]) => v !== '')), state });
   }
 }
 
-interface RunState { next: number; baseline: number[]; stateBaseline: [string, number][]; drawSeed: number; magnet: TabularPolicy; average: AverageState }
+/**
+ * `--weighting infostate`: the same number of samples from every information state seen
+ * (drawn with replacement, seeded), so that each state's policy moves by its own conditional
+ * advantage as in MMD's behavioural form, instead of in proportion to how often it is
+ * reached (the policy gradient's weighting, which leaves rare states nearly untrained).
+ */
+function perState(samples: TrainSample[], keys: string[], drawSeed: number): TrainSample[] {
+  const byKey = new Map<string, number[]>();
+  keys.forEach((k, i) => {
+    const list = byKey.get(k);
+    if (list) list.push(i);
+    else byKey.set(k, [i]);
+  });
+  const each = Math.ceil(samples.length / byKey.size);
+  const rng = new Rng(drawSeed);
+  const out: TrainSample[] = [];
+  for (const list of byKey.values()) for (let j = 0; j < each; j++) out.push(samples[list[rng.int(list.length)]]);
+  return out;
+}
+
+interface RunState { next: number; baseline: number[]; stateBaseline: [string, number][]; drawSeed: number; magnet: TabularPolicy; average: AverageState; pool?: PoolState; snapshots?: Record<string, Record<string, number[]>> }
+
+/** A frozen copy of the learner, for the pool. */
+function copyOf(m: MlpPolicy): MlpPolicy {
+  return new MlpPolicy(m.config, m.weights);
+}
+
+function weightsOf(m: MlpPolicy): Record<string, number[]> {
+  return Object.fromEntries(Object.entries(m.weights).map(([k, v]) => [k, Array.from(v.dataSync())]));
+}
+
+function fromWeights(config: MlpPolicy['config'], w: Record<string, number[]>): MlpPolicy {
+  const shapes = mlpWeightShapes(config);
+  const tensors = Object.fromEntries(Object.entries(w).map(([k, v]) => [k, tf.tensor(v, shapes[k])]));
+  const m = new MlpPolicy(config, tensors);
+  tf.dispose(Object.values(tensors));
+  return m;
+}
 
 /**
  * Saves the model, its optimizer and the run's state: the checkpoint is written beside the
