@@ -35,7 +35,8 @@ import type { Attachments } from '../models/checkpoint.js';
 import { loadModel, saveModel } from '../models/store.js';
 import { encodeOptimizerState, restoreOptimizerState } from '../rl/optimizer-state.js';
 import { exploitability, fromTable, type TabularPolicy } from '../games/exploitability.js';
-import { tabulateMlp } from '../games/tabulate.js';
+import { representativeStates, tabulateMlp } from '../games/tabulate.js';
+import { actionValues } from '../games/values.js';
 import { Minimax, playVsMinimax } from '../games/minimax.js';
 import * as tf from '@tensorflow/tfjs';
 import { MlpPolicy, mlpWeightShapes } from '../models/mlp.js';
@@ -55,7 +56,7 @@ const outDir = resumeDir ?? cli('out');
 const saved = resumeDir ? await loadRun(resumeDir) : undefined;
 // a resumed run keeps its settings; --iterations may extend it
 const arg = (name: string, fallback: string) => (name === 'iterations' ? cli(name) ?? saved?.args[name] : saved?.args[name] ?? cli(name)) ?? fallback;
-const settings = ['measure', 'game', 'iterations', 'episodes', 'alpha', 'seed', 'every', 'baseline-decay', 'magnet', 'magnet-rate', 'average', 'baseline', 'lr', 'save-every', 'weighting', 'opponents', 'pool-size', 'snapshot-every', 'elo-games'];
+const settings = ['measure', 'game', 'iterations', 'episodes', 'alpha', 'seed', 'every', 'baseline-decay', 'magnet', 'magnet-rate', 'average', 'baseline', 'lr', 'save-every', 'weighting', 'opponents', 'pool-size', 'snapshot-every', 'elo-games', 'gradient', 'critic'];
 const game = gameByName(arg('game', 'kuhn'));
 const iterations = Number(arg('iterations', '400'));
 const episodes = Number(arg('episodes', '512'));
@@ -68,6 +69,12 @@ const magnetRate = Number(arg('magnet-rate', '0.05'));
 const averaging = arg('average', 'uniform');
 const baselineKind = arg('baseline', 'seat');
 const weighting = arg('weighting', 'reach');
+// --gradient all-actions: a tabular critic Q(key, move) and one update row per visited state and legal move (see allActions)
+const gradient = arg('gradient', 'sampled');
+if (!['sampled', 'all-actions'].includes(gradient)) throw new Error(`--gradient: sampled or all-actions, got '${gradient}'`);
+// --critic exact (with all-actions): exact action values at every information state instead of sampled ones, to tell the critic's noise from the MLP's limits
+const critic = arg('critic', 'sampled');
+if (!['sampled', 'exact'].includes(critic)) throw new Error(`--critic: sampled or exact, got '${critic}'`);
 if (!['reach', 'infostate'].includes(weighting)) throw new Error(`--weighting: reach or infostate, got '${weighting}'`);
 if (!['seat', 'infostate'].includes(baselineKind)) throw new Error(`--baseline: seat or infostate, got '${baselineKind}'`);
 if (!['uniform', 'moving'].includes(magnetKind)) throw new Error(`--magnet: uniform or moving, got '${magnetKind}'`);
@@ -86,6 +93,7 @@ const measure = arg('measure', game.name === 'tictactoe' ? 'minimax' : 'exploita
 if (!['exploitability', 'minimax'].includes(measure)) throw new Error(`--measure: exploitability or minimax, got '${measure}'`);
 if (measure === 'minimax' && magnetKind !== 'uniform') throw new Error('--measure minimax keeps no policy table: use --magnet uniform');
 const solver = new Minimax();
+const representatives = critic === 'exact' ? representativeStates(game) : new Map<string, { player: number; state: GameState }>();
 /** the MLP's greedy move: its likeliest legal move */
 const greedy = (s: GameState) => {
   const legal = s.legalActions();
@@ -105,6 +113,8 @@ if (pool && pool.size === 0) pool.add('it0', copyOf(mlp));
 const baseline: number[] = saved?.state.baseline ?? new Array(game.numPlayers).fill(0);
 // --baseline infostate: an EMA of the returns seen at each information state (a tabular critic, read before it is updated)
 const stateBaseline = new Map<string, number>(saved?.state.stateBaseline ?? []);
+// --gradient all-actions: an EMA of the returns after each move at each information state (null: never seen)
+const actionValue = new Map<string, (number | null)[]>(saved?.state.actionValue ?? []);
 let drawSeed: number = saved?.state.drawSeed ?? seed * 100003;
 const average = saved ? AveragePolicy.restore(game, saved.state.average) : new AveragePolicy(game);
 // the magnet as a table; uniform to start (and throughout with --magnet uniform)
@@ -168,11 +178,12 @@ for (let it = first; it <= iterations; it++) {
   }
   for (const [key, list] of seen) stateBaseline.set(key, decay * (stateBaseline.get(key) ?? 0) + (1 - decay) * (list.reduce((a, b) => a + b, 0) / list.length));
   for (let p = 0; p < game.numPlayers; p++) baseline[p] = decay * baseline[p] + (1 - decay) * (returns.reduce((a, r) => a + r[p], 0) / returns.length);
-  trainer.step(weighting === 'infostate' ? perState(samples, taken.map((t) => t.key), drawSeed++) : samples);
+  if (gradient === 'all-actions') trainer.step(allActions(taken, returns, current));
+  else trainer.step(weighting === 'infostate' ? perState(samples, taken.map((t) => t.key), drawSeed++) : samples);
   if (pool && (it + 1) % snapshotEvery === 0) pool.add(`it${it + 1}`, copyOf(mlp))?.dispose();
   if (outDir && ((it + 1) % saveEvery === 0 || it + 1 === iterations)) {
     const snapshots = Object.fromEntries((pool?.names() ?? []).map((n) => [n, weightsOf(pool!.snapshot(n))]));
-    const state = { next: it + 1, baseline, stateBaseline: [...stateBaseline], drawSeed, magnet, average: average.state(), pool: pool?.state(), snapshots };
+    const state = { next: it + 1, baseline, stateBaseline: [...stateBaseline], drawSeed, magnet, average: average.state(), pool: pool?.state(), snapshots, actionValue: [...actionValue] };
     await saveRun(outDir, mlp, await encodeOptimizerState(trainer.optimizer('m')), { args: Object.fromEntries(settings.map((k) => [k, arg(k, '')]).filter(([, v]) => v !== '')), state });
   }
 }
@@ -197,7 +208,63 @@ function perState(samples: TrainSample[], keys: string[], drawSeed: number): Tra
   return out;
 }
 
-interface RunState { next: number; baseline: number[]; stateBaseline: [string, number][]; drawSeed: number; magnet: TabularPolicy; average: AverageState; pool?: PoolState; snapshots?: Record<string, Record<string, number[]>> }
+interface RunState { next: number; baseline: number[]; stateBaseline: [string, number][]; drawSeed: number; magnet: TabularPolicy; average: AverageState; pool?: PoolState; snapshots?: Record<string, Record<string, number[]>>; actionValue?: [string, (number | null)[]][] }
+
+/**
+ * `--gradient all-actions` (the all-actions policy gradient of QPG / mean actor-critic,
+ * Srinivasan et al. 2018, with MMD's magnet term moved into the values): the critic's Q is
+ * updated from this iteration's returns (the first sight sets it), then every visited
+ * information state gives one row per legal move a with advantage
+ * pi(a) (Q'(a) - sum_b pi(b) Q'(b)), where Q'(a) = Q(a) - alpha log(pi(a) / magnet(a)) and an
+ * unseen move takes the state's pi-weighted mean. At ratio 1 the rows' gradient is that of
+ * sum_a pi(a) Q(a) - alpha KL(pi || magnet) at every state alike, as in MMD's behavioural
+ * form, rather than only the sampled move's, weighted by how often the state is reached.
+ */
+function allActions(moves: { key: string; seat: number; features: number[]; action: number; legal: boolean[]; ep: number }[], returns: number[][], current: TabularPolicy): TrainSample[] {
+  const rows: { key: string; seat: number; features: number[]; legal: boolean[]; q: (number | null)[] }[] = [];
+  if (critic === 'exact') {
+    // a diagnostic, not RL: every information state with its exact action values under the current policy
+    for (const [k, v] of actionValues(game, fromTable(current))) {
+      if (v.den === 0) continue;
+      const key = k.slice(k.indexOf(':') + 1);
+      const { player, state } = representatives.get(key)!;
+      const q = new Array<number | null>(game.numActions).fill(null);
+      v.legal.forEach((a, i) => { q[a] = v.num[i] / v.den; });
+      rows.push({ key, seat: player, features: state.observationVector(player), legal: q.map((x) => x !== null), q });
+    }
+  } else {
+    const seen = new Map<string, { move: (typeof moves)[number]; sum: number[]; n: number[] }>();
+    for (const m of moves) {
+      const e = seen.get(m.key) ?? { move: m, sum: new Array(game.numActions).fill(0), n: new Array(game.numActions).fill(0) };
+      e.sum[m.action] += returns[m.ep][m.seat];
+      e.n[m.action]++;
+      seen.set(m.key, e);
+    }
+    for (const { move, sum, n } of seen.values()) {
+      const q = actionValue.get(move.key) ?? new Array<number | null>(game.numActions).fill(null);
+      n.forEach((count, a) => { if (count > 0) q[a] = q[a] === null ? sum[a] / count : decay * q[a]! + (1 - decay) * (sum[a] / count); });
+      actionValue.set(move.key, q);
+      rows.push({ key: move.key, seat: move.seat, features: move.features, legal: move.legal, q });
+    }
+  }
+  const logits = tf.tidy(() => mlp.logits(tf.tensor2d(rows.map((r) => r.features))).arraySync());
+  const out: TrainSample[] = [];
+  rows.forEach((r, i) => {
+    const { q } = r;
+    const legal = r.legal.flatMap((ok, a) => (ok ? [a] : []));
+    const top = Math.max(...legal.map((a) => logits[i][a]));
+    const z = legal.reduce((t, a) => t + Math.exp(logits[i][a] - top), 0);
+    const pi = new Map(legal.map((a) => [a, Math.exp(logits[i][a] - top) / z]));
+    const known = legal.filter((a) => q[a] !== null);
+    const mean = known.reduce((t, a) => t + pi.get(a)! * q[a]!, 0) / known.reduce((t, a) => t + pi.get(a)!, 0);
+    const value = (a: number) => (q[a] ?? mean) - alpha * (Math.log(pi.get(a)!) - magnetLogProb(r.key, a, r.legal));
+    const baselineValue = legal.reduce((t, a) => t + pi.get(a)! * value(a), 0);
+    for (const a of legal) {
+      out.push({ model: 'm', role: `seat${r.seat}`, prompt: r.features, completion: [a], legal: r.legal, oldLogProbs: [Math.log(pi.get(a)!)], advantages: pi.get(a)! * (value(a) - baselineValue) });
+    }
+  });
+  return out;
+}
 
 /** A frozen copy of the learner, for the pool. */
 function copyOf(m: MlpPolicy): MlpPolicy {

@@ -8,8 +8,9 @@
  *
  *   npx tsx src/experiments/mmd-tabular.ts [--game kuhn] [--iterations 2000] [--eta 0.1] [--alpha 0.05]
  */
-import { gameByName, CHANCE, type Game, type GameState } from '../games/index.js';
+import { gameByName } from '../games/index.js';
 import { exploitability, type GamePolicy } from '../games/exploitability.js';
+import { actionValues } from '../games/values.js';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -23,38 +24,6 @@ function policyOf(table: Table): GamePolicy {
     const row = table.get(key);
     return row ? legal.map((a) => row.p[row.legal.indexOf(a)]) : legal.map(() => 1 / legal.length);
   };
-}
-
-/** q(s, a) for every player's information state, under the joint policy `pi`. */
-function actionValues(game: Game, pi: GamePolicy): Map<string, { legal: number[]; num: number[]; den: number }> {
-  const out = new Map<string, { legal: number[]; num: number[]; den: number }>();
-  // returns each player's value of `s`; `reach[i]` is the product of everyone's but i's probabilities (chance included)
-  const walk = (s: GameState, reach: number[]): number[] => {
-    if (s.isTerminal()) return s.returns();
-    const player = s.currentPlayer();
-    const legal = s.legalActions();
-    const probs = player === CHANCE ? legal.map((a) => new Map(s.chanceOutcomes()).get(a)!) : pi(s.informationStateKey(player), legal);
-    const total = new Array(game.numPlayers).fill(0);
-    const childValues: number[][] = [];
-    legal.forEach((a, i) => {
-      const c = s.clone();
-      c.apply(a);
-      const r = reach.map((x, k) => (k === player ? x : x * probs[i]));
-      const v = walk(c, r);
-      childValues.push(v);
-      v.forEach((x, k) => { total[k] += probs[i] * x; });
-    });
-    if (player !== CHANCE) {
-      const key = `${player}:${s.informationStateKey(player)}`;
-      const e = out.get(key) ?? { legal, num: legal.map(() => 0), den: 0 };
-      legal.forEach((_, i) => { e.num[i] += reach[player] * childValues[i][player]; });
-      e.den += reach[player];
-      out.set(key, e);
-    }
-    return total;
-  };
-  walk(game.newInitialState(), new Array(game.numPlayers).fill(1));
-  return out;
 }
 
 const game = gameByName(arg('game', 'kuhn'));
