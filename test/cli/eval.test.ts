@@ -31,6 +31,16 @@ describe('coevolve eval', () => {
     for (const v of [a.pass1, a.majN ?? -1, a.validRate]) expect(Number.isInteger(v * 12) && v >= 0 && v <= 1).to.equal(true);
   });
 
+  it('with 2 workers: the same greedy pass@1, and maj@N repeats from its seed', async () => {
+    const one = await evalCommand({ ...base, seed: 4, workers: '1' });
+    const two = await evalCommand({ ...base, seed: 4, workers: '2' });
+    expect(two.pass1).to.equal(one.pass1);
+    expect(two.validRate).to.equal(one.validRate);
+    expect(await evalCommand({ ...base, seed: 4, workers: '2' })).to.deep.equal(two);
+    const fail = await evalCommand({ ...base, workers: 'two' }).then(() => 'no error', (e: Error) => e.message);
+    expect(fail).to.match(/--workers must be auto or a positive integer, got 'two'/);
+  });
+
   it('refuses --max-new-tokens 0 and an empty task file', async () => {
     const fail = (o: object) => evalCommand({ ...base, ...o }).then(() => 'no error', (e: Error) => e.message);
     expect(await fail({ maxNewTokens: 0 })).to.match(/--max-new-tokens must be a positive integer, got 0/);
