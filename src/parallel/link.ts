@@ -25,7 +25,15 @@ export class Link {
   }
 
   send(request: unknown, transfer: TransferListItem[] = []): void {
-    if (this.pending) throw new Error(`${this.name}: a request is already waiting for its answer`);
+    // an answer nobody waited for (this thread failed between send and receive) is dropped,
+    // so one failed call does not poison the next
+    if (this.pending) {
+      try {
+        this.receive();
+      } catch {
+        // its error belonged to the failed call
+      }
+    }
     Atomics.store(this.flag, 0, 0);
     this.pending = true;
     this.channel.port1.postMessage(request, transfer);
