@@ -43,6 +43,7 @@ import { MlpPolicy, mlpWeightShapes } from '../models/mlp.js';
 import { playLockstep, randomActor, roundRobin, scoreOf, type Actor } from '../games/match.js';
 import { OpponentPool, POOL_SAMPLINGS, eloRatings, type PoolSampling, type PoolState } from '../games/pool.js';
 import { JointTrainer, type TrainSample } from '../rl/trainer.js';
+import { lrMultiplier } from '../rl/schedule.js';
 import { Rng } from '../util/rng.js';
 
 const cli = (name: string) => {
@@ -56,7 +57,7 @@ const outDir = resumeDir ?? cli('out');
 const saved = resumeDir ? await loadRun(resumeDir) : undefined;
 // a resumed run keeps its settings; --iterations may extend it
 const arg = (name: string, fallback: string) => (name === 'iterations' ? cli(name) ?? saved?.args[name] : saved?.args[name] ?? cli(name)) ?? fallback;
-const settings = ['measure', 'game', 'iterations', 'episodes', 'alpha', 'seed', 'every', 'baseline-decay', 'magnet', 'magnet-rate', 'average', 'baseline', 'lr', 'save-every', 'weighting', 'opponents', 'pool-size', 'snapshot-every', 'elo-games', 'gradient', 'critic'];
+const settings = ['measure', 'game', 'iterations', 'episodes', 'alpha', 'seed', 'every', 'baseline-decay', 'magnet', 'magnet-rate', 'average', 'baseline', 'lr', 'save-every', 'weighting', 'opponents', 'pool-size', 'snapshot-every', 'elo-games', 'gradient', 'critic', 'lr-min-ratio', 'eta', 'inner'];
 const game = gameByName(arg('game', 'kuhn'));
 const iterations = Number(arg('iterations', '400'));
 const episodes = Number(arg('episodes', '512'));
@@ -71,7 +72,9 @@ const baselineKind = arg('baseline', 'seat');
 const weighting = arg('weighting', 'reach');
 // --gradient all-actions: a tabular critic Q(key, move) and one update row per visited state and legal move (see allActions)
 const gradient = arg('gradient', 'sampled');
-if (!['sampled', 'all-actions'].includes(gradient)) throw new Error(`--gradient: sampled or all-actions, got '${gradient}'`);
+if (!['sampled', 'all-actions', 'distill'].includes(gradient)) throw new Error(`--gradient: sampled, all-actions or distill, got '${gradient}'`);
+const eta = Number(arg('eta', '0.01'));
+const inner = Number(arg('inner', '10'));
 // --critic exact (with all-actions): exact action values at every information state instead of sampled ones, to tell the critic's noise from the MLP's limits
 const critic = arg('critic', 'sampled');
 if (!['sampled', 'exact'].includes(critic)) throw new Error(`--critic: sampled or exact, got '${critic}'`);
@@ -103,7 +106,10 @@ const greedy = (s: GameState) => {
 
 await initBackend('cpu', 'off'); // tiny products: the cpu kernels are fastest here
 const mlp = saved?.mlp ?? new MlpPolicy({ inputSize: game.observationSize, hiddenSizes: [64, 64], numActions: game.numActions, seed });
-const trainer = new JointTrainer({ m: mlp }, { lr: Number(arg('lr', '0.003')), clipLow: 0.2, clipHigh: 0.2, klCoef: alpha, klKind: 'k3', aggMode: 'token-mean', maxGradNorm: 1, microBatch: 1 << 20 });
+const lr = Number(arg('lr', '0.003'));
+const lrMinRatio = Number(arg('lr-min-ratio', '1'));
+if (!(lrMinRatio > 0 && lrMinRatio <= 1)) throw new Error(`--lr-min-ratio: in (0, 1], got ${lrMinRatio}`);
+const trainer = new JointTrainer({ m: mlp }, { lr, clipLow: 0.2, clipHigh: 0.2, klCoef: alpha, klKind: 'k3', aggMode: 'token-mean', maxGradNorm: 1, microBatch: 1 << 20 });
 if (saved) await restoreOptimizerState(`${resumeDir}/checkpoint`, saved.attachments, trainer.optimizer('m'));
 const poolOptions = { capacity: poolSize, sampling: opponentRule as PoolSampling };
 const pool = opponentRule === 'self' ? undefined
@@ -178,7 +184,10 @@ for (let it = first; it <= iterations; it++) {
   }
   for (const [key, list] of seen) stateBaseline.set(key, decay * (stateBaseline.get(key) ?? 0) + (1 - decay) * (list.reduce((a, b) => a + b, 0) / list.length));
   for (let p = 0; p < game.numPlayers; p++) baseline[p] = decay * baseline[p] + (1 - decay) * (returns.reduce((a, r) => a + r[p], 0) / returns.length);
+  // --lr-min-ratio below 1: a cosine decay over the run (Adam keeps taking lr-sized steps in noise, so the rate sets the noise floor)
+  trainer.setLearningRate(lr * lrMultiplier({ kind: lrMinRatio < 1 ? 'cosine' : 'constant', warmup: 0, minRatio: lrMinRatio }, it, iterations));
   if (gradient === 'all-actions') trainer.step(allActions(taken, returns, current));
+  else if (gradient === 'distill') allActions(taken, returns, current);
   else trainer.step(weighting === 'infostate' ? perState(samples, taken.map((t) => t.key), drawSeed++) : samples);
   if (pool && (it + 1) % snapshotEvery === 0) pool.add(`it${it + 1}`, copyOf(mlp))?.dispose();
   if (outDir && ((it + 1) % saveEvery === 0 || it + 1 === iterations)) {
@@ -249,6 +258,7 @@ function allActions(moves: { key: string; seat: number; features: number[]; acti
   }
   const logits = tf.tidy(() => mlp.logits(tf.tensor2d(rows.map((r) => r.features))).arraySync());
   const out: TrainSample[] = [];
+  const fit: { features: number[]; legal: boolean[]; target: number[] }[] = [];
   rows.forEach((r, i) => {
     const { q } = r;
     const legal = r.legal.flatMap((ok, a) => (ok ? [a] : []));
@@ -258,12 +268,42 @@ function allActions(moves: { key: string; seat: number; features: number[]; acti
     const known = legal.filter((a) => q[a] !== null);
     const mean = known.reduce((t, a) => t + pi.get(a)! * q[a]!, 0) / known.reduce((t, a) => t + pi.get(a)!, 0);
     const value = (a: number) => (q[a] ?? mean) - alpha * (Math.log(pi.get(a)!) - magnetLogProb(r.key, a, r.legal));
+    if (gradient === 'distill') {
+      // MMD's closed-form step at this state, with the critic's values: the target the network is fitted to
+      const logits = legal.map((a) => (Math.log(pi.get(a)!) + alpha * eta * magnetLogProb(r.key, a, r.legal) + eta * (q[a] ?? mean)) / (1 + alpha * eta));
+      const top = Math.max(...logits);
+      const e = logits.map((l) => Math.exp(l - top));
+      const z = e.reduce((t, x) => t + x, 0);
+      const target = new Array(game.numActions).fill(0);
+      legal.forEach((a, k) => { target[a] = e[k] / z; });
+      fit.push({ features: r.features, legal: r.legal, target });
+      return;
+    }
     const baselineValue = legal.reduce((t, a) => t + pi.get(a)! * value(a), 0);
     for (const a of legal) {
       out.push({ model: 'm', role: `seat${r.seat}`, prompt: r.features, completion: [a], legal: r.legal, oldLogProbs: [Math.log(pi.get(a)!)], advantages: pi.get(a)! * (value(a) - baselineValue) });
     }
   });
+  if (gradient === 'distill') distill(fit);
   return out;
+}
+
+/**
+ * `--gradient distill`: `--inner` Adam steps (the trainer's optimizer and rate) of the mean
+ * cross-entropy from each visited state's MMD target to the network, every state weighted
+ * alike. Adam's steps stay lr-sized however small the gradient, so following the policy
+ * gradient itself leaves a noise floor set by the rate; fitting a target moves the policy by
+ * MMD's step `--eta` instead, and the network only has to track it.
+ */
+function distill(rows: { features: number[]; legal: boolean[]; target: number[] }[]): void {
+  if (!rows.length) return;
+  const x = tf.tensor2d(rows.map((r) => r.features));
+  const y = tf.tensor2d(rows.map((r) => r.target));
+  const off = tf.tensor2d(rows.map((r) => r.legal.map((ok) => (ok ? 0 : -1e9))));
+  for (let k = 0; k < inner; k++) {
+    trainer.optimizer('m').minimize(() => tf.neg(tf.sum(y.mul(tf.logSoftmax(mlp.logits(x).add(off))))).div(rows.length) as tf.Scalar, false, mlp.variables());
+  }
+  tf.dispose([x, y, off]);
 }
 
 /** A frozen copy of the learner, for the pool. */

@@ -6,8 +6,12 @@
  * the others' and chance's reach), ρ uniform. It says which step size and magnet weight reach
  * low exploitability before an RL version (sampled q, an MLP policy) is built on it.
  *
- *   npx tsx src/experiments/mmd-tabular.ts [--game kuhn] [--iterations 2000] [--eta 0.1] [--alpha 0.05]
+ *   npx tsx src/experiments/mmd-tabular.ts [--game kuhn] [--iterations 2000] [--eta 0.1] [--alpha 0.05] [--out table.json]
+ *
+ * `--out` writes the last table (information-state key -> move -> probability, the format
+ * export-policy writes), for fitting a network to it.
  */
+import { writeFileSync } from 'node:fs';
 import { gameByName } from '../games/index.js';
 import { exploitability, type GamePolicy } from '../games/exploitability.js';
 import { actionValues } from '../games/values.js';
@@ -46,4 +50,9 @@ for (let t = 0; t <= iterations; t++) {
     const z = e.reduce((a, b) => a + b, 0);
     table.set(key, { legal: q.legal, p: e.map((x) => x / z) });
   }
+}
+const out = process.argv.includes('--out') ? arg('out', '') : '';
+if (out) {
+  const plain = Object.fromEntries([...table].map(([k, v]) => [k.slice(k.indexOf(':') + 1), Object.fromEntries(v.legal.map((a, i) => [String(a), v.p[i]]))]));
+  writeFileSync(out, JSON.stringify(plain));
 }
