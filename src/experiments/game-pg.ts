@@ -77,7 +77,7 @@ const eta = Number(arg('eta', '0.01'));
 const inner = Number(arg('inner', '10'));
 // --critic exact (with all-actions): exact action values at every information state instead of sampled ones, to tell the critic's noise from the MLP's limits
 const critic = arg('critic', 'sampled');
-if (!['sampled', 'exact'].includes(critic)) throw new Error(`--critic: sampled or exact, got '${critic}'`);
+if (!['sampled', 'counts', 'exact'].includes(critic)) throw new Error(`--critic: sampled, counts or exact, got '${critic}'`);
 if (!['reach', 'infostate'].includes(weighting)) throw new Error(`--weighting: reach or infostate, got '${weighting}'`);
 if (!['seat', 'infostate'].includes(baselineKind)) throw new Error(`--baseline: seat or infostate, got '${baselineKind}'`);
 if (!['uniform', 'moving'].includes(magnetKind)) throw new Error(`--magnet: uniform or moving, got '${magnetKind}'`);
@@ -121,6 +121,8 @@ const baseline: number[] = saved?.state.baseline ?? new Array(game.numPlayers).f
 const stateBaseline = new Map<string, number>(saved?.state.stateBaseline ?? []);
 // --gradient all-actions: an EMA of the returns after each move at each information state (null: never seen)
 const actionValue = new Map<string, (number | null)[]>(saved?.state.actionValue ?? []);
+// --critic counts: forgetting sums and counts of those returns
+const actionStats = new Map<string, { sum: number[]; count: number[] }>(saved?.state.actionStats ?? []);
 let drawSeed: number = saved?.state.drawSeed ?? seed * 100003;
 const average = saved ? AveragePolicy.restore(game, saved.state.average) : new AveragePolicy(game);
 // the magnet as a table; uniform to start (and throughout with --magnet uniform)
@@ -192,7 +194,7 @@ for (let it = first; it <= iterations; it++) {
   if (pool && (it + 1) % snapshotEvery === 0) pool.add(`it${it + 1}`, copyOf(mlp))?.dispose();
   if (outDir && ((it + 1) % saveEvery === 0 || it + 1 === iterations)) {
     const snapshots = Object.fromEntries((pool?.names() ?? []).map((n) => [n, weightsOf(pool!.snapshot(n))]));
-    const state = { next: it + 1, baseline, stateBaseline: [...stateBaseline], drawSeed, magnet, average: average.state(), pool: pool?.state(), snapshots, actionValue: [...actionValue] };
+    const state = { next: it + 1, baseline, stateBaseline: [...stateBaseline], drawSeed, magnet, average: average.state(), pool: pool?.state(), snapshots, actionValue: [...actionValue], actionStats: [...actionStats] };
     await saveRun(outDir, mlp, await encodeOptimizerState(trainer.optimizer('m')), { args: Object.fromEntries(settings.map((k) => [k, arg(k, '')]).filter(([, v]) => v !== '')), state });
   }
 }
@@ -217,7 +219,7 @@ function perState(samples: TrainSample[], keys: string[], drawSeed: number): Tra
   return out;
 }
 
-interface RunState { next: number; baseline: number[]; stateBaseline: [string, number][]; drawSeed: number; magnet: TabularPolicy; average: AverageState; pool?: PoolState; snapshots?: Record<string, Record<string, number[]>>; actionValue?: [string, (number | null)[]][] }
+interface RunState { next: number; baseline: number[]; stateBaseline: [string, number][]; drawSeed: number; magnet: TabularPolicy; average: AverageState; pool?: PoolState; snapshots?: Record<string, Record<string, number[]>>; actionValue?: [string, (number | null)[]][]; actionStats?: [string, { sum: number[]; count: number[] }][] }
 
 /**
  * `--gradient all-actions` (the all-actions policy gradient of QPG / mean actor-critic,
@@ -250,9 +252,21 @@ function allActions(moves: { key: string; seat: number; features: number[]; acti
       seen.set(m.key, e);
     }
     for (const { move, sum, n } of seen.values()) {
-      const q = actionValue.get(move.key) ?? new Array<number | null>(game.numActions).fill(null);
-      n.forEach((count, a) => { if (count > 0) q[a] = q[a] === null ? sum[a] / count : decay * q[a]! + (1 - decay) * (sum[a] / count); });
-      actionValue.set(move.key, q);
+      let q: (number | null)[];
+      if (critic === 'counts') {
+        // sums and counts that forget at rate `decay` per iteration: every return counts alike, so a rarely taken move is not judged by its first sample
+        const st = actionStats.get(move.key) ?? { sum: new Array(game.numActions).fill(0), count: new Array(game.numActions).fill(0) };
+        for (let a = 0; a < game.numActions; a++) {
+          st.sum[a] = decay * st.sum[a] + sum[a];
+          st.count[a] = decay * st.count[a] + n[a];
+        }
+        actionStats.set(move.key, st);
+        q = st.count.map((c, a) => (c > 0 ? st.sum[a] / c : null));
+      } else {
+        q = actionValue.get(move.key) ?? new Array<number | null>(game.numActions).fill(null);
+        n.forEach((count, a) => { if (count > 0) q[a] = q[a] === null ? sum[a] / count : decay * q[a]! + (1 - decay) * (sum[a] / count); });
+        actionValue.set(move.key, q);
+      }
       rows.push({ key: move.key, seat: move.seat, features: move.features, legal: move.legal, q });
     }
   }
