@@ -57,7 +57,7 @@ const outDir = resumeDir ?? cli('out');
 const saved = resumeDir ? await loadRun(resumeDir) : undefined;
 // a resumed run keeps its settings; --iterations may extend it
 const arg = (name: string, fallback: string) => (name === 'iterations' ? cli(name) ?? saved?.args[name] : saved?.args[name] ?? cli(name)) ?? fallback;
-const settings = ['measure', 'game', 'iterations', 'episodes', 'alpha', 'seed', 'every', 'baseline-decay', 'magnet', 'magnet-rate', 'average', 'baseline', 'lr', 'save-every', 'weighting', 'opponents', 'pool-size', 'snapshot-every', 'elo-games', 'gradient', 'critic', 'lr-min-ratio', 'eta', 'inner'];
+const settings = ['measure', 'game', 'iterations', 'episodes', 'alpha', 'seed', 'every', 'baseline-decay', 'magnet', 'magnet-rate', 'average', 'baseline', 'lr', 'save-every', 'weighting', 'opponents', 'pool-size', 'snapshot-every', 'elo-games', 'gradient', 'critic', 'lr-min-ratio', 'eta', 'inner', 'explore-moves', 'explore-share'];
 const game = gameByName(arg('game', 'kuhn'));
 const iterations = Number(arg('iterations', '400'));
 const episodes = Number(arg('episodes', '512'));
@@ -90,6 +90,10 @@ if (opponentRule !== 'self' && !POOL_SAMPLINGS.includes(opponentRule as PoolSamp
 const poolSize = Number(arg('pool-size', '10'));
 const snapshotEvery = Number(arg('snapshot-every', '25'));
 const eloGames = Number(arg('elo-games', '20'));
+// --explore-moves k --explore-share p: exploring starts; in the first p of each iteration's episodes the first k moves are
+// uniformly random and not trained on, so the learner meets positions its own play avoids (an opponent's other openings)
+const exploreMoves = Number(arg('explore-moves', '0'));
+const exploreEpisodes = Math.round(Number(arg('explore-share', '0.5')) * Number(arg('episodes', '512')));
 // a perfect-information game is measured against perfect play (its tables would need every
 // one of tic-tac-toe's 550,000 move orders each iteration): uniform magnet, no average
 const measure = arg('measure', game.name === 'tictactoe' ? 'minimax' : 'exploitability');
@@ -165,9 +169,13 @@ for (let it = first; it <= iterations; it++) {
   // play every episode in lockstep: one batched act per actor and decision step; with a
   // pool, the learner takes seat (episode mod players) and a drawn snapshot the others
   const opponents = pool ? Array.from({ length: episodes }, () => pool!.sample()) : [];
-  const actors: Record<string, Actor> = { learner: mlp, ...Object.fromEntries((pool?.names() ?? []).map((n) => [n, pool!.snapshot(n)])) };
+  const actors: Record<string, Actor> = { learner: mlp, ...Object.fromEntries((pool?.names() ?? []).map((n) => [n, pool!.snapshot(n)])), ...(exploreMoves > 0 ? { explore: randomActor } : {}) };
   const seeds = { next: drawSeed };
-  const { states, moves } = playLockstep(game, episodes, (ep, seat) => (pool && seat !== ep % game.numPlayers ? opponents[ep] : 'learner'), actors, seeds);
+  const actorOf = (ep: number, seat: number, st: GameState) => {
+    if (ep < exploreEpisodes && st.history().length < exploreMoves) return 'explore';
+    return pool && seat !== ep % game.numPlayers ? opponents[ep] : 'learner';
+  };
+  const { states, moves } = playLockstep(game, episodes, actorOf, actors, seeds);
   drawSeed = seeds.next;
   const taken = moves.filter((m) => m.actor === 'learner');
   if (pool) states.forEach((st, ep) => pool!.record(opponents[ep], scoreOf(st, ep % game.numPlayers)));

@@ -24,11 +24,11 @@ export const randomActor: Actor = {
 /**
  * Plays `episodes` games in lockstep: every decision step, each actor acts once on all the
  * rows it plays (in the order of `actors`' keys), so a step is one batched call per actor.
- * `actorOf(ep, seat)` names who plays a seat. Chance outcomes come from a seeded generator;
+ * `actorOf(ep, seat, state)` names who plays a seat at that state. Chance outcomes come from a seeded generator;
  * `seeds.next` is consumed once for the deals and once per actor call, as the caller's
  * checkpoint expects.
  */
-export function playLockstep(game: Game, episodes: number, actorOf: (ep: number, seat: number) => string, actors: Record<string, Actor>, seeds: { next: number }): { states: GameState[]; moves: Move[] } {
+export function playLockstep(game: Game, episodes: number, actorOf: (ep: number, seat: number, state: GameState) => string, actors: Record<string, Actor>, seeds: { next: number }): { states: GameState[]; moves: Move[] } {
   const states = Array.from({ length: episodes }, () => game.newInitialState());
   const moves: Move[] = [];
   let live = states.map((_, i) => i);
@@ -49,7 +49,7 @@ export function playLockstep(game: Game, episodes: number, actorOf: (ep: number,
     const rows = live.map((i) => {
       const s = states[i], seat = s.currentPlayer();
       const legalSet = new Set(s.legalActions());
-      return { i, seat, actor: actorOf(i, seat), key: s.informationStateKey(seat), features: s.observationVector(seat), legal: Array.from({ length: game.numActions }, (_, a) => legalSet.has(a)) };
+      return { i, seat, actor: actorOf(i, seat, s), key: s.informationStateKey(seat), features: s.observationVector(seat), legal: Array.from({ length: game.numActions }, (_, a) => legalSet.has(a)) };
     });
     const unknown = rows.find((x) => !(x.actor in actors));
     if (unknown) throw new Error(`playLockstep: episode ${unknown.i} seat ${unknown.seat} is played by '${unknown.actor}', not one of ${Object.keys(actors).join(', ')}`);
