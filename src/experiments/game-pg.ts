@@ -37,6 +37,7 @@ import { encodeOptimizerState, restoreOptimizerState } from '../rl/optimizer-sta
 import { exploitability, fromTable, type TabularPolicy } from '../games/exploitability.js';
 import { representativeStates, tabulateMlp } from '../games/tabulate.js';
 import { actionValues } from '../games/values.js';
+import { allActionsAdvantages, mmdStep } from '../games/mmd.js';
 import { Minimax, playVsMinimax } from '../games/minimax.js';
 import * as tf from '@tensorflow/tfjs';
 import { MlpPolicy, mlpWeightShapes } from '../models/mlp.js';
@@ -289,22 +290,21 @@ function allActions(moves: { key: string; seat: number; features: number[]; acti
     const pi = new Map(legal.map((a) => [a, Math.exp(logits[i][a] - top) / z]));
     const known = legal.filter((a) => q[a] !== null);
     const mean = known.reduce((t, a) => t + pi.get(a)! * q[a]!, 0) / known.reduce((t, a) => t + pi.get(a)!, 0);
-    const value = (a: number) => (q[a] ?? mean) - alpha * (Math.log(pi.get(a)!) - magnetLogProb(r.key, a, r.legal));
+    const probs = legal.map((a) => pi.get(a)!);
+    const logMagnet = legal.map((a) => magnetLogProb(r.key, a, r.legal));
+    const values = legal.map((a) => q[a] ?? mean);
     if (gradient === 'distill') {
       // MMD's closed-form step at this state, with the critic's values: the target the network is fitted to
-      const logits = legal.map((a) => (Math.log(pi.get(a)!) + alpha * eta * magnetLogProb(r.key, a, r.legal) + eta * (q[a] ?? mean)) / (1 + alpha * eta));
-      const top = Math.max(...logits);
-      const e = logits.map((l) => Math.exp(l - top));
-      const z = e.reduce((t, x) => t + x, 0);
+      const step = mmdStep(probs, logMagnet, values, alpha, eta);
       const target = new Array(game.numActions).fill(0);
-      legal.forEach((a, k) => { target[a] = e[k] / z; });
+      legal.forEach((a, k) => { target[a] = step[k]; });
       fit.push({ features: r.features, legal: r.legal, target });
       return;
     }
-    const baselineValue = legal.reduce((t, a) => t + pi.get(a)! * value(a), 0);
-    for (const a of legal) {
-      out.push({ model: 'm', role: `seat${r.seat}`, prompt: r.features, completion: [a], legal: r.legal, oldLogProbs: [Math.log(pi.get(a)!)], advantages: pi.get(a)! * (value(a) - baselineValue) });
-    }
+    const advantages = allActionsAdvantages(probs, logMagnet, values, alpha);
+    legal.forEach((a, k) => {
+      out.push({ model: 'm', role: `seat${r.seat}`, prompt: r.features, completion: [a], legal: r.legal, oldLogProbs: [Math.log(probs[k])], advantages: advantages[k] });
+    });
   });
   if (gradient === 'distill') distill(fit);
   return out;

@@ -15,6 +15,7 @@ import { writeFileSync } from 'node:fs';
 import { gameByName } from '../games/index.js';
 import { exploitability, type GamePolicy } from '../games/exploitability.js';
 import { actionValues } from '../games/values.js';
+import { mmdStep } from '../games/mmd.js';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -44,11 +45,7 @@ for (let t = 0; t <= iterations; t++) {
   for (const [key, q] of actionValues(game, pi)) {
     const old = table.get(key)?.p ?? q.legal.map(() => 1 / q.legal.length);
     const qs = q.num.map((n) => (q.den > 0 ? n / q.den : 0));
-    const logits = old.map((p, i) => (Math.log(Math.max(p, 1e-300)) + alpha * eta * Math.log(1 / q.legal.length) + eta * qs[i]) / (1 + alpha * eta));
-    const m = Math.max(...logits);
-    const e = logits.map((l) => Math.exp(l - m));
-    const z = e.reduce((a, b) => a + b, 0);
-    table.set(key, { legal: q.legal, p: e.map((x) => x / z) });
+    table.set(key, { legal: q.legal, p: mmdStep(old, q.legal.map(() => Math.log(1 / q.legal.length)), qs, alpha, eta) });
   }
 }
 const out = process.argv.includes('--out') ? arg('out', '') : '';
