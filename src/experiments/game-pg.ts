@@ -19,6 +19,12 @@
  *   npx tsx src/experiments/game-pg.ts [--out DIR | --resume DIR] [--save-every 50] [--game kuhn] [--iterations 400] [--episodes 512] [--lr 0.003] [--alpha 0.05]
  *     [--magnet uniform|moving] [--magnet-rate 0.05] [--average uniform|linear] [--baseline seat|infostate] [--weighting reach|infostate] [--seed 1]
  *     [--opponents self|latest|uniform|prioritised] [--pool-size 10] [--snapshot-every 25] [--elo-games 20]
+ *     [--gradient sampled|all-actions|distill] [--critic sampled|counts|exact] [--eta 0.01] [--inner 10]
+ *     [--lr-min-ratio 1] [--explore-moves 0] [--explore-share 0.5] [--baseline-decay 0.95]
+ *
+ * `--gradient` picks the update: `sampled` is the policy gradient of the moves played (above);
+ * `all-actions` and `distill` use a tabular critic of each move's return (see allActions and
+ * distill below; `--baseline-decay` is the critic's forgetting rate too).
  *
  * With `--opponents` other than self, the learner plays one seat of each episode (seat =
  * episode mod players) against a frozen snapshot drawn from the pool by that rule, a
