@@ -44,6 +44,7 @@ import { exploitability, fromTable, type TabularPolicy } from '../games/exploita
 import { representativeStates, tabulateMlp } from '../games/tabulate.js';
 import { actionValues } from '../games/values.js';
 import { allActionsAdvantages, mmdStep } from '../games/mmd.js';
+import { MoveCritic, type CriticState } from '../games/critic.js';
 import { Minimax, playVsMinimax } from '../games/minimax.js';
 import * as tf from '@tensorflow/tfjs';
 import { MlpPolicy, mlpWeightShapes } from '../models/mlp.js';
@@ -130,10 +131,8 @@ if (pool && pool.size === 0) pool.add('it0', copyOf(mlp));
 const baseline: number[] = saved?.state.baseline ?? new Array(game.numPlayers).fill(0);
 // --baseline infostate: an EMA of the returns seen at each information state (a tabular critic, read before it is updated)
 const stateBaseline = new Map<string, number>(saved?.state.stateBaseline ?? []);
-// --gradient all-actions: an EMA of the returns after each move at each information state (null: never seen)
-const actionValue = new Map<string, (number | null)[]>(saved?.state.actionValue ?? []);
-// --critic counts: forgetting sums and counts of those returns
-const actionStats = new Map<string, { sum: number[]; count: number[] }>(saved?.state.actionStats ?? []);
+// --gradient all-actions and distill: the critic of each move's return (exact: none, the game tree answers)
+const moveCritic = new MoveCritic(critic === 'counts' ? 'counts' : 'sampled', game.numActions, decay, saved?.state);
 let drawSeed: number = saved?.state.drawSeed ?? seed * 100003;
 const average = saved ? AveragePolicy.restore(game, saved.state.average) : new AveragePolicy(game);
 // the magnet as a table; uniform to start (and throughout with --magnet uniform)
@@ -209,7 +208,7 @@ for (let it = first; it <= iterations; it++) {
   if (pool && (it + 1) % snapshotEvery === 0) pool.add(`it${it + 1}`, copyOf(mlp))?.dispose();
   if (outDir && ((it + 1) % saveEvery === 0 || it + 1 === iterations)) {
     const snapshots = Object.fromEntries((pool?.names() ?? []).map((n) => [n, weightsOf(pool!.snapshot(n))]));
-    const state = { next: it + 1, baseline, stateBaseline: [...stateBaseline], drawSeed, magnet, average: average.state(), pool: pool?.state(), snapshots, actionValue: [...actionValue], actionStats: [...actionStats] };
+    const state = { next: it + 1, baseline, stateBaseline: [...stateBaseline], drawSeed, magnet, average: average.state(), pool: pool?.state(), snapshots, ...moveCritic.state() };
     await saveRun(outDir, mlp, await encodeOptimizerState(trainer.optimizer('m')), { args: Object.fromEntries(settings.map((k) => [k, arg(k, '')]).filter(([, v]) => v !== '')), state });
   }
 }
@@ -234,7 +233,7 @@ function perState(samples: TrainSample[], keys: string[], drawSeed: number): Tra
   return out;
 }
 
-interface RunState { next: number; baseline: number[]; stateBaseline: [string, number][]; drawSeed: number; magnet: TabularPolicy; average: AverageState; pool?: PoolState; snapshots?: Record<string, Record<string, number[]>>; actionValue?: [string, (number | null)[]][]; actionStats?: [string, { sum: number[]; count: number[] }][] }
+interface RunState { next: number; baseline: number[]; stateBaseline: [string, number][]; drawSeed: number; magnet: TabularPolicy; average: AverageState; pool?: PoolState; snapshots?: Record<string, Record<string, number[]>>; actionValue?: CriticState['actionValue']; actionStats?: CriticState['actionStats'] }
 
 /**
  * `--gradient all-actions` (the all-actions policy gradient of QPG / mean actor-critic,
@@ -259,30 +258,11 @@ function allActions(moves: { key: string; seat: number; features: number[]; acti
       rows.push({ key, seat: player, features: state.observationVector(player), legal: q.map((x) => x !== null), q });
     }
   } else {
-    const seen = new Map<string, { move: (typeof moves)[number]; sum: number[]; n: number[] }>();
-    for (const m of moves) {
-      const e = seen.get(m.key) ?? { move: m, sum: new Array(game.numActions).fill(0), n: new Array(game.numActions).fill(0) };
-      e.sum[m.action] += returns[m.ep][m.seat];
-      e.n[m.action]++;
-      seen.set(m.key, e);
-    }
-    for (const { move, sum, n } of seen.values()) {
-      let q: (number | null)[];
-      if (critic === 'counts') {
-        // sums and counts that forget at rate `decay` per iteration: every return counts alike, so a rarely taken move is not judged by its first sample
-        const st = actionStats.get(move.key) ?? { sum: new Array(game.numActions).fill(0), count: new Array(game.numActions).fill(0) };
-        for (let a = 0; a < game.numActions; a++) {
-          st.sum[a] = decay * st.sum[a] + sum[a];
-          st.count[a] = decay * st.count[a] + n[a];
-        }
-        actionStats.set(move.key, st);
-        q = st.count.map((c, a) => (c > 0 ? st.sum[a] / c : null));
-      } else {
-        q = actionValue.get(move.key) ?? new Array<number | null>(game.numActions).fill(null);
-        n.forEach((count, a) => { if (count > 0) q[a] = q[a] === null ? sum[a] / count : decay * q[a]! + (1 - decay) * (sum[a] / count); });
-        actionValue.set(move.key, q);
-      }
-      rows.push({ key: move.key, seat: move.seat, features: move.features, legal: move.legal, q });
+    const first = new Map<string, (typeof moves)[number]>();
+    for (const m of moves) if (!first.has(m.key)) first.set(m.key, m);
+    for (const [key, q] of moveCritic.update(moves.map((m) => ({ key: m.key, action: m.action, value: returns[m.ep][m.seat] })))) {
+      const move = first.get(key)!;
+      rows.push({ key, seat: move.seat, features: move.features, legal: move.legal, q });
     }
   }
   const logits = tf.tidy(() => mlp.logits(tf.tensor2d(rows.map((r) => r.features))).arraySync());
