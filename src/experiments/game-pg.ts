@@ -34,22 +34,21 @@
  */
 import { initBackend } from '../backend/index.js';
 import { gameByName, type GameState } from '../games/index.js';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { AveragePolicy, type AverageState } from '../games/average.js';
-import type { Attachments } from '../models/checkpoint.js';
-import { loadModel, saveModel } from '../models/store.js';
+import { AveragePolicy } from '../games/average.js';
 import { encodeOptimizerState, restoreOptimizerState } from '../rl/optimizer-state.js';
 import { exploitability, fromTable, type TabularPolicy } from '../games/exploitability.js';
 import { representativeStates, tabulateMlp } from '../games/tabulate.js';
 import { actionValues } from '../games/values.js';
 import { allActionsAdvantages, mmdStep } from '../games/mmd.js';
-import { MoveCritic, type CriticState } from '../games/critic.js';
+import { MoveCritic } from '../games/critic.js';
 import { Minimax, playVsMinimax } from '../games/minimax.js';
 import * as tf from '@tensorflow/tfjs';
-import { MlpPolicy, mlpWeightShapes } from '../models/mlp.js';
+import { MlpPolicy } from '../models/mlp.js';
+import { copyOf, fromWeights, loadRun, saveRun, weightsOf } from './game-run.js';
 import { playLockstep, randomActor, roundRobin, scoreOf, type Actor } from '../games/match.js';
-import { OpponentPool, POOL_SAMPLINGS, eloRatings, type PoolSampling, type PoolState } from '../games/pool.js';
+import { OpponentPool, POOL_SAMPLINGS, eloRatings, type PoolSampling } from '../games/pool.js';
 import { JointTrainer, type TrainSample } from '../rl/trainer.js';
 import { lrMultiplier } from '../rl/schedule.js';
 import { Rng } from '../util/rng.js';
@@ -233,7 +232,6 @@ function perState(samples: TrainSample[], keys: string[], drawSeed: number): Tra
   return out;
 }
 
-interface RunState { next: number; baseline: number[]; stateBaseline: [string, number][]; drawSeed: number; magnet: TabularPolicy; average: AverageState; pool?: PoolState; snapshots?: Record<string, Record<string, number[]>>; actionValue?: CriticState['actionValue']; actionStats?: CriticState['actionStats'] }
 
 /**
  * `--gradient all-actions` (the all-actions policy gradient of QPG / mean actor-critic,
@@ -312,49 +310,4 @@ function distill(rows: { features: number[]; legal: boolean[]; target: number[] 
     trainer.optimizer('m').minimize(() => tf.neg(tf.sum(y.mul(tf.logSoftmax(mlp.logits(x).add(off))))).div(rows.length) as tf.Scalar, false, mlp.variables());
   }
   tf.dispose([x, y, off]);
-}
-
-/** A frozen copy of the learner, for the pool. */
-function copyOf(m: MlpPolicy): MlpPolicy {
-  return new MlpPolicy(m.config, m.weights);
-}
-
-function weightsOf(m: MlpPolicy): Record<string, number[]> {
-  return Object.fromEntries(Object.entries(m.weights).map(([k, v]) => [k, Array.from(v.dataSync())]));
-}
-
-function fromWeights(config: MlpPolicy['config'], w: Record<string, number[]>): MlpPolicy {
-  const shapes = mlpWeightShapes(config);
-  const tensors = Object.fromEntries(Object.entries(w).map(([k, v]) => [k, tf.tensor(v, shapes[k])]));
-  const m = new MlpPolicy(config, tensors);
-  tf.dispose(Object.values(tensors));
-  return m;
-}
-
-/**
- * Saves the model, its optimizer and the run's state: the checkpoint is written beside the
- * old one and renamed over it, so a kill mid-save leaves the previous checkpoint whole;
- * progress lines after the checkpoint are dropped when the run resumes.
- */
-async function saveRun(dir: string, mlp: MlpPolicy, optimizer: Attachments, extra: { args: Record<string, string>; state: RunState }): Promise<void> {
-  const next = join(dir, 'checkpoint.next');
-  rmSync(next, { recursive: true, force: true });
-  await saveModel(next, mlp, undefined, extra as unknown as Record<string, unknown>, optimizer);
-  rmSync(join(dir, 'checkpoint'), { recursive: true, force: true });
-  renameSync(next, join(dir, 'checkpoint'));
-}
-
-async function loadRun(dir: string): Promise<{ mlp: MlpPolicy; attachments: Record<string, Uint8Array>; args: Record<string, string>; state: RunState }> {
-  const where = join(dir, 'checkpoint');
-  if (!existsSync(where)) throw new Error(`--resume: ${where} does not exist (runs save every --save-every iterations)`);
-  const loaded = await loadModel(where);
-  if (loaded.kind !== 'mlp') throw new Error(`--resume: ${where} holds a ${loaded.kind}, not an mlp`);
-  const extra = loaded.extra as unknown as { args: Record<string, string>; state: RunState };
-  const progress = join(dir, 'progress.jsonl');
-  if (existsSync(progress)) {
-    // keep the lines up to the checkpoint: later ones are replayed
-    const kept = readFileSync(progress, 'utf8').split('\n').filter((l) => l && (JSON.parse(l).iteration ?? -1) < extra.state.next && !JSON.parse(l).resumed);
-    writeFileSync(progress, kept.map((l) => l + '\n').join(''));
-  }
-  return { mlp: loaded.model, attachments: loaded.attachments, args: extra.args, state: extra.state };
 }
