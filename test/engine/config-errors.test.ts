@@ -39,6 +39,13 @@ describe('run: bad configs stop before any work', () => {
     });
   }
 
+  for (const bad of ['0', 'many', '1.5']) {
+    it(`workers=${bad} is named`, async () => {
+      const { message } = await failure(tinyConfig(join(tmpdir(), 'never')), [`workers=${bad}`]);
+      expect(message).to.match(/workers/);
+    });
+  }
+
   it('accelerate=fast is named with its choices', async () => {
     const { message } = await failure(tinyConfig(join(tmpdir(), 'never')), ['accelerate=fast']);
     expect(message).to.match(/accelerate/).and.match(/auto/).and.match(/off/);
