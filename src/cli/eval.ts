@@ -3,7 +3,7 @@ import type { Accelerate } from '../backend/accelerate.js';
 import { evaluateSolver, type EvalResult } from '../engine/evaluate.js';
 import { loadModel } from '../models/store.js';
 import { readTasksJsonl } from '../tasks/jsonl.js';
-import { Replicas, workerCount } from '../parallel/replicas.js';
+import { startReplicas } from '../parallel/replicas.js';
 import { taskFamily } from '../tasks/index.js';
 
 export interface EvalOptions { checkpoint: string; data: string; family: string; samples: number; temperature: number; seed?: number; maxNewTokens: number; backend: string; accelerate?: string; workers?: string }
@@ -23,8 +23,7 @@ export async function evalCommand(o: EvalOptions): Promise<EvalResult & { checkp
   console.error(describeBackend(info));
   const loaded = await loadModel(o.checkpoint);
   if (loaded.kind !== 'tinylm' || !loaded.tokenizer) throw new Error(`eval: ${o.checkpoint} is not a language model with a tokenizer`);
-  const workers = workerCount(setting === 'auto' ? 'auto' : Number(setting));
-  const replicas = workers > 1 ? await Replicas.start(workers - 1, { backend: info.chosen, accelerate }, { eval: loaded.model }) : undefined;
+  const replicas = await startReplicas(setting === 'auto' ? 'auto' : Number(setting), { backend: info.chosen, accelerate }, { eval: loaded.model });
   try {
     const result = await evaluateSolver(loaded.model, loaded.tokenizer, family, tasks, { samples: o.samples, maxNewTokens: o.maxNewTokens, temperature: o.temperature, seed: o.seed ?? 0, replicas, id: 'eval' });
     return { checkpoint: o.checkpoint, data: o.data, ...result };

@@ -9,7 +9,7 @@ import { encodeOptimizerState, restoreOptimizerState } from '../rl/optimizer-sta
 import { refSyncDue, syncTargetModel } from '../rl/ref-sync.js';
 import { lrMultiplier } from '../rl/schedule.js';
 import { JointTrainer } from '../rl/trainer.js';
-import { Replicas, workerCount } from '../parallel/replicas.js';
+import { startReplicas, workerCount, type Replicas } from '../parallel/replicas.js';
 import { BatchingServer } from '../serving/server.js';
 import type { RunStore } from '../store/run.js';
 import { evalMetrics, type Evaluator } from './evaluators/index.js';
@@ -18,9 +18,8 @@ import { addReferenceLogProbs, hashSeed, iterationTasks, recordWrittenTasks, rol
 import { loadModels, saveModels, saveReferences, type LoadedModels } from './models.js';
 import { phaseIndex, trainingRoles } from './phases.js';
 import { preflight, type Checked } from './preflight.js';
-import type { Plan } from './registry.js';
 import { GradientProbe } from './probe.js';
-import { createContainer, Resolver } from './registry.js';
+import { createContainer, Resolver, type Plan } from './registry.js';
 import { rolloutMetrics, scoreEpisodes, toSamples } from './rewards.js';
 
 export interface LoopOptions {
@@ -59,7 +58,7 @@ export async function runLoop(c: ExperimentConfig, store: RunStore, o: LoopOptio
   // Old log-probs were taken at the sampling temperature, so the update scores at it too.
   const temperature = c.trainer.temperature ?? (c.arena.temperature > 0 ? c.arena.temperature : 1);
   if (workers > 1) log(`workers: ${workers} threads${c.workers === 'auto' ? ' (auto: one per core)' : ''}, each with a replica of ${Object.keys(models).join(', ')}`);
-  const replicas = workers > 1 ? await Replicas.start(workers - 1, { backend: info.chosen, accelerate: c.accelerate }, models) : undefined;
+  const replicas = await startReplicas(workers, { backend: info.chosen, accelerate: c.accelerate }, models);
   try {
     await iterate(c, store, o, { plan, ...checked, ...loaded, resumeDir, temperature, replicas, log });
   } finally {

@@ -18,7 +18,7 @@ import type { ParsedProposal, TaskFamily } from '../tasks/types.js';
 import { CharTokenizer } from '../tokenizer/index.js';
 import { Rng } from '../util/rng.js';
 import { evaluateSolver, type EvalResult } from './evaluate.js';
-import { Replicas, workerCount } from '../parallel/replicas.js';
+import { startReplicas, workerCount, type Replicas } from '../parallel/replicas.js';
 
 const Difficulty = z.record(z.string(), z.unknown());
 /** weighted difficulties; each difficulty is merged over `task.difficulty`, so shared fields are written once */
@@ -168,7 +168,7 @@ export async function pretrain(config: PretrainConfig, o: { overwrite?: boolean;
   const model = config.init ? await initialModel(config, tokenizer) : new TinyLM({ ...config.model, vocabSize: tokenizer.size, seed: config.seed });
   const workers = workerCount(config.workers);
   if (workers > 1) log(`workers: ${workers} threads, each with a replica of the model`);
-  const replicas = workers > 1 ? await Replicas.start(workers - 1, { backend: info.chosen, accelerate: config.accelerate }, { base: model }) : undefined;
+  const replicas = await startReplicas(workers, { backend: info.chosen, accelerate: config.accelerate }, { base: model });
   const base = { model, tokenizer, family, corpus, limits, proposalTokens: Math.max(0, ...examples.slice(corpus.train.length).map((e) => e.completion.length)), replicas };
   const watched = (e: BaseEvaluation) => (config.stopOn === 'heldout' ? e.heldOut.pass1 : e.sets[config.stopOn]);
   const t0 = performance.now();

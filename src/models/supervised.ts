@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import { adam } from '../backend/fused/adam.js';
 import { applyClipped } from '../rl/apply.js';
 import { addIndexed, toIndexed, type IndexedGrads } from '../rl/grads.js';
-import { shards } from '../util/shards.js';
+import { shards, threadsFor } from '../util/shards.js';
 import { Rng } from '../util/rng.js';
 import type { TinyLM } from './tinylm.js';
 import type { PolicyInput } from './types.js';
@@ -25,6 +25,7 @@ export interface SupervisedOptions {
 /** Copies of the trained model in other threads (src/parallel): each takes a shard of every batch. */
 export interface NllReplicas {
   readonly count: number;
+  has(id: string): boolean;
   /** sends shard k to replica k: the gradients of its summed NLL divided by the whole batch's `tokens`; the function waits for the answers */
   nllGradients(id: string, shards: PolicyInput[][], tokens: number): () => { loss: number; grads: IndexedGrads }[];
   publish(id: string): void;
@@ -74,7 +75,7 @@ export class SupervisedTrainer {
     const batch = this.order.splice(0, this.o.batchSize).map((i) => this.examples[i]);
     // the score mask counts completion tokens, and every example's completion is scored whole
     const tokens = batch.reduce((n, e) => n + e.completion.length, 0);
-    const threads = this.shared ? Math.min(batch.length, 1 + this.shared.replicas.count) : 1;
+    const threads = threadsFor(batch.length, this.shared?.replicas, this.shared?.id ?? '');
     const parts = shards(batch, threads);
     const others = threads > 1 ? this.shared!.replicas.nllGradients(this.shared!.id, parts.slice(1), tokens) : undefined;
     let { loss, grads } = nllGradients(this.model, parts[0], tokens);

@@ -18,6 +18,15 @@ export function workerCount(setting: 'auto' | number): number {
   return setting === 'auto' ? availableParallelism() : setting;
 }
 
+/**
+ * The replicas a run with `workers` threads needs: none for one thread, else one per thread
+ * besides this one.
+ */
+export function startReplicas(workers: 'auto' | number, setup: ReplicaSetup, models: Record<string, TinyLM>): Promise<Replicas | undefined> {
+  const n = workerCount(workers);
+  return n > 1 ? Replicas.start(n - 1, setup, models) : Promise.resolve(undefined);
+}
+
 /** What every replica is built from: the backend, as this thread loaded it. */
 export interface ReplicaSetup {
   backend: Exclude<BackendChoice, 'auto'>;

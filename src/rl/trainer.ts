@@ -6,7 +6,7 @@ import { broadcastOverTokens } from './advantages.js';
 import { groupBy } from '../util/group.js';
 import { applyClipped } from './apply.js';
 import { addGrads, addIndexed, toIndexed, type IndexedGrads } from './grads.js';
-import { shards as cut } from '../util/shards.js';
+import { shards as cut, threadsFor } from '../util/shards.js';
 import { klPenalty, type KlKind } from './kl.js';
 import { aggLoss, entropyBonus, maskedMeanTensor, policyLoss, valueLoss, type AggMode, type GlobalBatch } from './loss.js';
 
@@ -181,7 +181,7 @@ export class JointTrainer {
     });
     const model = this.models[id];
     const plan = this.plan(model, batch);
-    const threads = this.replicas?.has(id) ? Math.min(batch.length, 1 + this.replicas.count) : 1;
+    const threads = threadsFor(batch.length, this.replicas, id);
     const shards = cut(batch, threads);
     const others = threads > 1 ? this.replicas!.gradients(id, shards.slice(1), plan, this.config) : undefined;
     const { loss, stats, grads } = this.accumulate(model, shards[0], plan);

@@ -4,7 +4,7 @@ import type { TinyLM } from '../models/tinylm.js';
 import type { PolicyInput } from '../models/types.js';
 import { groupBy } from '../util/group.js';
 import { Rng } from '../util/rng.js';
-import { shards } from '../util/shards.js';
+import { shards, threadsFor } from '../util/shards.js';
 
 /** What a request may set: everything generate() takes except the seed, which the server owns. */
 export type GenerateOptions = Omit<ModelGenerateOptions, 'seed'>;
@@ -114,7 +114,7 @@ export class BatchingServer {
    * is derived from the batch's, so a run with a fixed number of threads repeats itself.
    */
   private sample(prompts: number[][], options: GenerateOptions, seed: number): Generation[] {
-    const threads = this.replicas?.has(this.id) ? Math.min(prompts.length, 1 + this.replicas.count) : 1;
+    const threads = threadsFor(prompts.length, this.replicas, this.id);
     if (threads === 1) return generate(this.model, prompts, { ...options, seed });
     const parts = shards(prompts, threads);
     const seeds = parts.map((_, k) => (k === 0 ? seed : new Rng(seed * 31 + k).int(2 ** 31)));
