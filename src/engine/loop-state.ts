@@ -12,6 +12,8 @@ export interface LoopState {
   buffer: TaskBuffer;
   /** each role's moving baseline for the 'rae' advantage (SPIRAL's), read before each update */
   baselines: RoleBaseline;
+  /** what evaluators that remember between runs keep, by evaluator name (an Elo pool's snapshots) */
+  evaluators: Record<string, unknown>;
 }
 
 const FILE = 'loop.json';
@@ -20,14 +22,14 @@ const FILE = 'loop.json';
 export function freshLoopState(c: ExperimentConfig): LoopState {
   const controllers: Record<string, KlController> = {};
   for (const [id, r] of Object.entries(c.roles)) if (r.klReward) controllers[id] = new KlController(r.klReward);
-  return { controllers, buffer: new TaskBuffer(c.buffer.size), baselines: new RoleBaseline(c.trainer.raeDecay ?? 0.95) };
+  return { controllers, buffer: new TaskBuffer(c.buffer.size), baselines: new RoleBaseline(c.trainer.raeDecay ?? 0.95), evaluators: {} };
 }
 
 /** The state saved in a run checkpoint; a checkpoint without it is refused, naming the file. */
 export function loadLoopState(dir: string, c: ExperimentConfig): LoopState {
   const path = join(dir, FILE);
   if (!existsSync(path)) throw new Error(`${path} is missing: a run checkpoint keeps the loop's state (KL controllers, task buffer) there`);
-  let saved: { controllers?: Record<string, number>; buffer?: BufferedTask[]; baselines?: RoleBaselineState };
+  let saved: { controllers?: Record<string, number>; buffer?: BufferedTask[]; baselines?: RoleBaselineState; evaluators?: Record<string, unknown> };
   try {
     saved = JSON.parse(readFileSync(path, 'utf8'));
   } catch (e) {
@@ -42,12 +44,12 @@ export function loadLoopState(dir: string, c: ExperimentConfig): LoopState {
   // checkpoints written before 'rae' existed have no baselines
   const b = saved.baselines;
   if (b && (typeof b.decay !== 'number' || Object.values(b.baselines ?? {}).some((v) => typeof v !== 'number' || !Number.isFinite(v)))) throw new Error(`${path}: the 'rae' baselines are malformed`);
-  return { ...state, buffer: TaskBuffer.from(c.buffer.size, saved.buffer ?? []), baselines: b ? RoleBaseline.fromJSON(b) : state.baselines };
+  return { ...state, buffer: TaskBuffer.from(c.buffer.size, saved.buffer ?? []), baselines: b ? RoleBaseline.fromJSON(b) : state.baselines, evaluators: saved.evaluators ?? {} };
 }
 
 /** Writes the state into a checkpoint folder, atomically (before the checkpoint is recorded). */
 export function saveLoopState(dir: string, s: LoopState): void {
-  const body = { controllers: Object.fromEntries(Object.entries(s.controllers).map(([id, k]) => [id, k.value])), buffer: s.buffer.entries(), baselines: s.baselines.toJSON() };
+  const body = { controllers: Object.fromEntries(Object.entries(s.controllers).map(([id, k]) => [id, k.value])), buffer: s.buffer.entries(), baselines: s.baselines.toJSON(), evaluators: s.evaluators };
   const tmp = join(dir, `${FILE}.tmp-${process.pid}`);
   writeFileSync(tmp, JSON.stringify(body));
   renameSync(tmp, join(dir, FILE));

@@ -83,6 +83,7 @@ async function iterate(c: ExperimentConfig, store: RunStore, o: LoopOptions, s: 
     else await restoreOptimizerState(`${resumeDir}/${id}`, attachments[id] ?? {}, trainer.optimizer(id));
   }
   const state = resumeDir ? loadLoopState(resumeDir, c) : freshLoopState(c);
+  for (const ev of evaluators) if (ev.restore && state.evaluators[ev.name] !== undefined) ev.restore(state.evaluators[ev.name]);
   plan.live.alignment = (role, probe, chunks) => new GradientProbe(models[c.roles[role].model], tokenizer, probe, c.roles[role].kind, temperature).alignment(chunks);
   const start = await store.resume();
   if (start > 0) log(`resuming after iteration ${start} from ${resumeDir}`);
@@ -138,6 +139,7 @@ async function iterate(c: ExperimentConfig, store: RunStore, o: LoopOptions, s: 
       await saveModels(dir, models, tokenizer, { iteration: it }, optimizers);
       // A synced reference is no longer the starting checkpoint, so it is saved too.
       if (c.trainer.refSync) await saveReferences(dir, references, tokenizer, { iteration: it });
+      for (const ev of evaluators) if (ev.state) state.evaluators[ev.name] = ev.state();
       saveLoopState(dir, state);
       await store.recordCheckpoint(it, dir);
     }

@@ -19,7 +19,7 @@
  *   npx tsx src/experiments/game-pg.ts [--out DIR | --resume DIR] [--save-every 50] [--game kuhn] [--iterations 400] [--episodes 512] [--lr 0.003] [--alpha 0.05]
  *     [--magnet uniform|moving] [--magnet-rate 0.05] [--average uniform|linear] [--baseline seat|infostate] [--weighting reach|infostate] [--seed 1]
  *     [--opponents self|latest|uniform|prioritised] [--pool-size 10] [--snapshot-every 25] [--elo-games 20]
- *     [--gradient sampled|all-actions|distill] [--critic sampled|counts|exact] [--eta 0.01] [--inner 10]
+ *     [--gradient sampled|all-actions|distill] [--critic sampled|counts|exact] [--eta 0.01] [--inner 10] [--fit-tol 0]
  *     [--lr-min-ratio 1] [--explore-moves 0] [--explore-share 0.5] [--baseline-decay 0.95]
  *
  * `--gradient` picks the update: `sampled` is the policy gradient of the moves played (above);
@@ -64,7 +64,7 @@ const outDir = resumeDir ?? cli('out');
 const saved = resumeDir ? await loadRun(resumeDir) : undefined;
 // a resumed run keeps its settings; --iterations may extend it
 const arg = (name: string, fallback: string) => (name === 'iterations' ? cli(name) ?? saved?.args[name] : saved?.args[name] ?? cli(name)) ?? fallback;
-const settings = ['measure', 'game', 'iterations', 'episodes', 'alpha', 'seed', 'every', 'baseline-decay', 'magnet', 'magnet-rate', 'average', 'baseline', 'lr', 'save-every', 'weighting', 'opponents', 'pool-size', 'snapshot-every', 'elo-games', 'gradient', 'critic', 'lr-min-ratio', 'eta', 'inner', 'explore-moves', 'explore-share'];
+const settings = ['measure', 'game', 'iterations', 'episodes', 'alpha', 'seed', 'every', 'baseline-decay', 'magnet', 'magnet-rate', 'average', 'baseline', 'lr', 'save-every', 'weighting', 'opponents', 'pool-size', 'snapshot-every', 'elo-games', 'gradient', 'critic', 'lr-min-ratio', 'eta', 'inner', 'fit-tol', 'backend', 'explore-moves', 'explore-share'];
 const game = gameByName(arg('game', 'kuhn'));
 const iterations = Number(arg('iterations', '400'));
 const episodes = Number(arg('episodes', '512'));
@@ -82,6 +82,9 @@ const gradient = arg('gradient', 'sampled');
 if (!['sampled', 'all-actions', 'distill'].includes(gradient)) throw new Error(`--gradient: sampled, all-actions or distill, got '${gradient}'`);
 const eta = Number(arg('eta', '0.01'));
 const inner = Number(arg('inner', '10'));
+// --fit-tol t: stop the distillation's steps once the mean KL(target || network) is under t (0: always --inner steps)
+const fitTol = Number(arg('fit-tol', '0'));
+let lastFit = { steps: 0, kl: 0 };
 // --critic exact (with all-actions): exact action values at every information state instead of sampled ones, to tell the critic's noise from the MLP's limits
 const critic = arg('critic', 'sampled');
 if (!['sampled', 'counts', 'exact'].includes(critic)) throw new Error(`--critic: sampled, counts or exact, got '${critic}'`);
@@ -115,7 +118,8 @@ const greedy = (s: GameState) => {
   return legal.reduce((best, a) => (logits[a] > logits[best] ? a : best), legal[0]);
 };
 
-await initBackend('cpu', 'off'); // tiny products: the cpu kernels are fastest here
+// --backend: cpu by default (acting's tiny products are fastest there); wasm for large distillation fits
+await initBackend(arg('backend', 'cpu') as 'cpu' | 'wasm', arg('backend', 'cpu') === 'cpu' ? 'off' : 'auto');
 const mlp = saved?.mlp ?? new MlpPolicy({ inputSize: game.observationSize, hiddenSizes: [64, 64], numActions: game.numActions, seed });
 const lr = Number(arg('lr', '0.003'));
 const lrMinRatio = Number(arg('lr-min-ratio', '1'));
@@ -168,6 +172,7 @@ for (let it = first; it <= iterations; it++) {
     log({
       game: game.name, iteration: it, seed, alpha, magnet: magnetKind, exploitability: +exploitability(game, fromTable(current)).toFixed(5),
       average: +exploitability(game, fromTable(average.table())).toFixed(5),
+      ...(gradient === 'distill' ? { fit_steps: lastFit.steps, fit_kl: +lastFit.kl.toExponential(3) } : {}),
     });
   }
   if (it === iterations) break;
@@ -306,8 +311,15 @@ function distill(rows: { features: number[]; legal: boolean[]; target: number[] 
   const x = tf.tensor2d(rows.map((r) => r.features));
   const y = tf.tensor2d(rows.map((r) => r.target));
   const off = tf.tensor2d(rows.map((r) => r.legal.map((ok) => (ok ? 0 : -1e9))));
-  for (let k = 0; k < inner; k++) {
+  // the target's own entropy term, so that the loss minus it is the mean KL(target || network)
+  const selfTerm = tf.tidy(() => tf.sum(y.mul(tf.log(y.add(1e-30)))).div(rows.length).dataSync()[0]);
+  const meanKl = () => tf.tidy(() => selfTerm + tf.neg(tf.sum(y.mul(tf.logSoftmax(mlp.logits(x).add(off))))).div(rows.length).dataSync()[0]);
+  let steps = 0;
+  for (; steps < inner; steps++) {
+    // once the network holds the target, further Adam steps (lr-sized whatever the gradient) would only add drift
+    if (fitTol > 0 && meanKl() < fitTol) break;
     trainer.optimizer('m').minimize(() => tf.neg(tf.sum(y.mul(tf.logSoftmax(mlp.logits(x).add(off))))).div(rows.length) as tf.Scalar, false, mlp.variables());
   }
+  lastFit = { steps, kl: meanKl() };
   tf.dispose([x, y, off]);
 }

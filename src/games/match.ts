@@ -1,9 +1,13 @@
 import { Rng } from '../util/rng.js';
+import type { TabularPolicy } from './exploitability.js';
 import type { Game, GameState } from './types.js';
 
-/** Anything that picks one move per row of observation vectors, legal moves masked (an MlpPolicy, say). */
+/**
+ * Anything that picks one move per row of observation vectors, legal moves masked (an
+ * MlpPolicy, say); `keys` are the rows' information-state keys, for policies kept as tables.
+ */
 export interface Actor {
-  act(features: number[][], o: { legal: boolean[][]; seed: number }): { actions: number[]; logProbs: number[] };
+  act(features: number[][], o: { legal: boolean[][]; seed: number; keys?: string[] }): { actions: number[]; logProbs: number[] };
 }
 
 /** One move as played: the episode, the seat, who played it, and what it saw. */
@@ -20,6 +24,28 @@ export const randomActor: Actor = {
     return { actions, logProbs: o.legal.map((row) => -Math.log(row.filter(Boolean).length)) };
   },
 };
+
+/** A tabular policy (`export-policy`'s format) as an actor: each row's move drawn from its information state's row. */
+export function tableActor(table: TabularPolicy): Actor {
+  return {
+    act(_features, o) {
+      if (!o.keys) throw new Error('tableActor: a table policy needs the rows\' information-state keys');
+      const rng = new Rng(o.seed);
+      const actions: number[] = [];
+      const logProbs: number[] = [];
+      o.keys.forEach((key, i) => {
+        const row = table[key];
+        if (!row) throw new Error(`tableActor: the table has no row for information state '${key}'`);
+        const legal = o.legal[i].flatMap((ok, a) => (ok ? [a] : []));
+        let u = rng.next();
+        const a = legal.find((m) => (u -= row[String(m)] ?? 0) < 0) ?? legal.filter((m) => (row[String(m)] ?? 0) > 0).pop() ?? legal[0];
+        actions.push(a);
+        logProbs.push(Math.log(row[String(a)] ?? 0));
+      });
+      return { actions, logProbs };
+    },
+  };
+}
 
 /**
  * Plays `episodes` games in lockstep: every decision step, each actor acts once on all the
@@ -56,7 +82,7 @@ export function playLockstep(game: Game, episodes: number, actorOf: (ep: number,
     for (const [name, actor] of Object.entries(actors)) {
       const mine = rows.filter((x) => x.actor === name);
       if (!mine.length) continue;
-      const r = actor.act(mine.map((x) => x.features), { legal: mine.map((x) => x.legal), seed: seeds.next++ });
+      const r = actor.act(mine.map((x) => x.features), { legal: mine.map((x) => x.legal), seed: seeds.next++, keys: mine.map((x) => x.key) });
       mine.forEach((x, k) => {
         moves.push({ ep: x.i, seat: x.seat, actor: name, key: x.key, features: x.features, action: r.actions[k], logProb: r.logProbs[k], legal: x.legal });
         states[x.i].apply(r.actions[k]);

@@ -9,7 +9,10 @@ import type { ExperimentInput } from '../../src/config/schema.js';
 import { exploitability, fromTable, informationStates } from '../../src/games/exploitability.js';
 import { kuhnPoker } from '../../src/games/kuhn.js';
 import { textPolicyTable } from '../../src/engine/evaluators/exploitability.js';
+import { EloEvaluator } from '../../src/engine/evaluators/elo.js';
+import { arithmetic } from '../../src/tasks/index.js';
 import { loadModel } from '../../src/models/store.js';
+import { checkpointName } from '../../src/store/run.js';
 import { PlayerRole } from '../../roles/player.js';
 import { initBackend } from '../../src/backend/index.js';
 
@@ -25,7 +28,7 @@ function kuhnRun(out: string): ExperimentInput {
     arena: { kind: 'game', groupSize: 2, maxNewTokens: 2, temperature: 1, options: { game: 'kuhn' } },
     judges: [{ kind: 'outcome', options: { role: ['seat0', 'seat1'] } }],
     trainer: { lr: 1e-3 },
-    evaluators: [{ kind: 'exploitability', name: 'kuhn' }],
+    evaluators: [{ kind: 'exploitability', name: 'kuhn' }, { kind: 'elo', name: 'league', every: 1, options: { games: 40, poolSize: 2 } }],
     eval: { every: 2 },
     checkpointEvery: 2,
   };
@@ -46,6 +49,14 @@ describe('a game run and its exported policy', function () {
     expect(last['reward/seat1']).to.be.a('number');
     expect(last['eval/kuhn/exploitability']).to.be.within(0, 1);
     expect(last['eval/kuhn/legal_mass']).to.be.above(0.9); // the base writes legal moves
+    // Elo against the run's own past policies: the pool grows by one per evaluation, to its size
+    expect(rows.filter((r) => 'eval/league/pool_size' in r).map((r) => r['eval/league/pool_size'])).to.deep.equal([0, 1, 2]);
+    expect(last['eval/league/elo']).to.be.a('number').and.satisfy(Number.isFinite);
+    expect(last['eval/league/score_vs_random']).to.be.within(0, 1);
+    expect(last['eval/league/score_vs_pool']).to.be.within(0, 1);
+    // the checkpoint keeps the pool (the two newest tables: it1 and it2), so a resumed run rates the same
+    const loop = JSON.parse(readFileSync(join(dir, 'checkpoints', checkpointName(2), 'loop.json'), 'utf8'));
+    expect(loop.evaluators.league.snapshots.map((x: { name: string }) => x.name)).to.deep.equal(['it1', 'it2']);
     const file = join(root, 'policy.json');
     const summary = await exportPolicyCommand(dir, { out: file });
     const exported = JSON.parse(readFileSync(file, 'utf8')) as ExportedPolicy;
@@ -74,6 +85,28 @@ describe('a game run and its exported policy', function () {
       const likelier = Object.entries(sampled.table[key]).sort((a, b) => b[1] - a[1])[0][0];
       expect(row[likelier]).to.equal(1);
     }
+    loaded.model.dispose();
+  });
+
+  it('an Elo pool restored from its state rates as the uninterrupted one, and a malformed state is refused', async () => {
+    await initBackend('cpu');
+    const loaded = await loadModel(BASE);
+    if (loaded.kind !== 'tinylm' || !loaded.tokenizer) throw new Error(`${BASE} is not a text model`);
+    const seats = ['seat0', 'seat1'].map((roleId) => ({ roleId, role: new PlayerRole(), model: 'main' }));
+    const o = { temperature: 1, games: 40, poolSize: 3, snapshotEvery: 2 };
+    const ctx = (iteration: number) => ({ models: { main: loaded.model }, tokenizer: loaded.tokenizer!, family: arithmetic, iteration, thorough: false });
+    const whole = new EloEvaluator('league', 1, kuhnPoker, seats, o);
+    const a = [];
+    for (const it of [0, 1, 2, 3]) a.push(await whole.run(ctx(it)));
+    // snapshots every second evaluation: it0 then it2
+    expect(a.map((m) => m.pool_size)).to.deep.equal([0, 1, 1, 2]);
+    const first = new EloEvaluator('league', 1, kuhnPoker, seats, o);
+    await first.run(ctx(0));
+    await first.run(ctx(1));
+    const resumed = new EloEvaluator('league', 1, kuhnPoker, seats, o);
+    resumed.restore(JSON.parse(JSON.stringify(first.state())));
+    expect([await resumed.run(ctx(2)), await resumed.run(ctx(3))]).to.deep.equal(a.slice(2));
+    expect(() => resumed.restore({ snapshots: 'none' })).to.throw(/league.*snapshot pool is malformed/);
     loaded.model.dispose();
   });
 

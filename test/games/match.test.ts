@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { gameByName } from '../../src/games/index.js';
-import { playLockstep, randomActor, roundRobin, scoreOf, type Actor } from '../../src/games/match.js';
+import { playLockstep, randomActor, roundRobin, scoreOf, tableActor, type Actor } from '../../src/games/match.js';
+import { expectedReturns, fromTable, type TabularPolicy } from '../../src/games/exploitability.js';
+import { tabulate } from '../../src/games/tabulate.js';
 
 /** Always the lowest legal move, and counts its calls. */
 function lowest(): Actor & { calls: number } {
@@ -45,5 +47,21 @@ describe('games/match: lockstep play, round robins', () => {
     // two lowest-first players: whoever moves first wins, so each takes half
     const ab = results.filter((r) => r.a === 'a' && r.b === 'b').map((r) => r.scoreA);
     expect(ab).to.deep.equal([1, 0, 1, 0]);
+  });
+
+  it('a table actor plays its table: each information state by its own row, and no row is an error', () => {
+    const kuhn = gameByName('kuhn');
+    // always bet with the king, otherwise pass or call one time in four
+    const table: TabularPolicy = tabulate(kuhn, (rows) => rows.map((r) => (r.state.informationStateKey(r.player).startsWith('2') ? [0, 1] : [0.75, 0.25])));
+    const { states, moves } = playLockstep(kuhn, 4000, () => 't', { t: tableActor(table) }, { next: 5 });
+    const king = moves.filter((m) => m.key.startsWith('2'));
+    expect(king.every((m) => m.action === 1)).to.equal(true);
+    const rest = moves.filter((m) => !m.key.startsWith('2'));
+    expect(rest.filter((m) => m.action === 1).length / rest.length).to.be.closeTo(0.25, 0.02);
+    for (const m of moves) expect(m.logProb).to.be.closeTo(Math.log(table[m.key][String(m.action)]), 1e-12);
+    // the sampled games' mean return approaches the table's exact value
+    const mean = states.reduce((t, s) => t + s.returns()[0], 0) / states.length;
+    expect(mean).to.be.closeTo(expectedReturns(kuhn, fromTable(table))[0], 0.06);
+    expect(() => playLockstep(kuhn, 1, () => 't', { t: tableActor({}) }, { next: 1 })).to.throw(/no row for information state/);
   });
 });

@@ -3,6 +3,7 @@ import type { TaskCheck } from '../../tasks/jsonl.js';
 import type { Task } from '../../core/types.js';
 import { Registry, type Plan } from '../registry.js';
 import { AccuracyEvaluator, accuracyFactory } from './accuracy.js';
+import { eloFactory } from './elo.js';
 import { exploitabilityFactory } from './exploitability.js';
 import { proposalsFactory } from './proposals.js';
 import { pickRole, type Evaluator, type EvaluatorFactory } from './types.js';
@@ -11,7 +12,7 @@ export type { EvalContext, Evaluator } from './types.js';
 
 /** Evaluator kinds by the name configs use. `check` vets each task of a data file (it fits the model). */
 export function evaluatorKinds(check: (where: string) => TaskCheck): Registry<EvaluatorFactory> {
-  return new Registry('evaluator', { accuracy: accuracyFactory(check), proposals: proposalsFactory, exploitability: exploitabilityFactory });
+  return new Registry('evaluator', { accuracy: accuracyFactory(check), proposals: proposalsFactory, exploitability: exploitabilityFactory, elo: eloFactory });
 }
 
 /**

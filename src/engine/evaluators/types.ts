@@ -29,6 +29,9 @@ export interface Evaluator {
   readonly role: string;
   readonly every: number;
   run(ctx: EvalContext): Promise<Record<string, number>>;
+  /** what an evaluator that remembers between runs (a snapshot pool) keeps in each checkpoint: plain JSON */
+  state?(): unknown;
+  restore?(state: unknown): void;
 }
 
 /** What a factory gets: the evaluator's config entry, the experiment and its resolved plan. */
