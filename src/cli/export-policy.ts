@@ -1,4 +1,5 @@
-import { writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { GameArena } from '../../arenas/game.js';
 import { initBackend } from '../backend/index.js';
 import { createContainer, Resolver } from '../engine/registry.js';
@@ -29,15 +30,19 @@ export const KEY_FORMATS: Record<string, string> = {
 };
 
 /**
- * `coevolve export-policy RUN --out FILE`: the run's text policy at its last checkpoint as a
+ * `coevolve export-policy RUN --out FILE [--iteration N]`: the run's text policy at its last checkpoint (or N's) as a
  * table, information-state key -> move -> probability (each seat on its configured model),
  * with its exploitability, measured by the same evaluator as during training.
  */
-export async function exportPolicyCommand(dir: string, o: { out: string }): Promise<Omit<ExportedPolicy, 'policy'> & { out: string }> {
+export async function exportPolicyCommand(dir: string, o: { out: string; iteration?: number }): Promise<Omit<ExportedPolicy, 'policy'> & { out: string }> {
   const store = await RunStore.open(dir);
   const c = store.config;
-  const checkpoint = store.lastCheckpointDir();
+  const checkpoint = o.iteration === undefined ? store.lastCheckpointDir() : store.checkpointDir(o.iteration);
   if (!checkpoint) throw new Error(`export-policy: ${store.dir} has no checkpoint yet`);
+  if (!existsSync(join(checkpoint, 'loop.json'))) {
+    const held = existsSync(join(store.dir, 'checkpoints')) ? readdirSync(join(store.dir, 'checkpoints')).sort().join(', ') : 'none';
+    throw new Error(`export-policy: ${store.dir} has no checkpoint of iteration ${o.iteration}; held: ${held}`);
+  }
   const plan = createContainer().get(Resolver).plan(c);
   if (!(plan.arena instanceof GameArena)) throw new Error(`export-policy: run ${store.dir} plays arena '${plan.arena.kind}', not a game`);
   await initBackend(c.backend, c.accelerate);

@@ -81,7 +81,11 @@ program.command('export-policy')
   .description("write a game run's policy as a table: information-state key -> move -> probability")
   .argument('<dir>', 'run directory of a game arena')
   .requiredOption('--out <file>', 'the JSON file to write')
-  .action(async (dir: string, o: { out: string }) => {
+  .option('--iteration <n>', 'the checkpoint of this iteration instead of the last', (v) => {
+    if (!/^\d+$/.test(v)) throw new Error(`--iteration: a whole number, got '${v}'`);
+    return Number(v);
+  })
+  .action(async (dir: string, o: { out: string; iteration?: number }) => {
     console.log(JSON.stringify(await exportPolicyCommand(dir, o)));
   });
 

@@ -69,6 +69,11 @@ describe('a game run and its exported policy', function () {
     expect(exported.exploitability).to.be.closeTo(last['eval/kuhn/exploitability'], 1e-9);
     expect(exploitability(kuhnPoker, fromTable(exported.policy))).to.be.closeTo(exported.exploitability, 1e-12);
     expect(summary.out).to.equal(file);
+    // --iteration picks a checkpoint: the only one here is the last; another is refused, listing what is held
+    const named = await exportPolicyCommand(dir, { out: join(root, 'p2.json'), iteration: 2 });
+    expect(named.exploitability).to.equal(exported.exploitability);
+    const missing = await exportPolicyCommand(dir, { out: join(root, 'p1.json'), iteration: 1 }).then(() => null, (e: Error) => e);
+    expect(missing?.message).to.match(/no checkpoint of iteration 1; held: iter-000002/);
   });
 
   it('a text policy table is scored at the sampling temperature: greedy play is one move per state', async () => {
