@@ -53,3 +53,57 @@ export function combineRewards(perJudge: readonly BatchRewards[], weights: reado
     }),
   );
 }
+
+/** TRL's epsilon in both of normalize_then_sum's divisions. */
+const EPS = 1e-4;
+
+/** Mean and Bessel-corrected std of the finite values (TRL's nanmean and nanstd): std NaN with fewer than two. */
+function nanStats(xs: readonly number[]): { mean: number; std: number } {
+  const v = xs.filter((x) => !Number.isNaN(x));
+  const mean = v.reduce((a, b) => a + b, 0) / v.length;
+  const std = v.length > 1 ? Math.sqrt(v.reduce((a, b) => a + (b - mean) ** 2, 0) / (v.length - 1)) : NaN;
+  return { mean, std };
+}
+
+/**
+ * Several judges' rewards turned into one advantage per turn by TRL's GRPOTrainer with
+ * `multi_objective_aggregation="normalize_then_sum"` (GDPO's decoupled normalisation), so
+ * that a judge with large or wide rewards does not drown the others:
+ * 1. each judge's reward is normalised within its comparison group,
+ *    (r - mean_g) / (std_g + 1e-4), the mean and Bessel-corrected std taken over the group's
+ *    turns where that judge did not abstain (TRL's nanmean, nanstd); a group with one such
+ *    turn has std NaN, so its normalised reward is NaN, as in TRL;
+ * 2. the normalised rewards are summed with the judges' weights, skipping abstentions and
+ *    NaNs (TRL's nansum: a turn whose every part is NaN sums to 0);
+ * 3. the sums are normalised over the whole batch: (s - mean) / (std + 1e-4), std
+ *    Bessel-corrected, and 0 for a batch of one (TRL's zeros when numel is 1).
+ * As in TRL the result is the advantage itself (`scale_rewards` plays no part). `rewards[i]`
+ * holds turn i's reward from each judge (null: abstained); a turn every judge abstained on is
+ * the caller's to drop (TRL forces its advantage to 0), and is refused here.
+ */
+export function normalizeThenSum(rewards: readonly (readonly Reward[])[], groups: readonly string[], weights: readonly number[]): number[] {
+  if (rewards.length !== groups.length) throw new Error(`normalizeThenSum: ${rewards.length} turns but ${groups.length} group ids`);
+  rewards.forEach((row, i) => {
+    if (row.length !== weights.length) throw new Error(`normalizeThenSum: turn ${i} has ${row.length} rewards for ${weights.length} judges`);
+    if (row.every((r) => r === null)) throw new Error(`normalizeThenSum: every judge abstained on turn ${i}; drop it first`);
+    row.forEach((r, k) => {
+      if (r !== null && !Number.isFinite(r)) throw new Error(`normalizeThenSum: judge ${k} gave ${String(r)} at turn ${i}; use null to abstain`);
+    });
+  });
+  const members = new Map<string, number[]>();
+  groups.forEach((g, i) => members.set(g, [...(members.get(g) ?? []), i]));
+  const sums = new Array<number>(rewards.length).fill(0);
+  for (let k = 0; k < weights.length; k++) {
+    for (const idx of members.values()) {
+      const { mean, std } = nanStats(idx.map((i) => rewards[i][k] ?? NaN));
+      for (const i of idx) {
+        const r = rewards[i][k];
+        const z = r === null ? NaN : (r - mean) / (std + EPS);
+        if (!Number.isNaN(z)) sums[i] += weights[k] * z;
+      }
+    }
+  }
+  if (sums.length < 2) return sums.map(() => 0);
+  const { mean, std } = nanStats(sums);
+  return sums.map((s) => (s - mean) / (std + EPS));
+}

@@ -22,6 +22,7 @@ export const BACKENDS = ['auto', 'gpu', 'node', 'wasm', 'cpu'] as const;
 export const ACCELERATIONS = ['auto', 'off'] as const;
 export const AGG_MODES = ['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean', 'seq-mean-token-sum-norm'] as const;
 export const KL_KINDS = ['k1', 'kl', 'abs', 'k2', 'mse', 'k3', 'low_var_kl'] as const;
+export const REWARD_AGGREGATIONS = ['sum', 'normalize-then-sum'] as const;
 export const ADVANTAGES = ['grpo', 'drgrpo', 'rloo', 'reinforce++', 'reinforce++-baseline', 'rae'] as const;
 export const LR_SCHEDULES = ['constant', 'cosine'] as const;
 export const TASK_SOURCES = ['generate', 'file', 'none'] as const;
@@ -178,6 +179,9 @@ export const TrainerSchema = z.strictObject({
     })
     .optional(),
   advantage: z.enum(ADVANTAGES).default('grpo'), // advantage estimator
+  // several judges: 'sum' weighs their rewards into one before the estimator; 'normalize-then-sum' is TRL's
+  // multi_objective_aggregation="normalize_then_sum" (each judge normalised in its group, summed, normalised over the batch)
+  rewardAggregation: z.enum(REWARD_AGGREGATIONS).default('sum'),
   raeDecay: z.number().gt(0).lt(1).optional(), // 'rae': decay of each role's moving baseline (SPIRAL's 0.95 when unset)
   dropEqualGroups: z.boolean().default(false), // drop groups whose rewards are all equal (no signal)
   ppoEpochs: posInt().default(1), // optimizer passes over each iteration's samples
@@ -267,6 +271,15 @@ export const ExperimentSchema = z
         ctx.addIssue({ code: 'custom', path: ['models', r.model, 'reference'], message: `must be true when ${why} (the KL term needs a frozen reference copy)` });
       }
     }
+    // normalize-then-sum forms the advantages itself (TRL's): no other estimator, no KL in the reward
+    if (isRecord(c.trainer) && c.trainer.rewardAggregation === 'normalize-then-sum') {
+      if (c.trainer.advantage !== undefined && c.trainer.advantage !== 'grpo') ctx.addIssue({ code: 'custom', path: ['trainer', 'advantage'], message: `must be grpo with trainer.rewardAggregation normalize-then-sum (it forms the advantages itself), got ${String(c.trainer.advantage)}` });
+      for (const [roleId, r] of Object.entries(roles)) {
+        if (!isRecord(r)) continue;
+        if (r.advantage !== undefined && r.advantage !== 'grpo') ctx.addIssue({ code: 'custom', path: ['roles', roleId, 'advantage'], message: `must be grpo with trainer.rewardAggregation normalize-then-sum, got ${String(r.advantage)}` });
+        if (r.klReward !== undefined) ctx.addIssue({ code: 'custom', path: ['roles', roleId, 'klReward'], message: 'cannot be used with trainer.rewardAggregation normalize-then-sum (the KL penalty is not a judge to normalise)' });
+      }
+    }
     const phases = Array.isArray(c.phases) ? c.phases : [];
     phases.forEach((p, i) => {
       const named = isRecord(p) && Array.isArray(p.roles) ? p.roles : [];
@@ -296,7 +309,7 @@ export type _Checks = [
   Assert<Same<(typeof KL_KINDS)[number], KlKind>>,
   Assert<Same<(typeof LR_SCHEDULES)[number], LrScheduleKind>>,
   // every TrainerConfig field can be set, with a compatible type
-  Assert<Same<keyof TrainerConfig, Exclude<keyof TrainerSpec, 'advantage' | 'raeDecay' | 'dropEqualGroups' | 'ppoEpochs' | 'lrSchedule' | 'refSync'>>>,
+  Assert<Same<keyof TrainerConfig, Exclude<keyof TrainerSpec, 'advantage' | 'rewardAggregation' | 'raeDecay' | 'dropEqualGroups' | 'ppoEpochs' | 'lrSchedule' | 'refSync'>>>,
   Assert<Required<Pick<TrainerSpec, keyof TrainerConfig>> extends TrainerConfig ? true : false>,
   // every TinyLMConfig field can be set, with a compatible type
   Assert<Same<keyof TinyLMConfig, keyof NonNullable<ModelSpec['config']>>>,

@@ -1,4 +1,4 @@
-import { combineRewards } from '../../judges/combine.js';
+import { combineRewards, normalizeThenSum } from '../../judges/combine.js';
 import { majorityLabel, voteOf } from '../../judges/majority.js';
 import { groupBy } from '../util/group.js';
 import type { Episode, Reward, Turn } from '../core/types.js';
@@ -11,8 +11,8 @@ import { keepGroupsWithVariance } from '../rl/filter.js';
 import type { TrainSample } from '../rl/trainer.js';
 import type { Plan } from './registry.js';
 
-/** A scored turn: where it is, its combined reward, its comparison group for advantages. */
-export interface ScoredTurn { episode: Episode; turn: number; reward: number; group: string; refLogProbs?: number[] }
+/** A scored turn: where it is, its combined reward, each judge's part (and weight), its comparison group for advantages. */
+export interface ScoredTurn { episode: Episode; turn: number; reward: number; parts: { rewards: Reward[]; weights: readonly number[] }; group: string; refLogProbs?: number[] }
 
 /** How one role learns: its advantage estimator, its KL loss weight, and KL as a reward penalty. */
 export interface RoleTraining {
@@ -34,7 +34,9 @@ export interface RoleTraining {
  * answers finish first.
  */
 export function scoreEpisodes(plan: Plan, episodes: readonly Episode[], trainPerGroup?: number): ScoredTurn[] {
-  const combined = combineRewards(plan.judges.map((j) => j.judge.score(episodes)), plan.judges.map((j) => j.weight));
+  const perJudge = plan.judges.map((j) => j.judge.score(episodes));
+  const weights = plan.judges.map((j) => j.weight);
+  const combined = combineRewards(perJudge, weights);
   const out: ScoredTurn[] = [];
   episodes.forEach((episode, e) => {
     if (trainPerGroup !== undefined) {
@@ -42,7 +44,7 @@ export function scoreEpisodes(plan: Plan, episodes: readonly Episode[], trainPer
       if (episode.member >= trainPerGroup) return;
     }
     combined[e].forEach((r: Reward, t) => {
-      if (r !== null) out.push({ episode, turn: t, reward: r, group: comparisonGroup(episode, episode.turns[t]) });
+      if (r !== null) out.push({ episode, turn: t, reward: r, parts: { rewards: perJudge.map((j) => j[e][t]), weights }, group: comparisonGroup(episode, episode.turns[t]) });
     });
   });
   return out;
@@ -80,7 +82,10 @@ export function toSamples(scored: readonly ScoredTurn[], t: ExperimentConfig['tr
     }
     const ids = items.map((s) => s.group);
     let adv: { advantages: number[][] };
-    if (r.advantage === 'rae') {
+    if (t.rewardAggregation === 'normalize-then-sum') {
+      // TRL's normalize_then_sum over this role's turns: the batch it normalises is the role's
+      adv = { advantages: broadcastOverTokens(normalizeThenSum(items.map((s) => s.parts.rewards), ids, items[0].parts.weights), mask) };
+    } else if (r.advantage === 'rae') {
       // SPIRAL's order: each turn's score against the baseline before it, then folded in
       metrics[`rae/${role}/baseline`] = baselines.baseline(role);
       adv = { advantages: broadcastOverTokens(rewards.map((row) => baselines.advantage(role, row.reduce((a, b) => a + b, 0))), mask) };

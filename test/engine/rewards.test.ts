@@ -6,6 +6,7 @@ import type { Episode, Task } from '../../src/core/types.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { Plan } from '../../src/engine/registry.js';
 import { rolloutMetrics, scoreEpisodes, toSamples } from '../../src/engine/rewards.js';
+import { normalizeThenSum } from '../../judges/combine.js';
 import { arithmetic } from '../../src/tasks/arithmetic.js';
 import { tinyConfig } from './fixtures.js';
 
@@ -35,6 +36,23 @@ describe('rewards to samples', () => {
     const std = Math.sqrt(((0.5 ** 2) * 2) / 3);
     expect(samples.map((s) => (s.advantages as number[])[1])).to.deep.equal([0.5 / (std + 1e-6), 0, 0, -0.5 / (std + 1e-6)]);
     samples.forEach((s) => expect(s.oldLogProbs).to.deep.equal([-1, -0.5]));
+  });
+
+  it("trainer.rewardAggregation normalize-then-sum: TRL's normalize_then_sum of each judge's part, in place of the estimator", () => {
+    const p = plan([{ judge: new VerifierJudge(verify), weight: 1, kind: 'verifier' }, { judge: new MajorityJudge({}), weight: 0.5, kind: 'majority' }]);
+    const scored = scoreEpisodes(p, group);
+    expect(scored.map((s) => s.parts.rewards)).to.deep.equal([[1, 0], [0, 1], [0, 1], [0, 0]]);
+    const trainer = parseConfig({ ...tinyConfig('/tmp'), trainer: { rewardAggregation: 'normalize-then-sum' } }).trainer;
+    const adv = toSamples(scored, trainer).samples.map((s) => (s.advantages as number[])[1]);
+    expect(adv).to.deep.equal(normalizeThenSum([[1, 0], [0, 1], [0, 1], [0, 0]], ['t', 't', 't', 't'], [1, 0.5]));
+    // not the weighted sum's GRPO advantages (1.22 for the right answer): normalised on its own, the verifier's
+    // one right answer in four (z = 1.5) outweighs the majority's vote against it (z = -0.87, at weight 0.5): 1.30
+    const summed = toSamples(scored, parseConfig(tinyConfig('/tmp')).trainer).samples.map((s) => (s.advantages as number[])[1]);
+    expect(summed[0]).to.be.closeTo(1.2247, 1e-3);
+    expect(adv[0]).to.be.closeTo(1.3008, 1e-3);
+    // it forms the advantages itself: another estimator, or a KL penalty in the reward, is refused naming the field
+    expect(() => parseConfig({ ...tinyConfig('/tmp'), trainer: { rewardAggregation: 'normalize-then-sum', advantage: 'rloo' } })).to.throw(/trainer\.advantage: must be grpo with trainer\.rewardAggregation normalize-then-sum/);
+    expect(() => parseConfig({ ...tinyConfig('/tmp'), trainer: { rewardAggregation: 'mean' } })).to.throw(/rewardAggregation/);
   });
 
   it("'rae' subtracts each role's moving baseline turn by turn, each read before its own reward folds in (SPIRAL's RAE)", () => {
