@@ -1,0 +1,59 @@
+/**
+ * How well a seeded single-elimination bracket (N - 1 verdicts) ranks a group against a full
+ * round robin on the same verdicts (N (N - 1) / 2), by Spearman's correlation, for judges of
+ * four kinds: exact on a latent quality, noisy (each verdict wrong with probability 0.1),
+ * one that also favours the answer shown first, and right-or-wrong answers (a coin between
+ * two of a kind). Verdicts are
+ * fixed per ordered pair, so both formats read the same ones. Priors: none (a seeded
+ * shuffle), or the latent quality plus noise of weight `--prior-noise` (a cheap signal such
+ * as a pointwise score).
+ *
+ *   npx tsx src/experiments/tournament-ranks.ts [--groups 2000] [--seed 1]
+ */
+import { fullRoundRobin, singleElimination, spearman } from '../../judges/tournament.js';
+import { Rng } from '../util/rng.js';
+
+const arg = (name: string, fallback: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : fallback;
+};
+const groups = Number(arg('groups', '2000'));
+const rng = new Rng(Number(arg('seed', '1')));
+
+interface Judge { name: string; noise: number; positionBias: number; binary?: boolean }
+const judges: Judge[] = [
+  { name: 'exact', noise: 0, positionBias: 0 },
+  { name: 'noisy 10%', noise: 0.1, positionBias: 0 },
+  { name: 'first-shown +10%', noise: 0.1, positionBias: 0.1 },
+  // verifiable answers: right or wrong (half of them), the judge told apart only across the two
+  { name: 'right/wrong, noisy 10%', noise: 0.1, positionBias: 0, binary: true },
+];
+
+for (const judge of judges) {
+  for (const n of [4, 8, 16]) {
+    for (const prior of ['none', 'signal 0.5']) {
+      let total = 0, counted = 0, comparisons = 0;
+      for (let g = 0; g < groups; g++) {
+        const quality = Array.from({ length: n }, () => (judge.binary ? (rng.next() < 0.5 ? 1 : 0) : rng.next()));
+        const fixed = new Map<string, boolean>();
+        const verdict = (a: number, b: number) => {
+          const key = `${a},${b}`;
+          if (!fixed.has(key)) {
+            const right = quality[a] > quality[b];
+            const same = quality[a] === quality[b];
+            const pFirst = (same ? 0.5 : right ? 1 - judge.noise : judge.noise) + judge.positionBias;
+            fixed.set(key, rng.next() < pFirst);
+          }
+          return fixed.get(key)!;
+        };
+        const priors = prior === 'none' ? undefined : quality.map((q) => 0.5 * q + 0.5 * rng.next());
+        const bracket = singleElimination(n, verdict, { seed: rng.int(1 << 30), prior: priors });
+        const full = fullRoundRobin(n, verdict, { seed: rng.int(1 << 30) });
+        const rho = spearman(bracket.scores, full.scores);
+        if (!Number.isNaN(rho)) { total += rho; counted++; }
+        comparisons += bracket.comparisons / full.comparisons;
+      }
+      console.log(JSON.stringify({ judge: judge.name, n, prior, spearman: +(total / counted).toFixed(3), comparisons: `${n - 1} of ${(n * (n - 1)) / 2}`, share: +(comparisons / groups).toFixed(3) }));
+    }
+  }
+}
