@@ -1,4 +1,5 @@
 import { GameArena } from './game.js';
+import { JudgeArena } from './judge.js';
 import { arenaOptions } from './options.js';
 import { ProposeSolveArena } from './propose-solve.js';
 import { SolveArena } from './solve.js';
@@ -11,10 +12,12 @@ export { toEpisode } from './operators/to-episode.js';
 
 export { ProposeSolveArena, proposedTask } from './propose-solve.js';
 export { GameArena, moveCode, type GameObservation } from './game.js';
+export { JudgeArena } from './judge.js';
 
 /** Arena kinds by the name configs use; each factory checks its own options. */
 export const ARENA_KINDS: Record<string, ArenaFactory> = {
   solve: (options) => (arenaOptions('solve', options, {}, {}), new SolveArena()),
   'propose-solve': (options, family) => new ProposeSolveArena(options, family),
   game: (options) => new GameArena(options),
+  judge: (options, family) => new JudgeArena(options, family),
 };

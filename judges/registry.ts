@@ -16,6 +16,7 @@ import { SelfCertaintyJudge } from './self-certainty.js';
 import type { Task } from '../src/core/types.js';
 import type { Judge, VerifyFn } from './types.js';
 import { VerifierJudge } from './verifier.js';
+import { VerdictJudge } from './verdict.js';
 
 /** What a factory may need besides its options. */
 export interface JudgeDeps {
@@ -75,6 +76,7 @@ function checkOptions(kind: string, options: unknown, spec: Record<string, Check
  * - 'verifier': role, name, correct, wrong, invalid — needs `deps.verify`;
  * - 'majority': role, name, minShare (0..1);
  * - 'outcome': role, name: the arena's outcome for the role (a game's return per seat);
+ * - 'verdict': role (default 'judge'), name, correct, wrong, invalid: whether a judge's verdict is right;
  * - 'self-certainty': role, name, normalize ('none' | 'group'), invalidReward;
  * - 'learnability' (Absolute Zero), 'uncertainty' (R-Zero) and 'coverage': proposer rewards
  *   read from the solver turns of each proposal's episode (options in their files).
@@ -89,6 +91,7 @@ export const JUDGE_KINDS: Readonly<Record<string, JudgeFactory>> = Object.freeze
     return new VerifierJudge(deps.verify, o);
   },
   outcome: (options) => new OutcomeJudge(checkOptions('outcome', options, { role: roles, name: text })),
+  verdict: (options) => new VerdictJudge(checkOptions('verdict', options, { role: roles, name: text, correct: finite, wrong: finite, invalid: finite })),
   majority: (options) => new MajorityJudge(checkOptions('majority', options, { role: roles, name: text, minShare: finite, maxShare: finite })),
   learnability: (options, deps) => new LearnabilityJudge(deps?.verify, checkOptions('learnability', options, { role: roles, solver: roles, p: oneOf('verifier', 'vote'), invalid: finite, name: text })),
   uncertainty: (options, deps) =>

@@ -26,15 +26,21 @@ export class CriticRole implements Role {
   }
 }
 
-/** Picks the better of two answers: outputs 'A' or 'B'. */
+/**
+ * Judges answers to a task: of two (pairwise) it names the better, 'A' or 'B'; of one
+ * (pointwise) it says whether it is right, 'y' or 'n'. Anything else is an invalid action.
+ */
 export class JudgeRole implements Role {
   readonly kind = 'judge';
   render(o: Observation): string {
-    const [a, b] = (o.answers as string[] | undefined) ?? ['', ''];
+    const answers = (o.answers as string[] | undefined) ?? [];
+    if (answers.length === 1) return `${o.task.prompt}${answers[0]}?`;
+    const [a, b] = answers.length === 2 ? answers : ['', ''];
     return `${o.task.prompt}A${a}B${b}>`;
   }
-  parse(output: string): Action {
+  parse(output: string, o: Observation): Action {
     const text = output.trim();
+    if (((o.answers as string[] | undefined) ?? []).length === 1) return text === 'y' || text === 'n' ? valid(text) : invalid(`a verdict on one answer is 'y' or 'n', got ${JSON.stringify(text)}`);
     return text === 'A' || text === 'B' ? valid(text) : invalid(`a choice is 'A' or 'B', got ${JSON.stringify(text)}`);
   }
 }

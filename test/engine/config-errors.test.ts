@@ -52,8 +52,8 @@ describe('run: bad configs stop before any work', () => {
   });
 
   for (const [field, over, known] of [
-    ['arena.kind', { arena: { kind: 'chess' } }, /known: game, propose-solve, solve/],
-    ['judges[0].kind', { judges: [{ kind: 'oracle' }] }, /known: coverage, grounded, learnability, majority, outcome, self-certainty, uncertainty, verifier/],
+    ['arena.kind', { arena: { kind: 'chess' } }, /known: game, judge, propose-solve, solve/],
+    ['judges[0].kind', { judges: [{ kind: 'oracle' }] }, /known: coverage, grounded, learnability, majority, outcome, self-certainty, uncertainty, verdict, verifier/],
     ['roles.solver.kind', { roles: { solver: { kind: 'wizard', model: 'main' } } }, /known: critic, judge, memory, player, proposer, solver/],
     ['tasks.family', { tasks: { ...tinyConfig('').tasks, family: 'poetry' } }, /known: arithmetic, strings/],
   ] as const) {

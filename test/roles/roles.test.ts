@@ -21,7 +21,13 @@ describe('roles', () => {
     expect(new CriticRole().parse('y').valid).to.equal(true);
     expect(new CriticRole().parse('maybe').error).to.match(/'y' or 'n'/);
     expect(new JudgeRole().render(o)).to.equal('2+3=A5B6>');
-    expect(new JudgeRole().parse('B').value).to.equal('B');
+    expect(new JudgeRole().parse('B', o).value).to.equal('B');
+    expect(new JudgeRole().parse('y', o).valid).to.equal(false);
+    // one answer: a pointwise verdict, right ('y') or not ('n')
+    const one = { task, answers: ['5'] };
+    expect(new JudgeRole().render(one)).to.equal('2+3=5?');
+    expect(new JudgeRole().parse('n', one).value).to.equal('n');
+    expect(new JudgeRole().parse('A', one).error).to.match(/'y' or 'n'/);
     const mem = new MemoryManagerRole();
     expect(mem.render(o)).to.equal('0:a;1:b|2+3=>');
     expect(mem.parse('UPDATE 1 c', o).valid).to.equal(true);

@@ -1,0 +1,114 @@
+import { Observable } from 'rxjs';
+import type { Episode, Task, Turn } from '../src/core/types.js';
+import type { TaskFamily } from '../src/tasks/types.js';
+import { Rng } from '../src/util/rng.js';
+import { arenaOptions, positiveInteger } from './options.js';
+import type { Arena, ArenaContext } from './types.js';
+
+export interface JudgeArenaOptions extends Record<string, unknown> {
+  /** 'pairwise': the judge names the right one of two answers; 'pointwise': it says whether one answer is right */
+  mode: 'pairwise' | 'pointwise';
+  /** solver answers per task, from which the judged ones are drawn */
+  candidates: number;
+  /** the judge's verdicts on each showing (its comparison group is the episode's verdicts) */
+  verdicts: number;
+}
+
+/** A task id's hash: the seed of its draws, so a replayed iteration judges the same answers in the same order. */
+function seedOf(id: string): number {
+  let h = 2166136261;
+  for (const ch of id) h = Math.imul(h ^ ch.charCodeAt(0), 16777619) >>> 0;
+  return h;
+}
+
+/**
+ * A judge that learns whether answers are right (JudgeLRM): the solver answers the task
+ * `candidates` times, the family's verifier marks each answer (the environment knows the
+ * truth; model text is parsed, never run), and the judge is shown answers drawn from them.
+ * - pairwise: one right and one wrong answer, in both orders (which comes first is drawn
+ *   from the task id), `verdicts` times each; the truth is the letter of the right one. A
+ *   task whose answers are all right or all wrong gives no pair, and its episode has no
+ *   verdict.
+ * - pointwise: one right and one wrong answer where there are both, else one answer,
+ *   `verdicts` times each; the truth is 'y' or 'n'.
+ * Each verdict's turn carries its own task whose `answer` is the truth, so the `verdict`
+ * judge rewards it from plain data. The solver's answers compare within the episode, and so
+ * do the judge's verdicts. Metrics: the judge's accuracy, valid rate and F1 (pairwise: the
+ * mean of both letters' F1; pointwise: F1 of flagging a wrong answer), position consistency
+ * (pairwise: the share of verdict pairs, the k-th of each order, that pick the same answer),
+ * and the share of tasks that gave something to judge.
+ */
+export class JudgeArena implements Arena {
+  readonly kind = 'judge';
+  readonly roles = { solver: 'solver', judge: 'judge' };
+  readonly options: JudgeArenaOptions;
+
+  constructor(options: Record<string, unknown>, private readonly family: TaskFamily<unknown>) {
+    this.options = arenaOptions<JudgeArenaOptions>('judge', options, {
+      mode: (v) => (v === 'pairwise' || v === 'pointwise' ? undefined : "'pairwise' or 'pointwise'"),
+      candidates: (v) => positiveInteger(v) ?? ((v as number) < 2 ? 'at least 2 (a pair needs two answers)' : undefined),
+      verdicts: positiveInteger,
+    }, { mode: 'pairwise', candidates: 4, verdicts: 2 });
+  }
+
+  play(task: Task, ctx: ArenaContext): Observable<Turn> {
+    return new Observable((sub) => {
+      this.run(task, ctx, (t) => sub.next(t)).then(() => sub.complete(), (e) => sub.error(e));
+    });
+  }
+
+  private async run(task: Task, ctx: ArenaContext, emit: (t: Turn) => void): Promise<void> {
+    const answers = await Promise.all(Array.from({ length: this.options.candidates }, () => ctx.act('solver', { task }, { compare: 'episode' })));
+    answers.forEach(emit);
+    const right = answers.filter((t) => t.action.valid && this.family.verify(task, t.text));
+    const wrong = answers.filter((t) => !right.includes(t));
+    const rng = new Rng(seedOf(task.id));
+    const ask = async (shown: string[], truth: string, showing: string) => {
+      const judged: Task = { id: `${task.id}/${showing}`, family: task.family, prompt: task.prompt, answer: truth };
+      const turns = await Promise.all(Array.from({ length: this.options.verdicts }, () => ctx.act('judge', { task, answers: shown }, { compare: 'episode', task: judged })));
+      turns.forEach(emit);
+    };
+    if (this.options.mode === 'pairwise') {
+      if (!right.length || !wrong.length) return;
+      const [r, w] = [right[0].text, wrong[0].text];
+      const rightFirst = rng.next() < 0.5;
+      // both orders, the drawn one first: the second is the position-consistency check
+      for (const first of [rightFirst, !rightFirst]) await ask(first ? [r, w] : [w, r], first ? 'A' : 'B', first ? 'AB' : 'BA');
+      return;
+    }
+    const shown = [right[0], wrong[0]].filter((t) => t !== undefined);
+    for (const t of rng.next() < 0.5 ? shown : [...shown].reverse()) await ask([t.text], right.includes(t) ? 'y' : 'n', right.includes(t) ? 'right' : 'wrong');
+  }
+
+  metrics(episodes: readonly Episode[]): Record<string, number> {
+    const verdicts = episodes.flatMap((e) => e.turns.filter((t) => t.role === 'judge' && t.task?.answer !== undefined));
+    const m: Record<string, number> = { 'judge/judged_share': episodes.length ? episodes.filter((e) => e.turns.some((t) => t.role === 'judge')).length / episodes.length : 0 };
+    if (!verdicts.length) return m;
+    const said = (t: Turn) => (t.action.valid ? t.action.value : null);
+    m['judge/accuracy'] = verdicts.filter((t) => said(t) === t.task!.answer).length / verdicts.length;
+    m['judge/valid_rate'] = verdicts.filter((t) => t.action.valid).length / verdicts.length;
+    const f1 = (positive: string) => {
+      const tp = verdicts.filter((t) => said(t) === positive && t.task!.answer === positive).length;
+      const fp = verdicts.filter((t) => said(t) === positive && t.task!.answer !== positive).length;
+      const fn = verdicts.filter((t) => said(t) !== positive && t.task!.answer === positive).length;
+      return tp === 0 ? 0 : (2 * tp) / (2 * tp + fp + fn);
+    };
+    if (this.options.mode === 'pointwise') {
+      m['judge/f1'] = f1('n');
+      return m;
+    }
+    m['judge/f1'] = (f1('A') + f1('B')) / 2;
+    // the same answer picked in both orders: 'A' on AB (the right one first) and 'B' on BA, or the reverse
+    const pairs: number[] = [];
+    for (const e of episodes) {
+      const ab = e.turns.filter((t) => t.role === 'judge' && t.task?.id.endsWith('/AB'));
+      const ba = e.turns.filter((t) => t.role === 'judge' && t.task?.id.endsWith('/BA'));
+      for (let k = 0; k < Math.min(ab.length, ba.length); k++) {
+        const [x, y] = [said(ab[k]), said(ba[k])];
+        pairs.push(x !== null && y !== null && x !== y ? 1 : 0);
+      }
+    }
+    if (pairs.length) m['judge/position_consistency'] = pairs.reduce((a, b) => a + b, 0) / pairs.length;
+    return m;
+  }
+}

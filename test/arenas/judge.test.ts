@@ -1,0 +1,87 @@
+import { expect } from 'chai';
+import { firstValueFrom, toArray } from 'rxjs';
+import { ARENA_KINDS, JudgeArena, playGroups, type ArenaContext } from '../../arenas/index.js';
+import { makeJudge } from '../../judges/registry.js';
+import { JudgeRole, SolverRole } from '../../roles/index.js';
+import type { Episode, Turn } from '../../src/core/types.js';
+import { arithmetic } from '../../src/tasks/arithmetic.js';
+
+/** A context whose solver writes the answers of `answers` in turn and whose judge says what `judge` says. */
+function scripted(answers: string[], judge: (shown: string[], n: number) => string): ArenaContext & { shown: string[][] } {
+  const roles = { solver: new SolverRole((o) => arithmetic.parseAnswer(o)), judge: new JudgeRole() };
+  const shown: string[][] = [];
+  let a = 0, j = 0;
+  return {
+    shown,
+    async act(r, observation, options) {
+      const isJudge = r === 'judge';
+      const seen = (observation.answers as string[] | undefined) ?? [];
+      if (isJudge) shown.push(seen);
+      const text = isJudge ? judge(seen, j++) : answers[a++ % answers.length];
+      const turn: Turn = { index: 0, role: r, model: 'm', prompt: [1], completion: [2], logProbs: [0], entropy: [0], selfCertainty: [0], text, action: roles[r as 'solver' | 'judge'].parse(text, observation) };
+      if (options?.compare) turn.compare = options.compare;
+      if (options?.task) turn.task = options.task;
+      return turn;
+    },
+  };
+}
+
+const task = { id: 't1', family: 'arithmetic', prompt: '2+3=', answer: '5' };
+const play = async (arena: JudgeArena, ctx: ArenaContext, tasks = [task]): Promise<Episode[]> => firstValueFrom(playGroups(arena, tasks, 1, ctx).pipe(toArray()));
+
+describe('judge arena', () => {
+  it('pairwise: a right and a wrong answer of the solver in both orders, the truth filed with each verdict, rewarded by the verdict judge', async () => {
+    const arena = new JudgeArena({ candidates: 3, verdicts: 2 }, arithmetic);
+    // the judge always picks the answer '5', wherever it is shown
+    const ctx = scripted(['6', '5', 'x'], (shown) => (shown[0] === '5' ? 'A' : 'B'));
+    const [e] = await play(arena, ctx);
+    expect(e.turns.map((t) => t.role)).to.deep.equal(['solver', 'solver', 'solver', 'judge', 'judge', 'judge', 'judge']);
+    // shown: the right answer '5' with the first wrong one '6', each order twice
+    expect(ctx.shown.map((s) => s.join(',')).sort()).to.deep.equal(['5,6', '5,6', '6,5', '6,5']);
+    const verdicts = e.turns.filter((t) => t.role === 'judge');
+    for (const t of verdicts) {
+      expect(t.compare).to.equal('episode');
+      expect(t.task!.answer).to.equal(t.task!.id.endsWith('/AB') ? 'A' : 'B');
+    }
+    const rewards = makeJudge('verdict').score([e])[0];
+    expect(rewards.slice(0, 3)).to.deep.equal([null, null, null]);
+    expect(rewards.slice(3)).to.deep.equal([1, 1, 1, 1]);
+    expect(arena.metrics([e])).to.deep.equal({ 'judge/judged_share': 1, 'judge/accuracy': 1, 'judge/valid_rate': 1, 'judge/f1': 1, 'judge/position_consistency': 1 });
+  });
+
+  it('a judge that always says A is half right, position-inconsistent every time, and its F1 shows the bias', async () => {
+    const arena = new JudgeArena({ candidates: 2, verdicts: 1 }, arithmetic);
+    const episodes = await play(arena, scripted(['5', '7'], () => 'A'), [task, { ...task, id: 't2' }]);
+    const m = arena.metrics(episodes);
+    expect(m['judge/accuracy']).to.equal(0.5);
+    expect(m['judge/position_consistency']).to.equal(0);
+    // 'A': precision 1/2, recall 1 -> 2/3; 'B': never said -> 0; the mean 1/3
+    expect(m['judge/f1']).to.be.closeTo(1 / 3, 1e-12);
+    // an output that is no verdict is invalid and earns the invalid reward
+    const [bad] = await play(arena, scripted(['5', '7'], () => 'maybe'));
+    expect(bad.turns.filter((t) => t.role === 'judge').every((t) => !t.action.valid)).to.equal(true);
+    expect(makeJudge('verdict', { invalid: -1 }).score([bad])[0].slice(2)).to.deep.equal([-1, -1]);
+  });
+
+  it('answers all right (or all wrong) give no pair to judge; pointwise judges one of each instead', async () => {
+    const pairwise = new JudgeArena({ candidates: 2 }, arithmetic);
+    const [e] = await play(pairwise, scripted(['5', '5'], () => 'A'));
+    expect(e.turns.every((t) => t.role === 'solver')).to.equal(true);
+    expect(pairwise.metrics([e])).to.deep.equal({ 'judge/judged_share': 0 });
+    const pointwise = new JudgeArena({ mode: 'pointwise', candidates: 2, verdicts: 1 }, arithmetic);
+    const ctx = scripted(['9', '5'], (shown) => (shown[0] === '5' ? 'y' : 'y'));
+    const [p] = await play(pointwise, ctx);
+    expect(ctx.shown.map((s) => s.join(',')).sort()).to.deep.equal(['5', '9']);
+    const truths = p.turns.filter((t) => t.role === 'judge').map((t) => `${t.task!.id.split('/')[1]}:${t.task!.answer}`).sort();
+    expect(truths).to.deep.equal(['right:y', 'wrong:n']);
+    // 'y' to everything: half right, and it never flags the wrong answer (F1 of 'n' is 0)
+    expect(pointwise.metrics([p])).to.include({ 'judge/accuracy': 0.5, 'judge/f1': 0 });
+  });
+
+  it('checks its options by name, and is known to configs', () => {
+    expect(() => new JudgeArena({ mode: 'listwise' }, arithmetic)).to.throw(/arena\.options\.mode: must be 'pairwise' or 'pointwise'/);
+    expect(() => new JudgeArena({ candidates: 1 }, arithmetic)).to.throw(/candidates: must be at least 2/);
+    expect(() => new JudgeArena({ judges: 2 }, arithmetic)).to.throw(/unknown option of arena 'judge'; known: mode, candidates, verdicts/);
+    expect(ARENA_KINDS.judge({}, arithmetic).roles).to.deep.equal({ solver: 'solver', judge: 'judge' });
+  });
+});
