@@ -1,0 +1,53 @@
+/**
+ * A judge base: a solver checkpoint taught by supervised training to answer the judge role's
+ * prompt (a task and two answers, one right and one wrong, in a random order) with a verdict
+ * letter and end of sequence, the letter drawn at random, not the right one. It writes
+ * verdicts, which RL from the solver base cannot discover (it never writes `A` or `B` in the
+ * judge role), and it is at chance: what it learns about which answer is right comes from
+ * the verdict rewards alone (JudgeLRM also starts from a model that follows the format).
+ *
+ *   npx tsx src/experiments/judge-base.ts --from checkpoints/base-add2 --tasks configs/data/add2-unseen.jsonl --out checkpoints/base-add2-judge [--steps 150]
+ */
+import { initBackend } from '../backend/index.js';
+import { JudgeRole } from '../../roles/others.js';
+import { loadModel, saveModel } from '../models/store.js';
+import { trainSupervised } from '../models/supervised.js';
+import type { TinyLM } from '../models/tinylm.js';
+import { readTasksJsonl } from '../tasks/jsonl.js';
+import { Rng } from '../util/rng.js';
+
+const arg = (name: string, fallback?: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  if (i > 0) return process.argv[i + 1];
+  if (fallback === undefined) throw new Error(`--${name} is required`);
+  return fallback;
+};
+const seed = Number(arg('seed', '1'));
+await initBackend('auto');
+const loaded = await loadModel(arg('from'));
+if (loaded.kind !== 'tinylm' || !loaded.tokenizer) throw new Error(`${arg('from')} is not a language model with a tokenizer`);
+const model = loaded.model as TinyLM;
+const tokenizer = loaded.tokenizer;
+const tasks = readTasksJsonl(arg('tasks'), 'arithmetic', () => undefined);
+const role = new JudgeRole();
+const rng = new Rng(seed);
+// wrong answers as a weak solver writes them: off by a little, or in one digit
+const offsets = [-11, -10, -9, -2, -1, 1, 2, 9, 10, 11];
+const examples = Array.from({ length: Number(arg('examples', '4096')) }, () => {
+  const task = tasks[rng.int(tasks.length)];
+  const right = task.answer!;
+  const wrong = String(Math.max(0, Number(right) + offsets[rng.int(offsets.length)]));
+  const answers = rng.next() < 0.5 ? [right, wrong] : [wrong, right];
+  const prompt = tokenizer.prompt(role.render({ task, answers }), role.kind);
+  return { prompt, completion: [...tokenizer.encode(rng.next() < 0.5 ? 'A' : 'B'), tokenizer.eos] };
+});
+const steps = Number(arg('steps', '150'));
+trainSupervised(model, examples, {
+  steps, batchSize: 64, lr: Number(arg('lr', '3e-4')), seed,
+  onStep: (step, loss) => {
+    if (step % 25 === 24) console.log(JSON.stringify({ step: step + 1, loss: +loss.toFixed(4) }));
+  },
+});
+const out = arg('out');
+await saveModel(out, model, tokenizer, { made: 'src/experiments/judge-base.ts', from: arg('from'), steps, labels: 'random letters (format only)' });
+console.log(`wrote ${out}`);

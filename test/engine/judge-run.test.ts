@@ -1,0 +1,59 @@
+import { expect } from 'chai';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { runCommand } from '../../src/cli/run.js';
+import type { ExperimentInput } from '../../src/config/schema.js';
+
+/** Two iterations of the judge arena on the shipped base: a frozen solver, a judge trained by the verdict judge. */
+function judgeRun(out: string, evaluators: ExperimentInput['evaluators']): ExperimentInput {
+  return {
+    name: 'jr', seed: 2, backend: 'cpu', iterations: 2, outDir: out, workers: 1,
+    models: { solver: { checkpoint: 'checkpoints/base-add2' }, judge: { checkpoint: 'checkpoints/base-add2' } },
+    roles: { solver: { kind: 'solver', model: 'solver' }, judge: { kind: 'judge', model: 'judge' } },
+    phases: [{ roles: ['judge'], iterations: 1 }],
+    tasks: { family: 'arithmetic', difficulty: { digits: 2, operands: 2, operators: '+' }, train: { source: 'file', path: 'configs/data/add2-unseen.jsonl' }, perIteration: 8 },
+    arena: { kind: 'judge', groupSize: 1, maxNewTokens: 5, temperature: 1, options: { candidates: 4, verdicts: 2 } },
+    judges: [{ kind: 'verifier' }, { kind: 'verdict' }],
+    trainer: { lr: 1e-4 },
+    evaluators,
+    eval: { every: 2 },
+    checkpointEvery: 2,
+  };
+}
+
+describe('a judge run', function () {
+  this.timeout(240000);
+
+  it('trains only the judge, logs its rollout metrics and its held-out verdicts', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'coevolve-judge-'));
+    const path = join(root, 'c.yaml');
+    writeFileSync(path, stringify(judgeRun(root, [{ kind: 'verdicts', name: 'heldout', options: { data: 'checkpoints/base-add2/heldout.jsonl' } }])));
+    await runCommand(path, { set: [] });
+    const rows = readFileSync(join(root, 'jr', 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const last = rows.find((r) => r.iteration === 2);
+    // the solver's answers are mixed on some tasks, and only those give the judge a pair
+    expect(last['judge/judged_share']).to.be.within(0, 1);
+    expect(last['turns/judge']).to.equal(Math.round(last['judge/judged_share'] * 8) * 2 * 2);
+    expect(last['losses/solver/loss']).to.equal(undefined); // frozen: the phase trains the judge alone
+    for (const k of ['accuracy', 'valid_rate', 'judged_share']) expect(last[`eval/heldout/${k}`], k).to.be.within(0, 1);
+    expect(rows.find((r) => r.iteration === 0)['eval/heldout/judged_share']).to.be.above(0);
+  });
+
+  it('refuses a verdicts evaluator on another arena, or without its data, before any work', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'coevolve-judge-'));
+    const path = join(root, 'c.yaml');
+    writeFileSync(path, stringify(judgeRun(root, [{ kind: 'verdicts', name: 'heldout', options: {} }])));
+    const err = await runCommand(path, { set: [] }).then(() => null, (e: Error) => e);
+    expect(err?.message).to.match(/evaluators\[0\]\.options\.data: required/);
+    const solve = {
+      ...judgeRun(root, [{ kind: 'verdicts', name: 'h', options: { data: 'checkpoints/base-add2/heldout.jsonl' } }]),
+      models: { solver: { checkpoint: 'checkpoints/base-add2' } }, roles: { solver: { kind: 'solver', model: 'solver' } }, phases: undefined,
+      arena: { kind: 'solve', groupSize: 2, maxNewTokens: 5 }, judges: [{ kind: 'verifier' }],
+    };
+    writeFileSync(path, stringify(solve));
+    const other = await runCommand(path, { set: [] }).then(() => null, (e: Error) => e);
+    expect(other?.message).to.match(/verdicts measures a judge arena's judge; arena 'solve' is not one/);
+  });
+});
