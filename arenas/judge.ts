@@ -25,12 +25,11 @@ function seedOf(id: string): number {
  * A judge that learns whether answers are right (JudgeLRM): the solver answers the task
  * `candidates` times, the family's verifier marks each answer (the environment knows the
  * truth; model text is parsed, never run), and the judge is shown answers drawn from them.
- * - pairwise: one right and one wrong answer, in both orders (which comes first is drawn
- *   from the task id), `verdicts` times each; the truth is the letter of the right one. A
- *   task whose answers are all right or all wrong gives no pair, and its episode has no
- *   verdict.
- * - pointwise: one right and one wrong answer where there are both, else one answer,
- *   `verdicts` times each; the truth is 'y' or 'n'.
+ * Only a task with a right and a wrong answer is judged (so the truths are balanced and
+ * chance is 1/2); a task whose answers are all right or all wrong has no verdict.
+ * - pairwise: the first right and the first wrong answer, in both orders (which comes first
+ *   is drawn from the task id), `verdicts` times each; the truth is the right one's letter.
+ * - pointwise: each of the two alone, `verdicts` times each; the truth is 'y' or 'n'.
  * Each verdict's turn carries its own task whose `answer` is the truth, so the `verdict`
  * judge rewards it from plain data. The solver's answers compare within the episode, and so
  * do the judge's verdicts. Metrics: the judge's accuracy, valid rate and F1 (pairwise: the
@@ -68,16 +67,17 @@ export class JudgeArena implements Arena {
       const turns = await Promise.all(Array.from({ length: this.options.verdicts }, () => ctx.act('judge', { task, answers: shown }, { compare: 'episode', task: judged })));
       turns.forEach(emit);
     };
+    // only tasks with a right and a wrong answer: the two verdicts' truths are balanced, so chance is 1/2
+    if (!right.length || !wrong.length) return;
     if (this.options.mode === 'pairwise') {
-      if (!right.length || !wrong.length) return;
       const [r, w] = [right[0].text, wrong[0].text];
       const rightFirst = rng.next() < 0.5;
       // both orders, the drawn one first: the second is the position-consistency check
       for (const first of [rightFirst, !rightFirst]) await ask(first ? [r, w] : [w, r], first ? 'A' : 'B', first ? 'AB' : 'BA');
       return;
     }
-    const shown = [right[0], wrong[0]].filter((t) => t !== undefined);
-    for (const t of rng.next() < 0.5 ? shown : [...shown].reverse()) await ask([t.text], right.includes(t) ? 'y' : 'n', right.includes(t) ? 'right' : 'wrong');
+    const shown = rng.next() < 0.5 ? [right[0], wrong[0]] : [wrong[0], right[0]];
+    for (const t of shown) await ask([t.text], t === right[0] ? 'y' : 'n', t === right[0] ? 'right' : 'wrong');
   }
 
   metrics(episodes: readonly Episode[]): Record<string, number> {

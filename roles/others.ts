@@ -27,16 +27,19 @@ export class CriticRole implements Role {
 }
 
 /**
- * Judges answers to a task: of two (pairwise) it names the better, 'A' or 'B'; of one
- * (pointwise) it says whether it is right, 'y' or 'n'. Anything else is an invalid action.
+ * Judges answers to a task: of two (pairwise) it names the better, 'A' (the first shown) or
+ * 'B'; of one (pointwise) it says whether it is right, 'y' or 'n'. Anything else is an
+ * invalid action.
  */
 export class JudgeRole implements Role {
   readonly kind = 'judge';
   render(o: Observation): string {
     const answers = (o.answers as string[] | undefined) ?? [];
     if (answers.length === 1) return `${o.task.prompt}${answers[0]}?`;
+    // each answer after its own copy of the task, as the solver writes it: the model reads both
+    // in the form it knows (measured: 'task A x B y' left a judge from the solver base at chance)
     const [a, b] = answers.length === 2 ? answers : ['', ''];
-    return `${o.task.prompt}A${a}B${b}>`;
+    return `${o.task.prompt}${a}|${o.task.prompt}${b}>`;
   }
   parse(output: string, o: Observation): Action {
     const text = output.trim();

@@ -1,7 +1,8 @@
 /**
  * A judge base: a solver checkpoint taught by supervised training to answer the judge role's
- * prompt (a task and two answers, one right and one wrong, in a random order) with a verdict
- * letter and end of sequence, the letter drawn at random, not the right one. It writes
+ * prompt (a task and two answers, one right and one wrong, in a random order; or one answer,
+ * right or wrong, with `--mode pointwise`) with a verdict and end of sequence, the verdict
+ * drawn at random, not the right one. It writes
  * verdicts, which RL from the solver base cannot discover (it never writes `A` or `B` in the
  * judge role), and it is at chance: what it learns about which answer is right comes from
  * the verdict rewards alone (JudgeLRM also starts from a model that follows the format).
@@ -33,13 +34,17 @@ const role = new JudgeRole();
 const rng = new Rng(seed);
 // wrong answers as a weak solver writes them: off by a little, or in one digit
 const offsets = [-11, -10, -9, -2, -1, 1, 2, 9, 10, 11];
+// --mode pairwise (two answers, a letter) or pointwise (one answer, right or wrong, 'y' or 'n')
+const mode = arg('mode', 'pairwise');
+if (mode !== 'pairwise' && mode !== 'pointwise') throw new Error(`--mode: pairwise or pointwise, got '${mode}'`);
 const examples = Array.from({ length: Number(arg('examples', '4096')) }, () => {
   const task = tasks[rng.int(tasks.length)];
   const right = task.answer!;
   const wrong = String(Math.max(0, Number(right) + offsets[rng.int(offsets.length)]));
-  const answers = rng.next() < 0.5 ? [right, wrong] : [wrong, right];
+  const answers = mode === 'pointwise' ? [rng.next() < 0.5 ? right : wrong] : rng.next() < 0.5 ? [right, wrong] : [wrong, right];
   const prompt = tokenizer.prompt(role.render({ task, answers }), role.kind);
-  return { prompt, completion: [...tokenizer.encode(rng.next() < 0.5 ? 'A' : 'B'), tokenizer.eos] };
+  const letters = mode === 'pointwise' ? ['y', 'n'] : ['A', 'B'];
+  return { prompt, completion: [...tokenizer.encode(letters[rng.int(2)]), tokenizer.eos] };
 });
 const steps = Number(arg('steps', '150'));
 trainSupervised(model, examples, {
@@ -49,5 +54,5 @@ trainSupervised(model, examples, {
   },
 });
 const out = arg('out');
-await saveModel(out, model, tokenizer, { made: 'src/experiments/judge-base.ts', from: arg('from'), steps, labels: 'random letters (format only)' });
+await saveModel(out, model, tokenizer, { made: 'src/experiments/judge-base.ts', from: arg('from'), steps, mode, labels: 'random verdicts (format only)' });
 console.log(`wrote ${out}`);

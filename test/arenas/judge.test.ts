@@ -63,11 +63,13 @@ describe('judge arena', () => {
     expect(makeJudge('verdict', { invalid: -1 }).score([bad])[0].slice(2)).to.deep.equal([-1, -1]);
   });
 
-  it('answers all right (or all wrong) give no pair to judge; pointwise judges one of each instead', async () => {
+  it('answers all right (or all wrong) give nothing to judge; pointwise judges the right and the wrong one alone', async () => {
     const pairwise = new JudgeArena({ candidates: 2 }, arithmetic);
     const [e] = await play(pairwise, scripted(['5', '5'], () => 'A'));
     expect(e.turns.every((t) => t.role === 'solver')).to.equal(true);
     expect(pairwise.metrics([e])).to.deep.equal({ 'judge/judged_share': 0 });
+    const [none] = await play(new JudgeArena({ mode: 'pointwise', candidates: 2 }, arithmetic), scripted(['7', '8'], () => 'n'));
+    expect(none.turns.every((t) => t.role === 'solver')).to.equal(true);
     const pointwise = new JudgeArena({ mode: 'pointwise', candidates: 2, verdicts: 1 }, arithmetic);
     const ctx = scripted(['9', '5'], (shown) => (shown[0] === '5' ? 'y' : 'y'));
     const [p] = await play(pointwise, ctx);

@@ -20,7 +20,7 @@ describe('roles', () => {
     expect(new CriticRole().render(o)).to.equal('2+3=5?');
     expect(new CriticRole().parse('y').valid).to.equal(true);
     expect(new CriticRole().parse('maybe').error).to.match(/'y' or 'n'/);
-    expect(new JudgeRole().render(o)).to.equal('2+3=A5B6>');
+    expect(new JudgeRole().render(o)).to.equal('2+3=5|2+3=6>');
     expect(new JudgeRole().parse('B', o).value).to.equal('B');
     expect(new JudgeRole().parse('y', o).valid).to.equal(false);
     // one answer: a pointwise verdict, right ('y') or not ('n')
