@@ -41,10 +41,12 @@ export class JudgeRole implements Role {
     const [a, b] = answers.length === 2 ? answers : ['', ''];
     return `${o.task.prompt}${a}|${o.task.prompt}${b}>`;
   }
+  /** The verdict is the output's last character; what comes before it is the judge's own working (JudgeLRM reasons, then judges). */
   parse(output: string, o: Observation): Action {
     const text = output.trim();
-    if (((o.answers as string[] | undefined) ?? []).length === 1) return text === 'y' || text === 'n' ? valid(text) : invalid(`a verdict on one answer is 'y' or 'n', got ${JSON.stringify(text)}`);
-    return text === 'A' || text === 'B' ? valid(text) : invalid(`a choice is 'A' or 'B', got ${JSON.stringify(text)}`);
+    const verdict = text.slice(-1);
+    if (((o.answers as string[] | undefined) ?? []).length === 1) return verdict === 'y' || verdict === 'n' ? valid(verdict) : invalid(`a verdict on one answer ends in 'y' or 'n', got ${JSON.stringify(text)}`);
+    return verdict === 'A' || verdict === 'B' ? valid(verdict) : invalid(`a choice ends in 'A' or 'B', got ${JSON.stringify(text)}`);
   }
 }
 

@@ -7,11 +7,12 @@
  * judge role), and it is at chance: what it learns about which answer is right comes from
  * the verdict rewards alone (JudgeLRM also starts from a model that follows the format).
  *
- *   npx tsx src/experiments/judge-base.ts --from checkpoints/base-add2 --tasks configs/data/add2-unseen.jsonl --out checkpoints/base-add2-judge [--steps 150]
+ *   npx tsx src/experiments/judge-base.ts --from checkpoints/base-add2 --tasks configs/data/add2-unseen.jsonl --out checkpoints/base-add2-judge [--steps 150] [--mode pairwise|pointwise] [--working none|self]
  */
 import { initBackend } from '../backend/index.js';
 import { JudgeRole } from '../../roles/others.js';
 import { loadModel, saveModel } from '../models/store.js';
+import { generate } from '../models/generate.js';
 import { trainSupervised } from '../models/supervised.js';
 import type { TinyLM } from '../models/tinylm.js';
 import { readTasksJsonl } from '../tasks/jsonl.js';
@@ -37,6 +38,18 @@ const offsets = [-11, -10, -9, -2, -1, 1, 2, 9, 10, 11];
 // --mode pairwise (two answers, a letter) or pointwise (one answer, right or wrong, 'y' or 'n')
 const mode = arg('mode', 'pairwise');
 if (mode !== 'pairwise' && mode !== 'pointwise') throw new Error(`--mode: pairwise or pointwise, got '${mode}'`);
+// --working self: the verdict follows the model's own greedy answer to the task (what it would
+// write as the solver: its working, so the judge can compare it with the answers; no new knowledge)
+const working = arg('working', 'none');
+if (working !== 'none' && working !== 'self') throw new Error(`--working: none or self, got '${working}'`);
+const own = new Map<string, string>();
+if (working === 'self') {
+  const prompts = tasks.map((t) => tokenizer.prompt(t.prompt, 'solver'));
+  for (let k = 0; k < tasks.length; k += 256) {
+    const gens = generate(model, prompts.slice(k, k + 256), { maxNewTokens: 4, temperature: 0, seed });
+    gens.forEach((g, i) => own.set(tasks[k + i].id, tokenizer.decode(g.tokens.filter((x) => x !== tokenizer.eos))));
+  }
+}
 const examples = Array.from({ length: Number(arg('examples', '4096')) }, () => {
   const task = tasks[rng.int(tasks.length)];
   const right = task.answer!;
@@ -44,7 +57,7 @@ const examples = Array.from({ length: Number(arg('examples', '4096')) }, () => {
   const answers = mode === 'pointwise' ? [rng.next() < 0.5 ? right : wrong] : rng.next() < 0.5 ? [right, wrong] : [wrong, right];
   const prompt = tokenizer.prompt(role.render({ task, answers }), role.kind);
   const letters = mode === 'pointwise' ? ['y', 'n'] : ['A', 'B'];
-  return { prompt, completion: [...tokenizer.encode(letters[rng.int(2)]), tokenizer.eos] };
+  return { prompt, completion: [...tokenizer.encode((own.get(task.id) ?? '') + letters[rng.int(2)]), tokenizer.eos] };
 });
 const steps = Number(arg('steps', '150'));
 trainSupervised(model, examples, {
@@ -54,5 +67,5 @@ trainSupervised(model, examples, {
   },
 });
 const out = arg('out');
-await saveModel(out, model, tokenizer, { made: 'src/experiments/judge-base.ts', from: arg('from'), steps, mode, labels: 'random verdicts (format only)' });
+await saveModel(out, model, tokenizer, { made: 'src/experiments/judge-base.ts', from: arg('from'), steps, mode, working, labels: 'random verdicts (format only)' });
 console.log(`wrote ${out}`);

@@ -23,6 +23,9 @@ describe('roles', () => {
     expect(new JudgeRole().render(o)).to.equal('2+3=5|2+3=6>');
     expect(new JudgeRole().parse('B', o).value).to.equal('B');
     expect(new JudgeRole().parse('y', o).valid).to.equal(false);
+    // its own working may come first: the verdict is the last character
+    expect(new JudgeRole().parse('5A', o).value).to.equal('A');
+    expect(new JudgeRole().parse('5', o).error).to.match(/ends in 'A' or 'B'/);
     // one answer: a pointwise verdict, right ('y') or not ('n')
     const one = { task, answers: ['5'] };
     expect(new JudgeRole().render(one)).to.equal('2+3=5?');
