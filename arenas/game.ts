@@ -2,6 +2,7 @@ import { Observable } from 'rxjs';
 import type { RoleId, Task, Turn } from '../src/core/types.js';
 import { GAMES, gameByName } from '../src/games/index.js';
 import { CHANCE, type Game, type GameState } from '../src/games/types.js';
+import { hashText } from '../src/util/hash.js';
 import { Rng } from '../src/util/rng.js';
 import { invalid } from '../roles/types.js';
 import { arenaOptions } from './options.js';
@@ -16,13 +17,6 @@ export interface GameObservation {
 
 /** The code a language model writes for a move: its number, one character (every game here has at most 10 moves). */
 export const moveCode = (action: number) => String(action);
-
-/** A deal from the seed task's id: the same task deals the same cards. */
-function dealSeed(id: string): number {
-  let h = 2166136261;
-  for (const ch of id) h = Math.imul(h ^ ch.charCodeAt(0), 16777619) >>> 0;
-  return h;
-}
 
 /**
  * A two-or-more-player game played by text (OpenSpiel's games, src/games): seat i is role
@@ -58,7 +52,7 @@ export class GameArena implements Arena {
 
   private async run(task: Task, ctx: ArenaContext, emit: (x: Turn | EpisodeEnd) => void): Promise<void> {
     const state = this.game.newInitialState();
-    const rng = new Rng(dealSeed(task.id));
+    const rng = new Rng(hashText(task.id));
     while (!state.isTerminal()) {
       const p = state.currentPlayer();
       if (p === CHANCE) {

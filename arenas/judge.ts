@@ -1,6 +1,7 @@
 import { Observable } from 'rxjs';
 import type { Episode, Task, Turn } from '../src/core/types.js';
 import type { TaskFamily } from '../src/tasks/types.js';
+import { hashText } from '../src/util/hash.js';
 import { Rng } from '../src/util/rng.js';
 import { arenaOptions, positiveInteger } from './options.js';
 import type { Arena, ArenaContext } from './types.js';
@@ -12,13 +13,6 @@ export interface JudgeArenaOptions extends Record<string, unknown> {
   candidates: number;
   /** the judge's verdicts on each showing (its comparison group is the episode's verdicts) */
   verdicts: number;
-}
-
-/** A task id's hash: the seed of its draws, so a replayed iteration judges the same answers in the same order. */
-function seedOf(id: string): number {
-  let h = 2166136261;
-  for (const ch of id) h = Math.imul(h ^ ch.charCodeAt(0), 16777619) >>> 0;
-  return h;
 }
 
 /**
@@ -61,7 +55,7 @@ export class JudgeArena implements Arena {
     answers.forEach(emit);
     const right = answers.filter((t) => t.action.valid && this.family.verify(task, t.text));
     const wrong = answers.filter((t) => !right.includes(t));
-    const rng = new Rng(seedOf(task.id));
+    const rng = new Rng(hashText(task.id));
     const ask = async (shown: string[], truth: string, showing: string) => {
       const judged: Task = { id: `${task.id}/${showing}`, family: task.family, prompt: task.prompt, answer: truth };
       const turns = await Promise.all(Array.from({ length: this.options.verdicts }, () => ctx.act('judge', { task, answers: shown }, { compare: 'episode', task: judged })));

@@ -312,13 +312,14 @@ function distill(rows: { features: number[]; legal: boolean[]; target: number[] 
   const y = tf.tensor2d(rows.map((r) => r.target));
   const off = tf.tensor2d(rows.map((r) => r.legal.map((ok) => (ok ? 0 : -1e9))));
   // the target's own entropy term, so that the loss minus it is the mean KL(target || network)
+  const crossEntropy = () => tf.neg(tf.sum(y.mul(tf.logSoftmax(mlp.logits(x).add(off))))).div(rows.length) as tf.Scalar;
   const selfTerm = tf.tidy(() => tf.sum(y.mul(tf.log(y.add(1e-30)))).div(rows.length).dataSync()[0]);
-  const meanKl = () => tf.tidy(() => selfTerm + tf.neg(tf.sum(y.mul(tf.logSoftmax(mlp.logits(x).add(off))))).div(rows.length).dataSync()[0]);
+  const meanKl = () => tf.tidy(() => selfTerm + crossEntropy().dataSync()[0]);
   let steps = 0;
   for (; steps < inner; steps++) {
     // once the network holds the target, further Adam steps (lr-sized whatever the gradient) would only add drift
     if (fitTol > 0 && meanKl() < fitTol) break;
-    trainer.optimizer('m').minimize(() => tf.neg(tf.sum(y.mul(tf.logSoftmax(mlp.logits(x).add(off))))).div(rows.length) as tf.Scalar, false, mlp.variables());
+    trainer.optimizer('m').minimize(crossEntropy, false, mlp.variables());
   }
   lastFit = { steps, kl: meanKl() };
   tf.dispose([x, y, off]);
