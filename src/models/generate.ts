@@ -4,7 +4,7 @@ import { distributionStats, sampleToken, validateSampling, type SamplingOptions 
 import { tidyKeep } from './ops.js';
 import { checkIds, type LayerCache, type TinyLM } from './tinylm.js';
 import { activeSgemm } from '../backend/native/index.js';
-import { NativeDecoder } from './native-decode.js';
+import { NativeDecoder } from './native/decode.js';
 
 export interface GenerateOptions extends SamplingOptions {
   /** most tokens to add to each prompt */

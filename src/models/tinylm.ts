@@ -2,6 +2,8 @@ import * as tf from '@tensorflow/tfjs';
 import { Rng } from '../util/rng.js';
 import { gelu, layerNorm, linear, seededNormal, tokenEntropy, tokenLogProbs } from './ops.js';
 import { padRows, type Policy, type PolicyInput, type ScoredBatch } from './types.js';
+import { activeSgemm } from '../backend/native/index.js';
+import { nativeScore } from './native/scored.js';
 
 export interface TinyLMConfig {
   /** number of token ids */
@@ -153,14 +155,9 @@ export class TinyLM implements Policy {
    * Returns logits [B, Tc, V], hidden [B, Tc, d], targets [B, Tc] and the mask [B, Tc].
    */
   completionLogits(inputs: readonly PolicyInput[]): { logits: tf.Tensor3D; hidden: tf.Tensor3D; targets: tf.Tensor2D; mask: tf.Tensor2D } {
-    if (inputs.length === 0) throw new Error('tinylm: nothing to score');
+    this.checkInputs(inputs);
     const P = Math.max(...inputs.map((r) => r.prompt.length));
     const Tc = Math.max(1, ...inputs.map((r) => r.completion.length));
-    inputs.forEach((r, b) => {
-      if (r.prompt.length === 0) throw new Error(`tinylm: row ${b} has an empty prompt (start prompts with BOS)`);
-      checkIds(r.prompt, this.config.vocabSize, `row ${b} prompt`);
-      checkIds(r.completion, this.config.vocabSize, `row ${b} completion`);
-    });
     const rows = inputs.map((r) => [...new Array(P - r.prompt.length).fill(0), ...r.prompt, ...r.completion]);
     const tokens = tf.tensor2d(padRows(rows.map((r) => r.slice(0, P + Tc - 1)), P + Tc - 1), [inputs.length, P + Tc - 1], 'int32');
     const { hidden: full } = this.forward(tokens, inputs.map((r) => P - r.prompt.length));
@@ -176,6 +173,11 @@ export class TinyLM implements Policy {
    */
   score(inputs: readonly PolicyInput[], temperature = 1): ScoredBatch {
     if (!(temperature >= 0) || !Number.isFinite(temperature)) throw new Error(`tinylm: score temperature must be >= 0, got ${temperature}`);
+    const sgemm = activeSgemm();
+    if (sgemm) {
+      this.checkInputs(inputs);
+      return nativeScore(this, sgemm, inputs, temperature);
+    }
     const { logits: raw, hidden, targets, mask } = this.completionLogits(inputs);
     const logits = temperature === 1 || temperature === 0 ? raw : raw.div(temperature) as tf.Tensor3D;
     return {
@@ -184,6 +186,18 @@ export class TinyLM implements Policy {
       mask,
       values: this.hasValueHead ? this.values(hidden) : undefined,
     };
+  }
+
+  /** Refuses what TinyLM cannot score: no rows, an empty prompt, ids outside the vocabulary, more than the context. */
+  private checkInputs(inputs: readonly PolicyInput[]): void {
+    if (inputs.length === 0) throw new Error('tinylm: nothing to score');
+    inputs.forEach((r, b) => {
+      if (r.prompt.length === 0) throw new Error(`tinylm: row ${b} has an empty prompt (start prompts with BOS)`);
+      checkIds(r.prompt, this.config.vocabSize, `row ${b} prompt`);
+      checkIds(r.completion, this.config.vocabSize, `row ${b} completion`);
+    });
+    const length = Math.max(...inputs.map((r) => r.prompt.length)) + Math.max(1, ...inputs.map((r) => r.completion.length)) - 1;
+    if (length > this.config.context) throw new Error(`tinylm: sequence of ${length} tokens exceeds context ${this.config.context}`);
   }
 
   dispose(): void {

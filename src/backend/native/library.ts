@@ -1,12 +1,13 @@
 import { createRequire } from 'node:module';
 
 /**
- * A row-major float32 matrix product from a native library, C = alpha op(A) op(B) + beta C,
- * writing C in place. A, B and C may be views of a WebAssembly.Memory or plain arrays.
+ * A row-major float32 matrix product from a native library, C = alpha op(A) op(B) + beta C
+ * (alpha 1 unless given), writing C in place. A, B and C may be views of a
+ * WebAssembly.Memory or plain arrays.
  */
 export type Sgemm = (
   transA: boolean, transB: boolean, M: number, N: number, K: number,
-  A: Float32Array, lda: number, B: Float32Array, ldb: number, beta: number, C: Float32Array, ldc: number,
+  A: Float32Array, lda: number, B: Float32Array, ldb: number, beta: number, C: Float32Array, ldc: number, alpha?: number,
 ) => void;
 
 export interface NativeLibrary {
@@ -88,8 +89,8 @@ function dnnl(lib: Lib): Pick<NativeLibrary, 'sgemm' | 'setThreads'> {
   const f = lib.func('int dnnl_sgemm(char, char, int64_t, int64_t, int64_t, float, const float *, int64_t, const float *, int64_t, float, float *, int64_t)');
   const N = 'N'.charCodeAt(0);
   const T = 'T'.charCodeAt(0);
-  const sgemm: Sgemm = (ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc) => {
-    const status = f(ta ? T : N, tb ? T : N, m, n, k, 1, a, lda, b, ldb, beta, c, ldc) as number;
+  const sgemm: Sgemm = (ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc, alpha = 1) => {
+    const status = f(ta ? T : N, tb ? T : N, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) as number;
     if (status !== 0) throw new Error(`dnnl_sgemm failed with status ${status} (M ${m}, N ${n}, K ${k})`);
   };
   // its OpenMP threads are fixed at load (OMP_NUM_THREADS): more than one crashed at exit here
@@ -101,7 +102,7 @@ function openblas(lib: Lib): Pick<NativeLibrary, 'sgemm' | 'setThreads'> {
   const f = lib.func('void cblas_sgemm(int, int, int, int, int, int, float, const float *, int, const float *, int, float, float *, int)');
   const threads = lib.func('void openblas_set_num_threads(int)');
   return {
-    sgemm: (ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc) => f(101, ta ? 112 : 111, tb ? 112 : 111, m, n, k, 1, a, lda, b, ldb, beta, c, ldc),
+    sgemm: (ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc, alpha = 1) => f(101, ta ? 112 : 111, tb ? 112 : 111, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc),
     setThreads: (n) => threads(Math.max(1, Math.floor(n))),
   };
 }

@@ -7,6 +7,18 @@ export interface SimdKernels {
   exp(x: number, y: number, n: number): void;
   gelu(x: number, y: number, n: number): void;
   geluGrad(dy: number, x: number, dx: number, n: number): void;
+  /** y = a + b (y may be a or b) */
+  add(a: number, b: number, y: number, n: number): void;
+  /** y = a b */
+  mul(a: number, b: number, y: number, n: number): void;
+  /** y = Φ(x), the standard normal CDF */
+  normalCdf(x: number, y: number, n: number): void;
+  /** dx = dy (c + x φ(x)) with c = Φ(x) kept from the forward pass */
+  geluGradFromCdf(dy: number, x: number, c: number, dx: number, n: number): void;
+  /** row t of the n x n block at p: softmax of its first t + 1 entries, 0 beyond */
+  causalSoftmax(p: number, n: number): void;
+  /** row by row, dp = p (dp - Σ dp p), the softmax's backward (p is 0 where it was masked) */
+  causalSoftmaxGrad(p: number, dp: number, n: number): void;
   sumRows(x: number, out: number, rows: number, inner: number): void;
   adam(p: number, m: number, v: number, g: number, po: number, mo: number, vo: number, n: number, b1: number, omb1: number, b2: number, omb2: number, c1: number, c2: number, eps: number, neglr: number): void;
   layerNorm(x: number, g: number, b: number, y: number, rows: number, d: number, eps: number): void;

@@ -83,6 +83,15 @@ const geluGrad: VectorCode = ([dy, x], out, id) => {
   };
 };
 
+/** Φ(x) alone, which the native passes keep from GELU's forward for its backward. */
+const normalCdf: VectorCode = ([x], out, id) => cdf(x, out, id);
+
+/** GELU's gradient from a kept Φ(x): dy (Φ + x φ(x)), one exp per vector instead of erf and exp. */
+const geluGradFromCdf: VectorCode = ([dy, x, c], out, id) => {
+  const e = exp(op('mul', op('mul', x, x), k(-0.5)), `$e${id}`, id);
+  return { locals: [...e.locals, `$e${id}`], code: `${e.code}\n      (local.set ${out} ${op('mul', dy, op('add', c, op('mul', op('mul', x, k(1 / Math.sqrt(2 * Math.PI))), get(`$e${id}`))))})` };
+};
+
 const at = (base: string, i: string, plus = 0) => `(i32.add (local.get ${base}) (i32.shl (i32.add (local.get ${i}) (i32.const ${plus})) (i32.const 2)))`;
 
 /** An exported loop over float32 indices [0, n): `out[i] = f(ins[i]...)`, `unroll` vectors per iteration (more spill registers). */
@@ -126,11 +135,83 @@ function ADAM_BODY(load: string, store: string): string {
       ${st('$po', op('add', op('mul', op('div', op('div', get('$nm'), get('$C1')), op('add', op('sqrt', op('div', get('$nv'), get('$C2'))), get('$EPS'))), get('$LR')), ld('$p')))}`;
 }
 
+/**
+ * Row t of the n x n block at $p becomes the softmax of its first t + 1 entries, the rest 0
+ * (causal attention over one row and head); and its gradient, dp = p (dp - Σ dp p) per row,
+ * which needs no mask since p is 0 beyond t. Vectors over each row, a scalar tail.
+ */
+function causalSoftmax(): string {
+  const e = exp(op('sub', '(v128.load (local.get $a))', get('$m')), '$e', 'x', true);
+  const lanes = '(i32x4.add (i32x4.splat (local.get $j)) (v128.const i32x4 0 1 2 3))';
+  const eOne = exp(op('sub', '(f32x4.splat (f32.load (local.get $a)))', get('$m')), '$e', 'y', true);
+  const loop = (name: string, step: number, body: string) => `(local.set $j (i32.const 0))
+      (block $${name}Done (loop $${name}
+        (br_if $${name}Done (i32.gt_s (i32.add (local.get $j) (i32.const ${step})) ${step === 4 ? '(local.get $n)' : '(local.get $n)'}))
+        (local.set $a (i32.add (local.get $row) (i32.shl (local.get $j) (i32.const 2))))
+        ${body}
+        (local.set $j (i32.add (local.get $j) (i32.const ${step})))
+        (br $${name})))`;
+  // the scalar tail continues from the j where the vectors stopped
+  const tail = (name: string, body: string) => `(block $${name}Done (loop $${name}
+        (br_if $${name}Done (i32.ge_s (local.get $j) (local.get $n)))
+        (local.set $a (i32.add (local.get $row) (i32.shl (local.get $j) (i32.const 2))))
+        ${body}
+        (local.set $j (i32.add (local.get $j) (i32.const 1)))
+        (br $${name})))`;
+  const rows = (body: string) => `(local.set $t (i32.const 0))
+    (block $rowsDone (loop $rows
+      (br_if $rowsDone (i32.ge_s (local.get $t) (local.get $n)))
+      (local.set $row (i32.add (local.get $p) (i32.shl (i32.mul (local.get $t) (local.get $n)) (i32.const 2))))
+      ${body}
+      (local.set $t (i32.add (local.get $t) (i32.const 1)))
+      (br $rows)))`;
+  const locals = (names: string[], type: string) => names.map((l) => `(local ${l} ${type})`).join(' ');
+  const forward = `
+  (func (export "causalSoftmax") (param $p i32) (param $n i32) ${locals(['$t', '$j', '$row', '$a'], 'i32')} (local $max f32) (local $sum f32) ${locals(['$m', '$s', '$e', ...e.locals, ...eOne.locals], 'v128')}
+    ${rows(`(local.set $max (f32.const -inf))
+      (local.set $j (i32.const 0))
+      (block $maxDone (loop $maxLoop
+        (br_if $maxDone (i32.gt_s (local.get $j) (local.get $t)))
+        (local.set $max (f32.max (local.get $max) (f32.load (i32.add (local.get $row) (i32.shl (local.get $j) (i32.const 2))))))
+        (local.set $j (i32.add (local.get $j) (i32.const 1)))
+        (br $maxLoop)))
+      (local.set $m (f32x4.splat (local.get $max)))
+      (local.set $s (v128.const f32x4 0 0 0 0))
+      ${loop('expVec', 4, `${e.code}
+        (local.set $e (v128.and (local.get $e) (i32x4.le_s ${lanes} (i32x4.splat (local.get $t)))))
+        (local.set $s (f32x4.add (local.get $s) (local.get $e)))
+        (v128.store (local.get $a) (local.get $e))`)}
+      ${tail('expOne', `${eOne.code}
+        (local.set $e (v128.and (local.get $e) (i32x4.le_s (i32x4.splat (local.get $j)) (i32x4.splat (local.get $t)))))
+        (local.set $s (f32x4.add (local.get $s) (v128.and (local.get $e) (v128.const i32x4 -1 0 0 0))))
+        (f32.store (local.get $a) (f32x4.extract_lane 0 (local.get $e)))`)}
+      (local.set $sum (call $hsum (local.get $s)))
+      (local.set $s (f32x4.splat (local.get $sum)))
+      ${loop('divVec', 4, '(v128.store (local.get $a) (f32x4.div (v128.load (local.get $a)) (local.get $s)))')}
+      ${tail('divOne', '(f32.store (local.get $a) (f32.div (f32.load (local.get $a)) (local.get $sum)))')}`)})`;
+  const dpRow = '(i32.add (local.get $dp) (i32.sub (local.get $a) (local.get $p)))';
+  const backward = `
+  (func (export "causalSoftmaxGrad") (param $p i32) (param $dp i32) (param $n i32) ${locals(['$t', '$j', '$row', '$a'], 'i32')} (local $dot f32) (local $s v128) (local $d v128)
+    ${rows(`(local.set $s (v128.const f32x4 0 0 0 0))
+      ${loop('dotVec', 4, `(local.set $s (f32x4.add (local.get $s) (f32x4.mul (v128.load (local.get $a)) (v128.load ${dpRow}))))`)}
+      (local.set $dot (call $hsum (local.get $s)))
+      ${tail('dotOne', `(local.set $dot (f32.add (local.get $dot) (f32.mul (f32.load (local.get $a)) (f32.load ${dpRow}))))`)}
+      (local.set $d (f32x4.splat (local.get $dot)))
+      ${loop('gradVec', 4, `(v128.store ${dpRow} (f32x4.mul (v128.load (local.get $a)) (f32x4.sub (v128.load ${dpRow}) (local.get $d))))`)}
+      ${tail('gradOne', `(f32.store ${dpRow} (f32.mul (f32.load (local.get $a)) (f32.sub (f32.load ${dpRow}) (local.get $dot))))`)}`)})`;
+  return forward + backward;
+}
+
 export const SIMD_SOURCE = `(module
   (import "env" "memory" (memory 0))
 ${elementwise('exp', ['$x'], '$y', expAll, 4)}
 ${elementwise('gelu', ['$x'], '$y', gelu, 4)}
 ${elementwise('geluGrad', ['$dy', '$x'], '$dx', geluGrad, 2)}
+${elementwise('add', ['$a', '$b'], '$y', ([a, b], out) => ({ locals: [], code: `(local.set ${out} ${op('add', a, b)})` }), 4)}
+${elementwise('mul', ['$a', '$b'], '$y', ([a, b], out) => ({ locals: [], code: `(local.set ${out} ${op('mul', a, b)})` }), 4)}
+${elementwise('normalCdf', ['$x'], '$y', normalCdf, 4)}
+${elementwise('geluGradFromCdf', ['$dy', '$x', '$c'], '$dx', geluGradFromCdf, 2)}
+${causalSoftmax()}
 
   ;; out[j] = sum over r < rows of x[r * inner + j], row by row so that memory is read once in order
   (func (export "sumRows") (param $x i32) (param $out i32) (param $rows i32) (param $inner i32) (local $r i32) (local $j i32) (local $row i32)

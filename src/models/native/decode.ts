@@ -1,7 +1,8 @@
-import type { Sgemm } from '../backend/native/library.js';
-import { fillRows } from '../backend/native/matmul.js';
-import type { TinyLM } from './tinylm.js';
-import { normalCdf } from './gelu-table.js';
+import type { Sgemm } from '../../backend/native/library.js';
+import { fillRows } from '../../backend/native/matmul.js';
+import type { TinyLM } from '../tinylm.js';
+import { geluRows } from './gelu-table.js';
+import { layerNormRows } from './ops.js';
 
 const NEG = -1e9; // as TinyLM: added to masked attention scores
 
@@ -48,7 +49,7 @@ export class NativeDecoder {
     const probs = new Float32Array(T * (past + T));
     for (let i = 0; i < nLayers; i++) {
       const p = `h${i}.`;
-      layerNorm(x, normed, R, d, this.w[p + 'ln1.g'], this.w[p + 'ln1.b']);
+      layerNormRows(x, normed, R, d, this.w[p + 'ln1.g'], this.w[p + 'ln1.b']);
       this.affine(normed, R, d, d, p + 'q', q);
       for (const [name, cache] of [['k', this.keys[i]], ['v', this.vals[i]]] as const) {
         this.affine(normed, R, d, d, p + name, kv);
@@ -58,16 +59,16 @@ export class NativeDecoder {
       this.attend(q, this.keys[i], this.vals[i], y, T, probs);
       this.affine(y, R, d, d, p + 'proj', tmp);
       for (let j = 0; j < R * d; j++) x[j] += tmp[j];
-      layerNorm(x, normed, R, d, this.w[p + 'ln2.g'], this.w[p + 'ln2.b']);
+      layerNormRows(x, normed, R, d, this.w[p + 'ln2.g'], this.w[p + 'ln2.b']);
       this.affine(normed, R, d, 4 * d, p + 'fc', hidden);
-      for (let j = 0; j < hidden.length; j++) hidden[j] *= normalCdf(hidden[j]); // GELU = h Φ(h)
+      geluRows(hidden, hidden); // GELU = h Φ(h), in place
       this.affine(hidden, R, 4 * d, d, p + 'out', tmp);
       for (let j = 0; j < R * d; j++) x[j] += tmp[j];
     }
     const last = new Float32Array(B * d);
     for (let b = 0; b < B; b++) last.set(x.subarray((b * T + T - 1) * d, (b * T + T) * d), b * d);
     const lastNormed = new Float32Array(B * d);
-    layerNorm(last, lastNormed, B, d, this.w['ln_f.g'], this.w['ln_f.b']);
+    layerNormRows(last, lastNormed, B, d, this.w['ln_f.g'], this.w['ln_f.b']);
     const logits = new Float32Array(B * V);
     this.affine(lastNormed, B, d, V, 'head', logits);
     this.past += T;
@@ -108,19 +109,5 @@ export class NativeDecoder {
     const bias = this.w[name + '.b'];
     fillRows(out.subarray(0, rows * n), bias);
     this.sgemm(false, false, rows, n, k, x, k, this.w[name + '.w'], n, 1, out, n);
-  }
-}
-
-/** PyTorch's LayerNorm over rows of width d, epsilon 1e-5, biased variance. */
-function layerNorm(x: Float32Array, out: Float32Array, rows: number, d: number, g: Float32Array, b: Float32Array): void {
-  for (let r = 0; r < rows; r++) {
-    const o = r * d;
-    let mean = 0;
-    for (let j = 0; j < d; j++) mean += x[o + j];
-    mean /= d;
-    let v = 0;
-    for (let j = 0; j < d; j++) v += (x[o + j] - mean) ** 2;
-    const inv = 1 / Math.sqrt(v / d + 1e-5);
-    for (let j = 0; j < d; j++) out[o + j] = (x[o + j] - mean) * inv * g[j] + b[j];
   }
 }
