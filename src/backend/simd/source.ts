@@ -146,7 +146,7 @@ function causalSoftmax(): string {
   const eOne = exp(op('sub', '(f32x4.splat (f32.load (local.get $a)))', get('$m')), '$e', 'y', true);
   const loop = (name: string, step: number, body: string) => `(local.set $j (i32.const 0))
       (block $${name}Done (loop $${name}
-        (br_if $${name}Done (i32.gt_s (i32.add (local.get $j) (i32.const ${step})) ${step === 4 ? '(local.get $n)' : '(local.get $n)'}))
+        (br_if $${name}Done (i32.gt_s (i32.add (local.get $j) (i32.const ${step})) (local.get $n)))
         (local.set $a (i32.add (local.get $row) (i32.shl (local.get $j) (i32.const 2))))
         ${body}
         (local.set $j (i32.add (local.get $j) (i32.const ${step})))

@@ -18,24 +18,7 @@ const SIZE = 2 * RANGE * STEPS + 2;
 const PHI = new Float64Array(SIZE);
 for (let i = 0; i < SIZE; i++) PHI[i] = 0.5 * (1 + erf((i / STEPS - RANGE) * Math.SQRT1_2));
 
-/** Φ(h), the standard normal CDF. */
-export function normalCdf(h: number): number {
-  if (Number.isNaN(h)) return NaN;
-  const u = (h + RANGE) * STEPS;
-  if (u < 0) return 0;
-  if (u >= SIZE - 1) return 1;
-  const i = u | 0;
-  return PHI[i] + (u - i) * (PHI[i + 1] - PHI[i]);
-}
-
-/** Φ(h) + h φ(h), GELU's derivative, on the same grid. */
-const SLOPE = new Float64Array(SIZE);
-for (let i = 0; i < SIZE; i++) {
-  const h = i / STEPS - RANGE;
-  SLOPE[i] = PHI[i] + h * Math.exp(-h * h / 2) / Math.sqrt(2 * Math.PI);
-}
-
-/** out = GELU(h) = h Φ(h) elementwise, Φ interpolated as in normalCdf (a loop here, so nothing is called per element). */
+/** out = GELU(h) = h Φ(h) elementwise (out may be h), Φ interpolated in the table: 0 below -8, 1 above 8. */
 export function geluRows(h: Float32Array, out: Float32Array): void {
   const n = h.length, table = PHI;
   for (let j = 0; j < n; j++) {
@@ -44,20 +27,5 @@ export function geluRows(h: Float32Array, out: Float32Array): void {
       const i = u | 0;
       out[j] = x * (table[i] + (u - i) * (table[i + 1] - table[i]));
     } else out[j] = u >= SIZE - 1 ? x : x !== x ? NaN : 0;
-  }
-}
-
-/**
- * dout *= Φ(h) + h φ(h), GELU's derivative by linear interpolation in its own table (error
- * below 1e-7: its second derivative is below 1 and the step 1/1024): 1 beyond 8, 0 below -8.
- */
-export function geluGradRows(h: Float32Array, dout: Float32Array): void {
-  const n = h.length, table = SLOPE;
-  for (let j = 0; j < n; j++) {
-    const x = h[j], u = (x + RANGE) * STEPS;
-    if (u >= 0 && u < SIZE - 1) {
-      const i = u | 0;
-      dout[j] *= table[i] + (u - i) * (table[i + 1] - table[i]);
-    } else dout[j] *= u >= SIZE - 1 ? 1 : x !== x ? NaN : 0;
   }
 }
