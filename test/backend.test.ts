@@ -73,7 +73,7 @@ describe('backend/initBackend', () => {
     const lib = loadNative();
     expect(info.native).to.equal(lib?.name);
     expect(info.fused).to.equal(true);
-    if (lib) expect(describeBackend(info)).to.equal(`backend: cpu + fused kernels + native sgemm (${lib.name}) (tfjs 'cpu')`);
+    if (lib) expect(describeBackend(info)).to.equal(`backend: cpu + fused kernels + native sgemm (${lib.name}) + native TinyLM passes (tfjs 'cpu')`);
     else expect(describeBackend(info)).to.match(/^backend: cpu \+ fused kernels \(tfjs 'cpu'\); no native products: .*libopenblas0-pthread/);
   });
 
@@ -115,7 +115,7 @@ describe('backend/initBackend', () => {
       expect(info.skipped.node).to.not.contain('tfjs-node-gpu');
     }
     const tail = skipped.length ? `; skipped ${skipped.join(', ')}` : '';
-    const accelerated = (info.fused ? ' + fused kernels' : '') + (info.native ? ` + native sgemm (${info.native})` : '');
+    const accelerated = (info.fused ? ' + fused kernels' : '') + (info.native ? ` + native sgemm (${info.native}) + native TinyLM passes` : '');
     expect(describeBackend(info).startsWith(`backend: ${chosen}${accelerated} (tfjs '${info.tfName}')${tail}`), describeBackend(info)).to.equal(true);
   });
 

@@ -78,9 +78,13 @@ export async function initBackend(requested: BackendChoice = 'auto', accelerate:
   throw new Error(`backend '${requested}' could not be loaded (${why})`);
 }
 
-/** Which kernels compute, e.g. `wasm + native sgemm (OpenBLAS)`: what decides how results round. */
+/**
+ * Which kernels compute, e.g. `wasm + native sgemm (OpenBLAS) + native TinyLM passes`: what
+ * decides how results round. With a native sgemm, TinyLM's decode step and its scoring passes
+ * (forward and backward) run natively too (src/models/native).
+ */
 export function describeKernels(info: BackendInfo): string {
-  return info.chosen + (info.fused ? ' + fused kernels' : '') + (info.native ? ` + native sgemm (${info.native})` : '');
+  return info.chosen + (info.fused ? ' + fused kernels' : '') + (info.native ? ` + native sgemm (${info.native}) + native TinyLM passes` : '');
 }
 
 /** One line for logs: which backend runs and what was skipped on the way. */
