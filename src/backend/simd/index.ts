@@ -11,10 +11,8 @@ export interface SimdKernels {
   add(a: number, b: number, y: number, n: number): void;
   /** y = a b */
   mul(a: number, b: number, y: number, n: number): void;
-  /** y = Φ(x), the standard normal CDF */
-  normalCdf(x: number, y: number, n: number): void;
-  /** dx = dy (c + x φ(x)) with c = Φ(x) kept from the forward pass */
-  geluGradFromCdf(dy: number, x: number, c: number, dx: number, n: number): void;
+  /** y = x Φ(x) (GELU) and s = Φ(x) + x φ(x) (its derivative) */
+  geluSlope(x: number, y: number, s: number, n: number): void;
   /** row t of the n x n block at p: softmax of its first t + 1 entries, 0 beyond */
   causalSoftmax(p: number, n: number): void;
   /** row by row, dp = p (dp - Σ dp p), the softmax's backward (p is 0 where it was masked) */

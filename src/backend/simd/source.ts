@@ -83,32 +83,52 @@ const geluGrad: VectorCode = ([dy, x], out, id) => {
   };
 };
 
-/** Φ(x) alone, which the native passes keep from GELU's forward for its backward. */
-const normalCdf: VectorCode = ([x], out, id) => cdf(x, out, id);
-
-/** GELU's gradient from a kept Φ(x): dy (Φ + x φ(x)), one exp per vector instead of erf and exp. */
-const geluGradFromCdf: VectorCode = ([dy, x, c], out, id) => {
-  const e = exp(op('mul', op('mul', x, x), k(-0.5)), `$e${id}`, id);
-  return { locals: [...e.locals, `$e${id}`], code: `${e.code}\n      (local.set ${out} ${op('mul', dy, op('add', c, op('mul', op('mul', x, k(1 / Math.sqrt(2 * Math.PI))), get(`$e${id}`))))})` };
+/**
+ * GELU and its slope at once, for the native passes: out = x Φ(x) and out_1 = Φ(x) + x φ(x),
+ * the derivative the backward pass multiplies by. Φ by Abramowitz and Stegun 7.1.26 (erf's
+ * absolute error below 1.5e-7, the formula of tfjs's cpu kernel), whose exp(-x²/2) is also
+ * √(2π) φ(x): one exp and one division give both.
+ */
+const geluSlope: VectorCode = ([x], out, id) => {
+  const a = `$a${id}`, t = `$t2${id}`, e = `$e${id}`, c = `$c${id}`;
+  const ex = exp(op('mul', op('mul', x, x), k(-0.5)), e, id, true);
+  const erfAbs = op('sub', k(1), op('mul', op('mul', get(t), horner(t, [1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592])), get(e)));
+  const signed = `(v128.or (v128.and ${x} (v128.const i32x4 0x80000000 0x80000000 0x80000000 0x80000000)) ${erfAbs})`;
+  return {
+    locals: [a, t, e, c, ...ex.locals],
+    code: `(local.set ${a} ${op('mul', op('abs', x), k(Math.SQRT1_2))})
+      (local.set ${t} ${op('div', k(1), op('add', k(1), op('mul', get(a), k(0.3275911))))})
+      ${ex.code}
+      (local.set ${c} ${op('mul', k(0.5), op('add', k(1), signed))})
+      (local.set ${out} ${op('mul', x, get(c))})
+      (local.set ${out}_1 ${op('add', get(c), op('mul', op('mul', x, k(1 / Math.sqrt(2 * Math.PI))), get(e)))})`,
+  };
 };
 
 const at = (base: string, i: string, plus = 0) => `(i32.add (local.get ${base}) (i32.shl (i32.add (local.get ${i}) (i32.const ${plus})) (i32.const 2)))`;
 
-/** An exported loop over float32 indices [0, n): `out[i] = f(ins[i]...)`, `unroll` vectors per iteration (more spill registers). */
-function elementwise(name: string, ins: string[], out: string, f: VectorCode, unroll: number): string {
-  const params = [...ins, out].map((p) => `(param ${p} i32)`).join(' ');
+/**
+ * An exported loop over float32 indices [0, n): `out[i] = f(ins[i]...)`, `unroll` vectors per
+ * iteration (more spill registers). With several outputs, f leaves the second in local
+ * `${out}_1`, the third in `${out}_2`.
+ */
+function elementwise(name: string, ins: string[], outs: string | string[], f: VectorCode, unroll: number): string {
+  const targets = typeof outs === 'string' ? [outs] : outs;
+  const params = [...ins, ...targets].map((p) => `(param ${p} i32)`).join(' ');
   const locals = new Set<string>();
-  const body = (load: (p: string, j: number) => string, store: (j: number, v: string) => string, lanes: number) => {
+  const result = (j: number, k: number) => (k === 0 ? `$o${j}` : `$o${j}_${k}`);
+  const body = (load: (p: string, j: number) => string, store: (out: string, j: number, v: string) => string, lanes: number) => {
     const parts = Array.from({ length: lanes }, (_, j) => {
       const r = f(ins.map((p) => load(p, j)), `$o${j}`, String(j));
       r.locals.forEach((l) => locals.add(l));
-      locals.add(`$o${j}`);
+      targets.forEach((_, k) => locals.add(result(j, k)));
       return r.code;
     });
-    return `${parts.join('\n      ')}\n      ${Array.from({ length: lanes }, (_, j) => store(j, get(`$o${j}`))).join('\n      ')}`;
+    const stores = targets.flatMap((out, k) => Array.from({ length: lanes }, (_, j) => store(out, j, get(result(j, k)))));
+    return `${parts.join('\n      ')}\n      ${stores.join('\n      ')}`;
   };
-  const vec = body((p, j) => `(v128.load ${at(p, '$i', 4 * j)})`, (j, v) => `(v128.store ${at(out, '$i', 4 * j)} ${v})`, unroll);
-  const one = body((p) => `(f32x4.splat (f32.load ${at(p, '$i')}))`, (_, v) => `(f32.store ${at(out, '$i')} (f32x4.extract_lane 0 ${v}))`, 1);
+  const vec = body((p, j) => `(v128.load ${at(p, '$i', 4 * j)})`, (out, j, v) => `(v128.store ${at(out, '$i', 4 * j)} ${v})`, unroll);
+  const one = body((p) => `(f32x4.splat (f32.load ${at(p, '$i')}))`, (out, _, v) => `(f32.store ${at(out, '$i')} (f32x4.extract_lane 0 ${v}))`, 1);
   return `
   (func (export "${name}") ${params} (param $n i32) (local $i i32) ${[...locals].map((l) => `(local ${l} v128)`).join(' ')}
     (block $tail (loop $wide
@@ -209,8 +229,7 @@ ${elementwise('gelu', ['$x'], '$y', gelu, 4)}
 ${elementwise('geluGrad', ['$dy', '$x'], '$dx', geluGrad, 2)}
 ${elementwise('add', ['$a', '$b'], '$y', ([a, b], out) => ({ locals: [], code: `(local.set ${out} ${op('add', a, b)})` }), 4)}
 ${elementwise('mul', ['$a', '$b'], '$y', ([a, b], out) => ({ locals: [], code: `(local.set ${out} ${op('mul', a, b)})` }), 4)}
-${elementwise('normalCdf', ['$x'], '$y', normalCdf, 4)}
-${elementwise('geluGradFromCdf', ['$dy', '$x', '$c'], '$dx', geluGradFromCdf, 2)}
+${elementwise('geluSlope', ['$x'], ['$y', '$s'], geluSlope, 2)}
 ${causalSoftmax()}
 
   ;; out[j] = sum over r < rows of x[r * inner + j], row by row so that memory is read once in order

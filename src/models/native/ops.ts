@@ -64,15 +64,14 @@ export class PassOps {
     else layerNormGradRows(dy, x, g, dx, dg, db, rows, d);
   }
 
-  /** y = h Φ(h), exact GELU, keeping Φ(h) in `cdf` for the backward pass. */
-  gelu(h: Float32Array, y: Float32Array, cdf: Float32Array): void {
-    this.k.normalCdf(h.byteOffset, cdf.byteOffset, h.length);
-    this.k.mul(h.byteOffset, cdf.byteOffset, y.byteOffset, h.length);
+  /** y = h Φ(h), exact GELU, keeping its derivative Φ(h) + h φ(h) in `slope` for the backward pass. */
+  gelu(h: Float32Array, y: Float32Array, slope: Float32Array): void {
+    this.k.geluSlope(h.byteOffset, y.byteOffset, slope.byteOffset, h.length);
   }
 
-  /** dh = dy (Φ(h) + h φ(h)) from the kept Φ(h); dh may be dy. */
-  geluGrad(dy: Float32Array, h: Float32Array, cdf: Float32Array, dh: Float32Array): void {
-    this.k.geluGradFromCdf(dy.byteOffset, h.byteOffset, cdf.byteOffset, dh.byteOffset, h.length);
+  /** dh = dy slope, GELU's backward from the kept slope; dh may be dy. */
+  geluGrad(dy: Float32Array, slope: Float32Array, dh: Float32Array): void {
+    this.k.mul(dy.byteOffset, slope.byteOffset, dh.byteOffset, dy.length);
   }
 
   /** Row t of the n x n block `p` becomes the softmax of its first t + 1 entries, 0 beyond. */

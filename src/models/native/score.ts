@@ -35,7 +35,7 @@ export class NativeScore {
     for (let i = 0; i <= nLayers; i++) sizes[`x${i}`] = R * d;
     for (let i = 0; i < nLayers; i++) {
       for (const a of ['n1', 'q', 'k', 'v', 'y', 'mid', 'n2']) sizes[a + i] = R * d;
-      sizes[`pre${i}`] = sizes[`act${i}`] = sizes[`cdf${i}`] = R * 4 * d;
+      sizes[`pre${i}`] = sizes[`act${i}`] = sizes[`slope${i}`] = R * 4 * d;
       sizes[`probs${i}`] = B * H * L * L;
     }
     if (withBackward) {
@@ -74,7 +74,7 @@ export class NativeScore {
       ops.add(mid, x, mid);
       ops.layerNorm(mid, this.w(n + 'ln2.g'), this.w(n + 'ln2.b'), n2, R, d);
       ops.affine(n2, R, d, 4 * d, this.w(n + 'fc.w'), this.w(n + 'fc.b'), v[`pre${i}`]);
-      ops.gelu(v[`pre${i}`], v[`act${i}`], v[`cdf${i}`]);
+      ops.gelu(v[`pre${i}`], v[`act${i}`], v[`slope${i}`]);
       const next = v[`x${i + 1}`];
       ops.affine(v[`act${i}`], R, 4 * d, d, this.w(n + 'out.w'), this.w(n + 'out.b'), next);
       ops.add(next, mid, next);
@@ -106,7 +106,7 @@ export class NativeScore {
     for (let i = nLayers - 1; i >= 0; i--) {
       const n = `h${i}.`;
       affineGrad(v[`act${i}`], dx, R, 4 * d, d, n + 'out', v.dh);
-      ops.geluGrad(v.dh, v[`pre${i}`], v[`cdf${i}`], v.dh);
+      ops.geluGrad(v.dh, v[`slope${i}`], v.dh);
       affineGrad(v[`n2${i}`], v.dh, R, d, 4 * d, n + 'fc', v.dn);
       ops.layerNormGrad(v.dn, v[`mid${i}`], this.w(n + 'ln2.g'), v.tmp, g(n + 'ln2.g'), g(n + 'ln2.b'), R, d);
       ops.add(dx, v.tmp, dx); // the gradient of mid
