@@ -1,0 +1,76 @@
+/**
+ * Can the judge's model learn the verdict at all? Supervised training on the right verdicts
+ * (not the random ones of judge-base.ts) of pairs made like judge-base's (a task, its right
+ * answer and a near miss, in a random order), with held-out accuracy of the greedy verdict
+ * every `--every` steps on tasks it never trained on. If this stays far under 90%, the
+ * RL-trained judge's ceiling is the model's, not the reward's. A diagnostic, not a recipe:
+ * it reads the labels that RL never sees.
+ *
+ * `--working right` puts the task's right answer before the verdict (a judge that writes its
+ * own answer first, as JudgeLRM reasons before judging); the held-out check then lets the
+ * model write its own working, greedily, before its verdict.
+ *
+ *   npx tsx src/experiments/judge-capacity.ts --from checkpoints/base-add2 --tasks configs/data/add2-unseen.jsonl --heldout checkpoints/base-add2/heldout.jsonl [--steps 2000] [--mode pairwise|pointwise] [--working none|right]
+ */
+import { initBackend } from '../backend/index.js';
+import { JudgeRole } from '../../roles/others.js';
+import { loadModel } from '../models/store.js';
+import { generate } from '../models/generate.js';
+import { SupervisedTrainer } from '../models/supervised.js';
+import type { TinyLM } from '../models/tinylm.js';
+import { readTasksJsonl } from '../tasks/jsonl.js';
+import type { Task } from '../core/types.js';
+import { Rng } from '../util/rng.js';
+
+const arg = (name: string, fallback?: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  if (i > 0) return process.argv[i + 1];
+  if (fallback === undefined) throw new Error(`--${name} is required`);
+  return fallback;
+};
+await initBackend('auto');
+const loaded = await loadModel(arg('from'));
+if (loaded.kind !== 'tinylm' || !loaded.tokenizer) throw new Error(`${arg('from')} is not a language model with a tokenizer`);
+const model = loaded.model as TinyLM;
+const tokenizer = loaded.tokenizer;
+const mode = arg('mode', 'pairwise');
+const working = arg('working', 'none');
+if (working !== 'none' && working !== 'right') throw new Error(`--working: none or right, got '${working}'`);
+const role = new JudgeRole();
+const offsets = [-11, -10, -9, -2, -1, 1, 2, 9, 10, 11]; // as judge-base.ts: a weak solver's misses
+
+/** One judged showing of `task`: the prompt tokens and the right verdict. */
+function showing(task: Task, rng: Rng): { prompt: number[]; verdict: string; working: string } {
+  const right = task.answer!;
+  const wrong = String(Math.max(0, Number(right) + offsets[rng.int(offsets.length)]));
+  if (mode === 'pointwise') {
+    const ok = rng.next() < 0.5;
+    return { prompt: tokenizer.prompt(role.render({ task, answers: [ok ? right : wrong] }), role.kind), verdict: ok ? 'y' : 'n', working: working === 'right' ? right : '' };
+  }
+  const first = rng.next() < 0.5;
+  return { prompt: tokenizer.prompt(role.render({ task, answers: first ? [right, wrong] : [wrong, right] }), role.kind), verdict: first ? 'A' : 'B', working: working === 'right' ? right : '' };
+}
+
+const train = readTasksJsonl(arg('tasks'), 'arithmetic', () => undefined);
+const heldout = readTasksJsonl(arg('heldout'), 'arithmetic', () => undefined);
+const rng = new Rng(Number(arg('seed', '1')));
+const examples = Array.from({ length: 16384 }, () => {
+  const s = showing(train[rng.int(train.length)], rng);
+  return { prompt: s.prompt, completion: [...tokenizer.encode(s.working + s.verdict), tokenizer.eos] };
+});
+const evalRng = new Rng(99);
+const probes = heldout.flatMap((t) => [showing(t, evalRng), showing(t, evalRng)]);
+
+function accuracy(): number {
+  const gens = generate(model, probes.map((p) => p.prompt), { maxNewTokens: working === 'right' ? 6 : 2, temperature: 0, seed: 1 });
+  return gens.filter((g, i) => tokenizer.decode(g.tokens.filter((x) => x !== tokenizer.eos)).trim().slice(-1) === probes[i].verdict).length / probes.length;
+}
+
+const steps = Number(arg('steps', '2000')), every = Number(arg('every', '200'));
+const trainer = new SupervisedTrainer(model, examples, { batchSize: 64, lr: Number(arg('lr', '3e-4')), seed: 1 });
+console.log(JSON.stringify({ step: 0, heldout_accuracy: accuracy(), probes: probes.length, mode, working, from: arg('from') }));
+for (let step = 1; step <= steps; step++) {
+  const loss = trainer.step();
+  if (step % every === 0) console.log(JSON.stringify({ step, loss: +loss.toFixed(4), heldout_accuracy: +accuracy().toFixed(3) }));
+}
+trainer.dispose();
