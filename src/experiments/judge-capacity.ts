@@ -10,11 +10,16 @@
  * own answer first, as JudgeLRM reasons before judging); the held-out check then lets the
  * model write its own working, greedily, before its verdict.
  *
- *   npx tsx src/experiments/judge-capacity.ts --from checkpoints/base-add2 --tasks configs/data/add2-unseen.jsonl --heldout checkpoints/base-add2/heldout.jsonl [--steps 2000] [--mode pairwise|pointwise] [--working none|right]
+ * `--operators -` trains on generated 2-digit tasks of those operators instead of `--tasks`
+ * (a judge taught to compare on subtraction, checked on held-out additions: the comparison
+ * transfers, no addition label is read), and `--out DIR` saves the model (a judge base).
+ *
+ *   npx tsx src/experiments/judge-capacity.ts --from checkpoints/base-add2 --tasks configs/data/add2-unseen.jsonl --heldout checkpoints/base-add2/heldout.jsonl [--steps 2000] [--mode pairwise|pointwise] [--working none|right] [--operators -] [--out DIR]
  */
 import { initBackend } from '../backend/index.js';
 import { JudgeRole } from '../../roles/others.js';
-import { loadModel } from '../models/store.js';
+import { loadModel, saveModel } from '../models/store.js';
+import { arithmetic } from '../tasks/arithmetic.js';
 import { generate } from '../models/generate.js';
 import { SupervisedTrainer } from '../models/supervised.js';
 import type { TinyLM } from '../models/tinylm.js';
@@ -51,7 +56,11 @@ function showing(task: Task, rng: Rng): { prompt: number[]; verdict: string; wor
   return { prompt: tokenizer.prompt(role.render({ task, answers: first ? [right, wrong] : [wrong, right] }), role.kind), verdict: first ? 'A' : 'B', working: working === 'right' ? right : '' };
 }
 
-const train = readTasksJsonl(arg('tasks'), 'arithmetic', () => undefined);
+const operators = arg('operators', '');
+const taskRng = new Rng(7);
+const train = operators
+  ? Array.from({ length: 4000 }, (_, i) => arithmetic.generate(taskRng, arithmetic.validate({ digits: 2, operands: 2, operators }), i))
+  : readTasksJsonl(arg('tasks'), 'arithmetic', () => undefined);
 const heldout = readTasksJsonl(arg('heldout'), 'arithmetic', () => undefined);
 const rng = new Rng(Number(arg('seed', '1')));
 const examples = Array.from({ length: 16384 }, () => {
@@ -74,3 +83,8 @@ for (let step = 1; step <= steps; step++) {
   if (step % every === 0) console.log(JSON.stringify({ step, loss: +loss.toFixed(4), heldout_accuracy: +accuracy().toFixed(3) }));
 }
 trainer.dispose();
+const out = arg('out', '');
+if (out) {
+  await saveModel(out, model, tokenizer, { made: 'src/experiments/judge-capacity.ts', from: arg('from'), steps, mode, working, operators: operators || 'from --tasks', labels: 'right verdicts' });
+  console.log(`wrote ${out}`);
+}

@@ -173,6 +173,8 @@ export class TinyLM implements Policy {
    */
   score(inputs: readonly PolicyInput[], temperature = 1): ScoredBatch {
     if (!(temperature >= 0) || !Number.isFinite(temperature)) throw new Error(`tinylm: score temperature must be >= 0, got ${temperature}`);
+    // with a native sgemm serving the backend, the whole pass and its gradient run natively
+    // (src/models/native, checked against this tfjs path to 1e-4); accelerate: off keeps tfjs
     const sgemm = activeSgemm();
     if (sgemm) {
       this.checkInputs(inputs);
