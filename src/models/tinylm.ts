@@ -1,7 +1,8 @@
 import * as tf from '@tensorflow/tfjs';
 import { Rng } from '../util/rng.js';
 import { gelu, layerNorm, linear, seededNormal, tokenEntropy, tokenLogProbs } from './ops.js';
-import { padRows, type Policy, type PolicyInput, type ScoredBatch } from './types.js';
+import type { Policy, PolicyInput, ScoredBatch } from './types.js';
+import { layoutBatch } from './score-batch.js';
 import { activeSgemm } from '../backend/native/index.js';
 import { nativeScore } from './native/scored.js';
 
@@ -156,14 +157,12 @@ export class TinyLM implements Policy {
    */
   completionLogits(inputs: readonly PolicyInput[]): { logits: tf.Tensor3D; hidden: tf.Tensor3D; targets: tf.Tensor2D; mask: tf.Tensor2D } {
     this.checkInputs(inputs);
-    const P = Math.max(...inputs.map((r) => r.prompt.length));
-    const Tc = Math.max(1, ...inputs.map((r) => r.completion.length));
-    const rows = inputs.map((r) => [...new Array(P - r.prompt.length).fill(0), ...r.prompt, ...r.completion]);
-    const tokens = tf.tensor2d(padRows(rows.map((r) => r.slice(0, P + Tc - 1)), P + Tc - 1), [inputs.length, P + Tc - 1], 'int32');
-    const { hidden: full } = this.forward(tokens, inputs.map((r) => P - r.prompt.length));
+    const { B, P, Tc, L, tokens: ids, leftPad, targets: t, mask: m } = layoutBatch(inputs);
+    const tokens = tf.tensor2d(ids, [B, L], 'int32');
+    const { hidden: full } = this.forward(tokens, leftPad);
     const hidden = full.slice([0, P - 1, 0], [-1, Tc, -1]) as tf.Tensor3D;
-    const targets = tf.tensor2d(padRows(inputs.map((r) => r.completion), Tc), [inputs.length, Tc], 'int32');
-    const mask = tf.tensor2d(padRows(inputs.map((r) => r.completion.map(() => 1)), Tc), [inputs.length, Tc]);
+    const targets = tf.tensor2d(t, [B, Tc], 'int32');
+    const mask = tf.tensor2d(m, [B, Tc]);
     return { logits: this.logits(hidden), hidden, targets, mask };
   }
 

@@ -1,8 +1,7 @@
 import type { Sgemm } from '../../backend/native/library.js';
-import { fillRows } from '../../backend/native/matmul.js';
 import type { TinyLM } from '../tinylm.js';
 import { geluRows } from './gelu-table.js';
-import { layerNormRows } from './ops.js';
+import { affine, layerNormRows } from './ops.js';
 
 const NEG = -1e9; // as TinyLM: added to masked attention scores
 
@@ -104,10 +103,8 @@ export class NativeDecoder {
     }
   }
 
-  /** out [rows, n] = x [rows, k] @ w [k, n] + b, the bias filling out first. */
+  /** out [rows, n] = x [rows, k] @ the named layer's weight + its bias. */
   private affine(x: Float32Array, rows: number, k: number, n: number, name: string, out: Float32Array): void {
-    const bias = this.w[name + '.b'];
-    fillRows(out.subarray(0, rows * n), bias);
-    this.sgemm(false, false, rows, n, k, x, k, this.w[name + '.w'], n, 1, out, n);
+    affine(this.sgemm, x, rows, k, n, this.w[name + '.w'], this.w[name + '.b'], out);
   }
 }

@@ -1,6 +1,6 @@
 import type { TinyLMConfig } from '../tinylm.js';
 import type { PassOps } from './ops.js';
-import type { ScoreBatch } from './score-batch.js';
+import type { ScoreBatch } from '../score-batch.js';
 
 type Views = Record<string, Float32Array>;
 type Weight = (name: string) => Float32Array;

@@ -49,6 +49,12 @@ function layerNormGradRows(dy: Float32Array, x: Float32Array, g: Float32Array, d
   }
 }
 
+/** out [rows, n] = x [rows, k] @ w [k, n] + b, the bias filling out first. */
+export function affine(sgemm: Sgemm, x: Float32Array, rows: number, k: number, n: number, w: Float32Array, b: Float32Array, out: Float32Array): void {
+  fillRows(out.subarray(0, rows * n), b);
+  sgemm(false, false, rows, n, k, x, k, w, n, 1, out, n);
+}
+
 /** The loops of a pass, on the SIMD kernels of the memory its arrays live in (LayerNorm's need a width that is a multiple of 4). */
 export class PassOps {
   constructor(readonly sgemm: Sgemm, private readonly k: SimdKernels) {}
@@ -89,10 +95,8 @@ export class PassOps {
     this.k.add(a.byteOffset, b.byteOffset, y.byteOffset, a.length);
   }
 
-  /** out [rows, n] = x [rows, k] @ w [k, n] + b, the bias filling out first. */
   affine(x: Float32Array, rows: number, k: number, n: number, w: Float32Array, b: Float32Array, out: Float32Array): void {
-    fillRows(out.subarray(0, rows * n), b);
-    this.sgemm(false, false, rows, n, k, x, k, w, n, 1, out, n);
+    affine(this.sgemm, x, rows, k, n, w, b, out);
   }
 
   /**

@@ -3,7 +3,7 @@ import type { TinyLMConfig } from '../tinylm.js';
 import { attend, attendBackward, type AttentionShape } from './attention.js';
 import { PassMemory } from './memory.js';
 import { PassOps } from './ops.js';
-import type { ScoreBatch } from './score-batch.js';
+import type { ScoreBatch } from '../score-batch.js';
 import { logitsBackward, logitsForward } from './logits.js';
 
 type Views = Record<string, Float32Array>;

@@ -3,7 +3,7 @@ import type { Sgemm } from '../../backend/native/library.js';
 import type { TinyLM } from '../tinylm.js';
 import type { PolicyInput, ScoredBatch } from '../types.js';
 import { NativeScore } from './score.js';
-import { layoutBatch } from './score-batch.js';
+import { layoutBatch } from '../score-batch.js';
 
 /**
  * `TinyLM.score` on the native path: one tfjs op (tf.customGrad) whose inputs are the

@@ -1,4 +1,4 @@
-import type { PolicyInput } from '../types.js';
+import type { PolicyInput } from './types.js';
 
 /**
  * A scoring batch laid out as TinyLM.completionLogits lays it out: prompts left-padded to a
@@ -14,7 +14,7 @@ export interface ScoreBatch {
   mask: Float32Array; // [B, Tc]
 }
 
-/** Lays out `inputs`; the caller has checked the ids (TinyLM.completionLogits' checks). */
+/** Lays out `inputs` (the caller has checked them: TinyLM's checkInputs), for the tfjs and the native passes alike. */
 export function layoutBatch(inputs: readonly PolicyInput[]): ScoreBatch {
   const B = inputs.length;
   const P = Math.max(...inputs.map((r) => r.prompt.length));
