@@ -1,3 +1,4 @@
+import { AdversarialCriticArena } from './critic.js';
 import { GameArena } from './game.js';
 import { JudgeArena } from './judge.js';
 import { arenaOptions } from './options.js';
@@ -13,6 +14,7 @@ export { toEpisode } from './operators/to-episode.js';
 export { ProposeSolveArena, proposedTask } from './propose-solve.js';
 export { GameArena, moveCode, type GameObservation } from './game.js';
 export { JudgeArena } from './judge.js';
+export { AdversarialCriticArena } from './critic.js';
 
 /** Arena kinds by the name configs use; each factory checks its own options. */
 export const ARENA_KINDS: Record<string, ArenaFactory> = {
@@ -20,4 +22,5 @@ export const ARENA_KINDS: Record<string, ArenaFactory> = {
   'propose-solve': (options, family) => new ProposeSolveArena(options, family),
   game: (options) => new GameArena(options),
   judge: (options, family) => new JudgeArena(options, family),
+  'adversarial-critic': (options, family) => new AdversarialCriticArena(options, family),
 };

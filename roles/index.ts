@@ -1,4 +1,4 @@
-import { CriticRole, JudgeRole, MemoryManagerRole, ProposerRole } from './others.js';
+import { CriticRole, JudgeRole, MemoryManagerRole, ProposerRole, SneakyRole } from './others.js';
 import { PlayerRole } from './player.js';
 import { SolverRole } from './solver.js';
 import type { AnswerParser, Role } from './types.js';
@@ -6,13 +6,14 @@ import type { AnswerParser, Role } from './types.js';
 export * from './types.js';
 export { SolverRole } from './solver.js';
 export { PlayerRole } from './player.js';
-export { CriticRole, JudgeRole, MemoryManagerRole, ProposerRole } from './others.js';
+export { CriticRole, JudgeRole, MemoryManagerRole, ProposerRole, SneakyRole } from './others.js';
 
 /** Role kinds by the name configs use; each factory gets the task family's answer parser. */
 export const ROLE_KINDS: Record<string, (parseAnswer: AnswerParser) => Role> = {
   solver: (parseAnswer) => new SolverRole(parseAnswer),
   proposer: () => new ProposerRole(),
   critic: () => new CriticRole(),
+  sneaky: (parseAnswer) => new SneakyRole(parseAnswer),
   judge: () => new JudgeRole(),
   memory: () => new MemoryManagerRole(),
   player: () => new PlayerRole(),

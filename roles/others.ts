@@ -14,15 +14,48 @@ export class ProposerRole implements Role {
   }
 }
 
-/** Says whether an answer is right: sees the task and the answer, outputs 'y' or 'n'. */
+/**
+ * Criticises an answer. Shown an answer, it says whether it is right, 'y' or 'n'. Shown
+ * working of `steps` steps (`observation.working`, e.g. `12+56=68,68+34=102`), it names the
+ * first wrong step, '1' to `steps`, or '0' when none is (SPC's step critic). The verdict is
+ * the output's last character (what comes before is the critic's own working); anything
+ * else is an invalid action.
+ */
 export class CriticRole implements Role {
   readonly kind = 'critic';
   render(o: Observation): string {
+    if (typeof o.working === 'string') return `${o.task.prompt}${o.working}?`;
     return `${o.task.prompt}${String(o.answer ?? '')}?`;
   }
-  parse(output: string): Action {
+  parse(output: string, o?: Observation): Action {
     const text = output.trim();
-    return text === 'y' || text === 'n' ? valid(text) : invalid(`a verdict is 'y' or 'n', got ${JSON.stringify(text)}`);
+    const verdict = text.slice(-1);
+    if (typeof o?.working === 'string') {
+      const steps = Number(o.steps);
+      return /^\d$/.test(verdict) && Number(verdict) <= steps ? valid(verdict) : invalid(`the first wrong step is a digit from 0 (none) to ${steps}, got ${JSON.stringify(text)}`);
+    }
+    return verdict === 'y' || verdict === 'n' ? valid(verdict) : invalid(`a verdict ends in 'y' or 'n', got ${JSON.stringify(text)}`);
+  }
+}
+
+/**
+ * SPC's sneaky generator: shown the task, it writes working for it as a solver would, which
+ * should carry an error a critic misses. It writes a solver's text, so it starts its prompts
+ * with the solver's token. SPC also shows the right solution to rewrite; the small models
+ * here have 40 positions, too few for right working, the task and new working, so it writes
+ * from the task alone. Its output must be working; whether it is wrong is the arena's rule
+ * checker's call.
+ */
+export class SneakyRole implements Role {
+  readonly kind = 'sneaky';
+  readonly token = 'solver';
+  constructor(private readonly parseAnswer: (output: string) => Action) {}
+  render(o: Observation): string {
+    return o.task.prompt;
+  }
+  parse(output: string): Action {
+    const parsed = this.parseAnswer(output.trim());
+    return parsed.valid ? valid(output.trim()) : parsed;
   }
 }
 

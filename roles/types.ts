@@ -13,6 +13,12 @@ export interface Observation {
  */
 export interface Role {
   readonly kind: string;
+  /**
+   * the role token its prompts start with, when not its kind's: a role that writes what
+   * another role writes (a sneaky generator writes a solver's working) reuses that role's
+   * token, so a model and tokenizer made for the other role serve it unchanged
+   */
+  readonly token?: string;
   render(observation: Observation): string;
   parse(output: string, observation: Observation): Action;
 }

@@ -94,6 +94,7 @@ export const RoleSchema = z.strictObject({
   kind: z.string().min(1), // role implementation, e.g. 'solver', 'proposer'
   model: z.string().min(1), // a key of `models`: the policy that plays this role
   train: z.boolean().default(true), // false: the role plays but never learns (a frozen proposer)
+  maxNewTokens: posInt().optional(), // this role's longest completion (default arena.maxNewTokens): a one-token verdict beside long working
   advantage: z.enum(ADVANTAGES).optional(), // this role's advantage estimator (default trainer.advantage)
   klCoef: z.number().nonnegative().optional(), // this role's KL loss weight (default trainer.klCoef)
   klReward: KlRewardSchema.optional(), // KL to the reference as a reward penalty (verl's apply_kl_penalty)

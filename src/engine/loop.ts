@@ -100,7 +100,7 @@ async function iterate(c: ExperimentConfig, store: RunStore, o: LoopOptions, s: 
     const roles = trainingRoles(c, it);
     // rollout
     const servers = Object.fromEntries(Object.entries(models).map(([id, m]) => [id, new BatchingServer(id, m, hashSeed(c.seed, it, id), undefined, replicas)]));
-    const bindings = Object.fromEntries(Object.entries(c.roles).map(([id, r]) => [id, { role: plan.roles[id], model: r.model, server: servers[r.model] }]));
+    const bindings = Object.fromEntries(Object.entries(c.roles).map(([id, r]) => [id, { role: plan.roles[id], model: r.model, server: servers[r.model], maxNewTokens: r.maxNewTokens }]));
     const agents = new Agents(bindings, tokenizer, sampling, (p) => state.buffer.has(p));
     const tasks = iterationTasks(c, plan.arena, train, state.buffer, it);
     const episodes = await firstValueFrom(playGroups(plan.arena, tasks, c.arena.groupSize, agents).pipe(toArray()));

@@ -27,7 +27,7 @@ export async function preflight(c: ExperimentConfig, plan: Plan, warn: (line: st
   const readers = await modelReaders(c);
   const fits: TaskCheck = (task) => {
     for (const roleId of Object.keys(plan.arena.roles)) {
-      const wrong = fitsModel(plan.roles[roleId].render({ task }), c.roles[roleId].kind, readers[c.roles[roleId].model], c.arena.maxNewTokens);
+      const wrong = fitsModel(plan.roles[roleId].render({ task }), plan.roles[roleId].token ?? c.roles[roleId].kind, readers[c.roles[roleId].model], c.roles[roleId].maxNewTokens ?? c.arena.maxNewTokens);
       if (wrong) return `${wrong} (role ${roleId}, model ${c.roles[roleId].model})`;
     }
     return undefined;
@@ -80,7 +80,7 @@ function fitsModel(text: string, roleKind: string, r: Reader, maxNewTokens: numb
     return (e as Error).message;
   }
   if (length + maxNewTokens > r.context) {
-    return `the prompt is ${length} tokens and arena.maxNewTokens ${maxNewTokens} more, beyond the model's context of ${r.context}`;
+    return `the prompt is ${length} tokens and maxNewTokens ${maxNewTokens} more (the role's, else the arena's), beyond the model's context of ${r.context}`;
   }
   return undefined;
 }

@@ -46,7 +46,7 @@ const own = new Map<string, string>();
 if (working === 'self') {
   const prompts = tasks.map((t) => tokenizer.prompt(t.prompt, 'solver'));
   for (let k = 0; k < tasks.length; k += 256) {
-    const gens = generate(model, prompts.slice(k, k + 256), { maxNewTokens: 4, temperature: 0, seed });
+    const gens = generate(model, prompts.slice(k, k + 256), { maxNewTokens: 4, temperature: 0, seed, eos: tokenizer.eos });
     gens.forEach((g, i) => own.set(tasks[k + i].id, tokenizer.decode(g.tokens.filter((x) => x !== tokenizer.eos))));
   }
 }

@@ -42,6 +42,12 @@ const mode = arg('mode', 'pairwise');
 const working = arg('working', 'none');
 if (working !== 'none' && working !== 'right') throw new Error(`--working: none or right, got '${working}'`);
 const role = new JudgeRole();
+// 'answer-first' shows the judged answer before the task (`46|12+34=`): the model then writes
+// its own sum where it always has, and each digit it writes sits at a fixed distance from the
+// shown digit it must match, whatever the task's length
+const layout = arg('layout', 'task-first');
+if (layout !== 'task-first' && layout !== 'answer-first') throw new Error(`--layout: task-first or answer-first, got '${layout}'`);
+const render = (task: Task, answers: string[]) => (layout === 'answer-first' && answers.length === 1 ? `${answers[0]}|${task.prompt}` : role.render({ task, answers }));
 const offsets = [-11, -10, -9, -2, -1, 1, 2, 9, 10, 11]; // as judge-base.ts: a weak solver's misses
 
 /** One judged showing of `task`: the prompt tokens and the right verdict. */
@@ -50,10 +56,10 @@ function showing(task: Task, rng: Rng): { prompt: number[]; verdict: string; wor
   const wrong = String(Math.max(0, Number(right) + offsets[rng.int(offsets.length)]));
   if (mode === 'pointwise') {
     const ok = rng.next() < 0.5;
-    return { prompt: tokenizer.prompt(role.render({ task, answers: [ok ? right : wrong] }), role.kind), verdict: ok ? 'y' : 'n', working: working === 'right' ? right : '' };
+    return { prompt: tokenizer.prompt(render(task, [ok ? right : wrong]), role.kind), verdict: ok ? 'y' : 'n', working: working === 'right' ? right : '' };
   }
   const first = rng.next() < 0.5;
-  return { prompt: tokenizer.prompt(role.render({ task, answers: first ? [right, wrong] : [wrong, right] }), role.kind), verdict: first ? 'A' : 'B', working: working === 'right' ? right : '' };
+  return { prompt: tokenizer.prompt(render(task, first ? [right, wrong] : [wrong, right]), role.kind), verdict: first ? 'A' : 'B', working: working === 'right' ? right : '' };
 }
 
 const operators = arg('operators', '');
@@ -71,13 +77,13 @@ const evalRng = new Rng(99);
 const probes = heldout.flatMap((t) => [showing(t, evalRng), showing(t, evalRng)]);
 
 function accuracy(): number {
-  const gens = generate(model, probes.map((p) => p.prompt), { maxNewTokens: working === 'right' ? 6 : 2, temperature: 0, seed: 1 });
+  const gens = generate(model, probes.map((p) => p.prompt), { maxNewTokens: working === 'right' ? 6 : 2, temperature: 0, seed: 1, eos: tokenizer.eos });
   return gens.filter((g, i) => tokenizer.decode(g.tokens.filter((x) => x !== tokenizer.eos)).trim().slice(-1) === probes[i].verdict).length / probes.length;
 }
 
 const steps = Number(arg('steps', '2000')), every = Number(arg('every', '200'));
 const trainer = new SupervisedTrainer(model, examples, { batchSize: 64, lr: Number(arg('lr', '3e-4')), seed: 1 });
-console.log(JSON.stringify({ step: 0, heldout_accuracy: accuracy(), probes: probes.length, mode, working, from: arg('from') }));
+console.log(JSON.stringify({ step: 0, heldout_accuracy: accuracy(), probes: probes.length, mode, working, layout, from: arg('from') }));
 for (let step = 1; step <= steps; step++) {
   const loss = trainer.step();
   if (step % every === 0) console.log(JSON.stringify({ step, loss: +loss.toFixed(4), heldout_accuracy: +accuracy().toFixed(3) }));

@@ -39,3 +39,59 @@ export function parseScratchpad(text: string): ParsedAnswer {
   }
   return { valid: true, value: STEP.exec(steps[steps.length - 1])![3] };
 }
+
+/** The operands of a sum's prompt, `12+34+56=` gives [12, 34, 56]; null when the prompt is not a sum. */
+export function sumOperands(prompt: string): number[] | null {
+  const m = /^((?:0|[1-9]\d*)(?:\+(?:0|[1-9]\d*))+)=$/.exec(prompt);
+  return m ? m[1].split('+').map(Number) : null;
+}
+
+/** What the step checker found: the 1-based index of the first step that breaks a rule (0: none does). */
+export type StepCheck = { first: number } | { error: string };
+
+/**
+ * A rule checker for working (the environment's truth for a critic): step 1 adds two of the
+ * task's operands, each later step adds an operand not yet used to the previous step's
+ * result, and every step's sum is right. The first step that breaks any of these is the
+ * first wrong step. Text that is not working of exactly `operands.length - 1` steps is an
+ * error, not a wrong step: it has no step to name. Parsed, never evaluated.
+ */
+export function firstWrongStep(operands: readonly number[], text: string): StepCheck {
+  const steps = text.split(',');
+  if (steps.length !== operands.length - 1) return { error: `working for ${operands.length} operands has ${operands.length - 1} steps, got ${steps.length}` };
+  const parsed: number[][] = [];
+  for (const [i, step] of steps.entries()) {
+    const m = STEP.exec(step);
+    if (!m) return { error: `step ${i + 1}, ${JSON.stringify(step)}, is not of the form a+b=c` };
+    parsed.push([Number(m[1]), Number(m[2]), Number(m[3])]);
+  }
+  const unused = [...operands];
+  const take = (x: number) => {
+    const i = unused.indexOf(x);
+    if (i < 0) return false;
+    unused.splice(i, 1);
+    return true;
+  };
+  for (const [i, [a, b, c]] of parsed.entries()) {
+    const first = i === 0 ? take(a) : a === parsed[i - 1][2];
+    if (!first || !take(b) || a + b !== c) return { first: i + 1 };
+  }
+  return { first: 0 };
+}
+
+/**
+ * Right working with one planted error: step `at`'s (1-based) result becomes `value`, and
+ * every later step adds rightly from it, as a carry slip the rest of the working follows
+ * (only step `at` is wrong, and the final answer is wrong with it).
+ */
+export function plantError(working: string, at: number, value: number): string {
+  const steps = working.split(',').map((s) => STEP.exec(s)!.slice(1, 4).map(Number));
+  if (at < 1 || at > steps.length) throw new RangeError(`step ${at} of ${steps.length}`);
+  if (value === steps[at - 1][2] || value < 0 || !Number.isSafeInteger(value)) throw new RangeError(`a planted result must be a different whole number, got ${value}`);
+  steps[at - 1][2] = value;
+  for (let i = at; i < steps.length; i++) {
+    steps[i][0] = steps[i - 1][2];
+    steps[i][2] = steps[i][0] + steps[i][1];
+  }
+  return steps.map(([a, b, c]) => `${a}+${b}=${c}`).join(',');
+}

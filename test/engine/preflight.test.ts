@@ -39,7 +39,7 @@ describe('run: everything is checked before the run folder is made', () => {
 
   it('a prompt too long for the context with maxNewTokens names the file and line', async () => {
     const r = await attempt((root) => ({ tasks: fileTasks(root, jsonl([...good(1), { prompt: '1+1+1+1+1+1+1+1+1+1=', answer: '10' }, ...good(30)])) }));
-    expect(r.message).to.match(/train\.jsonl:2: the prompt is 22 tokens and arena\.maxNewTokens 3 more, beyond the model's context of 24/);
+    expect(r.message).to.match(/train\.jsonl:2: the prompt is 22 tokens and maxNewTokens 3 more \(the role's, else the arena's\), beyond the model's context of 24/);
     expect(r.made).to.equal(false);
   });
 
@@ -105,7 +105,7 @@ describe('run: everything is checked before the run folder is made', () => {
     expect((await attempt(() => sp)).message).to.match(/arena\.options\.bogus: unknown option of arena 'propose-solve'; known: attempts, limits/);
     expect((await attempt(() => ({ arena: { kind: 'propose-solve', options: { attempts: 0 } }, roles: sp.roles }))).message).to.match(/arena\.options\.attempts: must be a positive integer/);
     expect((await attempt(() => ({ tasks: { ...tinyConfig('').tasks, train: { source: 'none' } } }))).message).to.match(/tasks\.train\.source: 'none' needs an arena that seeds its own tasks/);
-    expect((await attempt(() => ({ evaluators: [{ kind: 'exam', name: 'x' }] }))).message).to.match(/evaluators\[0\]\.kind: unknown evaluator 'exam'; known: accuracy, elo, exploitability, proposals/);
+    expect((await attempt(() => ({ evaluators: [{ kind: 'exam', name: 'x' }] }))).message).to.match(/evaluators\[0\]\.kind: unknown evaluator 'exam'; known: accuracy, critic, elo, exploitability, proposals/);
     expect((await attempt(() => ({ evaluators: [{ kind: 'accuracy', name: 'x', options: { data: '/nowhere.jsonl' } }] }))).message).to.match(/evaluators\[0\]\.options\.data: \/nowhere\.jsonl does not exist/);
     expect((await attempt(() => ({ evaluators: [{ kind: 'proposals', name: 'p' }] }))).message).to.match(/evaluators\[0\]: no role of kind 'proposer' to evaluate/);
     const r = await attempt((root) => ({ evaluators: [{ kind: 'accuracy', name: 'x', options: { data: join(root, 'e.jsonl') } }], tasks: (writeFileSync(join(root, 'e.jsonl'), jsonl([{ prompt: '1+é=', answer: '1' }])), tinyConfig('').tasks) }));

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { CriticRole, JudgeRole, MemoryManagerRole, ProposerRole, ROLE_KINDS, SolverRole } from '../../roles/index.js';
+import { CriticRole, JudgeRole, MemoryManagerRole, ProposerRole, ROLE_KINDS, SneakyRole, SolverRole } from '../../roles/index.js';
 import type { Task } from '../../src/core/types.js';
 
 const task: Task = { id: 't', family: 'arithmetic', prompt: '2+3=', answer: '5' };
@@ -20,6 +20,17 @@ describe('roles', () => {
     expect(new CriticRole().render(o)).to.equal('2+3=5?');
     expect(new CriticRole().parse('y').valid).to.equal(true);
     expect(new CriticRole().parse('maybe').error).to.match(/'y' or 'n'/);
+    // shown working: it names the first wrong step, 0 for none, after any working of its own
+    const worked = { task: { ...task, prompt: '1+2+3=' }, working: '1+2=3,3+3=7', steps: 2 };
+    expect(new CriticRole().render(worked)).to.equal('1+2+3=1+2=3,3+3=7?');
+    expect(new CriticRole().parse('6:2', worked).value).to.equal('2');
+    expect(new CriticRole().parse('3', worked).error).to.match(/0 \(none\) to 2/);
+    expect(new CriticRole().parse('y', worked).valid).to.equal(false);
+    // the sneaky generator writes a solver's working, with the solver's token
+    const sneaky = new SneakyRole((out) => (out.includes('=') ? { valid: true, value: 'x' } : { valid: false, value: null, error: 'no working' }));
+    expect([sneaky.kind, sneaky.token, sneaky.render(worked)]).to.deep.equal(['sneaky', 'solver', '1+2+3=']);
+    expect(sneaky.parse(' 1+2=4,4+3=7 ').value).to.equal('1+2=4,4+3=7');
+    expect(sneaky.parse('7').error).to.equal('no working');
     expect(new JudgeRole().render(o)).to.equal('2+3=5|2+3=6>');
     expect(new JudgeRole().parse('B', o).value).to.equal('B');
     expect(new JudgeRole().parse('y', o).valid).to.equal(false);
@@ -40,7 +51,7 @@ describe('roles', () => {
   });
 
   it('knows every role kind by name', () => {
-    expect(Object.keys(ROLE_KINDS).sort()).to.deep.equal(['critic', 'judge', 'memory', 'player', 'proposer', 'solver']);
+    expect(Object.keys(ROLE_KINDS).sort()).to.deep.equal(['critic', 'judge', 'memory', 'player', 'proposer', 'sneaky', 'solver']);
     for (const make of Object.values(ROLE_KINDS)) expect(make(digits).kind).to.be.a('string');
   });
 });

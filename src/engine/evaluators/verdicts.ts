@@ -1,7 +1,9 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { firstValueFrom, toArray } from 'rxjs';
 import { Agents } from '../../../arenas/agents.js';
+import { AdversarialCriticArena } from '../../../arenas/critic.js';
 import { JudgeArena } from '../../../arenas/judge.js';
+import type { Arena } from '../../../arenas/types.js';
 import { playGroups } from '../../../arenas/operators/play-groups.js';
 import type { Role } from '../../../roles/types.js';
 import type { Task } from '../../core/types.js';
@@ -11,20 +13,21 @@ import { hashSeed } from '../loop-parts.js';
 import { evaluatorOptions, isPath, isPositiveNumber, type EvalContext, type Evaluator, type EvaluatorFactory } from './types.js';
 
 /**
- * A judge measured on held-out tasks: the judge arena plays each task once with the run's
- * own solver and judge (sampled at `temperature`, seeded by the iteration, so a resumed run
- * measures the same), and the arena's metrics are the measure: `accuracy`, `f1`,
- * `position_consistency` (pairwise), `valid_rate` and `judged_share`. No model learns here.
+ * A judge or critic measured on held-out tasks: an arena plays each task once with the run's
+ * own roles and models (sampled at `temperature`, seeded by the iteration, so a resumed run
+ * measures the same), and the arena's metrics for `role` are the measure, its prefix
+ * dropped. The judge arena's: `accuracy`, `f1`, `position_consistency` (pairwise),
+ * `valid_rate`, `judged_share`; the critic arena's: `accuracy`, `planted_accuracy`,
+ * `right_accuracy`, `valid_rate`. No model learns here.
  */
 export class VerdictsEvaluator implements Evaluator {
-  readonly role = 'judge';
-
   constructor(
     readonly name: string,
     readonly every: number,
-    private readonly arena: JudgeArena,
+    readonly role: string,
+    private readonly arena: Arena,
     private readonly tasks: readonly Task[],
-    private readonly seats: { solver: { role: Role; model: string }; judge: { role: Role; model: string } },
+    private readonly seats: Record<string, { role: Role; model: string; maxNewTokens?: number }>,
     private readonly o: { temperature: number; maxNewTokens: number; seed: number },
   ) {}
 
@@ -34,11 +37,23 @@ export class VerdictsEvaluator implements Evaluator {
       if (!servers.has(model)) servers.set(model, new BatchingServer(`${this.name}-${model}`, ctx.models[model], hashSeed(this.o.seed, ctx.iteration, `eval-${this.name}-${model}`), undefined, ctx.replicas));
       return servers.get(model)!;
     };
-    const bindings = Object.fromEntries(Object.entries(this.seats).map(([id, s]) => [id, { role: s.role, model: s.model, server: serverOf(s.model) }]));
+    const bindings = Object.fromEntries(Object.entries(this.seats).map(([id, s]) => [id, { role: s.role, model: s.model, maxNewTokens: s.maxNewTokens, server: serverOf(s.model) }]));
     const agents = new Agents(bindings, ctx.tokenizer, { maxNewTokens: this.o.maxNewTokens, temperature: this.o.temperature });
     const episodes = await firstValueFrom(playGroups(this.arena, this.tasks, 1, agents).pipe(toArray()));
-    return Object.fromEntries(Object.entries(this.arena.metrics(episodes)).map(([k, v]) => [k.replace(/^judge\//, ''), v]));
+    const prefix = `${this.role}/`;
+    return Object.fromEntries(Object.entries(this.arena.metrics?.(episodes) ?? {}).filter(([k]) => k.startsWith(prefix)).map(([k, v]) => [k.slice(prefix.length), v]));
   }
+}
+
+/** The labeled held-out tasks of an evaluator's `data` option. */
+function heldOut(check: (where: string) => TaskCheck, spec: Parameters<EvaluatorFactory>[0], family: string, where: string): Task[] {
+  const data = spec.options.data as string | undefined;
+  if (!data) throw new Error(`${where}.options.data: required (a JSONL file of labeled held-out tasks)`);
+  if (!existsSync(data)) throw new Error(`${where}.options.data: ${data} does not exist`);
+  const labeled = check(where);
+  const tasks = readTasksJsonl(data, family, (t) => (t.answer === undefined ? 'no answer; a verdict needs the truth' : labeled(t)));
+  if (tasks.length === 0) throw new Error(`${where}.options.data: ${data} holds no tasks`);
+  return tasks;
 }
 
 /** `{ kind: verdicts, name, options: { data, temperature } }`: the config's judge arena and its solver and judge roles, on a held-out file. */
@@ -46,14 +61,41 @@ export function verdictsFactory(check: (where: string) => TaskCheck): EvaluatorF
   return (spec, c, plan, where) => {
     evaluatorOptions(where, spec.options, { data: isPath, temperature: isPositiveNumber });
     if (!(plan.arena instanceof JudgeArena)) throw new Error(`${where}: verdicts measures a judge arena's judge; arena '${plan.arena.kind}' is not one`);
-    const data = spec.options.data as string | undefined;
-    if (!data) throw new Error(`${where}.options.data: required (a JSONL file of labeled held-out tasks)`);
-    if (!existsSync(data)) throw new Error(`${where}.options.data: ${data} does not exist`);
-    const labeled = check(where);
-    const tasks = readTasksJsonl(data, plan.family.name, (t) => (t.answer === undefined ? 'no answer; a verdict needs the truth' : labeled(t)));
-    if (tasks.length === 0) throw new Error(`${where}.options.data: ${data} holds no tasks`);
-    const seat = (id: 'solver' | 'judge') => ({ role: plan.roles[id], model: c.roles[id].model });
+    const tasks = heldOut(check, spec, plan.family.name, where);
+    const seat = (id: 'solver' | 'judge') => ({ role: plan.roles[id], model: c.roles[id].model, maxNewTokens: c.roles[id].maxNewTokens });
     const temperature = (spec.options.temperature as number | undefined) ?? (c.arena.temperature > 0 ? c.arena.temperature : 1);
-    return new VerdictsEvaluator(spec.name, spec.every ?? c.eval.every, plan.arena, tasks, { solver: seat('solver'), judge: seat('judge') }, { temperature, maxNewTokens: c.arena.maxNewTokens, seed: c.seed });
+    return new VerdictsEvaluator(spec.name, spec.every ?? c.eval.every, 'judge', plan.arena, tasks, { solver: seat('solver'), judge: seat('judge') }, { temperature, maxNewTokens: c.arena.maxNewTokens, seed: c.seed });
   };
+}
+
+/**
+ * `{ kind: critic, name, options: { data, corrupter, temperature } }`: the config's critic on
+ * held-out sums, each shown with an error the environment plants (`corrupter`: 'slip', a
+ * carry slip, by default, or 'random') and shown right, one verdict each. With
+ * `corrupter: given`, each line of `data` carries the wrong working to show as `working`
+ * (a solver's own mistakes, ProcessBench's kind of test; the rule checker labels the first
+ * wrong step). Greedy unless `temperature` is given: a critic's verdict is one token.
+ */
+export function criticFactory(check: (where: string) => TaskCheck): EvaluatorFactory {
+  return (spec, c, plan, where) => {
+    evaluatorOptions(where, spec.options, { data: isPath, temperature: isPositiveNumber, corrupter: (v) => (v === 'slip' || v === 'random' || v === 'given' ? undefined : "'slip', 'random' or 'given'") });
+    if (!(plan.arena instanceof AdversarialCriticArena)) throw new Error(`${where}: critic measures an adversarial-critic arena's critic; arena '${plan.arena.kind}' is not one`);
+    const tasks = heldOut(check, spec, plan.family.name, where);
+    const corrupter = (spec.options.corrupter as string | undefined) ?? 'slip';
+    const given = corrupter === 'given' ? givenWorkings(spec.options.data as string, where) : undefined;
+    const arena = new AdversarialCriticArena({ corrupter, verdicts: 1 }, plan.family, given);
+    return new VerdictsEvaluator(spec.name, spec.every ?? c.eval.every, 'critic', arena, tasks, { critic: { role: plan.roles.critic, model: c.roles.critic.model, maxNewTokens: c.roles.critic.maxNewTokens } }, { temperature: (spec.options.temperature as number | undefined) ?? 0, maxNewTokens: c.arena.maxNewTokens, seed: c.seed });
+  };
+}
+
+/** The `working` of each line of a critic's held-out file, by task id (ids as readTasksJsonl gives them). */
+function givenWorkings(path: string, where: string): Map<string, string> {
+  const out = new Map<string, string>();
+  readFileSync(path, 'utf8').split(/\r?\n/).forEach((line, i) => {
+    if (line.trim() === '') return;
+    const rec = JSON.parse(line) as { id?: string; working?: unknown };
+    if (typeof rec.working !== 'string') throw new Error(`${where}.options.data: ${path}:${i + 1}: corrupter 'given' needs a 'working' string on every line`);
+    out.set(rec.id ?? `arithmetic-${i + 1}`, rec.working);
+  });
+  return out;
 }

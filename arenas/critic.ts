@@ -1,0 +1,153 @@
+import { Observable } from 'rxjs';
+import type { Episode, Task, Turn } from '../src/core/types.js';
+import type { TaskFamily } from '../src/tasks/types.js';
+import { firstWrongStep, plantError, scratchpadTarget, sumOperands } from '../src/tasks/scratchpad.js';
+import { hashText } from '../src/util/hash.js';
+import { Rng } from '../src/util/rng.js';
+import { invalid } from '../roles/types.js';
+import { arenaOptions, positiveInteger } from './options.js';
+import type { Arena, ArenaContext, EpisodeEnd } from './types.js';
+
+export interface CriticArenaOptions extends Record<string, unknown> {
+  /**
+   * who plants the error: 'sneaky' (the sneaky role, SPC), 'random' (the environment replaces
+   * one step's result by a random number of as many digits: the baseline), or 'slip' (the
+   * environment shifts one step's result by 1 or 10, a carry slip: a held-out test), or
+   * 'given' (each task's wrong working comes with it, e.g. a solver's own mistakes, as
+   * ProcessBench's are: a held-out test)
+   */
+  corrupter: 'sneaky' | 'random' | 'slip' | 'given';
+  /** the critic's verdicts on each showing (its comparison group is the episode's verdicts) */
+  verdicts: number;
+  /** what a sneaky attempt without a rule-confirmed error costs the sneaky role */
+  penalty: number;
+}
+
+const SLIPS = [-10, -1, 1, 10];
+
+/**
+ * Self-Play Critic (SPC): a step critic against a sneaky generator, on sums worked step by
+ * step (`12+34+56=` worked as `12+56=68,68+34=102`). The environment writes right working
+ * (an operand order drawn from the task id). The sneaky role writes working of its own
+ * (see SneakyRole for why it is not shown the right working); the rule checker (src/tasks/scratchpad.ts, never the model) must find a wrong
+ * step in it, or the attempt is invalid and costs `penalty`. The critic, shown working,
+ * names its first wrong step or '0' for none, `verdicts` times on the planted working and as
+ * often on the right working, so that naming a step blindly does not pay.
+ *
+ * Zero-sum rewards, as SPC: a critic verdict on the planted working is +1 when it names the
+ * first wrong step and -1 otherwise (an invalid verdict too), and the sneaky role's outcome
+ * is minus the mean of those, so it wins +1 when every verdict misses. On the right working
+ * the critic earns +1 or -1 alone. The critic's rewards come from the `verdict` judge (each
+ * verdict's turn carries its truth as its task's answer), the sneaky role's from `outcome`.
+ * With `corrupter: random | slip` the environment plants the error and only the critic acts.
+ */
+export class AdversarialCriticArena implements Arena {
+  readonly kind = 'adversarial-critic';
+  readonly roles: Record<string, string>;
+  readonly options: CriticArenaOptions;
+
+  /** `given`: the wrong working of each task by its id, for `corrupter: given` */
+  constructor(options: Record<string, unknown>, family: TaskFamily<unknown>, private readonly given?: ReadonlyMap<string, string>) {
+    this.options = arenaOptions<CriticArenaOptions>('adversarial-critic', options, {
+      corrupter: (v) => (v === 'sneaky' || v === 'random' || v === 'slip' || v === 'given' ? undefined : "'sneaky', 'random', 'slip' or 'given'"),
+      verdicts: positiveInteger,
+      penalty: (v) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? undefined : 'a number >= 0'),
+    }, { corrupter: 'sneaky', verdicts: 2, penalty: 1 });
+    if (family.name !== 'arithmetic') throw new Error(`arena 'adversarial-critic': needs sums worked step by step (task family 'arithmetic'), got '${family.name}'`);
+    this.roles = this.options.corrupter === 'sneaky' ? { sneaky: 'sneaky', critic: 'critic' } : { critic: 'critic' };
+  }
+
+  play(task: Task, ctx: ArenaContext): Observable<Turn | EpisodeEnd> {
+    return new Observable((sub) => {
+      this.run(task, ctx, (x) => sub.next(x)).then(() => sub.complete(), (e) => sub.error(e));
+    });
+  }
+
+  private async run(task: Task, ctx: ArenaContext, emit: (x: Turn | EpisodeEnd) => void): Promise<void> {
+    const operands = sumOperands(task.prompt);
+    if (!operands || operands.length < 2 || operands.length > 10) throw new Error(`arena 'adversarial-critic': task ${task.id} is not a sum of 2 to 10 operands: ${JSON.stringify(task.prompt)}`);
+    const rng = new Rng(hashText(task.id));
+    const right = scratchpadTarget(operands, rng);
+    const steps = operands.length - 1;
+    let planted: string | null;
+    if (this.options.corrupter === 'sneaky') {
+      const attempt = await ctx.act('sneaky', { task }, { compare: 'group' });
+      const check = attempt.action.valid ? firstWrongStep(operands, attempt.action.value!) : null;
+      if (check && 'first' in check && check.first === 0) attempt.action = invalid('the rule checker finds no wrong step: nothing was planted');
+      else if (check && 'error' in check) attempt.action = invalid(check.error);
+      emit(attempt);
+      if (!attempt.action.valid) {
+        emit({ end: true, outcome: { sneaky: -this.options.penalty }, info: { planted: null } });
+        return;
+      }
+      planted = attempt.action.value;
+    } else if (this.options.corrupter === 'given') {
+      planted = this.given?.get(task.id) ?? null;
+      const check = planted === null ? null : firstWrongStep(operands, planted);
+      if (!check || !('first' in check) || check.first === 0) throw new Error(`arena 'adversarial-critic': task ${task.id} has no given working with a wrong step${check && 'error' in check ? ` (${check.error})` : ''}`);
+    } else {
+      const at = 1 + rng.int(steps);
+      const result = Number(right.split(',')[at - 1].split('=')[1]);
+      planted = plantError(right, at, this.options.corrupter === 'slip' ? slip(result, rng) : randomOfLength(result, rng));
+    }
+    const truth = String((firstWrongStep(operands, planted!) as { first: number }).first);
+    const ask = async (working: string, answer: string, showing: string) => {
+      const judged: Task = { id: `${task.id}/${showing}`, family: task.family, prompt: task.prompt, answer };
+      const turns = await Promise.all(Array.from({ length: this.options.verdicts }, () => ctx.act('critic', { task, working, steps }, { compare: 'episode', task: judged })));
+      turns.forEach((t) => emit(t));
+      return turns;
+    };
+    // the order of the two showings is drawn, so the critic cannot learn it from the turn order
+    const showings: [string, string, string][] = [[planted!, truth, 'planted'], [right, '0', 'right']];
+    if (rng.next() < 0.5) showings.reverse();
+    let verdicts: Turn[] = [];
+    for (const [working, answer, showing] of showings) {
+      const turns = await ask(working, answer, showing);
+      if (showing === 'planted') verdicts = turns;
+    }
+    const critic = verdicts.map((t) => (t.action.valid && t.action.value === truth ? 1 : -1) as number).reduce((a, b) => a + b, 0) / verdicts.length;
+    emit({ end: true, ...(this.options.corrupter === 'sneaky' ? { outcome: { sneaky: -critic } } : {}), info: { planted, truth } });
+  }
+
+  /**
+   * The critic's accuracy over all verdicts, on planted working (`critic/planted_accuracy`:
+   * naming the first wrong step) and on right working (`critic/right_accuracy`: saying '0'),
+   * its valid rate, and the sneaky role's valid rate (a rule-confirmed error) and win rate
+   * (the share of its valid attempts where most verdicts missed).
+   */
+  metrics(episodes: readonly Episode[]): Record<string, number> {
+    const m: Record<string, number> = {};
+    const verdicts = episodes.flatMap((e) => e.turns.filter((t) => t.role === 'critic' && t.task?.answer !== undefined));
+    const share = (ts: Turn[], f: (t: Turn) => boolean) => ts.filter(f).length / ts.length;
+    const right = (t: Turn) => t.action.valid && t.action.value === t.task!.answer;
+    if (verdicts.length) {
+      m['critic/accuracy'] = share(verdicts, right);
+      m['critic/valid_rate'] = share(verdicts, (t) => t.action.valid);
+      for (const showing of ['planted', 'right']) {
+        const some = verdicts.filter((t) => t.task!.id.endsWith(`/${showing}`));
+        if (some.length) m[`critic/${showing}_accuracy`] = share(some, right);
+      }
+    }
+    const attempts = episodes.flatMap((e) => e.turns.filter((t) => t.role === 'sneaky'));
+    if (attempts.length) {
+      m['sneaky/valid_rate'] = share(attempts, (t) => t.action.valid);
+      const played = episodes.filter((e) => e.turns.some((t) => t.role === 'sneaky' && t.action.valid));
+      if (played.length) m['sneaky/win_rate'] = played.filter((e) => (e.outcome?.sneaky ?? 0) > 0).length / played.length;
+    }
+    return m;
+  }
+}
+
+/** A carry slip: the result shifted by 1 or 10, up or down, staying a whole number. */
+function slip(result: number, rng: Rng): number {
+  const options = SLIPS.map((d) => result + d).filter((v) => v >= 0);
+  return options[rng.int(options.length)];
+}
+
+/** Another number with as many digits as `result`, uniformly drawn. */
+function randomOfLength(result: number, rng: Rng): number {
+  const digits = String(result).length;
+  const [lo, hi] = digits === 1 ? [0, 9] : [10 ** (digits - 1), 10 ** digits - 1];
+  const v = lo + rng.int(hi - lo);
+  return v >= result ? v + 1 : v;
+}

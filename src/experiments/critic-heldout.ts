@@ -1,0 +1,52 @@
+/**
+ * A ProcessBench-like held-out set for step critics: a solver's own wrong working on tasks
+ * it never trained on. For each task the solver (sampled at `--temperature`, 0.6 as the TTRL
+ * runs sample it) writes up to `--tries` workings; the first that ends (end of sequence) and
+ * is working of the right length with a wrong step (the
+ * rule checker's call, src/tasks/scratchpad.ts) is kept as the line's `working`. Tasks where
+ * every try was right or malformed are left out. Read by the `critic` evaluator with
+ * `corrupter: given`.
+ *
+ *   npx tsx src/experiments/critic-heldout.ts --from checkpoints/base-sum3-working --tasks checkpoints/base-sum3-working/heldout.jsonl --out configs/data/sum3-solver-errors.jsonl
+ */
+import { writeFileSync } from 'node:fs';
+import { initBackend } from '../backend/index.js';
+import { generate } from '../models/generate.js';
+import { loadModel } from '../models/store.js';
+import type { TinyLM } from '../models/tinylm.js';
+import { readTasksJsonl } from '../tasks/jsonl.js';
+import { firstWrongStep, sumOperands } from '../tasks/scratchpad.js';
+
+const arg = (name: string, fallback?: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  if (i > 0) return process.argv[i + 1];
+  if (fallback === undefined) throw new Error(`--${name} is required`);
+  return fallback;
+};
+await initBackend('auto');
+const loaded = await loadModel(arg('from'));
+if (loaded.kind !== 'tinylm' || !loaded.tokenizer) throw new Error(`${arg('from')} is not a language model with a tokenizer`);
+const [model, tokenizer] = [loaded.model as TinyLM, loaded.tokenizer];
+const tasks = readTasksJsonl(arg('tasks'), 'arithmetic', () => undefined);
+const tries = Number(arg('tries', '16'));
+const prompts = tasks.flatMap((t) => Array.from({ length: tries }, () => tokenizer.prompt(t.prompt, 'solver')));
+const gens = generate(model, prompts, { maxNewTokens: 24, temperature: Number(arg('temperature', '0.6')), seed: Number(arg('seed', '1')), eos: tokenizer.eos });
+const lines: string[] = [];
+const firsts: number[] = [];
+tasks.forEach((t, i) => {
+  const operands = sumOperands(t.prompt);
+  if (!operands) throw new Error(`${t.id}: not a sum: ${t.prompt}`);
+  for (const g of gens.slice(i * tries, (i + 1) * tries)) {
+    if (g.tokens[g.tokens.length - 1] !== tokenizer.eos) continue;
+    const working = tokenizer.decode(g.tokens.slice(0, -1)).trim();
+    const check = firstWrongStep(operands, working);
+    if ('first' in check && check.first > 0) {
+      lines.push(JSON.stringify({ id: t.id, prompt: t.prompt, answer: t.answer, working }));
+      firsts.push(check.first);
+      return;
+    }
+  }
+});
+writeFileSync(arg('out'), lines.join('\n') + '\n');
+const share = (k: number) => +(firsts.filter((f) => f === k).length / firsts.length).toFixed(3);
+console.log(JSON.stringify({ out: arg('out'), tasks: tasks.length, kept: lines.length, first_wrong_step: { 1: share(1), 2: share(2) } }));

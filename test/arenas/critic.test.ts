@@ -1,0 +1,120 @@
+import { expect } from 'chai';
+import { firstValueFrom, toArray } from 'rxjs';
+import { AdversarialCriticArena, ARENA_KINDS, playGroups, type ArenaContext } from '../../arenas/index.js';
+import { makeJudge } from '../../judges/registry.js';
+import { CriticRole, SneakyRole } from '../../roles/index.js';
+import type { Episode, Task, Turn } from '../../src/core/types.js';
+import { arithmetic } from '../../src/tasks/arithmetic.js';
+import { firstWrongStep, plantError, scratchpadTarget, sumOperands } from '../../src/tasks/scratchpad.js';
+import { hashText } from '../../src/util/hash.js';
+import { Rng } from '../../src/util/rng.js';
+
+/** A context whose sneaky role writes `sneaky(shownWorking)` and whose critic says `critic(shownWorking)`. */
+function scripted(sneaky: (right: string) => string, critic: (working: string) => string): ArenaContext & { shown: Map<string, string> } {
+  const roles = { sneaky: new SneakyRole((o) => arithmetic.parseAnswer(o)), critic: new CriticRole() };
+  const shown = new Map<string, string>();
+  return {
+    shown,
+    async act(r, observation, options) {
+      const working = (observation.working as string | undefined) ?? scratchpadTarget(sumOperands(observation.task.prompt)!, new Rng(hashText(observation.task.id)));
+      const text = r === 'sneaky' ? sneaky(working) : critic(working);
+      if (r === 'critic') shown.set(options!.task!.id, working);
+      const turn: Turn = { index: 0, role: r, model: 'm', prompt: [1], completion: [2], logProbs: [0], entropy: [0], selfCertainty: [0], text, action: roles[r as 'sneaky' | 'critic'].parse(text, observation) };
+      if (options?.compare) turn.compare = options.compare;
+      if (options?.task) turn.task = options.task;
+      return turn;
+    },
+  };
+}
+
+const task: Task = { id: 't1', family: 'arithmetic', prompt: '12+34+56=', answer: '102' };
+const play = async (arena: AdversarialCriticArena, ctx: ArenaContext, tasks: Task[] = [task], group = 1): Promise<Episode[]> => firstValueFrom(playGroups(arena, tasks, group, ctx).pipe(toArray()));
+/** A critic that checks each step's sum (not the operands): a perfect critic for slips in a sum. */
+const checksSums = (working: string) => String(working.split(',').findIndex((s) => { const [a, b, c] = s.split(/[+=]/).map(Number); return a + b !== c; }) + 1);
+
+describe('step checker', () => {
+  it('names the first step that adds wrongly, breaks the chain, or uses an operand twice or not at all', () => {
+    const ops = sumOperands('12+34+56=')!;
+    expect(ops).to.deep.equal([12, 34, 56]);
+    expect(sumOperands('12*3=')).to.equal(null);
+    expect(firstWrongStep(ops, '12+56=68,68+34=102')).to.deep.equal({ first: 0 });
+    expect(firstWrongStep(ops, '12+56=69,69+34=103')).to.deep.equal({ first: 1 });
+    expect(firstWrongStep(ops, '12+56=68,67+34=101')).to.deep.equal({ first: 2 });
+    expect(firstWrongStep(ops, '12+12=24,24+34=58')).to.deep.equal({ first: 1 });
+    expect(firstWrongStep(ops, '12+56=68,68+35=103')).to.deep.equal({ first: 2 });
+    expect(firstWrongStep(ops, '12+56=68')).to.have.property('error').that.matches(/2 steps, got 1/);
+    expect(firstWrongStep(ops, '12+56=68,x')).to.have.property('error').that.matches(/step 2/);
+    // a planted slip: only that step is wrong, the rest follows from it
+    expect(plantError('12+56=68,68+34=102', 1, 78)).to.equal('12+56=78,78+34=112');
+    expect(firstWrongStep(ops, plantError('12+56=68,68+34=102', 2, 92))).to.deep.equal({ first: 2 });
+    expect(() => plantError('12+56=68,68+34=102', 2, 102)).to.throw(/different/);
+  });
+});
+
+describe('adversarial-critic arena', () => {
+  it('zero-sum: a sneaky slip the critic misses wins +1; the verdict judge scores the critic +1/-1 on both showings', async () => {
+    const arena = new AdversarialCriticArena({ verdicts: 2 }, arithmetic);
+    expect(arena.roles).to.deep.equal({ sneaky: 'sneaky', critic: 'critic' });
+    // the sneaky role slips in the last step; the critic always says '0' (no error)
+    const sneaky = (right: string) => right.replace(/=(\d+)$/, (_, c) => `=${Number(c) + 1}`);
+    const [e] = await play(arena, scripted(sneaky, () => '0'));
+    expect(e.turns.map((t) => t.role)).to.deep.equal(['sneaky', 'critic', 'critic', 'critic', 'critic']);
+    expect(e.turns[0].compare).to.equal('group');
+    const truths = e.turns.slice(1).map((t) => `${t.task!.id.split('/')[1]}:${t.task!.answer}`).sort();
+    expect(truths).to.deep.equal(['planted:2', 'planted:2', 'right:0', 'right:0']);
+    expect(e.outcome).to.deep.equal({ sneaky: 1 });
+    const critic = makeJudge('verdict', { role: 'critic', wrong: -1, invalid: -1 }).score([e])[0];
+    const byShowing = e.turns.map((t, i) => [t.task?.id.split('/')[1], critic[i]]);
+    expect(byShowing.filter(([s]) => s === 'planted').map(([, r]) => r)).to.deep.equal([-1, -1]);
+    expect(byShowing.filter(([s]) => s === 'right').map(([, r]) => r)).to.deep.equal([1, 1]);
+    expect(makeJudge('outcome', { role: 'sneaky' }).score([e])[0][0]).to.equal(1);
+    expect(arena.metrics([e])).to.deep.equal({ 'critic/accuracy': 0.5, 'critic/valid_rate': 1, 'critic/planted_accuracy': 0, 'critic/right_accuracy': 1, 'sneaky/valid_rate': 1, 'sneaky/win_rate': 1 });
+    // a critic that checks every sum finds the slip: the sneaky role loses -1
+    const [caught] = await play(arena, scripted(sneaky, checksSums));
+    expect(caught.outcome).to.deep.equal({ sneaky: -1 });
+    expect(arena.metrics([caught])['critic/accuracy']).to.equal(1);
+  });
+
+  it('a sneaky attempt with no rule-confirmed error, or that is no working, is invalid, costs the penalty, and nobody is judged', async () => {
+    const arena = new AdversarialCriticArena({ penalty: 0.5 }, arithmetic);
+    for (const attempt of [(right: string) => right, () => '102', () => '12+56=68']) {
+      const [e] = await play(arena, scripted(attempt, () => '0'));
+      expect(e.turns.map((t) => t.role)).to.deep.equal(['sneaky']);
+      expect(e.turns[0].action.valid).to.equal(false);
+      expect(e.outcome).to.deep.equal({ sneaky: -0.5 });
+    }
+  });
+
+  it('environment corrupters: random numbers or carry slips, one wrong step each, only the critic acts; its verdicts must be a step', async () => {
+    const tasks = Array.from({ length: 40 }, (_, i) => ({ id: `t${i}`, family: 'arithmetic', prompt: `${10 + i}+${20 + 2 * i}+${30 + 3 * i}=` }));
+    for (const corrupter of ['random', 'slip'] as const) {
+      const arena = new AdversarialCriticArena({ corrupter, verdicts: 1 }, arithmetic);
+      expect(arena.roles).to.deep.equal({ critic: 'critic' });
+      const ctx = scripted(() => '', checksSums);
+      const episodes = await play(arena, ctx, tasks);
+      expect(arena.metrics(episodes)['critic/accuracy']).to.equal(1);
+      const planted = episodes.map((e) => e.turns.find((t) => t.task!.id.endsWith('/planted'))!);
+      const steps = new Set(planted.map((t) => t.task!.answer));
+      expect([...steps].sort()).to.deep.equal(['1', '2']);
+      for (const e of episodes) {
+        const p = e.turns.find((t) => t.task!.id.endsWith('/planted'))!;
+        const [working, right] = [ctx.shown.get(`${e.task.id}/planted`)!, ctx.shown.get(`${e.task.id}/right`)!];
+        expect(firstWrongStep(sumOperands(e.task.prompt)!, working)).to.deep.equal({ first: Number(p.task!.answer) });
+        expect(firstWrongStep(sumOperands(e.task.prompt)!, right)).to.deep.equal({ first: 0 });
+        const at = Number(p.task!.answer) - 1;
+        const d = Math.abs(Number(working.split(',')[at].split('=')[1]) - Number(right.split(',')[at].split('=')[1]));
+        if (corrupter === 'slip') expect([1, 10]).to.include(d);
+        else expect(d).to.be.greaterThan(0);
+      }
+    }
+    const [bad] = await play(new AdversarialCriticArena({ corrupter: 'slip', verdicts: 1 }, arithmetic), scripted(() => '', () => '7'));
+    expect(bad.turns.every((t) => !t.action.valid && /0 \(none\) to 2/.test(t.action.error!))).to.equal(true);
+  });
+
+  it('checks its options and its tasks', async () => {
+    expect(() => ARENA_KINDS['adversarial-critic']({ corrupter: 'model' }, arithmetic)).to.throw(/corrupter: must be 'sneaky', 'random' or 'slip'/);
+    expect(() => ARENA_KINDS['adversarial-critic']({ verdict: 2 }, arithmetic)).to.throw(/unknown option.*known: corrupter, verdicts, penalty/);
+    const arena = new AdversarialCriticArena({}, arithmetic);
+    await play(arena, scripted(() => '', () => '0'), [{ id: 'x', family: 'arithmetic', prompt: '12*3=' }]).then(() => expect.fail('should reject'), (e: Error) => expect(e.message).to.match(/not a sum/));
+  });
+});

@@ -1,0 +1,49 @@
+import { expect } from 'chai';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse, stringify } from 'yaml';
+import { runCommand } from '../../src/cli/run.js';
+import type { ExperimentInput } from '../../src/config/schema.js';
+
+/** The shipped SPC config cut to two small iterations on one thread. */
+function criticRun(out: string, change: (c: ExperimentInput) => void = () => {}): string {
+  const c = parse(readFileSync('configs/critics/spc-sum3.yaml', 'utf8')) as ExperimentInput;
+  Object.assign(c, { iterations: 2, outDir: out, workers: 1, backend: 'cpu', eval: { every: 2 }, checkpointEvery: 2 });
+  c.tasks.perIteration = 4;
+  change(c);
+  const path = join(out, 'c.yaml');
+  writeFileSync(path, stringify(c));
+  return path;
+}
+
+describe('an adversarial-critic run', function () {
+  this.timeout(240000);
+
+  it('trains the sneaky role and the critic jointly, with one-token verdicts, and measures the critic on three held-out sets', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'coevolve-critic-'));
+    await runCommand(criticRun(root), { set: [] });
+    const rows = readFileSync(join(root, 'spc-sum3', 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const last = rows.find((r) => r.iteration === 2);
+    expect(last['turns/sneaky']).to.equal(16);
+    expect(last['losses/sneaky/loss']).to.be.a('number');
+    for (const k of ['sneaky/valid_rate']) expect(last[k], k).to.be.within(0, 1);
+    for (const set of ['slips', 'random', 'solver']) {
+      for (const k of ['accuracy', 'planted_accuracy', 'right_accuracy', 'valid_rate']) expect(last[`eval/${set}/${k}`], `${set}/${k}`).to.be.within(0, 1);
+    }
+    // every critic turn stops within its own 4 new tokens, not the arena's 24
+    const shard = readFileSync(join(root, 'spc-sum3', 'episodes', readdirSync(join(root, 'spc-sum3', 'episodes')).sort()[0]), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const critic = shard.flatMap((e: { turns: { role: string; completion: number[] }[] }) => e.turns.filter((t) => t.role === 'critic'));
+    if (critic.length) expect(Math.max(...critic.map((t: { completion: number[] }) => t.completion.length))).to.be.at.most(4);
+  });
+
+  it('refuses a given-working evaluator whose file has no working, before any work', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'coevolve-critic-'));
+    const path = criticRun(root, (c) => {
+      c.evaluators = [{ kind: 'critic', name: 'x', options: { data: 'checkpoints/base-sum3-working/heldout.jsonl', corrupter: 'given' } }];
+    });
+    const err = await runCommand(path, { set: [] }).then(() => null, (e: Error) => e);
+    expect(err?.message).to.match(/evaluators\[0\]\.options\.data: .*heldout\.jsonl:1: corrupter 'given' needs a 'working' string/);
+  });
+});
+
