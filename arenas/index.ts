@@ -1,5 +1,6 @@
 import { AdversarialCriticArena } from './critic.js';
 import { GameArena } from './game.js';
+import { PeerArena } from './peer.js';
 import { JudgeArena } from './judge.js';
 import { arenaOptions } from './options.js';
 import { ProposeSolveArena } from './propose-solve.js';
@@ -15,6 +16,7 @@ export { ProposeSolveArena, proposedTask } from './propose-solve.js';
 export { GameArena, moveCode, type GameObservation } from './game.js';
 export { JudgeArena } from './judge.js';
 export { AdversarialCriticArena } from './critic.js';
+export { PeerArena } from './peer.js';
 
 /** Arena kinds by the name configs use; each factory checks its own options. */
 export const ARENA_KINDS: Record<string, ArenaFactory> = {
@@ -23,4 +25,5 @@ export const ARENA_KINDS: Record<string, ArenaFactory> = {
   game: (options) => new GameArena(options),
   judge: (options, family) => new JudgeArena(options, family),
   'adversarial-critic': (options, family) => new AdversarialCriticArena(options, family),
+  peer: (options, family) => new PeerArena(options, family),
 };

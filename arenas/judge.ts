@@ -3,6 +3,7 @@ import type { Episode, Task, Turn } from '../src/core/types.js';
 import type { TaskFamily } from '../src/tasks/types.js';
 import { hashText } from '../src/util/hash.js';
 import { Rng } from '../src/util/rng.js';
+import { peerDiagnostics } from '../judges/peer.js';
 import { arenaOptions, positiveInteger } from './options.js';
 import type { Arena, ArenaContext } from './types.js';
 
@@ -13,6 +14,12 @@ export interface JudgeArenaOptions extends Record<string, unknown> {
   candidates: number;
   /** the judge's verdicts on each showing (its comparison group is the episode's verdicts) */
   verdicts: number;
+  /**
+   * pointwise only: judge every valid answer, not one right and one wrong; each answer and
+   * the verdicts on it share a task id, so the `peer` judge can pay the solver the judge's
+   * verdicts (a judge in the loop) while the `verdict` judge trains the judge on the truth
+   */
+  judgeAll: boolean;
 }
 
 /**
@@ -41,7 +48,9 @@ export class JudgeArena implements Arena {
       mode: (v) => (v === 'pairwise' || v === 'pointwise' ? undefined : "'pairwise' or 'pointwise'"),
       candidates: (v) => positiveInteger(v) ?? ((v as number) < 2 ? 'at least 2 (a pair needs two answers)' : undefined),
       verdicts: positiveInteger,
-    }, { mode: 'pairwise', candidates: 4, verdicts: 2 });
+      judgeAll: (v) => (typeof v === 'boolean' ? undefined : 'true or false'),
+    }, { mode: 'pairwise', candidates: 4, verdicts: 2, judgeAll: false });
+    if (this.options.judgeAll && this.options.mode !== 'pointwise') throw new Error("arena.options.judgeAll: needs mode 'pointwise' (each answer judged alone)");
   }
 
   play(task: Task, ctx: ArenaContext): Observable<Turn> {
@@ -51,7 +60,9 @@ export class JudgeArena implements Arena {
   }
 
   private async run(task: Task, ctx: ArenaContext, emit: (t: Turn) => void): Promise<void> {
-    const answers = await Promise.all(Array.from({ length: this.options.candidates }, () => ctx.act('solver', { task }, { compare: 'episode' })));
+    const all = this.options.judgeAll;
+    // judging every answer: each answer's turn is filed under its own id, shared with the verdicts on it
+    const answers = await Promise.all(Array.from({ length: this.options.candidates }, (_, k) => ctx.act('solver', { task }, { compare: 'episode', ...(all ? { task: { ...task, id: `${task.id}/a${k}` } } : {}) })));
     answers.forEach(emit);
     const right = answers.filter((t) => t.action.valid && this.family.verify(task, t.text));
     const wrong = answers.filter((t) => !right.includes(t));
@@ -61,6 +72,13 @@ export class JudgeArena implements Arena {
       const turns = await Promise.all(Array.from({ length: this.options.verdicts }, () => ctx.act('judge', { task, answers: shown }, { compare: 'episode', task: judged })));
       turns.forEach(emit);
     };
+    if (all) {
+      for (const t of answers.filter((a) => a.action.valid)) {
+        const id = t.task!.id;
+        await ask([t.text], right.includes(t) ? 'y' : 'n', id.slice(id.lastIndexOf('/') + 1));
+      }
+      return;
+    }
     // only tasks with a right and a wrong answer: the two verdicts' truths are balanced, so chance is 1/2
     if (!right.length || !wrong.length) return;
     if (this.options.mode === 'pairwise') {
@@ -89,6 +107,10 @@ export class JudgeArena implements Arena {
     };
     if (this.options.mode === 'pointwise') {
       m['judge/f1'] = f1('n');
+      if (this.options.judgeAll) {
+        const d = peerDiagnostics(episodes, new Set(['solver']), (t, e) => this.family.verify(e.task, t.text));
+        if (d.reward_truth_corr !== undefined) m['judge/reward_truth_corr'] = d.reward_truth_corr;
+      }
       return m;
     }
     m['judge/f1'] = (f1('A') + f1('B')) / 2;

@@ -9,3 +9,4 @@ export * from './coverage.js';
 export * from './grounded.js';
 export * from './combine.js';
 export * from './registry.js';
+export * from './peer.js';

@@ -11,6 +11,7 @@ import { GroundedJudge, type LiveModels } from './grounded.js';
 import { LearnabilityJudge } from './learnability.js';
 import { MajorityJudge } from './majority.js';
 import { OutcomeJudge } from './outcome.js';
+import { PeerJudge } from './peer.js';
 import { UncertaintyJudge } from './uncertainty.js';
 import { SelfCertaintyJudge } from './self-certainty.js';
 import type { Task } from '../src/core/types.js';
@@ -77,6 +78,7 @@ function checkOptions(kind: string, options: unknown, spec: Record<string, Check
  * - 'majority': role, name, minShare (0..1);
  * - 'outcome': role, name: the arena's outcome for the role (a game's return per seat);
  * - 'verdict': role (default 'judge'), name, correct, wrong, invalid: whether a judge's verdict is right;
+ * - 'peer': role, name, invalid: the share of 'y' verdicts other turns gave an answer (peer judgement, a judge in the loop);
  * - 'self-certainty': role, name, normalize ('none' | 'group'), invalidReward;
  * - 'learnability' (Absolute Zero), 'uncertainty' (R-Zero) and 'coverage': proposer rewards
  *   read from the solver turns of each proposal's episode (options in their files).
@@ -92,6 +94,7 @@ export const JUDGE_KINDS: Readonly<Record<string, JudgeFactory>> = Object.freeze
   },
   outcome: (options) => new OutcomeJudge(checkOptions('outcome', options, { role: roles, name: text })),
   verdict: (options) => new VerdictJudge(checkOptions('verdict', options, { role: roles, name: text, correct: finite, wrong: finite, invalid: finite })),
+  peer: (options) => new PeerJudge(checkOptions('peer', options, { role: roles, name: text, invalid: finite })),
   majority: (options) => new MajorityJudge(checkOptions('majority', options, { role: roles, name: text, minShare: finite, maxShare: finite })),
   learnability: (options, deps) => new LearnabilityJudge(deps?.verify, checkOptions('learnability', options, { role: roles, solver: roles, p: oneOf('verifier', 'vote'), invalid: finite, name: text })),
   uncertainty: (options, deps) =>

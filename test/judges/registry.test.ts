@@ -6,7 +6,7 @@ const verify = (task: { answer?: string }, output: string) => output.endsWith(ta
 
 describe('judges/registry', () => {
   it('knows every judge kind', () => {
-    expect(Object.keys(JUDGE_KINDS).sort()).to.deep.equal(['coverage', 'grounded', 'learnability', 'majority', 'outcome', 'self-certainty', 'uncertainty', 'verdict', 'verifier']);
+    expect(Object.keys(JUDGE_KINDS).sort()).to.deep.equal(['coverage', 'grounded', 'learnability', 'majority', 'outcome', 'peer', 'self-certainty', 'uncertainty', 'verdict', 'verifier']);
     expect(makeJudge('majority')).to.be.instanceOf(MajorityJudge);
     expect(makeJudge('self-certainty', { normalize: 'group', invalidReward: 0 })).to.be.instanceOf(SelfCertaintyJudge);
     expect(makeJudge('verifier', { correct: 2 }, { verify })).to.be.instanceOf(VerifierJudge);
@@ -21,7 +21,7 @@ describe('judges/registry', () => {
   });
 
   it('unknown kind lists the known ones', () => {
-    expect(() => makeJudge('x')).to.throw("unknown judge 'x'; known: coverage, grounded, learnability, majority, outcome, self-certainty, uncertainty, verdict, verifier");
+    expect(() => makeJudge('x')).to.throw("unknown judge 'x'; known: coverage, grounded, learnability, majority, outcome, peer, self-certainty, uncertainty, verdict, verifier");
     expect(() => makeJudge('toString')).to.throw(/unknown judge 'toString'/);
   });
 

@@ -1,0 +1,69 @@
+import { Observable } from 'rxjs';
+import type { Episode, Task, Turn } from '../src/core/types.js';
+import type { TaskFamily } from '../src/tasks/types.js';
+import { peerDiagnostics } from '../judges/peer.js';
+import { arenaOptions, positiveInteger } from './options.js';
+import type { Arena, ArenaContext } from './types.js';
+
+export interface PeerArenaOptions extends Record<string, unknown> {
+  /** how many agents; agent i answers as role `peer<i>` and judges as `peer<i>-judge` (bind both to its model) */
+  peers: number;
+  /** answers per agent and task (an agent's answers compare within the episode) */
+  answers: number;
+}
+
+/**
+ * Peer judgement (Co-RL, CoMAS): several agents, usually on separate models, answer the
+ * task; each valid answer is judged pointwise ('y' or 'n', the judge role's format) once by
+ * every other agent, never by its author; the `peer` judge pays each answer the share of
+ * 'y' it got. No label reaches a reward: the verifier's truth is filed on each verdict's task
+ * (its answer: 'y' or 'n') only for metrics, or for a `verdict` judge a config may add.
+ * Collapse diagnostics (RLER's warning) are the metrics: `peer/accuracy` (the verifier's
+ * view of the answers), `peer/reward_truth_corr` (does peer reward follow correctness?),
+ * `peer/agreement` (verdict pairs on one answer that agree), `peer/judge_accuracy`,
+ * `peer/yes_rate`, and each agent's own `peer/<i>/accuracy`.
+ */
+export class PeerArena implements Arena {
+  readonly kind = 'peer';
+  readonly roles: Record<string, string>;
+  readonly options: PeerArenaOptions;
+
+  constructor(options: Record<string, unknown>, private readonly family: TaskFamily<unknown>) {
+    this.options = arenaOptions<PeerArenaOptions>('peer', options, {
+      peers: (v) => positiveInteger(v) ?? ((v as number) < 2 || (v as number) > 8 ? 'from 2 to 8 (each answer needs another agent to judge it)' : undefined),
+      answers: positiveInteger,
+    }, { peers: 3, answers: 2 });
+    this.roles = {};
+    for (let i = 0; i < this.options.peers; i++) Object.assign(this.roles, { [`peer${i}`]: 'solver', [`peer${i}-judge`]: 'judge' });
+  }
+
+  play(task: Task, ctx: ArenaContext): Observable<Turn> {
+    return new Observable((sub) => {
+      this.run(task, ctx, (t) => sub.next(t)).then(() => sub.complete(), (e) => sub.error(e));
+    });
+  }
+
+  private async run(task: Task, ctx: ArenaContext, emit: (t: Turn) => void): Promise<void> {
+    const { peers, answers } = this.options;
+    const asked = Array.from({ length: peers }, (_, i) => Array.from({ length: answers }, (_, k) => ({ author: i, id: `${task.id}/peer${i}/${k}` })));
+    const written = await Promise.all(asked.flat().map(async (a) => ({ ...a, turn: await ctx.act(`peer${a.author}`, { task }, { compare: 'episode', task: { ...task, id: a.id } }) })));
+    written.forEach((a) => emit(a.turn));
+    const verdicts = written.filter((a) => a.turn.action.valid).flatMap((a) => {
+      const truth = this.family.verify(task, a.turn.text) ? 'y' : 'n';
+      const judged: Task = { id: a.id, family: task.family, prompt: task.prompt, answer: truth };
+      return Array.from({ length: peers }, (_, j) => j).filter((j) => j !== a.author).map((j) => ctx.act(`peer${j}-judge`, { task, answers: [a.turn.text] }, { compare: 'batch', task: judged }));
+    });
+    (await Promise.all(verdicts)).forEach(emit);
+  }
+
+  metrics(episodes: readonly Episode[]): Record<string, number> {
+    const answering = new Set(Array.from({ length: this.options.peers }, (_, i) => `peer${i}`));
+    const truth = (t: Turn, e: Episode) => this.family.verify(e.task, t.text);
+    const m = Object.fromEntries(Object.entries(peerDiagnostics(episodes, answering, truth)).map(([k, v]) => [`peer/${k}`, v]));
+    for (const id of answering) {
+      const own = episodes.flatMap((e) => e.turns.filter((t) => t.role === id).map((t): number => (t.action.valid && truth(t, e) ? 1 : 0)));
+      if (own.length) m[`peer/${id.slice(4)}/accuracy`] = own.reduce((a, b) => a + b, 0) / own.length;
+    }
+    return m;
+  }
+}

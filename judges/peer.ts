@@ -1,0 +1,107 @@
+import type { BatchRewards, Episode, RoleId, Turn } from '../src/core/types.js';
+import { roleSet } from './common.js';
+import type { Judge } from './types.js';
+
+export interface PeerOptions {
+  /** the roles whose answers it rewards (default 'solver') */
+  role?: RoleId | RoleId[];
+  name?: string;
+  /** the reward of an answer that does not parse (default 0) */
+  invalid?: number;
+}
+
+/** The verdicts ('y' or 'n', valid) other turns of the episode gave on each task id. */
+export function verdictsByTask(e: Episode, answering: ReadonlySet<RoleId>): Map<string, Turn[]> {
+  const out = new Map<string, Turn[]>();
+  for (const t of e.turns) {
+    if (answering.has(t.role) || !t.task || !t.action.valid || (t.action.value !== 'y' && t.action.value !== 'n')) continue;
+    out.set(t.task.id, [...(out.get(t.task.id) ?? []), t]);
+  }
+  return out;
+}
+
+/**
+ * A reward from peers' judgement (Co-RL, CoMAS; a learned judge in the loop as in SPARK or
+ * Cooper): an answer turn of `role` earns the share of 'y' among the valid verdicts that
+ * other turns of its episode filed on its task id (`turn.task.id`: the arena files an answer
+ * and the verdicts on it under one id). No label is read. An answer that does not parse
+ * earns `invalid`; a valid answer nobody judged abstains (null), as does every other turn.
+ */
+export class PeerJudge implements Judge {
+  readonly name: string;
+  readonly roles: ReadonlySet<RoleId>;
+  private readonly invalid: number;
+
+  constructor(options: PeerOptions = {}) {
+    this.name = options.name ?? 'peer';
+    this.roles = roleSet(options.role ?? 'solver', this.name);
+    this.invalid = options.invalid ?? 0;
+  }
+
+  score(batch: readonly Episode[]): BatchRewards {
+    return batch.map((e) => {
+      const verdicts = verdictsByTask(e, this.roles);
+      return e.turns.map((t) => {
+        if (!this.roles.has(t.role)) return null;
+        if (!t.action.valid) return this.invalid;
+        const on = t.task ? verdicts.get(t.task.id) ?? [] : [];
+        return on.length ? on.filter((v) => v.action.value === 'y').length / on.length : null;
+      });
+    });
+  }
+}
+
+/**
+ * Whether peer rewards track the truth (RLER's warning: peers' self-bias and noise can
+ * reward wrong answers): over the judged answers of `answering` roles, `truth(turn)` says
+ * whether each valid one is right. Returns the answers' accuracy (an invalid one is wrong), the Pearson correlation between
+ * peer reward and correctness (absent when either is constant), the share of verdict pairs
+ * on one answer that agree, the verdicts' accuracy and their share of 'y'.
+ */
+export function peerDiagnostics(episodes: readonly Episode[], answering: ReadonlySet<RoleId>, truth: (t: Turn, e: Episode) => boolean): Record<string, number> {
+  const judge = new PeerJudge({ role: [...answering] });
+  const rewards = judge.score(episodes);
+  const pairs: [number, number][] = [];
+  let agree = 0, pairsSeen = 0, right = 0, verdictCount = 0, yes = 0, answers = 0, correct = 0;
+  episodes.forEach((e, i) => {
+    const verdicts = verdictsByTask(e, answering);
+    e.turns.forEach((t, j) => {
+      if (!answering.has(t.role)) return;
+      const ok = t.action.valid && truth(t, e);
+      answers++;
+      correct += ok ? 1 : 0;
+      if (!t.action.valid) return;
+      const on = t.task ? verdicts.get(t.task.id) ?? [] : [];
+      if (rewards[i][j] !== null) pairs.push([rewards[i][j]!, ok ? 1 : 0]);
+      for (const v of on) {
+        verdictCount++;
+        yes += v.action.value === 'y' ? 1 : 0;
+        right += (v.action.value === 'y') === ok ? 1 : 0;
+      }
+      for (let a = 0; a < on.length; a++) for (let b = a + 1; b < on.length; b++) {
+        pairsSeen++;
+        agree += on[a].action.value === on[b].action.value ? 1 : 0;
+      }
+    });
+  });
+  const m: Record<string, number> = {};
+  if (answers) m.accuracy = correct / answers;
+  if (verdictCount) Object.assign(m, { judge_accuracy: right / verdictCount, yes_rate: yes / verdictCount });
+  if (pairsSeen) m.agreement = agree / pairsSeen;
+  const r = pearson(pairs);
+  if (r !== null) m.reward_truth_corr = r;
+  return m;
+}
+
+function pearson(xy: readonly [number, number][]): number | null {
+  if (xy.length < 2) return null;
+  const mx = xy.reduce((s, [x]) => s + x, 0) / xy.length;
+  const my = xy.reduce((s, [, y]) => s + y, 0) / xy.length;
+  let sxy = 0, sxx = 0, syy = 0;
+  for (const [x, y] of xy) {
+    sxy += (x - mx) * (y - my);
+    sxx += (x - mx) ** 2;
+    syy += (y - my) ** 2;
+  }
+  return sxx > 0 && syy > 0 ? sxy / Math.sqrt(sxx * syy) : null;
+}

@@ -1,0 +1,79 @@
+import { expect } from 'chai';
+import { firstValueFrom, toArray } from 'rxjs';
+import { ARENA_KINDS, JudgeArena, PeerArena, playGroups, type ArenaContext } from '../../arenas/index.js';
+import { makeJudge } from '../../judges/registry.js';
+import { JudgeRole, SolverRole } from '../../roles/index.js';
+import type { Episode, Task, Turn } from '../../src/core/types.js';
+import { arithmetic } from '../../src/tasks/arithmetic.js';
+
+/** Solvers answer from `answers[role]` in turn; every judge role says `judge(role, shownAnswer)`. */
+function scripted(answers: Record<string, string[]>, judge: (role: string, shown: string) => string): ArenaContext {
+  const [solver, judgeRole] = [new SolverRole((o) => arithmetic.parseAnswer(o)), new JudgeRole()];
+  const next: Record<string, number> = {};
+  return {
+    async act(r, observation, options) {
+      const isJudge = r.endsWith('judge');
+      const text = isJudge ? judge(r, (observation.answers as string[])[0]) : answers[r][(next[r] = (next[r] ?? -1) + 1) % answers[r].length];
+      const turn: Turn = { index: 0, role: r, model: 'm', prompt: [1], completion: [2], logProbs: [0], entropy: [0], selfCertainty: [0], text, action: (isJudge ? judgeRole : solver).parse(text, observation) };
+      if (options?.compare) turn.compare = options.compare;
+      if (options?.task) turn.task = options.task;
+      return turn;
+    },
+  };
+}
+
+const task: Task = { id: 't1', family: 'arithmetic', prompt: '2+3=', answer: '5' };
+const play = async (arena: PeerArena | JudgeArena, ctx: ArenaContext, tasks = [task]): Promise<Episode[]> => firstValueFrom(playGroups(arena, tasks, 1, ctx).pipe(toArray()));
+
+describe('peer arena', () => {
+  it('each answer is judged by every other agent, never its author; the peer judge pays the share of yes', async () => {
+    const arena = new PeerArena({ peers: 3, answers: 1 }, arithmetic);
+    expect(Object.keys(arena.roles)).to.deep.equal(['peer0', 'peer0-judge', 'peer1', 'peer1-judge', 'peer2', 'peer2-judge']);
+    // peer0 answers right, peer1 wrong, peer2 writes no number; peer0's judge judges truly, the others say yes to everything
+    const ctx = scripted({ peer0: ['5'], peer1: ['6'], peer2: ['x'] }, (r, shown) => (r !== 'peer0-judge' || shown === '5' ? 'y' : 'n'));
+    const [e] = await play(arena, ctx);
+    const verdicts = e.turns.filter((t) => t.role.endsWith('judge'));
+    // two valid answers, two verdicts each, none by the author
+    expect(verdicts.map((t) => `${t.role}>${t.task!.id}`).sort()).to.deep.equal(['peer0-judge>t1/peer1/0', 'peer1-judge>t1/peer0/0', 'peer2-judge>t1/peer0/0', 'peer2-judge>t1/peer1/0']);
+    const rewards = makeJudge('peer', { role: ['peer0', 'peer1', 'peer2'], invalid: -1 }).score([e])[0];
+    const byRole = Object.fromEntries(e.turns.map((t, i) => [t.role + (t.role.endsWith('judge') ? `>${t.task!.id}` : ''), rewards[i]]));
+    expect([byRole.peer0, byRole.peer1, byRole.peer2]).to.deep.equal([1, 0.5, -1]);
+    expect(byRole['peer0-judge>t1/peer1/0']).to.equal(null);
+    const m = arena.metrics([e]);
+    expect(m['peer/accuracy']).to.be.closeTo(1 / 3, 1e-12);
+    expect(m['peer/0/accuracy']).to.equal(1);
+    expect(m['peer/yes_rate']).to.equal(0.75);
+    expect(m['peer/judge_accuracy']).to.equal(0.75);
+    expect(m['peer/agreement']).to.equal(0.5); // on peer0's answer both said y; on peer1's, y and n
+    expect(m['peer/reward_truth_corr']).to.be.closeTo(1, 1e-12); // right answer 1, wrong 0.5
+  });
+
+  it('a peer that says yes to everything makes peer reward blind to the truth: the correlation shows it', async () => {
+    const arena = new PeerArena({ peers: 2, answers: 2 }, arithmetic);
+    const tasks = [task, { ...task, id: 't2' }];
+    const episodes = await play(arena, scripted({ peer0: ['5', '6'], peer1: ['7', '5'] }, () => 'y'), tasks);
+    const m = arena.metrics(episodes);
+    expect(m['peer/yes_rate']).to.equal(1);
+    expect(m['peer/judge_accuracy']).to.equal(0.5);
+    expect(m).to.not.have.property('reward_truth_corr'); // every reward is 1: no correlation to speak of
+    expect(() => ARENA_KINDS.peer({ peers: 1 }, arithmetic)).to.throw(/peers: must be from 2 to 8/);
+  });
+});
+
+describe('a judge in the loop', () => {
+  it('judgeAll: every valid answer is judged under its own id; the solver earns the judge verdicts, the judge the truth', async () => {
+    const arena = new JudgeArena({ mode: 'pointwise', candidates: 3, verdicts: 2, judgeAll: true }, arithmetic);
+    // the judge calls every answer right
+    const [e] = await play(arena, scripted({ solver: ['5', '6', 'x'] }, () => 'y'));
+    const solver = makeJudge('peer').score([e])[0];
+    const judge = makeJudge('verdict').score([e])[0];
+    const rows = e.turns.map((t, i) => [t.role, t.task!.id, t.task!.answer ?? '', solver[i], judge[i]]);
+    expect(rows).to.deep.equal([
+      ['solver', 't1/a0', '5', 1, null], ['solver', 't1/a1', '5', 1, null], ['solver', 't1/a2', '5', 0, null],
+      ['judge', 't1/a0', 'y', null, 1], ['judge', 't1/a0', 'y', null, 1],
+      ['judge', 't1/a1', 'n', null, 0], ['judge', 't1/a1', 'n', null, 0],
+    ]);
+    expect(arena.metrics([e])).to.include({ 'judge/accuracy': 0.5 });
+    expect(() => new JudgeArena({ judgeAll: true }, arithmetic)).to.throw(/judgeAll: needs mode 'pointwise'/);
+  });
+});
