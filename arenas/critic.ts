@@ -53,6 +53,7 @@ export class AdversarialCriticArena implements Arena {
       verdicts: positiveInteger,
       penalty: (v) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? undefined : 'a number >= 0'),
     }, { corrupter: 'sneaky', verdicts: 2, penalty: 1 });
+    if (this.options.corrupter === 'given' && !given) throw new Error("arena.options.corrupter: 'given' is for the critic evaluator, whose data file carries each task's working");
     if (family.name !== 'arithmetic') throw new Error(`arena 'adversarial-critic' does not serve task family '${family.name}': it needs sums worked step by step (family 'arithmetic')`);
     this.roles = this.options.corrupter === 'sneaky' ? { sneaky: 'sneaky', critic: 'critic' } : { critic: 'critic' };
   }

@@ -73,10 +73,7 @@ export class JudgeArena implements Arena {
       turns.forEach(emit);
     };
     if (all) {
-      for (const t of answers.filter((a) => a.action.valid)) {
-        const id = t.task!.id;
-        await ask([t.text], right.includes(t) ? 'y' : 'n', id.slice(id.lastIndexOf('/') + 1));
-      }
+      for (const [k, t] of answers.entries()) if (t.action.valid) await ask([t.text], right.includes(t) ? 'y' : 'n', `a${k}`);
       return;
     }
     // only tasks with a right and a wrong answer: the two verdicts' truths are balanced, so chance is 1/2

@@ -20,6 +20,9 @@ export function verdictsByTask(e: Episode, answering: ReadonlySet<RoleId>): Map<
   return out;
 }
 
+/** The peer reward of an answer: the share of 'y' among the verdicts on it. */
+const yesShare = (on: readonly Turn[]) => on.filter((v) => v.action.value === 'y').length / on.length;
+
 /**
  * A reward from peers' judgement (Co-RL, CoMAS; a learned judge in the loop as in SPARK or
  * Cooper): an answer turn of `role` earns the share of 'y' among the valid verdicts that
@@ -45,7 +48,7 @@ export class PeerJudge implements Judge {
         if (!this.roles.has(t.role)) return null;
         if (!t.action.valid) return this.invalid;
         const on = t.task ? verdicts.get(t.task.id) ?? [] : [];
-        return on.length ? on.filter((v) => v.action.value === 'y').length / on.length : null;
+        return on.length ? yesShare(on) : null;
       });
     });
   }
@@ -59,20 +62,18 @@ export class PeerJudge implements Judge {
  * on one answer that agree, the verdicts' accuracy and their share of 'y'.
  */
 export function peerDiagnostics(episodes: readonly Episode[], answering: ReadonlySet<RoleId>, truth: (t: Turn, e: Episode) => boolean): Record<string, number> {
-  const judge = new PeerJudge({ role: [...answering] });
-  const rewards = judge.score(episodes);
   const pairs: [number, number][] = [];
   let agree = 0, pairsSeen = 0, right = 0, verdictCount = 0, yes = 0, answers = 0, correct = 0;
-  episodes.forEach((e, i) => {
+  for (const e of episodes) {
     const verdicts = verdictsByTask(e, answering);
-    e.turns.forEach((t, j) => {
-      if (!answering.has(t.role)) return;
+    for (const t of e.turns) {
+      if (!answering.has(t.role)) continue;
       const ok = t.action.valid && truth(t, e);
       answers++;
       correct += ok ? 1 : 0;
-      if (!t.action.valid) return;
+      if (!t.action.valid) continue;
       const on = t.task ? verdicts.get(t.task.id) ?? [] : [];
-      if (rewards[i][j] !== null) pairs.push([rewards[i][j]!, ok ? 1 : 0]);
+      if (on.length) pairs.push([yesShare(on), ok ? 1 : 0]);
       for (const v of on) {
         verdictCount++;
         yes += v.action.value === 'y' ? 1 : 0;
@@ -82,8 +83,8 @@ export function peerDiagnostics(episodes: readonly Episode[], answering: Readonl
         pairsSeen++;
         agree += on[a].action.value === on[b].action.value ? 1 : 0;
       }
-    });
-  });
+    }
+  }
   const m: Record<string, number> = {};
   if (answers) m.accuracy = correct / answers;
   if (verdictCount) Object.assign(m, { judge_accuracy: right / verdictCount, yes_rate: yes / verdictCount });

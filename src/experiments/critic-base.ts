@@ -21,26 +21,17 @@ import { CriticRole } from '../../roles/others.js';
 import { initBackend } from '../backend/index.js';
 import type { Turn } from '../core/types.js';
 import { generate } from '../models/generate.js';
-import { loadModel, saveModel } from '../models/store.js';
+import { saveModel } from '../models/store.js';
 import { SupervisedTrainer } from '../models/supervised.js';
-import type { TinyLM } from '../models/tinylm.js';
 import { arithmetic } from '../tasks/arithmetic.js';
 import { readTasksJsonl } from '../tasks/jsonl.js';
 import { Rng } from '../util/rng.js';
+import { arg, loadLanguageModel } from './script.js';
 
-const arg = (name: string, fallback?: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i > 0) return process.argv[i + 1];
-  if (fallback === undefined) throw new Error(`--${name} is required`);
-  return fallback;
-};
 const labels = arg('labels', 'random');
 if (labels !== 'random' && labels !== 'right') throw new Error(`--labels: random or right, got '${labels}'`);
 await initBackend('auto');
-const loaded = await loadModel(arg('from'));
-if (loaded.kind !== 'tinylm' || !loaded.tokenizer) throw new Error(`${arg('from')} is not a language model with a tokenizer`);
-const model = loaded.model as TinyLM;
-const tokenizer = loaded.tokenizer;
+const { model, tokenizer } = await loadLanguageModel(arg('from'));
 const role = new CriticRole();
 
 /** The critic's showings of `tasks` as the arena makes them: prompt tokens and the true verdict. */

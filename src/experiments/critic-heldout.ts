@@ -12,21 +12,12 @@
 import { writeFileSync } from 'node:fs';
 import { initBackend } from '../backend/index.js';
 import { generate } from '../models/generate.js';
-import { loadModel } from '../models/store.js';
-import type { TinyLM } from '../models/tinylm.js';
 import { readTasksJsonl } from '../tasks/jsonl.js';
 import { firstWrongStep, sumOperands } from '../tasks/scratchpad.js';
+import { arg, loadLanguageModel } from './script.js';
 
-const arg = (name: string, fallback?: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i > 0) return process.argv[i + 1];
-  if (fallback === undefined) throw new Error(`--${name} is required`);
-  return fallback;
-};
 await initBackend('auto');
-const loaded = await loadModel(arg('from'));
-if (loaded.kind !== 'tinylm' || !loaded.tokenizer) throw new Error(`${arg('from')} is not a language model with a tokenizer`);
-const [model, tokenizer] = [loaded.model as TinyLM, loaded.tokenizer];
+const { model, tokenizer } = await loadLanguageModel(arg('from'));
 const tasks = readTasksJsonl(arg('tasks'), 'arithmetic', () => undefined);
 const tries = Number(arg('tries', '16'));
 const prompts = tasks.flatMap((t) => Array.from({ length: tries }, () => tokenizer.prompt(t.prompt, 'solver')));

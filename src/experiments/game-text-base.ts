@@ -23,13 +23,8 @@ import { TinyLM } from '../models/tinylm.js';
 import { PlayerRole } from '../../roles/player.js';
 import { CharTokenizer } from '../tokenizer/index.js';
 import { Rng } from '../util/rng.js';
+import { arg } from './script.js';
 
-const arg = (name: string, fallback?: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i > 0) return process.argv[i + 1];
-  if (fallback === undefined) throw new Error(`--${name} is required`);
-  return fallback;
-};
 const game = gameByName(arg('game', 'kuhn'));
 const out = arg('out');
 const seed = Number(arg('seed', '1'));

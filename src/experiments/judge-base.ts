@@ -11,25 +11,16 @@
  */
 import { initBackend } from '../backend/index.js';
 import { JudgeRole } from '../../roles/others.js';
-import { loadModel, saveModel } from '../models/store.js';
+import { saveModel } from '../models/store.js';
 import { generate } from '../models/generate.js';
 import { trainSupervised } from '../models/supervised.js';
-import type { TinyLM } from '../models/tinylm.js';
 import { readTasksJsonl } from '../tasks/jsonl.js';
 import { Rng } from '../util/rng.js';
+import { arg, loadLanguageModel } from './script.js';
 
-const arg = (name: string, fallback?: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i > 0) return process.argv[i + 1];
-  if (fallback === undefined) throw new Error(`--${name} is required`);
-  return fallback;
-};
 const seed = Number(arg('seed', '1'));
 await initBackend('auto');
-const loaded = await loadModel(arg('from'));
-if (loaded.kind !== 'tinylm' || !loaded.tokenizer) throw new Error(`${arg('from')} is not a language model with a tokenizer`);
-const model = loaded.model as TinyLM;
-const tokenizer = loaded.tokenizer;
+const { model, tokenizer } = await loadLanguageModel(arg('from'));
 const tasks = readTasksJsonl(arg('tasks'), 'arithmetic', () => undefined);
 const role = new JudgeRole();
 const rng = new Rng(seed);

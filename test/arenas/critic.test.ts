@@ -113,6 +113,7 @@ describe('adversarial-critic arena', () => {
 
   it('checks its options and its tasks', async () => {
     expect(() => ARENA_KINDS['adversarial-critic']({ corrupter: 'model' }, arithmetic)).to.throw(/corrupter: must be 'sneaky', 'random', 'slip' or 'given'/);
+    expect(() => ARENA_KINDS['adversarial-critic']({ corrupter: 'given' }, arithmetic)).to.throw(/'given' is for the critic evaluator/);
     expect(() => ARENA_KINDS['adversarial-critic']({ verdict: 2 }, arithmetic)).to.throw(/unknown option.*known: corrupter, verdicts, penalty/);
     const arena = new AdversarialCriticArena({}, arithmetic);
     await play(arena, scripted(() => '', () => '0'), [{ id: 'x', family: 'arithmetic', prompt: '12*3=' }]).then(() => expect.fail('should reject'), (e: Error) => expect(e.message).to.match(/not a sum/));

@@ -10,6 +10,7 @@ import type { Task } from '../../core/types.js';
 import { BatchingServer } from '../../serving/server.js';
 import { readTasksJsonl, type TaskCheck } from '../../tasks/jsonl.js';
 import { hashSeed } from '../loop-parts.js';
+import { firstWrongStep, sumOperands } from '../../tasks/scratchpad.js';
 import { evaluatorOptions, isPath, isPositiveNumber, type EvalContext, type Evaluator, type EvaluatorFactory } from './types.js';
 
 /**
@@ -93,8 +94,11 @@ function givenWorkings(path: string, where: string): Map<string, string> {
   const out = new Map<string, string>();
   readFileSync(path, 'utf8').split(/\r?\n/).forEach((line, i) => {
     if (line.trim() === '') return;
-    const rec = JSON.parse(line) as { id?: string; working?: unknown };
-    if (typeof rec.working !== 'string') throw new Error(`${where}.options.data: ${path}:${i + 1}: corrupter 'given' needs a 'working' string on every line`);
+    const rec = JSON.parse(line) as { id?: string; prompt: string; working?: unknown };
+    const fail = (what: string) => new Error(`${where}.options.data: ${path}:${i + 1}: ${what}`);
+    if (typeof rec.working !== 'string') throw fail("corrupter 'given' needs a 'working' string on every line");
+    const check = firstWrongStep(sumOperands(rec.prompt) ?? [], rec.working);
+    if (!('first' in check) || check.first === 0) throw fail(`the working ${JSON.stringify(rec.working)} has no wrong step to name${'error' in check ? ` (${check.error})` : ''}`);
     out.set(rec.id ?? `arithmetic-${i + 1}`, rec.working);
   });
   return out;
