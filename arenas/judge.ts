@@ -68,7 +68,8 @@ export class JudgeArena implements Arena {
     const wrong = answers.filter((t) => !right.includes(t));
     const rng = new Rng(hashText(task.id));
     const ask = async (shown: string[], truth: string, showing: string) => {
-      const judged: Task = { id: `${task.id}/${showing}`, family: task.family, prompt: task.prompt, answer: truth };
+      // target: the ideal completion, the reference answer as working then the verdict (a `verdict` judge with score 'working' reads it)
+      const judged: Task = { id: `${task.id}/${showing}`, family: task.family, prompt: task.prompt, answer: truth, ...(task.answer !== undefined ? { target: `${task.answer}${truth}` } : {}) };
       const turns = await Promise.all(Array.from({ length: this.options.verdicts }, () => ctx.act('judge', { task, answers: shown }, { compare: 'episode', task: judged })));
       turns.forEach(emit);
     };

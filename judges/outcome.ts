@@ -11,7 +11,8 @@ export interface OutcomeOptions {
 /**
  * The arena's own outcome as each turn's reward: every turn of a role gets that role's
  * outcome in its episode (a game's return for the seat), so a role's moves share the game's
- * result. Abstains on episodes without an outcome and on roles it does not name.
+ * result; a turn with an outcome of its own (a re-rollout's result) gets that instead.
+ * Abstains on turns with neither and on roles it does not name.
  */
 export class OutcomeJudge implements Judge {
   readonly name: string;
@@ -24,6 +25,6 @@ export class OutcomeJudge implements Judge {
   }
 
   score(batch: readonly Episode[]): BatchRewards {
-    return batch.map((e) => e.turns.map((t) => (this.roles.has(t.role) ? e.outcome?.[t.role] ?? null : null)));
+    return batch.map((e) => e.turns.map((t) => (this.roles.has(t.role) ? t.outcome ?? e.outcome?.[t.role] ?? null : null)));
   }
 }

@@ -77,7 +77,7 @@ function checkOptions(kind: string, options: unknown, spec: Record<string, Check
  * - 'verifier': role, name, correct, wrong, invalid — needs `deps.verify`;
  * - 'majority': role, name, minShare (0..1);
  * - 'outcome': role, name: the arena's outcome for the role (a game's return per seat);
- * - 'verdict': role (default 'judge'), name, correct, wrong, invalid: whether a judge's verdict is right;
+ * - 'verdict': role (default 'judge'), name, correct, wrong, invalid, score ('verdict' | 'working'): whether a judge's verdict (or its working before it) is right;
  * - 'peer': role, name, invalid: the share of 'y' verdicts other turns gave an answer (peer judgement, a judge in the loop);
  * - 'self-certainty': role, name, normalize ('none' | 'group'), invalidReward;
  * - 'learnability' (Absolute Zero), 'uncertainty' (R-Zero) and 'coverage': proposer rewards
@@ -93,7 +93,7 @@ export const JUDGE_KINDS: Readonly<Record<string, JudgeFactory>> = Object.freeze
     return new VerifierJudge(deps.verify, o);
   },
   outcome: (options) => new OutcomeJudge(checkOptions('outcome', options, { role: roles, name: text })),
-  verdict: (options) => new VerdictJudge(checkOptions('verdict', options, { role: roles, name: text, correct: finite, wrong: finite, invalid: finite })),
+  verdict: (options) => new VerdictJudge(checkOptions('verdict', options, { role: roles, name: text, correct: finite, wrong: finite, invalid: finite, score: oneOf('verdict', 'working') })),
   peer: (options) => new PeerJudge(checkOptions('peer', options, { role: roles, name: text, invalid: finite })),
   majority: (options) => new MajorityJudge(checkOptions('majority', options, { role: roles, name: text, minShare: finite, maxShare: finite })),
   learnability: (options, deps) => new LearnabilityJudge(deps?.verify, checkOptions('learnability', options, { role: roles, solver: roles, p: oneOf('verifier', 'vote'), invalid: finite, name: text })),

@@ -1,4 +1,5 @@
-import { CriticRole, JudgeRole, MemoryManagerRole, ProposerRole, SneakyRole } from './others.js';
+import { AnswerRole, MemoryManagerRole } from './memory.js';
+import { CriticRole, JudgeRole, ProposerRole, SneakyRole } from './others.js';
 import { PlayerRole } from './player.js';
 import { SolverRole } from './solver.js';
 import type { AnswerParser, Role } from './types.js';
@@ -6,7 +7,8 @@ import type { AnswerParser, Role } from './types.js';
 export * from './types.js';
 export { SolverRole } from './solver.js';
 export { PlayerRole } from './player.js';
-export { CriticRole, JudgeRole, MemoryManagerRole, ProposerRole, SneakyRole } from './others.js';
+export { CriticRole, JudgeRole, ProposerRole, SneakyRole } from './others.js';
+export { AnswerRole, MemoryManagerRole, memoryOp } from './memory.js';
 
 /** Role kinds by the name configs use; each factory gets the task family's answer parser. */
 export const ROLE_KINDS: Record<string, (parseAnswer: AnswerParser) => Role> = {
@@ -16,5 +18,6 @@ export const ROLE_KINDS: Record<string, (parseAnswer: AnswerParser) => Role> = {
   sneaky: (parseAnswer) => new SneakyRole(parseAnswer),
   judge: () => new JudgeRole(),
   memory: () => new MemoryManagerRole(),
+  answer: () => new AnswerRole(),
   player: () => new PlayerRole(),
 };

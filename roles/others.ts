@@ -82,27 +82,3 @@ export class JudgeRole implements Role {
     return verdict === 'A' || verdict === 'B' ? valid(verdict) : invalid(`a choice ends in 'A' or 'B', got ${JSON.stringify(text)}`);
   }
 }
-
-/**
- * Edits an external memory bank (Memory-R1's operations): `ADD text`, `UPDATE i text`,
- * `DELETE i` or `NOOP`, where i indexes the bank it was shown.
- */
-export class MemoryManagerRole implements Role {
-  readonly kind = 'memory';
-  render(o: Observation): string {
-    const bank = (o.memory as string[] | undefined) ?? [];
-    return `${bank.map((m, i) => `${i}:${m}`).join(';')}|${String(o.fact ?? o.task.prompt)}>`;
-  }
-  parse(output: string, o: Observation): Action {
-    const text = output.trim();
-    const size = ((o.memory as string[] | undefined) ?? []).length;
-    const m = /^(ADD|UPDATE|DELETE|NOOP)(?: (\d+))?(?: (.+))?$/.exec(text);
-    if (!m) return invalid(`expected ADD|UPDATE|DELETE|NOOP, got ${JSON.stringify(text)}`);
-    const [, op, index, body] = m;
-    const needsIndex = op === 'UPDATE' || op === 'DELETE';
-    if (needsIndex && (index === undefined || Number(index) >= size)) return invalid(`${op} needs an index below ${size}`);
-    if ((op === 'ADD' || op === 'UPDATE') && !body) return invalid(`${op} needs text`);
-    if (op === 'NOOP' && (index !== undefined || body)) return invalid('NOOP takes no arguments');
-    return valid(text);
-  }
-}

@@ -50,14 +50,18 @@ export interface Turn {
   task?: Task;
   /** which turns its advantage is computed against (default 'group'); see comparisonGroup */
   compare?: CompareScope;
+  /** the arena's own outcome for this turn alone, when it has one (a re-rollout's result); the `outcome` judge prefers it to the episode's */
+  outcome?: number;
 }
 
 /**
  * A turn's comparison group, named by the arena: the same role's turns in the same episode
  * (G solver attempts at one proposed task), in the same group (the G episodes played on one
- * task: today's default), or in the whole batch (one seat across a batch of games).
+ * task: today's default), in the whole batch (one seat across a batch of games), or in a
+ * named part of one episode, `episode:<name>` (the G alternative operations a memory manager
+ * tried from one memory state).
  */
-export type CompareScope = 'episode' | 'group' | 'batch';
+export type CompareScope = 'episode' | 'group' | 'batch' | `episode:${string}`;
 
 /** One played episode. `group` ties together the G episodes played on the same task. */
 export interface Episode {

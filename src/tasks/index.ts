@@ -3,6 +3,7 @@
  * maps the name to its generator and verifier.
  */
 import { arithmetic } from './arithmetic.js';
+import { dialogue } from './dialogue.js';
 import { strings } from './strings.js';
 import type { TaskFamily } from './types.js';
 
@@ -15,7 +16,7 @@ export { disjointSplit, generateTasks, readTasksJsonl, writeTasksJsonl, type Tas
  * Every built-in task family, by name. `any` because each family has its own difficulty
  * type; callers reach it through `validate`, which takes unknown.
  */
-export const TASK_FAMILIES: Record<string, TaskFamily<any>> = { arithmetic, strings };
+export const TASK_FAMILIES: Record<string, TaskFamily<any>> = { arithmetic, strings, dialogue };
 
 /** The family called `name`; throws listing the known names otherwise. */
 export function taskFamily(name: string): TaskFamily<any> {

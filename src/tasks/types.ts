@@ -19,6 +19,11 @@ export type ParsedProposal = { task: Task } | { error: string };
 export interface TaskFamily<D> {
   /** registry name; also the `family` of every task it makes and the prefix of their ids */
   name: string;
+  /**
+   * the arenas its tasks are made for, when not every arena that shows a role the prompt
+   * (a dialogue's prompt is the whole dialogue, which only the memory arena takes apart)
+   */
+  arenas?: readonly string[];
   /** the difficulty used when a field is not given */
   defaults: D;
   /**

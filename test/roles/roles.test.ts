@@ -51,7 +51,7 @@ describe('roles', () => {
   });
 
   it('knows every role kind by name', () => {
-    expect(Object.keys(ROLE_KINDS).sort()).to.deep.equal(['critic', 'judge', 'memory', 'player', 'proposer', 'sneaky', 'solver']);
+    expect(Object.keys(ROLE_KINDS).sort()).to.deep.equal(['answer', 'critic', 'judge', 'memory', 'player', 'proposer', 'sneaky', 'solver']);
     for (const make of Object.values(ROLE_KINDS)) expect(make(digits).kind).to.be.a('string');
   });
 });

@@ -3,8 +3,8 @@ import { Rng } from '../../src/util/rng.js';
 import { arithmetic, strings, TASK_FAMILIES, taskFamily } from '../../src/tasks/index.js';
 
 describe('tasks/registry', () => {
-  it('lists arithmetic and strings under their own names', () => {
-    expect(Object.keys(TASK_FAMILIES)).to.deep.equal(['arithmetic', 'strings']);
+  it('lists arithmetic, strings and dialogue under their own names', () => {
+    expect(Object.keys(TASK_FAMILIES)).to.deep.equal(['arithmetic', 'strings', 'dialogue']);
     expect(taskFamily('arithmetic')).to.equal(arithmetic);
     expect(taskFamily('strings')).to.equal(strings);
     for (const [name, family] of Object.entries(TASK_FAMILIES)) expect(family.name).to.equal(name);
