@@ -6,7 +6,7 @@ import { hashText } from '../src/util/hash.js';
 import { Rng } from '../src/util/rng.js';
 import { MemoryBank, MemoryOpError } from '../memory/bank.js';
 import { memoryOp } from '../roles/memory.js';
-import { invalid } from '../roles/types.js';
+import { invalid, type Observation } from '../roles/types.js';
 import { arenaOptions, positiveInteger } from './options.js';
 import type { Arena, ArenaContext, EpisodeEnd } from './types.js';
 import { memoryMetrics } from './memory-metrics.js';
@@ -142,6 +142,17 @@ export class MemoryDialogueArena implements Arena {
       bank.apply({ op: 'DELETE', id: bank.entries[0].id });
     }
     bank.apply({ op: 'ADD', text });
+  }
+
+  /** The longest each role can be shown: the `retrieve` longest turns as entries, beside each turn (the manager) or question (the answer agent). */
+  observations(task: Task): Array<{ role: string; observation: Observation }> {
+    const d = readDialogue(task);
+    const turns = d.sessions.flat();
+    const memory = [...turns].sort((a, b) => b.length - a.length).slice(0, this.options.retrieve);
+    return [
+      ...(this.roles.memory ? turns.map((fact) => ({ role: 'memory', observation: { task, memory, fact } })) : []),
+      ...d.questions.map((q) => ({ role: 'answer', observation: { task, memory, question: q.text } })),
+    ];
   }
 
   metrics(episodes: readonly Episode[]): Record<string, number> {

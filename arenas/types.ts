@@ -38,6 +38,11 @@ export interface Arena {
    * dataset's: a proposer writes on them (self-play), a game deals from them
    */
   readonly seedsTasks?: boolean;
+  /**
+   * what its roles will be shown for a task, at their longest, when that is not the task
+   * itself (`{ task }` for each role): the preflight checks these fit the tokenizer and context
+   */
+  observations?(task: Task): Array<{ role: RoleId; observation: Observation }>;
   /** the arena's own rollout metrics (what its roles did), e.g. proposals/valid_rate */
   metrics?(episodes: readonly Episode[]): Record<string, number>;
 }

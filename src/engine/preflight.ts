@@ -26,8 +26,9 @@ export async function preflight(c: ExperimentConfig, plan: Plan, warn: (line: st
   }
   const readers = await modelReaders(c);
   const fits: TaskCheck = (task) => {
-    for (const roleId of Object.keys(plan.arena.roles)) {
-      const wrong = fitsModel(plan.roles[roleId].render({ task }), plan.roles[roleId].token ?? c.roles[roleId].kind, readers[c.roles[roleId].model], c.roles[roleId].maxNewTokens ?? c.arena.maxNewTokens);
+    const shown = plan.arena.observations?.(task) ?? Object.keys(plan.arena.roles).map((role) => ({ role, observation: { task } }));
+    for (const { role: roleId, observation } of shown) {
+      const wrong = fitsModel(plan.roles[roleId].render(observation), plan.roles[roleId].token ?? c.roles[roleId].kind, readers[c.roles[roleId].model], c.roles[roleId].maxNewTokens ?? c.arena.maxNewTokens);
       if (wrong) return `${wrong} (role ${roleId}, model ${c.roles[roleId].model})`;
     }
     return undefined;

@@ -5,6 +5,7 @@ import { Registry, type Plan } from '../registry.js';
 import { AccuracyEvaluator, accuracyFactory } from './accuracy.js';
 import { eloFactory } from './elo.js';
 import { exploitabilityFactory } from './exploitability.js';
+import { memoryQaFactory } from './memory.js';
 import { proposalsFactory } from './proposals.js';
 import { criticFactory, verdictsFactory } from './verdicts.js';
 import { pickRole, type Evaluator, type EvaluatorFactory } from './types.js';
@@ -13,7 +14,7 @@ export type { EvalContext, Evaluator } from './types.js';
 
 /** Evaluator kinds by the name configs use. `check` vets each task of a data file (it fits the model). */
 export function evaluatorKinds(check: (where: string) => TaskCheck): Registry<EvaluatorFactory> {
-  return new Registry('evaluator', { accuracy: accuracyFactory(check), proposals: proposalsFactory, exploitability: exploitabilityFactory, elo: eloFactory, verdicts: verdictsFactory(check), critic: criticFactory(check) });
+  return new Registry('evaluator', { accuracy: accuracyFactory(check), proposals: proposalsFactory, exploitability: exploitabilityFactory, elo: eloFactory, verdicts: verdictsFactory(check), critic: criticFactory(check), 'memory-qa': memoryQaFactory });
 }
 
 /**

@@ -1,0 +1,32 @@
+import { MANAGERS, MemoryDialogueArena } from '../../../arenas/memory-dialogue.js';
+import type { Task } from '../../core/types.js';
+import { Rng } from '../../util/rng.js';
+import { VerdictsEvaluator } from './verdicts.js';
+import { evaluatorOptions, isPositiveInt, isNonNegativeInt, type EvaluatorFactory } from './types.js';
+
+/**
+ * `{ kind: memory-qa, name, options: { count, sessions, manager, temperature, seed } }`: the
+ * memory manager and answer agent on `count` held-out dialogues of `sessions` sessions (the
+ * run's difficulty otherwise), greedy unless `temperature` is given. The dialogues are drawn
+ * from their own seed (`seed`, default 1000 + the run's), so they are not the training ones.
+ * `manager` plays a baseline in place of the model (always-add, keep-last, none) with the
+ * run's answer agent, on the same dialogues: baselines measured in the same run. Metrics:
+ * `qa_accuracy`, and for the model's manager `valid_rate`, `op_add` ... and `bank_size`.
+ */
+export const memoryQaFactory: EvaluatorFactory = (spec, c, plan, where) => {
+  evaluatorOptions(where, spec.options, {
+    count: isPositiveInt,
+    sessions: isPositiveInt,
+    manager: (v) => (MANAGERS.includes(v as never) ? undefined : MANAGERS.join(', ')),
+    temperature: (v) => (typeof v === 'number' && v >= 0 ? undefined : 'a number >= 0'),
+    seed: isNonNegativeInt,
+  });
+  if (!(plan.arena instanceof MemoryDialogueArena)) throw new Error(`${where}: memory-qa measures a memory-dialogue arena's roles; arena '${plan.arena.kind}' is not one`);
+  const o = spec.options as { count?: number; sessions?: number; manager?: string; temperature?: number; seed?: number };
+  const difficulty = plan.family.validate({ ...c.tasks.difficulty, ...(o.sessions ? { sessions: o.sessions } : {}) });
+  const rng = new Rng(o.seed ?? 1000 + c.seed);
+  const tasks: Task[] = Array.from({ length: o.count ?? 64 }, (_, i) => ({ ...plan.family.generate(rng, difficulty, i), id: `dialogue-heldout-${i}` }));
+  const arena = new MemoryDialogueArena({ ...plan.arena.options, manager: o.manager ?? 'model', rerollouts: 0 }, plan.family);
+  const seats = Object.fromEntries(Object.keys(arena.roles).map((id) => [id, { role: plan.roles[id], model: c.roles[id].model, maxNewTokens: c.roles[id].maxNewTokens }]));
+  return new VerdictsEvaluator(spec.name, spec.every ?? c.eval.every, 'memory', arena, tasks, seats, { temperature: o.temperature ?? 0, maxNewTokens: c.arena.maxNewTokens, seed: c.seed });
+};
