@@ -117,11 +117,12 @@ export class MemoryDialogueArena implements Arena {
     const own = readFact(text)?.slot;
     const slots = [...(own ? [own] : []), ...Array.from({ length: Math.min(this.options.probes, mentioned.length) }, () => mentioned[rng.int(mentioned.length)])];
     const facts = factsAfter(said);
+    // every fork's probes in one round, so they share the forward passes
+    const probes = await Promise.all(forks.map((fork) => Promise.all(slots.map((s, i) => this.ask(fork, `${s}?`, answerFrom(facts, `${s}?`), `${task.id}/s${step}/p${i}`, task, ctx)))));
     for (const [k, turn] of alternatives.entries()) {
-      const probes = await Promise.all(slots.map((s, i) => this.ask(forks[k], `${s}?`, answerFrom(facts, `${s}?`), `${task.id}/s${step}/p${i}`, task, ctx)));
-      if (turn.action.valid && probes.length) turn.outcome = probes.filter((p) => p.action.value === p.task!.answer).length / probes.length;
+      if (turn.action.valid && slots.length) turn.outcome = probes[k].filter((p) => p.action.value === p.task!.answer).length / slots.length;
       emit(turn);
-      probes.forEach(emit);
+      probes[k].forEach(emit);
     }
     return forks[0];
   }
