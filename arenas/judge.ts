@@ -36,7 +36,9 @@ export interface JudgeArenaOptions extends Record<string, unknown> {
  * do the judge's verdicts. Metrics: the judge's accuracy, valid rate and F1 (pairwise: the
  * mean of both letters' F1; pointwise: F1 of flagging a wrong answer), position consistency
  * (pairwise: the share of verdict pairs, the k-th of each order, that pick the same answer),
- * and the share of tasks that gave something to judge.
+ * pair accuracy (pointwise: the share of k-th verdict pairs that say 'y' to the right answer
+ * and 'n' to the wrong one; each answer is judged alone, so no position can sway it), and
+ * the share of tasks that gave something to judge.
  */
 export class JudgeArena implements Arena {
   readonly kind = 'judge';
@@ -105,6 +107,15 @@ export class JudgeArena implements Arena {
     };
     if (this.options.mode === 'pointwise') {
       m['judge/f1'] = f1('n');
+      if (!this.options.judgeAll) {
+        // the pair read off two pointwise verdicts: the k-th verdict on the right answer is 'y' and the k-th on the wrong one 'n' (a tie is a miss)
+        const pairs = episodes.flatMap((e) => {
+          const on = (s: string) => e.turns.filter((t) => t.role === 'judge' && t.task?.id.endsWith(`/${s}`));
+          const [r, w] = [on('right'), on('wrong')];
+          return r.slice(0, w.length).map((t, k) => (said(t) === 'y' && said(w[k]) === 'n' ? 1 : 0));
+        });
+        if (pairs.length) m['judge/pair_accuracy'] = pairs.reduce((a, b) => a + b, 0) / pairs.length;
+      }
       if (this.options.judgeAll) {
         const d = peerDiagnostics(episodes, new Set(['solver']), (t, e) => this.family.verify(e.task, t.text));
         if (d.reward_truth_corr !== undefined) m['judge/reward_truth_corr'] = d.reward_truth_corr;

@@ -77,7 +77,10 @@ describe('judge arena', () => {
     const truths = p.turns.filter((t) => t.role === 'judge').map((t) => `${t.task!.id.split('/')[1]}:${t.task!.answer}`).sort();
     expect(truths).to.deep.equal(['right:y', 'wrong:n']);
     // 'y' to everything: half right, and it never flags the wrong answer (F1 of 'n' is 0)
-    expect(pointwise.metrics([p])).to.include({ 'judge/accuracy': 0.5, 'judge/f1': 0 });
+    expect(pointwise.metrics([p])).to.include({ 'judge/accuracy': 0.5, 'judge/f1': 0, 'judge/pair_accuracy': 0 });
+    // a judge that tells them apart gets the pair; the task's answer is 5
+    const [q] = await play(pointwise, scripted(['9', '5'], (shown) => (shown[0] === '5' ? 'y' : 'n')));
+    expect(pointwise.metrics([q])).to.include({ 'judge/accuracy': 1, 'judge/f1': 1, 'judge/pair_accuracy': 1 });
   });
 
   it('checks its options by name, and is known to configs', () => {
