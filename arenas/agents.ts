@@ -11,6 +11,8 @@ export interface AgentBinding {
   server: BatchingServer;
   /** this role's longest completion, when not the sampling's (a one-token verdict beside long working) */
   maxNewTokens?: number;
+  /** this role's sampling temperature, when not the sampling's (a greedy judge of sampled answers) */
+  temperature?: number;
 }
 
 /**
@@ -34,7 +36,7 @@ export class Agents implements ArenaContext {
     const b = this.bindings[roleId];
     if (!b) throw new Error(`arena asked role '${roleId}' to act; bound roles: ${Object.keys(this.bindings).join(', ')}`);
     const prompt = this.tokenizer.prompt(b.role.render(observation), b.role.token ?? b.role.kind);
-    const g = await b.server.generate(prompt, { ...this.sampling, maxNewTokens: b.maxNewTokens ?? this.sampling.maxNewTokens, eos: this.tokenizer.eos });
+    const g = await b.server.generate(prompt, { ...this.sampling, maxNewTokens: b.maxNewTokens ?? this.sampling.maxNewTokens, temperature: b.temperature ?? this.sampling.temperature, eos: this.tokenizer.eos });
     const body = g.stopped ? g.tokens.slice(0, -1) : g.tokens;
     const text = this.tokenizer.decode(body);
     const action = g.stopped ? b.role.parse(text, observation) : { valid: false, value: null, error: `no end of sequence within ${g.tokens.length} tokens` };

@@ -112,7 +112,7 @@ export class JudgeArena implements Arena {
         const pairs = episodes.flatMap((e) => {
           const on = (s: string) => e.turns.filter((t) => t.role === 'judge' && t.task?.id.endsWith(`/${s}`));
           const [r, w] = [on('right'), on('wrong')];
-          return r.slice(0, w.length).map((t, k) => (said(t) === 'y' && said(w[k]) === 'n' ? 1 : 0));
+          return r.slice(0, w.length).map((t, k): number => (said(t) === 'y' && said(w[k]) === 'n' ? 1 : 0));
         });
         if (pairs.length) m['judge/pair_accuracy'] = pairs.reduce((a, b) => a + b, 0) / pairs.length;
       }

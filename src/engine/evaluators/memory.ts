@@ -2,7 +2,7 @@ import { MANAGERS, MemoryDialogueArena } from '../../../arenas/memory-dialogue.j
 import type { Task } from '../../core/types.js';
 import { Rng } from '../../util/rng.js';
 import { VerdictsEvaluator } from './verdicts.js';
-import { evaluatorOptions, isPositiveInt, isNonNegativeInt, type EvaluatorFactory } from './types.js';
+import { evaluatorOptions, isNonNegativeInt, isNonNegativeNumber, isPositiveInt, type EvaluatorFactory } from './types.js';
 
 /**
  * `{ kind: memory-qa, name, options: { count, sessions, manager, temperature, seed } }`: the
@@ -18,7 +18,7 @@ export const memoryQaFactory: EvaluatorFactory = (spec, c, plan, where) => {
     count: isPositiveInt,
     sessions: isPositiveInt,
     manager: (v) => (MANAGERS.includes(v as never) ? undefined : MANAGERS.join(', ')),
-    temperature: (v) => (typeof v === 'number' && v >= 0 ? undefined : 'a number >= 0'),
+    temperature: isNonNegativeNumber,
     seed: isNonNegativeInt,
   });
   if (!(plan.arena instanceof MemoryDialogueArena)) throw new Error(`${where}: memory-qa measures a memory-dialogue arena's roles; arena '${plan.arena.kind}' is not one`);

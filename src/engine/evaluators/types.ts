@@ -69,5 +69,6 @@ export function evaluatorOptions(where: string, options: Record<string, unknown>
 export const isPositiveInt = (v: unknown) => (Number.isSafeInteger(v) && (v as number) > 0 ? undefined : 'a positive integer');
 export const isNonNegativeInt = (v: unknown) => (Number.isSafeInteger(v) && (v as number) >= 0 ? undefined : 'a non-negative integer');
 export const isPositiveNumber = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? undefined : 'a positive number');
+export const isNonNegativeNumber = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? undefined : 'a number >= 0 (0: greedy)');
 export const isPath = (v: unknown) => (typeof v === 'string' && v !== '' ? undefined : 'a file path');
 export const isMapping = (v: unknown) => (typeof v === 'object' && v !== null && !Array.isArray(v) ? undefined : 'a mapping');

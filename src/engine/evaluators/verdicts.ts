@@ -11,7 +11,7 @@ import { BatchingServer } from '../../serving/server.js';
 import { readTasksJsonl, type TaskCheck } from '../../tasks/jsonl.js';
 import { hashSeed } from '../loop-parts.js';
 import { firstWrongStep, sumOperands } from '../../tasks/scratchpad.js';
-import { evaluatorOptions, isPath, isPositiveNumber, type EvalContext, type Evaluator, type EvaluatorFactory } from './types.js';
+import { evaluatorOptions, isNonNegativeNumber, isPath, type EvalContext, type Evaluator, type EvaluatorFactory } from './types.js';
 
 /**
  * A judge or critic measured on held-out tasks: an arena plays each task once with the run's
@@ -28,7 +28,7 @@ export class VerdictsEvaluator implements Evaluator {
     readonly role: string,
     private readonly arena: Arena,
     private readonly tasks: readonly Task[],
-    private readonly seats: Record<string, { role: Role; model: string; maxNewTokens?: number }>,
+    private readonly seats: Record<string, { role: Role; model: string; maxNewTokens?: number; temperature?: number }>,
     private readonly o: { temperature: number; maxNewTokens: number; seed: number },
   ) {}
 
@@ -38,7 +38,7 @@ export class VerdictsEvaluator implements Evaluator {
       if (!servers.has(model)) servers.set(model, new BatchingServer(`${this.name}-${model}`, ctx.models[model], hashSeed(this.o.seed, ctx.iteration, `eval-${this.name}-${model}`), undefined, ctx.replicas));
       return servers.get(model)!;
     };
-    const bindings = Object.fromEntries(Object.entries(this.seats).map(([id, s]) => [id, { role: s.role, model: s.model, maxNewTokens: s.maxNewTokens, server: serverOf(s.model) }]));
+    const bindings = Object.fromEntries(Object.entries(this.seats).map(([id, s]) => [id, { role: s.role, model: s.model, maxNewTokens: s.maxNewTokens, temperature: s.temperature, server: serverOf(s.model) }]));
     const agents = new Agents(bindings, ctx.tokenizer, { maxNewTokens: this.o.maxNewTokens, temperature: this.o.temperature });
     const episodes = await firstValueFrom(playGroups(this.arena, this.tasks, 1, agents).pipe(toArray()));
     const prefix = `${this.role}/`;
@@ -57,15 +57,17 @@ function heldOut(check: (where: string) => TaskCheck, spec: Parameters<Evaluator
   return tasks;
 }
 
-/** `{ kind: verdicts, name, options: { data, temperature } }`: the config's judge arena and its solver and judge roles, on a held-out file. */
+/** `{ kind: verdicts, name, options: { data, temperature } }`: the config's judge arena and its solver and judge roles, on a held-out file: the answers sampled at the arena's temperature, the verdicts at `temperature` when given (0: greedy). */
 export function verdictsFactory(check: (where: string) => TaskCheck): EvaluatorFactory {
   return (spec, c, plan, where) => {
-    evaluatorOptions(where, spec.options, { data: isPath, temperature: isPositiveNumber });
+    evaluatorOptions(where, spec.options, { data: isPath, temperature: isNonNegativeNumber });
     if (!(plan.arena instanceof JudgeArena)) throw new Error(`${where}: verdicts measures a judge arena's judge; arena '${plan.arena.kind}' is not one`);
     const tasks = heldOut(check, spec, plan.family.name, where);
     const seat = (id: 'solver' | 'judge') => ({ role: plan.roles[id], model: c.roles[id].model, maxNewTokens: c.roles[id].maxNewTokens });
-    const temperature = (spec.options.temperature as number | undefined) ?? (c.arena.temperature > 0 ? c.arena.temperature : 1);
-    return new VerdictsEvaluator(spec.name, spec.every ?? c.eval.every, 'judge', plan.arena, tasks, { solver: seat('solver'), judge: seat('judge') }, { temperature, maxNewTokens: c.arena.maxNewTokens, seed: c.seed });
+    // the answers are sampled (a greedy solver would write one answer, with nothing to tell apart); the verdicts at `temperature` when given
+    const sampled = c.arena.temperature > 0 ? c.arena.temperature : 1;
+    const judge = { ...seat('judge'), temperature: (spec.options.temperature as number | undefined) ?? sampled };
+    return new VerdictsEvaluator(spec.name, spec.every ?? c.eval.every, 'judge', plan.arena, tasks, { solver: seat('solver'), judge }, { temperature: sampled, maxNewTokens: c.arena.maxNewTokens, seed: c.seed });
   };
 }
 
@@ -79,7 +81,7 @@ export function verdictsFactory(check: (where: string) => TaskCheck): EvaluatorF
  */
 export function criticFactory(check: (where: string) => TaskCheck): EvaluatorFactory {
   return (spec, c, plan, where) => {
-    evaluatorOptions(where, spec.options, { data: isPath, temperature: isPositiveNumber, corrupter: (v) => (v === 'slip' || v === 'random' || v === 'given' ? undefined : "'slip', 'random' or 'given'") });
+    evaluatorOptions(where, spec.options, { data: isPath, temperature: isNonNegativeNumber, corrupter: (v) => (v === 'slip' || v === 'random' || v === 'given' ? undefined : "'slip', 'random' or 'given'") });
     if (!(plan.arena instanceof AdversarialCriticArena)) throw new Error(`${where}: critic measures an adversarial-critic arena's critic; arena '${plan.arena.kind}' is not one`);
     const tasks = heldOut(check, spec, plan.family.name, where);
     const corrupter = (spec.options.corrupter as string | undefined) ?? 'slip';
