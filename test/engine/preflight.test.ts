@@ -105,9 +105,11 @@ describe('run: everything is checked before the run folder is made', () => {
     expect((await attempt(() => sp)).message).to.match(/arena\.options\.bogus: unknown option of arena 'propose-solve'; known: attempts, limits/);
     expect((await attempt(() => ({ arena: { kind: 'propose-solve', options: { attempts: 0 } }, roles: sp.roles }))).message).to.match(/arena\.options\.attempts: must be a positive integer/);
     expect((await attempt(() => ({ tasks: { ...tinyConfig('').tasks, train: { source: 'none' } } }))).message).to.match(/tasks\.train\.source: 'none' needs an arena that seeds its own tasks/);
-    expect((await attempt(() => ({ evaluators: [{ kind: 'exam', name: 'x' }] }))).message).to.match(/evaluators\[0\]\.kind: unknown evaluator 'exam'; known: accuracy, critic, elo, exploitability, proposals/);
+    expect((await attempt(() => ({ evaluators: [{ kind: 'exam', name: 'x' }] }))).message).to.match(/evaluators\[0\]\.kind: unknown evaluator 'exam'; known: accuracy, critic, elo, exploitability, memory-qa, proposals/);
     expect((await attempt(() => ({ evaluators: [{ kind: 'accuracy', name: 'x', options: { data: '/nowhere.jsonl' } }] }))).message).to.match(/evaluators\[0\]\.options\.data: \/nowhere\.jsonl does not exist/);
     expect((await attempt(() => ({ evaluators: [{ kind: 'proposals', name: 'p' }] }))).message).to.match(/evaluators\[0\]: no role of kind 'proposer' to evaluate/);
+    expect((await attempt(() => ({ evaluators: [{ kind: 'memory-qa', name: 'm' }] }))).message).to.match(/evaluators\[0\]: memory-qa measures a memory-dialogue arena's roles; arena 'solve' is not one/);
+    expect((await attempt(() => ({ evaluators: [{ kind: 'memory-qa', name: 'm', options: { manager: 'oracle' } }] }))).message).to.match(/evaluators\[0\]\.options\.manager: must be model, always-add, keep-last, none/);
     const r = await attempt((root) => ({ evaluators: [{ kind: 'accuracy', name: 'x', options: { data: join(root, 'e.jsonl') } }], tasks: (writeFileSync(join(root, 'e.jsonl'), jsonl([{ prompt: '1+é=', answer: '1' }])), tinyConfig('').tasks) }));
     expect(r.message).to.match(/e\.jsonl:1: .*é/);
     expect(r.made).to.equal(false);
