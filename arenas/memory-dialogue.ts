@@ -18,6 +18,8 @@ export interface MemoryDialogueOptions extends Record<string, unknown> {
   manager: (typeof MANAGERS)[number];
   /** most entries the bank holds: an ADD beyond it is invalid */
   maxEntries: number;
+  /** longest entry text: a longer one is invalid (a dialogue turn is at most 13 characters), so every prompt fits the model */
+  maxEntryChars: number;
   /** entries retrieved (BM25) for the manager and the answer agent */
   retrieve: number;
   /** 0: each manager turn earns its episode's QA accuracy; G >= 2: Memory-R2's local re-rollouts, G operations from one state, each scored on its own fork */
@@ -51,11 +53,12 @@ export class MemoryDialogueArena implements Arena {
     this.options = arenaOptions<MemoryDialogueOptions>('memory-dialogue', options, {
       manager: (v) => (MANAGERS.includes(v as never) ? undefined : MANAGERS.map((m) => `'${m}'`).join(', ')),
       maxEntries: positiveInteger,
+      maxEntryChars: positiveInteger,
       retrieve: positiveInteger,
       rerollouts: (v) => (Number.isSafeInteger(v) && ((v as number) === 0 || (v as number) >= 2) ? undefined : '0 (off) or an integer >= 2'),
       probes: (v) => (Number.isSafeInteger(v) && (v as number) >= 0 ? undefined : 'an integer >= 0'),
       invalid: (v) => (typeof v === 'number' && Number.isFinite(v) ? undefined : 'a number'),
-    }, { manager: 'model', maxEntries: 8, retrieve: 3, rerollouts: 0, probes: 1, invalid: -1 });
+    }, { manager: 'model', maxEntries: 8, maxEntryChars: 16, retrieve: 3, rerollouts: 0, probes: 1, invalid: -1 });
     if (family.name !== 'dialogue') throw new Error(`arena 'memory-dialogue' does not serve task family '${family.name}': it needs dialogues (family 'dialogue')`);
     this.roles = this.options.manager === 'model' ? { memory: 'memory', answer: 'answer' } : { answer: 'answer' };
   }
@@ -69,7 +72,7 @@ export class MemoryDialogueArena implements Arena {
   private async run(task: Task, ctx: ArenaContext, emit: (x: Turn | EpisodeEnd) => void): Promise<void> {
     const dialogue = readDialogue(task);
     let clock = 0;
-    let bank = new MemoryBank(undefined, { maxEntries: this.options.maxEntries, maxEntryChars: 64 }, () => clock);
+    let bank = new MemoryBank(undefined, { maxEntries: this.options.maxEntries, maxEntryChars: this.options.maxEntryChars }, () => clock);
     const said: string[] = [];
     const rng = new Rng(hashText(task.id));
     for (const text of dialogue.sessions.flat()) {
@@ -145,11 +148,11 @@ export class MemoryDialogueArena implements Arena {
     bank.apply({ op: 'ADD', text });
   }
 
-  /** The longest each role can be shown: the `retrieve` longest turns as entries, beside each turn (the manager) or question (the answer agent). */
+  /** The longest each role can be shown: `retrieve` entries of the longest text allowed, beside each turn (the manager) or question (the answer agent). */
   observations(task: Task): Array<{ role: string; observation: Observation }> {
     const d = readDialogue(task);
     const turns = d.sessions.flat();
-    const memory = [...turns].sort((a, b) => b.length - a.length).slice(0, this.options.retrieve);
+    const memory = Array.from({ length: this.options.retrieve }, () => 'x'.repeat(this.options.maxEntryChars));
     return [
       ...(this.roles.memory ? turns.map((fact) => ({ role: 'memory', observation: { task, memory, fact } })) : []),
       ...d.questions.map((q) => ({ role: 'answer', observation: { task, memory, question: q.text } })),

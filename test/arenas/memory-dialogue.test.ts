@@ -60,6 +60,10 @@ describe('arena memory-dialogue', () => {
     const rewards = new OutcomeJudge({ role: 'memory' }).score([episode])[0].filter((r, i) => episode.turns[i].role === 'memory');
     expect(rewards[1]).to.equal(-2);
     expect(rewards[0]).to.equal(episode.outcome!.memory);
+    // an entry longer than maxEntryChars is refused by the bank: invalid, the bank unchanged
+    const long = await play(new MemoryDialogueArena({ maxEntryChars: 12 }, dialogue as never), scripted({ 0: 'ADD ann city rome and more' }));
+    expect(long.turns[0].action.error).to.match(/exceeds maxEntryChars 12/);
+    expect(long.turns[0].outcome).to.equal(-1);
   });
 
   it('re-rollouts: G operations from one state form one group, each scored by probes of its own fork', async () => {
