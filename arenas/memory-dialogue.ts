@@ -85,7 +85,7 @@ export class MemoryDialogueArena implements Arena {
     const answers = await Promise.all(dialogue.questions.map((q, i) => this.ask(bank, q.text, q.answer, `${task.id}/q${i}`, task, ctx)));
     answers.forEach(emit);
     const accuracy = answers.filter((t, i) => t.action.value === dialogue.questions[i].answer).length / answers.length;
-    emit({ end: true, outcome: { ...(this.options.manager === 'model' ? { memory: accuracy } : {}), answer: accuracy }, info: { bank_size: bank.size } });
+    emit({ end: true, outcome: { ...(this.options.manager === 'model' ? { memory: accuracy } : {}), answer: accuracy }, info: { bank_size: bank.size, bank: bank.entries.map((e) => e.text) } });
   }
 
   /** One manager turn on `bank`: its operation applied, or the turn made invalid (with the invalid outcome) when malformed or refused. */

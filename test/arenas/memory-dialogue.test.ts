@@ -38,7 +38,7 @@ describe('arena memory-dialogue', () => {
     expect(turns.filter((t) => t.role === 'memory').map((t) => t.text)).to.deep.equal(['ADD ann city rome', 'NOOP', 'ADD bob pet cat', 'UPDATE 0 ann city oslo', 'DELETE 0', 'ADD ann pet emu']);
     expect(turns.filter((t) => t.role === 'answer').map((t) => t.action.value)).to.deep.equal(['oslo', 'unknown', 'emu']);
     expect(end.outcome).to.deep.equal({ memory: 1, answer: 1 });
-    expect(end.info).to.deep.equal({ bank_size: 2 });
+    expect(end.info).to.deep.equal({ bank_size: 2, bank: ['ann city oslo', 'ann pet emu'] });
   });
 
   it('baselines: keep-last drops the oldest, always-add stops when full, none remembers nothing', async () => {
