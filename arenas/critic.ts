@@ -1,4 +1,5 @@
-import { Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
+import { fromRun } from './operators/from-run.js';
 import type { Episode, Task, Turn } from '../src/core/types.js';
 import type { TaskFamily } from '../src/tasks/types.js';
 import { firstWrongStep, plantError, scratchpadTarget, sumOperands } from '../src/tasks/scratchpad.js';
@@ -59,9 +60,7 @@ export class AdversarialCriticArena implements Arena {
   }
 
   play(task: Task, ctx: ArenaContext): Observable<Turn | EpisodeEnd> {
-    return new Observable((sub) => {
-      this.run(task, ctx, (x) => sub.next(x)).then(() => sub.complete(), (e) => sub.error(e));
-    });
+    return fromRun((emit) => this.run(task, ctx, emit));
   }
 
   private async run(task: Task, ctx: ArenaContext, emit: (x: Turn | EpisodeEnd) => void): Promise<void> {

@@ -1,4 +1,5 @@
-import { Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
+import { fromRun } from './operators/from-run.js';
 import type { RoleId, Task, Turn } from '../src/core/types.js';
 import { GAMES, gameByName } from '../src/games/index.js';
 import { CHANCE, type Game, type GameState } from '../src/games/types.js';
@@ -45,9 +46,7 @@ export class GameArena implements Arena {
   }
 
   play(task: Task, ctx: ArenaContext): Observable<Turn | EpisodeEnd> {
-    return new Observable((sub) => {
-      this.run(task, ctx, (x) => sub.next(x)).then(() => sub.complete(), (e) => sub.error(e));
-    });
+    return fromRun((emit) => this.run(task, ctx, emit));
   }
 
   private async run(task: Task, ctx: ArenaContext, emit: (x: Turn | EpisodeEnd) => void): Promise<void> {

@@ -1,4 +1,5 @@
-import { Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
+import { fromRun } from './operators/from-run.js';
 import type { Episode, Task, Turn } from '../src/core/types.js';
 import type { TaskFamily } from '../src/tasks/types.js';
 import { hashText } from '../src/util/hash.js';
@@ -56,9 +57,7 @@ export class JudgeArena implements Arena {
   }
 
   play(task: Task, ctx: ArenaContext): Observable<Turn> {
-    return new Observable((sub) => {
-      this.run(task, ctx, (t) => sub.next(t)).then(() => sub.complete(), (e) => sub.error(e));
-    });
+    return fromRun((emit) => this.run(task, ctx, emit));
   }
 
   private async run(task: Task, ctx: ArenaContext, emit: (t: Turn) => void): Promise<void> {

@@ -1,4 +1,5 @@
-import { Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
+import { fromRun } from './operators/from-run.js';
 import type { Episode, Task, Turn } from '../src/core/types.js';
 import { answerFrom, factsAfter, readDialogue, readFact } from '../src/tasks/dialogue.js';
 import type { TaskFamily } from '../src/tasks/types.js';
@@ -64,9 +65,7 @@ export class MemoryDialogueArena implements Arena {
   }
 
   play(task: Task, ctx: ArenaContext): Observable<Turn | EpisodeEnd> {
-    return new Observable((sub) => {
-      this.run(task, ctx, (x) => sub.next(x)).then(() => sub.complete(), (e) => sub.error(e));
-    });
+    return fromRun((emit) => this.run(task, ctx, emit));
   }
 
   private async run(task: Task, ctx: ArenaContext, emit: (x: Turn | EpisodeEnd) => void): Promise<void> {
@@ -90,9 +89,14 @@ export class MemoryDialogueArena implements Arena {
 
   /** One manager turn on `bank`: its operation applied, or the turn made invalid (with the invalid outcome) when malformed or refused. */
   private async manage(bank: MemoryBank, text: string, task: Task, ctx: ArenaContext, compare: Turn['compare']): Promise<Turn> {
+    const { ids, observation } = this.observe(bank, text, task);
+    return this.apply(bank, await ctx.act('memory', observation, { compare }), ids);
+  }
+
+  /** What the manager is shown of a turn: the entries retrieved for it (their ids, to map positions back) and whether the bank is full. */
+  private observe(bank: MemoryBank, text: string, task: Task): { ids: string[]; observation: Observation } {
     const shown = bank.retrieve(text, this.options.retrieve);
-    const turn = await ctx.act('memory', { task, memory: shown.map((e) => e.text), fact: text, full: bank.size >= this.options.maxEntries }, { compare });
-    return this.apply(bank, turn, shown.map((e) => e.id));
+    return { ids: shown.map((e) => e.id), observation: { task, memory: shown.map((e) => e.text), fact: text, full: bank.size >= this.options.maxEntries } };
   }
 
   private apply(bank: MemoryBank, turn: Turn, ids: string[]): Turn {
@@ -111,11 +115,10 @@ export class MemoryDialogueArena implements Arena {
   /** Memory-R2's local re-rollouts: G operations from one state, each on its own fork, each scored by probes of its fork; returns the first fork. */
   private async reroll(bank: MemoryBank, text: string, said: string[], rng: Rng, task: Task, ctx: ArenaContext, emit: (x: Turn) => void): Promise<MemoryBank> {
     const step = said.length;
-    const shown = bank.retrieve(text, this.options.retrieve);
-    const observation = { task, memory: shown.map((e) => e.text), fact: text, full: bank.size >= this.options.maxEntries };
+    const { ids, observation } = this.observe(bank, text, task);
     const forks = Array.from({ length: this.options.rerollouts }, () => bank.fork());
     const alternatives = await Promise.all(forks.map(() => ctx.act('memory', observation, { compare: `episode:s${step}` })));
-    alternatives.forEach((t, k) => this.apply(forks[k], t, shown.map((e) => e.id)));
+    alternatives.forEach((t, k) => this.apply(forks[k], t, ids));
     const mentioned = [...new Set(said.map((t) => readFact(t)?.slot).filter((s): s is string => s !== undefined))];
     const own = readFact(text)?.slot;
     const slots = [...(own ? [own] : []), ...Array.from({ length: Math.min(this.options.probes, mentioned.length) }, () => mentioned[rng.int(mentioned.length)])];
