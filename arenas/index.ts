@@ -20,7 +20,7 @@ export { AdversarialCriticArena } from './critic.js';
 export { PeerArena } from './peer.js';
 export { MemoryDialogueArena } from './memory-dialogue.js';
 
-/** Arena kinds by the name configs use; each factory checks its own options, and the family's own list of arenas (a dialogue is for the memory arena alone) is checked for all. */
+/** Arena kinds by the name configs use; each factory checks its own options (the resolver checks the family's own list of arenas for every kind, plugins' included). */
 export const ARENA_KINDS: Record<string, ArenaFactory> = {
   solve: (options) => (arenaOptions('solve', options, {}, {}), new SolveArena()),
   'propose-solve': (options, family) => new ProposeSolveArena(options, family),
@@ -30,9 +30,3 @@ export const ARENA_KINDS: Record<string, ArenaFactory> = {
   peer: (options, family) => new PeerArena(options, family),
   'memory-dialogue': (options, family) => new MemoryDialogueArena(options, family),
 };
-for (const [kind, make] of Object.entries(ARENA_KINDS)) {
-  ARENA_KINDS[kind] = (options, family) => {
-    if (family.arenas && !family.arenas.includes(kind)) throw new Error(`arena '${kind}' does not serve task family '${family.name}': its tasks are for ${family.arenas.join(', ')}`);
-    return make(options, family);
-  };
-}

@@ -26,5 +26,7 @@ export interface Role {
 /** Answer parsing of a task family, which the solver role borrows. */
 export type AnswerParser = (output: string) => Action;
 
+/** An invalid action: output the role cannot read, with why (parsing never throws). */
 export const invalid = (error: string): Action => ({ valid: false, value: null, error });
+/** A valid action carrying the value the role read from the output. */
 export const valid = (value: string): Action => ({ valid: true, value });

@@ -4,14 +4,14 @@ import { evaluateSolver, type EvalResult } from '../engine/evaluate.js';
 import { loadModel } from '../models/store.js';
 import { readTasksJsonl } from '../tasks/jsonl.js';
 import { startReplicas } from '../parallel/replicas.js';
-import { taskFamily } from '../tasks/index.js';
+import { resolveTaskFamily } from '../engine/registry.js';
 
-export interface EvalOptions { checkpoint: string; data: string; family: string; samples: number; temperature: number; seed?: number; maxNewTokens: number; backend: string; accelerate?: string; workers?: string }
+export interface EvalOptions { checkpoint: string; data: string; family: string; plugin?: string[]; samples: number; temperature: number; seed?: number; maxNewTokens: number; backend: string; accelerate?: string; workers?: string }
 
 /** `coevolve eval`: loads a checkpoint and scores it on labeled tasks from a JSONL file. */
 export async function evalCommand(o: EvalOptions): Promise<EvalResult & { checkpoint: string; data: string }> {
   if (!Number.isInteger(o.maxNewTokens) || o.maxNewTokens < 1) throw new Error(`eval: --max-new-tokens must be a positive integer, got ${o.maxNewTokens}`);
-  const family = taskFamily(o.family);
+  const family = await resolveTaskFamily(o.family, o.plugin ?? [], '--family');
   const tasks = readTasksJsonl(o.data, o.family);
   if (tasks.length === 0) throw new Error(`eval: ${o.data} holds no tasks`);
   const unlabeled = tasks.findIndex((t) => t.answer === undefined);

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GameArena } from '../../arenas/game.js';
 import { initBackend } from '../backend/index.js';
-import { createContainer, Resolver } from '../engine/registry.js';
+import { planExperiment } from '../engine/registry.js';
 import { textPolicyTable } from '../engine/evaluators/exploitability.js';
 import { exploitability, fromTable, nashConv, type TabularPolicy } from '../games/exploitability.js';
 import { loadModel } from '../models/store.js';
@@ -43,7 +43,7 @@ export async function exportPolicyCommand(dir: string, o: { out: string; iterati
     const held = existsSync(join(store.dir, 'checkpoints')) ? readdirSync(join(store.dir, 'checkpoints')).sort().join(', ') : 'none';
     throw new Error(`export-policy: ${store.dir} has no checkpoint of iteration ${o.iteration}; held: ${held}`);
   }
-  const plan = createContainer().get(Resolver).plan(c);
+  const plan = await planExperiment(c);
   if (!(plan.arena instanceof GameArena)) throw new Error(`export-policy: run ${store.dir} plays arena '${plan.arena.kind}', not a game`);
   await initBackend(c.backend, c.accelerate);
   const models: Record<string, TinyLM> = {};

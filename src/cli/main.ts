@@ -3,6 +3,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { pretrain, PretrainSchema } from '../engine/pretrain.js';
+import { resolveTaskFamily } from '../engine/registry.js';
 import { evalCommand } from './eval.js';
 import { exportPolicyCommand } from './export-policy.js';
 import { reportCommand } from './report.js';
@@ -44,6 +45,7 @@ program.command('eval')
   .requiredOption('--checkpoint <dir>', 'a saved model')
   .requiredOption('--data <file>', 'JSONL, one {"prompt","answer"} per line')
   .option('--family <name>', 'task family that parses and verifies answers', 'arithmetic')
+  .option('--plugin <module>', 'a plugin that defines the task family: a path from the working directory or a package (repeatable)', collect, [])
   .option('--samples <n>', 'answers sampled per task for maj@N (0 skips)', nonNegativeInt, 16)
   .option('--temperature <t>', 'sampling temperature for maj@N', finiteNumber, 1)
   .option('--seed <n>', 'sampling seed for maj@N', nonNegativeInt, 0)
@@ -59,14 +61,15 @@ program.command('tasks')
   .description('write a seeded set of distinct tasks as JSONL ({"prompt","answer"} per line)')
   .requiredOption('--out <file>', 'where to write')
   .option('--family <name>', 'task family', 'arithmetic')
+  .option('--plugin <module>', 'a plugin that defines the task family: a path from the working directory or a package (repeatable)', collect, [])
   .option('--difficulty <json>', 'difficulty as JSON', '{}')
   .option('--count <n>', 'how many tasks', positiveInt, 256)
   .option('--seed <n>', 'generator seed', nonNegativeInt, 0)
   .option('--overwrite', 'replace --out if it exists')
   .option('--exclude-pretrain <config>', 'skip every prompt of this pretraining config\'s corpus and held-out set (repeatable)', collect, [])
   .option('--exclude <file>', 'skip every prompt of this JSONL task file (repeatable)', collect, [])
-  .action((o) => {
-    console.log(JSON.stringify(tasksCommand(o)));
+  .action(async (o) => {
+    console.log(JSON.stringify(tasksCommand(o, await resolveTaskFamily(o.family, o.plugin, '--family'))));
   });
 
 program.command('report')

@@ -4,6 +4,7 @@ import type { Task } from '../core/types.js';
 import { pretrainCorpus, PretrainSchema } from '../engine/pretrain.js';
 import { readTasksJsonl, writeTasksJsonl } from '../tasks/jsonl.js';
 import { taskFamily } from '../tasks/index.js';
+import type { TaskFamily } from '../tasks/types.js';
 import { Rng } from '../util/rng.js';
 
 export interface TasksOptions {
@@ -18,9 +19,10 @@ export interface TasksOptions {
 /**
  * `coevolve tasks`: writes a seeded JSONL set of distinct tasks. With --exclude-pretrain, no
  * prompt of that pretraining config's corpus (proposer completions included) or held-out
- * sets is drawn, so RL can train on prompts its base never saw.
+ * sets is drawn, so RL can train on prompts its base never saw. `family` is resolved by the
+ * caller when a plugin defines it.
  */
-export function tasksCommand(o: TasksOptions): { out: string; count: number } {
+export function tasksCommand(o: TasksOptions, family: TaskFamily<unknown> = taskFamily(o.family)): { out: string; count: number } {
   if (!o.overwrite && existsSync(o.out)) throw new Error(`tasks: ${o.out} exists; pass --overwrite to replace it`);
   let difficulty: unknown;
   try {
@@ -28,7 +30,6 @@ export function tasksCommand(o: TasksOptions): { out: string; count: number } {
   } catch {
     throw new Error(`tasks: --difficulty must be JSON, e.g. '{"digits":2}', got ${o.difficulty}`);
   }
-  const family = taskFamily(o.family);
   const d = family.validate(difficulty);
   const configs = o.excludePretrain === undefined ? [] : Array.isArray(o.excludePretrain) ? o.excludePretrain : [o.excludePretrain];
   const seen = new Set([...configs.flatMap(pretrainPrompts), ...(o.exclude ?? []).flatMap((f) => readTasksJsonl(f, family.name).map((t) => t.prompt))]);

@@ -7,12 +7,14 @@ import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } fro
 import type { z } from 'zod';
 import { ExperimentSchema, type ExperimentConfig } from './schema.js';
 
+/** One problem of a config: where it is and what is wrong. */
 export interface ConfigIssue {
   /** dotted path of the field (`trainer.lr`, `judges.0.kind`); '' for the whole config */
   path: string;
   message: string;
 }
 
+/** A config that cannot run: the message lists every problem as `path: message`, and `issues` holds them one by one. */
 export class ConfigError extends Error {
   constructor(
     message: string,

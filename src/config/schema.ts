@@ -233,6 +233,7 @@ export const ExperimentSchema = z
     phases: z.array(PhaseSchema).min(1).optional(), // which roles train when, cycled (default: every training role, always)
     evaluators: z.array(EvaluatorSchema).default([]), // named evaluations beside tasks.eval
     buffer: BufferSchema.prefault({}), // the task buffer of recent valid proposals
+    plugins: z.array(z.string().min(1)).default([]), // modules that define arenas, judges, roles, task families or evaluators: paths (from the working directory) or package names
   })
   .superRefine((c, ctx) => {
     if (!isRecord(c)) return;

@@ -19,7 +19,8 @@ import { loadModels, saveModels, saveReferences, type LoadedModels } from './mod
 import { phaseIndex, trainingRoles } from './phases.js';
 import { preflight, type Checked } from './preflight.js';
 import { GradientProbe } from './probe.js';
-import { createContainer, Resolver, type Plan } from './registry.js';
+import type { Definition } from '../plugins/define.js';
+import { planExperiment, type Plan } from './registry.js';
 import { rolloutMetrics, scoreEpisodes, toSamples } from './rewards.js';
 
 export interface LoopOptions {
@@ -29,6 +30,8 @@ export interface LoopOptions {
   checked?: Checked;
   /** resume with a fresh optimizer when the checkpoint's optimizer state is missing or unwanted */
   freshOptimizer?: boolean;
+  /** kinds a script defined itself, beside the config's plugins */
+  definitions?: readonly Definition[];
 }
 
 /**
@@ -44,7 +47,7 @@ export interface LoopOptions {
  */
 export async function runLoop(c: ExperimentConfig, store: RunStore, o: LoopOptions = {}): Promise<void> {
   const log = o.log ?? ((l: string) => console.error(l));
-  const plan = createContainer().get(Resolver).plan(c);
+  const plan = await planExperiment(c, o.definitions);
   const checked = o.checked ?? (await preflight(c, plan, log));
   const info = await initBackend(c.backend, c.accelerate);
   log(describeBackend(info));

@@ -19,6 +19,7 @@ import { CharTokenizer } from '../tokenizer/index.js';
 import { Rng } from '../util/rng.js';
 import { evaluateSolver, type EvalResult } from './evaluate.js';
 import { startReplicas, workerCount, type Replicas } from '../parallel/replicas.js';
+import { resolveTaskFamily } from './registry.js';
 
 const Difficulty = z.record(z.string(), z.unknown());
 /** weighted difficulties; each difficulty is merged over `task.difficulty`, so shared fields are written once */
@@ -58,6 +59,8 @@ export const PretrainSchema = z.strictObject({
   out: z.string(),
   /** start from this checkpoint's weights instead of a fresh model (same architecture and tokenizer): a base that gains a skill */
   init: z.string().optional(),
+  /** modules that define task families (paths from the working directory, or package names), as an experiment's `plugins` */
+  plugins: z.array(z.string().min(1)).default([]),
 });
 export type PretrainConfig = z.output<typeof PretrainSchema>;
 
@@ -78,8 +81,7 @@ export interface PretrainCorpus { train: Task[]; proposals: Task[]; test: Task[]
  * then each extra set (distinct, skipping the corpus). Without mixture and proposer this is
  * exactly `disjointSplit(family, task.difficulty, train, heldOut, seed)`.
  */
-export function pretrainCorpus(config: PretrainConfig): PretrainCorpus {
-  const family = taskFamily(config.task.family);
+export function pretrainCorpus(config: PretrainConfig, family: TaskFamily<unknown> = taskFamily(config.task.family)): PretrainCorpus {
   const cells = (field: string, mixture: PretrainConfig['mixture']): MixtureCell<unknown>[] =>
     (mixture ?? [{ difficulty: {}, weight: 1 }]).map((c, i) => ({ difficulty: cellDifficulty(family, config.task.difficulty, c.difficulty, mixture ? `${field}[${i}].difficulty` : 'task.difficulty'), weight: c.weight }));
   const solver = mixtureSource(family, cells('mixture', config.mixture));
@@ -156,11 +158,11 @@ export async function pretrain(config: PretrainConfig, o: { overwrite?: boolean;
       throw new Error(`out: ${(e as Error).message}; pass --overwrite to replace the folder`);
     }
   }
-  const family = taskFamily(config.task.family);
+  const family = await resolveTaskFamily(config.task.family, config.plugins);
   const limits = cellDifficulty(family, config.task.difficulty, {}, 'task.difficulty');
   if (config.stopOn !== 'heldout' && !Object.hasOwn(config.heldOutSets, config.stopOn)) throw new Error(`stopOn: '${config.stopOn}' is not heldout or a heldOutSets name (${Object.keys(config.heldOutSets).join(', ') || 'none'})`);
   if (config.proposer && (!family.parseProposal || !family.measure)) throw new Error(`proposer: task family '${family.name}' cannot read proposals`);
-  const corpus = pretrainCorpus(config);
+  const corpus = pretrainCorpus(config, family);
   const info = await initBackend(config.backend, config.accelerate);
   log(describeBackend(info));
   const tokenizer = new CharTokenizer();

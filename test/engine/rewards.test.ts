@@ -20,7 +20,7 @@ function episode(i: number, text: string, length = 2): Episode {
     turns: [{ index: 0, role: 'solver', model: 'main', prompt: [1, 4], completion, logProbs, entropy: completion.map(() => 1), selfCertainty: length === 2 ? [0.1, 0.3] : completion.map(() => 0.2), text, action }],
   };
 }
-const plan = (judges: Plan['judges']): Plan => ({ arena: undefined as never, family: arithmetic as never, roles: {}, judges, live: {} });
+const plan = (judges: Plan['judges']): Plan => ({ arena: undefined as never, family: arithmetic as never, roles: {}, judges, live: {}, definitions: [] });
 const verify = (t: Task, o: string) => arithmetic.verify(t, o);
 
 describe('rewards to samples', () => {

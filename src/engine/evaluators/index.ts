@@ -29,7 +29,7 @@ export function buildEvaluators(c: ExperimentConfig, plan: Plan, evalSet: readon
     const temperature = c.eval.temperature ?? (c.arena.temperature > 0 ? c.arena.temperature : 1);
     out.push(new AccuracyEvaluator('', role, c.eval.every, evalSet, { samples: c.eval.samples, temperature, maxNewTokens: c.arena.maxNewTokens, seed: c.seed, model: c.roles[role].model }));
   }
-  const kinds = evaluatorKinds(check);
+  const kinds = evaluatorKinds(check).addAll(plan.definitions);
   c.evaluators.forEach((spec, i) => {
     const where = `evaluators[${i}]`;
     if (c.evaluators.findIndex((o) => o.name === spec.name) !== i) throw new Error(`${where}.name: '${spec.name}' is used twice`);

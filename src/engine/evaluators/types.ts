@@ -42,6 +42,7 @@ export interface EvaluatorSpec {
   options: Record<string, unknown>;
 }
 
+/** Builds an evaluator from its config entry (`where` names it in errors), the experiment and its resolved plan; it checks its options and reads its data here, before any work. */
 export type EvaluatorFactory = (spec: EvaluatorSpec, c: ExperimentConfig, plan: Plan, where: string) => Evaluator;
 
 /** The role an evaluator measures: the one named, or the first of the kind it needs. */

@@ -1,0 +1,47 @@
+// A custom two-role arena: a hinter sees the task and writes a short hint, then a solver
+// sees the hint and the task and answers. The solver is paid by the verifier; the hinter by
+// the episode's outcome, whether the solver it hinted got it right (cooperation). On a base
+// that never saw hints, a hint first costs the solver its bearings: the hinter learns when
+// to stay silent (an empty hint) before it learns what helps.
+import { arenaOptions, defineArena, defineRole, fromRun, invalid, valid, type Arena, type EpisodeEnd, type Turn } from 'coevolve';
+
+// New roles reuse role tokens a model's tokenizer already has (proposer, solver, critic, judge, memory, player).
+export const hinter = defineRole('hinter', {
+  token: 'proposer',
+  render: (o) => `hint ${o.task.prompt}`,
+  parse: (out) => (out.length <= 3 ? valid(out) : invalid(`a hint is at most 3 characters, got ${out.length}`)),
+});
+
+export const hintedSolver = defineRole('hinted-solver', (parseAnswer) => ({
+  kind: 'hinted-solver',
+  token: 'solver',
+  // no hint, no prefix: the solver then sees the task as a plain solver would
+  render: (o) => (o.hint ? `${String(o.hint)}|${o.task.prompt}` : o.task.prompt),
+  parse: (out) => parseAnswer(out),
+}));
+
+export const hint = defineArena('hint', (options, family): Arena => {
+  const { solverSeesHint } = arenaOptions('hint', options, { solverSeesHint: (v) => (typeof v === 'boolean' ? undefined : 'true or false') }, { solverSeesHint: true });
+  return {
+    kind: 'hint',
+    roles: { hinter: 'hinter', solver: 'hinted-solver' },
+    play: (task, ctx) =>
+      fromRun<Turn | EpisodeEnd>(async (emit) => {
+        const h = await ctx.act('hinter', { task });
+        emit(h);
+        const s = await ctx.act('solver', { task, hint: solverSeesHint && h.action.valid ? h.action.value : '' });
+        emit(s);
+        emit({ end: true, outcome: { hinter: s.action.valid && family.verify(task, s.text) ? 1 : 0 } });
+      }),
+    // what each role is shown at its longest, so the run checks before any work that it fits the model
+    observations: (task) => [
+      { role: 'hinter', observation: { task } },
+      { role: 'solver', observation: { task, hint: 'xxx' } },
+    ],
+    // the arena's own rollout metrics, logged beside the rewards
+    metrics: (episodes) => {
+      const hints = episodes.flatMap((e) => e.turns.filter((t) => t.role === 'hinter'));
+      return { 'hint/silent': hints.filter((t) => t.action.valid && t.action.value === '').length / Math.max(1, hints.length) };
+    },
+  };
+});

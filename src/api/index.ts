@@ -1,0 +1,45 @@
+/**
+ * coevolve's public API: `import { … } from 'coevolve'`. What a researcher extends
+ * (arenas, judges, roles, task families, evaluators, through `define*`), what runs an
+ * experiment (`runExperiment`, `loadConfig`), and the plain-JSON types they pass around.
+ * Everything else in the package is internal and may change.
+ */
+
+// extending
+export {
+  defineArena,
+  defineEvaluator,
+  defineJudge,
+  defineRole,
+  defineTaskFamily,
+  isDefinition,
+  type Concept,
+  type Definition,
+  type RewardContext,
+  type RewardJudge,
+  type RoleFactory,
+  type RoleSpec,
+} from '../plugins/define.js';
+export { loadPlugins, type PluginDefinition } from '../plugins/load.js';
+
+// running
+export { runExperiment, type ExperimentOptions, type ExperimentResult } from '../engine/experiment.js';
+export { ConfigError, loadConfig, parseConfig, type ConfigIssue } from '../config/load.js';
+export type { ExperimentConfig, ExperimentInput } from '../config/schema.js';
+export type { MetricsRow } from '../store/run.js';
+
+// what arenas, roles and judges exchange (plain JSON)
+export type { Action, BatchRewards, CompareScope, Episode, Reward, RoleId, Task, Turn } from '../core/types.js';
+export type { ActOptions, Arena, ArenaContext, ArenaFactory, EpisodeEnd } from '../../arenas/types.js';
+export type { AnswerParser, Observation, Role } from '../../roles/types.js';
+export type { Judge, VerifyFn } from '../../judges/types.js';
+export type { JudgeDeps, JudgeFactory } from '../../judges/registry.js';
+export type { ParsedAnswer, TaskFamily } from '../tasks/types.js';
+export type { EvalContext, Evaluator, EvaluatorFactory, EvaluatorSpec } from '../engine/evaluators/types.js';
+
+// helpers for writing them
+export { fromRun } from '../../arenas/operators/from-run.js';
+export { arenaOptions } from '../../arenas/options.js';
+export { invalid, valid } from '../../roles/types.js';
+export { Rng } from '../util/rng.js';
+export { arithmetic, strings } from '../tasks/index.js';
