@@ -7,6 +7,7 @@ import { resolveTaskFamily } from '../engine/registry.js';
 import { evalCommand } from './eval.js';
 import { exportPolicyCommand } from './export-policy.js';
 import { reportCommand } from './report.js';
+import { writeReport } from '../report/index.js';
 import { runCommand } from './run.js';
 import { tasksCommand } from './tasks.js';
 
@@ -73,11 +74,16 @@ program.command('tasks')
   });
 
 program.command('report')
-  .description('print the curves of a run directory as a table')
-  .argument('<dir>', 'run directory')
-  .option('--keys <list>', 'comma-separated metric names (default: eval metrics)')
-  .action(async (dir: string, o: { keys?: string }) => {
-    console.log(await reportCommand(dir, o.keys?.split(',')));
+  .description('print the curves of runs as tables; with --out, also write an HTML report and PNG and SVG charts, the runs overlaid')
+  .argument('<dirs...>', 'run directories')
+  .option('--keys <list>', 'comma-separated metric names for the tables (default: eval metrics)')
+  .option('--out <dir>', 'write index.html and a PNG and an SVG per chart here')
+  .action(async (dirs: string[], o: { keys?: string; out?: string }) => {
+    for (const dir of dirs) console.log((dirs.length > 1 ? `# ${dir}\n` : '') + (await reportCommand(dir, o.keys?.split(','))));
+    if (o.out) {
+      const written = await writeReport(dirs, o.out);
+      console.error(`report: ${written.html} (${written.charts.length} charts)`);
+    }
   });
 
 program.command('export-policy')

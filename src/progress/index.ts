@@ -16,6 +16,8 @@ export interface ProgressOptions {
   stream?: ProgressStream;
   /** a prefix naming the run or phase */
   label?: string;
+  /** what is counted, on plain lines (default 'iter') */
+  unit?: string;
   /** metrics shown per tick, in order (default: the first `maxMetrics` of each tick's row) */
   metrics?: string[];
   /** most metrics on one line (default 4 on a TTY, all otherwise) */
@@ -83,7 +85,7 @@ export function createProgress(total: number, options: ProgressOptions = {}): Pr
       }
       const m = metricText(metrics);
       if (!tty) {
-        stream.write(`${prefix}iter ${iteration}/${total}${m ? ' ' + m : ''}\n`);
+        stream.write(`${prefix}${options.unit ?? 'iter'} ${iteration}/${total}${m ? ' ' + m : ''}\n`);
         return;
       }
       const elapsed = (t - start) / 1000;
