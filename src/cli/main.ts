@@ -8,6 +8,7 @@ import { evalCommand } from './eval.js';
 import { exportPolicyCommand } from './export-policy.js';
 import { reportCommand } from './report.js';
 import { writeReport } from '../report/index.js';
+import { exportRun } from '../export/trajectories.js';
 import { runCommand } from './run.js';
 import { tasksCommand } from './tasks.js';
 
@@ -84,6 +85,14 @@ program.command('report')
       const written = await writeReport(dirs, o.out);
       console.error(`report: ${written.html} (${written.charts.length} charts)`);
     }
+  });
+
+program.command('export')
+  .description('write every turn of a run as JSONL (prompt, completion, role, group, reward, advantage...), the columns TRL and verl read; see docs/export.md')
+  .argument('<dir>', 'run directory (read only)')
+  .requiredOption('--out <file>', 'the JSONL file to write (must not exist)')
+  .action(async (dir: string, o: { out: string }) => {
+    console.log(JSON.stringify({ out: o.out, rows: await exportRun(dir, o.out) }));
   });
 
 program.command('export-policy')

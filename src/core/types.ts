@@ -52,6 +52,10 @@ export interface Turn {
   compare?: CompareScope;
   /** the arena's own outcome for this turn alone, when it has one (a re-rollout's result); the `outcome` judge prefers it to the episode's */
   outcome?: number;
+  /** as stored: the reward the judges gave it, combined by weight (absent when every judge abstained) */
+  reward?: number;
+  /** as stored: the advantage it was trained with, the mean over its completion tokens (every token's, for outcome estimators); absent when its role did not train */
+  advantage?: number;
 }
 
 /**

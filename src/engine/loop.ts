@@ -113,7 +113,7 @@ async function iterate(c: ExperimentConfig, store: RunStore, o: LoopOptions, s: 
     const scored = judged.filter((s) => roles.has(s.episode.turns[s.turn].role));
     // advantages
     await addReferenceLogProbs(c, scored, references, temperature);
-    const { samples, metrics: klMetrics } = toSamples(scored, c.trainer, roleTraining(c, state.controllers), state.baselines);
+    const { samples, metrics: klMetrics, credited } = toSamples(scored, c.trainer, roleTraining(c, state.controllers), state.baselines);
     // update
     const lr = trainer.config.lr * lrMultiplier(c.trainer.lrSchedule, it - 1, c.iterations);
     trainer.setLearningRate(lr);
@@ -133,6 +133,9 @@ async function iterate(c: ExperimentConfig, store: RunStore, o: LoopOptions, s: 
     const last = it === c.iterations;
     Object.assign(metrics, await evaluate(it, (e) => it % e.every === 0 || last || synced, last || synced));
     metrics['time/iteration_s'] = (performance.now() - t0) / 1000;
+    // what each turn earned and was trained with goes out with it (coevolve export, the dashboard)
+    for (const s of judged) s.episode.turns[s.turn].reward = s.reward;
+    for (const { turn, advantage } of credited) turn.advantage = advantage;
     store.appendEpisodes(it, episodes);
     store.appendMetrics({ iteration: it, ...finite(metrics) });
     if (it % c.checkpointEvery === 0 || last) {

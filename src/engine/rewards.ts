@@ -58,12 +58,13 @@ export function scoreEpisodes(plan: Plan, episodes: readonly Episode[], trainPer
  * holds each role's moving baseline for 'rae' (SPIRAL's RoleBaseline, keyed by role: the
  * loop keeps it across iterations and in every checkpoint); this updates it, turn by turn.
  */
-export function toSamples(scored: readonly ScoredTurn[], t: ExperimentConfig['trainer'], roles: Readonly<Record<string, RoleTraining>> = {}, baselines = new RoleBaseline(t.raeDecay ?? 0.95)): { samples: TrainSample[]; metrics: Record<string, number> } {
+export function toSamples(scored: readonly ScoredTurn[], t: ExperimentConfig['trainer'], roles: Readonly<Record<string, RoleTraining>> = {}, baselines = new RoleBaseline(t.raeDecay ?? 0.95)): { samples: TrainSample[]; metrics: Record<string, number>; credited: Array<{ turn: Turn; advantage: number }> } {
   let kept = [...scored];
   if (t.dropEqualGroups) kept = keepGroupsWithVariance(kept.map((s) => s.group), kept.map((s) => s.reward)).map((i) => kept[i]);
   kept = kept.filter((s) => s.episode.turns[s.turn].completion.length > 0);
   const samples: TrainSample[] = [];
   const metrics: Record<string, number> = {};
+  const credited: Array<{ turn: Turn; advantage: number }> = [];
   for (const [role, items] of groupBy(kept, (s) => s.episode.turns[s.turn].role)) {
     const r = roles[role] ?? { advantage: t.advantage };
     const turns = items.map((s) => s.episode.turns[s.turn]);
@@ -100,9 +101,10 @@ export function toSamples(scored: readonly ScoredTurn[], t: ExperimentConfig['tr
       if (r.klCoef !== undefined) sample.klCoef = r.klCoef;
       if (r.lossWeight !== undefined) sample.lossWeight = r.lossWeight;
       samples.push(sample);
+      credited.push({ turn: x, advantage: mean(adv.advantages[i].slice(0, x.completion.length)) });
     });
   }
-  return { samples, metrics };
+  return { samples, metrics, credited };
 }
 
 /** Rollout metrics that need no model: rewards per role, hidden-label accuracy, TTRL's label and reward accuracy, diversity. */
