@@ -5,8 +5,9 @@ import { loadModel } from '../models/store.js';
 import { readTasksJsonl } from '../tasks/jsonl.js';
 import { startReplicas } from '../parallel/replicas.js';
 import { resolveTaskFamily } from '../engine/registry.js';
+import { createProgress, type ProgressStream } from '../progress/index.js';
 
-export interface EvalOptions { checkpoint: string; data: string; family: string; plugin?: string[]; samples: number; temperature: number; seed?: number; maxNewTokens: number; backend: string; accelerate?: string; workers?: string }
+export interface EvalOptions { checkpoint: string; data: string; family: string; plugin?: string[]; stream?: ProgressStream; samples: number; temperature: number; seed?: number; maxNewTokens: number; backend: string; accelerate?: string; workers?: string }
 
 /** `coevolve eval`: loads a checkpoint and scores it on labeled tasks from a JSONL file. */
 export async function evalCommand(o: EvalOptions): Promise<EvalResult & { checkpoint: string; data: string }> {
@@ -25,7 +26,11 @@ export async function evalCommand(o: EvalOptions): Promise<EvalResult & { checkp
   if (loaded.kind !== 'tinylm' || !loaded.tokenizer) throw new Error(`eval: ${o.checkpoint} is not a language model with a tokenizer`);
   const replicas = await startReplicas(setting === 'auto' ? 'auto' : Number(setting), { backend: info.chosen, accelerate }, { eval: loaded.model });
   try {
-    const result = await evaluateSolver(loaded.model, loaded.tokenizer, family, tasks, { samples: o.samples, maxNewTokens: o.maxNewTokens, temperature: o.temperature, seed: o.seed ?? 0, replicas, id: 'eval' });
+    // greedy answers, then `samples` per task: one tick per episode, a bar on a terminal
+    const progress = createProgress(tasks.length * (1 + o.samples), { stream: o.stream, label: 'eval', unit: 'episode', plainEvery: 0.1, redrawMs: 100 });
+    let done = 0;
+    const result = await evaluateSolver(loaded.model, loaded.tokenizer, family, tasks, { samples: o.samples, maxNewTokens: o.maxNewTokens, temperature: o.temperature, seed: o.seed ?? 0, replicas, id: 'eval', onEpisode: () => progress.tick(++done) });
+    progress.done();
     return { checkpoint: o.checkpoint, data: o.data, ...result };
   } finally {
     await replicas?.close();

@@ -1,4 +1,4 @@
-import { firstValueFrom, toArray } from 'rxjs';
+import { firstValueFrom, tap, toArray } from 'rxjs';
 import { Agents, playGroups } from '../../arenas/index.js';
 import { SolveArena } from '../../arenas/solve.js';
 import { majorityLabel, voteOf } from '../../judges/majority.js';
@@ -22,14 +22,19 @@ export interface EvalResult {
 }
 
 /** Replicas of the evaluated model in other threads (src/parallel) and its id among them: they share every batch. */
-export interface Shared { replicas?: GenerateReplicas; id?: string }
+export interface Shared {
+  replicas?: GenerateReplicas;
+  id?: string;
+  /** called as each episode ends (progress of a long evaluation) */
+  onEpisode?: () => void;
+}
 
 /** Plays the solve arena on `tasks` through a batching server and returns the episodes. */
 export async function solveEpisodes(model: TinyLM, tokenizer: CharTokenizer, family: TaskFamily<unknown>, tasks: readonly Task[], group: number, sampling: { temperature: number; maxNewTokens: number; seed?: number } & Shared): Promise<Episode[]> {
-  const { replicas, id, ...options } = sampling; // the options travel with every request; the replicas stay here
+  const { replicas, id, onEpisode, ...options } = sampling; // the options travel with every request; the replicas stay here
   const server = new BatchingServer(id ?? 'eval', model, options.seed ?? 0, undefined, replicas);
   const agents = new Agents({ solver: { role: new SolverRole((o) => family.parseAnswer(o)), model: 'eval', server } }, tokenizer, options);
-  return firstValueFrom(playGroups(new SolveArena(), tasks, group, agents).pipe(toArray()));
+  return firstValueFrom(playGroups(new SolveArena(), tasks, group, agents).pipe(tap(() => onEpisode?.()), toArray()));
 }
 
 /**
@@ -38,7 +43,7 @@ export async function solveEpisodes(model: TinyLM, tokenizer: CharTokenizer, fam
  */
 export async function evaluateSolver(model: TinyLM, tokenizer: CharTokenizer, family: TaskFamily<unknown>, tasks: readonly Task[], o: { samples: number; maxNewTokens: number; temperature?: number; seed?: number } & Shared): Promise<EvalResult> {
   if (tasks.length === 0) throw new Error('evaluate: no tasks');
-  const greedy = await solveEpisodes(model, tokenizer, family, tasks, 1, { temperature: 0, maxNewTokens: o.maxNewTokens, replicas: o.replicas, id: o.id });
+  const greedy = await solveEpisodes(model, tokenizer, family, tasks, 1, { temperature: 0, maxNewTokens: o.maxNewTokens, replicas: o.replicas, id: o.id, onEpisode: o.onEpisode });
   const right = greedy.filter((e) => family.verify(e.task, e.turns[0].text) && e.turns[0].action.valid).length;
   const result: EvalResult = { tasks: tasks.length, pass1: right / tasks.length, samples: o.samples, validRate: greedy.filter((e) => e.turns[0].action.valid).length / tasks.length };
   if (o.samples > 0) result.majN = await majorityAccuracy(model, tokenizer, family, tasks, o);
@@ -46,7 +51,7 @@ export async function evaluateSolver(model: TinyLM, tokenizer: CharTokenizer, fa
 }
 
 async function majorityAccuracy(model: TinyLM, tokenizer: CharTokenizer, family: TaskFamily<unknown>, tasks: readonly Task[], o: { samples: number; maxNewTokens: number; temperature?: number; seed?: number } & Shared): Promise<number> {
-  const episodes = await solveEpisodes(model, tokenizer, family, tasks, o.samples, { temperature: o.temperature ?? 1, maxNewTokens: o.maxNewTokens, seed: o.seed, replicas: o.replicas, id: o.id });
+  const episodes = await solveEpisodes(model, tokenizer, family, tasks, o.samples, { temperature: o.temperature ?? 1, maxNewTokens: o.maxNewTokens, seed: o.seed, replicas: o.replicas, id: o.id, onEpisode: o.onEpisode });
   let right = 0;
   for (const group of groupBy(episodes, (e) => e.group).values()) {
     const { label } = majorityLabel(group.map((e) => voteOf(e.turns[0])));

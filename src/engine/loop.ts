@@ -94,7 +94,13 @@ async function iterate(c: ExperimentConfig, store: RunStore, o: LoopOptions, s: 
   const progress = createProgress(c.iterations, { stream: o.stream, label: c.name });
   const evaluate = async (it: number, due: (e: Evaluator) => boolean, thorough: boolean) => {
     const m: Record<string, number> = {};
-    for (const ev of evaluators.filter(due)) Object.assign(m, evalMetrics(ev, await ev.run({ models, tokenizer, family: plan.family, iteration: it, thorough, replicas })));
+    for (const ev of evaluators.filter(due)) {
+      // a thorough evaluation (the start, the end) can take minutes: say what runs, and how long it took
+      const t = performance.now();
+      if (thorough) log(`evaluating ${ev.name || 'tasks.eval'} at iteration ${it}...`);
+      Object.assign(m, evalMetrics(ev, await ev.run({ models, tokenizer, family: plan.family, iteration: it, thorough, replicas })));
+      if (thorough) log(`evaluated ${ev.name || 'tasks.eval'} in ${((performance.now() - t) / 1000).toFixed(1)}s`);
+    }
     return m;
   };
   if (!store.readMetrics().some((r) => r.iteration === 0)) store.appendMetrics({ iteration: 0, ...(await evaluate(0, () => true, true)) });

@@ -16,8 +16,12 @@ export interface ProgressOptions {
   stream?: ProgressStream;
   /** a prefix naming the run or phase */
   label?: string;
-  /** what is counted, on plain lines (default 'iter') */
+  /** what is counted, on plain lines and in the rate (default 'iter') */
   unit?: string;
+  /** plain lines only when at least this share of the total has passed since the last (and at the end): long counts (episodes) stay a few lines in a log */
+  plainEvery?: number;
+  /** on a TTY, redraw at most this often in ms (and always at the end) */
+  redrawMs?: number;
   /** metrics shown per tick, in order (default: the first `maxMetrics` of each tick's row) */
   metrics?: string[];
   /** most metrics on one line (default 4 on a TTY, all otherwise) */
@@ -65,6 +69,8 @@ export function createProgress(total: number, options: ProgressOptions = {}): Pr
   let lastLen = 0;
   let drawn = false;
   let finished = false;
+  let lastPlain = -Infinity;
+  let lastDraw = -Infinity;
 
   const metricText = (metrics: Record<string, number>) => {
     const keys = (options.metrics ?? Object.keys(metrics)).filter((k) => typeof metrics[k] === 'number');
@@ -85,9 +91,13 @@ export function createProgress(total: number, options: ProgressOptions = {}): Pr
       }
       const m = metricText(metrics);
       if (!tty) {
+        if (options.plainEvery !== undefined && iteration < total && iteration - lastPlain < options.plainEvery * total) return;
+        lastPlain = iteration;
         stream.write(`${prefix}${options.unit ?? 'iter'} ${iteration}/${total}${m ? ' ' + m : ''}\n`);
         return;
       }
+      if (options.redrawMs !== undefined && iteration < total && t - lastDraw < options.redrawMs) return;
+      lastDraw = t;
       const elapsed = (t - start) / 1000;
       const doneHere = iteration - first;
       const rate = doneHere > 0 ? (t - start) / 1000 / doneHere : NaN;
@@ -100,6 +110,7 @@ export function createProgress(total: number, options: ProgressOptions = {}): Pr
       let line =
         `${prefix}[${bar}] ${pct} ${String(iteration).padStart(width)}/${total}` +
         ` ${formatDuration(elapsed)} eta ${Number.isFinite(eta) ? formatDuration(eta) : '?'}` +
+        (rate > 0 ? ` ${formatNumber(1 / rate)} ${options.unit ?? 'iter'}/s` : '') +
         (m ? ` ${m}` : '');
       const cols = stream.columns;
       if (cols && line.length > cols - 1) line = line.slice(0, Math.max(0, cols - 1));

@@ -57,3 +57,27 @@ describe('coevolve eval', () => {
     expect(message).to.match(/line 2 has no answer/);
   });
 });
+
+describe('coevolve eval progress', function () {
+  this.timeout(120000);
+
+  it('draws a bar on a terminal that advances, with rate and time left, to every episode', async () => {
+    const chunks: string[] = [];
+    const stream = { isTTY: true, columns: 160, write: (s: string) => chunks.push(s) };
+    // 256 tasks, greedy then 8 samples each: 2,304 episodes through the batching server
+    await evalCommand({ checkpoint: 'checkpoints/base-add2', data: 'checkpoints/base-add2/heldout.jsonl', family: 'arithmetic', samples: 8, temperature: 1, maxNewTokens: 5, backend: 'cpu', workers: '1', stream });
+    const draws = chunks.filter((c) => c.startsWith('\r'));
+    const counts = draws.map((d) => Number(/ (\d+)\/2304 /.exec(d)?.[1]));
+    expect(draws.length).to.be.above(2);
+    expect(counts.every((c, i) => i === 0 || c > counts[i - 1]), counts.join(',')).to.equal(true);
+    expect(counts[counts.length - 1]).to.equal(2304);
+    expect(draws[draws.length - 1]).to.include('100%').and.match(/ eta \d+s [\d.]+(e\d+)? episode\/s/);
+  });
+
+  it('writes a few plain lines when the stream is not a terminal', async () => {
+    const lines: string[] = [];
+    await evalCommand({ checkpoint: 'checkpoints/base-add2', data: 'checkpoints/base-add2/heldout.jsonl', family: 'arithmetic', samples: 1, temperature: 1, maxNewTokens: 5, backend: 'cpu', workers: '1', stream: { write: (s: string) => lines.push(s) } });
+    expect(lines.length).to.be.within(5, 12); // a line per 10% of 512 episodes, not 512
+    expect(lines[lines.length - 1]).to.equal('eval episode 512/512\n');
+  });
+});
