@@ -9,6 +9,7 @@ import { exportPolicyCommand } from './export-policy.js';
 import { reportCommand } from './report.js';
 import { writeReport } from '../report/index.js';
 import { exportRun } from '../export/trajectories.js';
+import { serveCommand } from './serve.js';
 import { runCommand } from './run.js';
 import { tasksCommand } from './tasks.js';
 
@@ -93,6 +94,20 @@ program.command('export')
   .requiredOption('--out <file>', 'the JSONL file to write (must not exist)')
   .action(async (dir: string, o: { out: string }) => {
     console.log(JSON.stringify({ out: o.out, rows: await exportRun(dir, o.out) }));
+  });
+
+program.command('serve')
+  .description('serve a checkpoint through OpenAI\'s API: /v1/models, /v1/completions, /v1/chat/completions (logprobs, streaming)')
+  .argument('<checkpoint>', 'a saved model')
+  .option('--host <host>', 'address to bind (keep it on loopback unless the API key is set)', '127.0.0.1')
+  .option('--port <n>', 'port (0 picks a free one)', nonNegativeInt, 8000)
+  .option('--name <id>', 'the model id clients name (default: the checkpoint folder\'s name)')
+  .option('--role <role>', 'the role token prompts start with', 'solver')
+  .option('--api-key <key>', 'require Authorization: Bearer <key> (default: $COEVOLVE_API_KEY)')
+  .option('--max-body <bytes>', 'largest request body', positiveInt, 1 << 20)
+  .option('--backend <name>', 'auto | gpu | node | wasm | cpu', 'auto')
+  .action(async (checkpoint: string, o: { host: string; port: number; name?: string; role: string; apiKey?: string; maxBody: number; backend: string }) => {
+    await serveCommand(checkpoint, o);
   });
 
 program.command('export-policy')

@@ -1,0 +1,107 @@
+import { expect } from 'chai';
+import { spawn, type ChildProcess } from 'node:child_process';
+import OpenAI from 'openai';
+import { initBackend } from '../../src/backend/index.js';
+import { loadModel } from '../../src/models/store.js';
+import { BatchingServer } from '../../src/serving/server.js';
+
+/** Starts `coevolve serve` on a free port and resolves with its URL once it listens. */
+function startServe(args: string[]): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['bin/coevolve.js', 'serve', 'checkpoints/base-add2', '--port', '0', '--backend', 'cpu', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let err = '';
+    child.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+      const m = /serving '.*' at (\S+)/.exec(err);
+      if (m) resolve({ url: m[1], child });
+    });
+    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
+  });
+}
+
+describe('coevolve serve (OpenAI API)', function () {
+  this.timeout(60000);
+  let url: string;
+  let child: ChildProcess;
+  let client: OpenAI;
+  let greedy: string;
+
+  before(async () => {
+    ({ url, child } = await startServe(['--api-key', 'secret-key']));
+    client = new OpenAI({ baseURL: url, apiKey: 'secret-key', maxRetries: 0 });
+    // what the model itself answers greedily, through the same prompt encoding a solver gets
+    await initBackend('cpu');
+    const { model, tokenizer } = await loadModel('checkpoints/base-add2');
+    const g = await new BatchingServer('ref', model).generate(tokenizer!.prompt('12+34=', 'solver'), { maxNewTokens: 4, temperature: 0, eos: tokenizer!.eos });
+    greedy = tokenizer!.decode(g.tokens);
+  });
+  after(() => child?.kill('SIGTERM'));
+
+  it('lists its model', async () => {
+    const models = await client.models.list();
+    expect(models.data.map((m) => m.id)).to.deep.equal(['base-add2']);
+  });
+
+  it("answers the openai client's completions with logprobs, as the model answers greedily", async () => {
+    const r = await client.completions.create({ model: 'base-add2', prompt: '12+34=', max_tokens: 4, temperature: 0, logprobs: 3 });
+    const c = r.choices[0];
+    expect(c.text).to.equal(greedy);
+    expect(['stop', 'length']).to.include(c.finish_reason);
+    expect(c.logprobs!.tokens!.join('')).to.equal(c.text);
+    expect(c.logprobs!.token_logprobs).to.have.length(c.logprobs!.tokens!.length);
+    for (const [i, alts] of c.logprobs!.top_logprobs!.entries()) {
+      expect(Object.keys(alts)).to.have.length(3);
+      // greedy: the chosen token is the likeliest, and its log-prob is the top one
+      expect(alts[c.logprobs!.tokens![i]]).to.be.closeTo(Math.max(...Object.values(alts)), 1e-4);
+      expect(c.logprobs!.token_logprobs![i]).to.be.closeTo(alts[c.logprobs!.tokens![i]], 1e-3);
+    }
+    expect(r.usage!.completion_tokens).to.equal(c.logprobs!.tokens!.length);
+  });
+
+  it('answers chat calls from the last user message, and streams the same text', async () => {
+    const r = await client.chat.completions.create({ model: 'base-add2', messages: [{ role: 'system', content: 'ignored' }, { role: 'user', content: '12+34=' }], max_tokens: 4, temperature: 0, logprobs: true, top_logprobs: 2 });
+    expect(r.choices[0].message.content).to.equal(greedy);
+    expect(r.choices[0].logprobs!.content!.map((t) => t.token).join('')).to.equal(greedy);
+    expect(r.choices[0].logprobs!.content![0].top_logprobs).to.have.length(2);
+    const stream = await client.chat.completions.create({ model: 'base-add2', messages: [{ role: 'user', content: '12+34=' }], max_tokens: 4, temperature: 0, stream: true });
+    let text = '';
+    let finish: string | null = null;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta?.content ?? '';
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+    }
+    expect(text).to.equal(greedy);
+    expect(finish).to.equal(r.choices[0].finish_reason);
+    const sampled = await client.completions.create({ model: 'base-add2', prompt: ['1+2=', '3+4='], max_tokens: 3, n: 3 });
+    expect(sampled.choices).to.have.length(6);
+  });
+
+  it('refuses malformed and oversized requests with OpenAI-style 400s and 413s, before any work', async () => {
+    const bad = async (p: Promise<unknown>) => p.then(() => null, (e: InstanceType<typeof OpenAI.APIError>) => e);
+    const tooLong = await bad(client.completions.create({ model: 'base-add2', prompt: '12+34=', max_tokens: 10000 }));
+    expect(tooLong?.status).to.equal(400);
+    expect(tooLong?.param).to.equal('max_tokens');
+    expect(tooLong?.message).to.match(/context is 32 tokens; prompt 0 takes 8, so max_tokens may be at most 24/);
+    const hot = await bad(client.completions.create({ model: 'base-add2', prompt: '1+1=', temperature: 5 }));
+    expect([hot?.status, hot?.param]).to.deep.equal([400, 'temperature']);
+    const alien = await bad(client.completions.create({ model: 'base-add2', prompt: 'é' }));
+    expect([alien?.status, alien?.param]).to.deep.equal([400, 'prompt']);
+    const other = await bad(client.completions.create({ model: 'gpt-4', prompt: '1+1=' }));
+    expect([other?.status, other?.code]).to.deep.equal([404, 'model_not_found']);
+    const headers = { authorization: 'Bearer secret-key', 'content-type': 'application/json' };
+    const notJson = await fetch(`${url}/completions`, { method: 'POST', headers, body: '{"model": ' });
+    expect(notJson.status).to.equal(400);
+    expect((await notJson.json()).error).to.include({ type: 'invalid_request_error', code: 'invalid_json' });
+    const huge = await fetch(`${url}/completions`, { method: 'POST', headers, body: JSON.stringify({ model: 'base-add2', prompt: 'x'.repeat(2 << 20) }) });
+    expect(huge.status).to.equal(413);
+    expect((await huge.json()).error.code).to.equal('request_too_large');
+  });
+
+  it('requires the API key: without it, or with another, a 401', async () => {
+    const none = await fetch(`${url}/models`);
+    expect(none.status).to.equal(401);
+    expect((await none.json()).error.code).to.equal('invalid_api_key');
+    const wrong = await new OpenAI({ baseURL: url, apiKey: 'not-it', maxRetries: 0 }).models.list().then(() => null, (e: InstanceType<typeof OpenAI.APIError>) => e);
+    expect(wrong?.status).to.equal(401);
+  });
+});
