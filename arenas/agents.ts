@@ -1,6 +1,6 @@
 import type { RoleId, Turn } from '../src/core/types.js';
 import type { Role, Observation } from '../roles/types.js';
-import type { BatchingServer, GenerateOptions } from '../src/serving/server.js';
+import type { GenerateOptions, GenerateServer } from '../src/serving/server.js';
 import type { CharTokenizer } from '../src/tokenizer/index.js';
 import type { ActOptions, ArenaContext } from './types.js';
 
@@ -8,7 +8,7 @@ export interface AgentBinding {
   role: Role;
   /** model id, as named in the config */
   model: string;
-  server: BatchingServer;
+  server: GenerateServer;
   /** this role's longest completion, when not the sampling's (a one-token verdict beside long working) */
   maxNewTokens?: number;
   /** this role's sampling temperature, when not the sampling's (a greedy judge of sampled answers) */

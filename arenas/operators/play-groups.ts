@@ -1,4 +1,4 @@
-import { from, map, mergeMap, type Observable } from 'rxjs';
+import { catchError, EMPTY, from, map, mergeMap, throwError, type Observable } from 'rxjs';
 import type { Episode, Task } from '../../src/core/types.js';
 import type { Arena, ArenaContext } from '../types.js';
 import { toEpisode } from './to-episode.js';
@@ -8,10 +8,21 @@ import { toEpisode } from './to-episode.js';
  * batching servers see every request together. Emits each episode when it ends (not in
  * task order); episode ids are `${task.id}#${g}`, the group is the task id and `member` is g.
  *
+ * An episode whose stream errors is dropped when `dropped(error, task)` says so (an endpoint
+ * that went down: the caller counts it) and otherwise fails the whole batch (a bug).
+ *
  * @example
  * playGroups(new SolveArena(), tasks, 8, agents).pipe(toArray()).subscribe(console.log);
  */
-export function playGroups(arena: Arena, tasks: readonly Task[], groupSize: number, ctx: ArenaContext): Observable<Episode> {
+export function playGroups(arena: Arena, tasks: readonly Task[], groupSize: number, ctx: ArenaContext, dropped: (error: unknown, task: Task) => boolean = () => false): Observable<Episode> {
   const jobs = tasks.flatMap((task) => Array.from({ length: groupSize }, (_, g) => ({ task, g })));
-  return from(jobs).pipe(mergeMap(({ task, g }) => arena.play(task, ctx).pipe(toEpisode(`${task.id}#${g}`, task.id, task), map((e) => ({ ...e, member: g })))));
+  return from(jobs).pipe(
+    mergeMap(({ task, g }) =>
+      arena.play(task, ctx).pipe(
+        toEpisode(`${task.id}#${g}`, task.id, task),
+        map((e) => ({ ...e, member: g })),
+        catchError((error: unknown) => (dropped(error, task) ? EMPTY : throwError(() => error))),
+      ),
+    ),
+  );
 }

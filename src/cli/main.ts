@@ -10,6 +10,7 @@ import { reportCommand } from './report.js';
 import { writeReport } from '../report/index.js';
 import { exportRun } from '../export/trajectories.js';
 import { serveCommand } from './serve.js';
+import { startDashboard } from '../dashboard/server.js';
 import { runCommand } from './run.js';
 import { tasksCommand } from './tasks.js';
 
@@ -94,6 +95,24 @@ program.command('export')
   .requiredOption('--out <file>', 'the JSONL file to write (must not exist)')
   .action(async (dir: string, o: { out: string }) => {
     console.log(JSON.stringify({ out: o.out, rows: await exportRun(dir, o.out) }));
+  });
+
+program.command('dashboard')
+  .description('a local page: the runs under a folder, live charts of a running experiment, and an episode browser (reads only)')
+  .option('--runs <dir>', 'the folder of runs', 'runs')
+  .option('--host <host>', 'address to bind (keep it on loopback unless the API key is set)', '127.0.0.1')
+  .option('--port <n>', 'port (0 picks a free one)', nonNegativeInt, 8080)
+  .option('--api-key <key>', 'require the key: a bearer token, or ?key= in the page URL (default: $COEVOLVE_API_KEY)')
+  .action(async (o: { runs: string; host: string; port: number; apiKey?: string }) => {
+    const apiKey = o.apiKey ?? process.env.COEVOLVE_API_KEY;
+    if (!['127.0.0.1', 'localhost', '::1'].includes(o.host) && !apiKey) console.error(`warning: the dashboard on ${o.host} has no API key: anyone who reaches it can read every run (pass --api-key)`);
+    const d = await startDashboard({ root: o.runs, host: o.host, port: o.port, apiKey });
+    console.error(`dashboard of ${o.runs} at ${d.url}${apiKey ? '?key=<key>' : ''}`);
+    await new Promise<void>((done) => {
+      const stop = () => void d.close().then(done);
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
   });
 
 program.command('serve')

@@ -70,12 +70,31 @@ export const TinyLMConfigSchema = z
     }
   }, always);
 
-export const ModelSchema = z.strictObject({
-  checkpoint: z.string().min(1).optional(), // dir of a saved model to start from
-  kind: z.literal('tinylm').default('tinylm'), // model class
-  config: TinyLMConfigSchema.optional(), // architecture (for a fresh model, or checked against the checkpoint)
-  reference: z.boolean().default(false), // keep a frozen copy for the KL term
+/** An inference-only model behind an OpenAI-compatible endpoint (`coevolve serve`, vLLM, llama.cpp...). */
+export const RemoteSchema = z.strictObject({
+  url: z.string().url(), // the API base, e.g. http://127.0.0.1:8000/v1
+  model: z.string().min(1), // the model id the endpoint serves
+  apiKeyEnv: z.string().min(1).optional(), // the environment variable holding its API key (never the key itself in a config)
+  timeoutMs: posInt().default(30000), // per request
+  retries: int().min(0).default(2), // retries with exponential backoff on connection errors, timeouts, 429 and 5xx (the openai client's)
 });
+
+export const ModelSchema = z
+  .strictObject({
+    checkpoint: z.string().min(1).optional(), // dir of a saved model to start from
+    kind: z.enum(['tinylm', 'remote']).default('tinylm'), // model class: a TinyLM trained here, or a remote endpoint (inference only)
+    config: TinyLMConfigSchema.optional(), // architecture (for a fresh model, or checked against the checkpoint)
+    reference: z.boolean().default(false), // keep a frozen copy for the KL term
+    remote: RemoteSchema.optional(), // kind remote: where the model is served
+  })
+  .superRefine((m, ctx) => {
+    if (!isRecord(m)) return;
+    if (m.kind === 'remote') {
+      if (m.remote === undefined) ctx.addIssue({ code: 'custom', path: ['remote'], message: "required for kind 'remote': { url, model }" });
+      for (const f of ['checkpoint', 'config'] as const) if (m[f] !== undefined) ctx.addIssue({ code: 'custom', path: [f], message: "a remote model has no local weights; remove it" });
+      if (m.reference === true) ctx.addIssue({ code: 'custom', path: ['reference'], message: 'a remote model cannot be a KL reference' });
+    } else if (m.remote !== undefined) ctx.addIssue({ code: 'custom', path: ['remote'], message: "only for kind 'remote'" });
+  }, always);
 
 export const KlRewardSchema = z
   .strictObject({
@@ -245,6 +264,9 @@ export const ExperimentSchema = z
     }
     for (const [roleId, role] of Object.entries(roles)) {
       const model = isRecord(role) ? role.model : undefined;
+      if (typeof model === 'string' && isRecord(models[model]) && (models[model] as Record<string, unknown>).kind === 'remote' && role.train !== false) {
+        ctx.addIssue({ code: 'custom', path: ['roles', roleId, 'train'], message: `model "${model}" is remote (inference only): set train: false` });
+      }
       if (typeof model === 'string' && model !== '' && !Object.hasOwn(models, model)) {
         ctx.addIssue({
           code: 'custom',

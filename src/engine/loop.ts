@@ -11,6 +11,7 @@ import { lrMultiplier } from '../rl/schedule.js';
 import { JointTrainer } from '../rl/trainer.js';
 import { startReplicas, workerCount, type Replicas } from '../parallel/replicas.js';
 import { BatchingServer } from '../serving/server.js';
+import { RemoteModelError, remoteServers } from '../openai/remote.js';
 import type { RunStore } from '../store/run.js';
 import { evalMetrics, type Evaluator } from './evaluators/index.js';
 import { freshLoopState, loadLoopState, saveLoopState } from './loop-state.js';
@@ -81,6 +82,7 @@ interface Setup extends LoadedModels, Checked {
 async function iterate(c: ExperimentConfig, store: RunStore, o: LoopOptions, s: Setup): Promise<void> {
   const { plan, train, evaluators, models, references, tokenizer, attachments, resumeDir, temperature, replicas, log } = s;
   const trainer = new JointTrainer(models, { ...c.trainer, temperature }, replicas);
+  const remotes = remoteServers(c, tokenizer);
   for (const id of resumeDir ? Object.keys(models) : []) {
     if (o.freshOptimizer) log(`models.${id}: starting a fresh optimizer (--fresh-optimizer)`);
     else await restoreOptimizerState(`${resumeDir}/${id}`, attachments[id] ?? {}, trainer.optimizer(id));
@@ -109,10 +111,14 @@ async function iterate(c: ExperimentConfig, store: RunStore, o: LoopOptions, s: 
     const roles = trainingRoles(c, it);
     // rollout
     const servers = Object.fromEntries(Object.entries(models).map(([id, m]) => [id, new BatchingServer(id, m, hashSeed(c.seed, it, id), undefined, replicas)]));
-    const bindings = Object.fromEntries(Object.entries(c.roles).map(([id, r]) => [id, { role: plan.roles[id], model: r.model, server: servers[r.model], maxNewTokens: r.maxNewTokens }]));
+    const bindings = Object.fromEntries(Object.entries(c.roles).map(([id, r]) => [id, { role: plan.roles[id], model: r.model, server: servers[r.model] ?? remotes[r.model], maxNewTokens: r.maxNewTokens }]));
     const agents = new Agents(bindings, tokenizer, sampling, (p) => state.buffer.has(p));
     const tasks = iterationTasks(c, plan.arena, train, state.buffer, it);
-    const episodes = await firstValueFrom(playGroups(plan.arena, tasks, c.arena.groupSize, agents).pipe(toArray()));
+    // an episode that meets a remote endpoint gone down is dropped and counted; the run goes on
+    const failed: RemoteModelError[] = [];
+    const dropped = (e: unknown) => e instanceof RemoteModelError && failed.push(e) > 0;
+    const episodes = await firstValueFrom(playGroups(plan.arena, tasks, c.arena.groupSize, agents, dropped).pipe(toArray()));
+    if (failed.length) log(`iteration ${it}: ${failed.length} episodes failed: ${failed[0].message}`);
     const tRollout = (performance.now() - t0) / 1000;
     // score
     const judged = scoreEpisodes(plan, episodes, c.arena.trainPerGroup);
@@ -126,7 +132,7 @@ async function iterate(c: ExperimentConfig, store: RunStore, o: LoopOptions, s: 
     const t1 = performance.now();
     const steps = samples.length ? Array.from({ length: c.trainer.ppoEpochs }, () => trainer.step(samples)) : [];
     const tTrain = (performance.now() - t1) / 1000;
-    const metrics: Record<string, number> = { ...rolloutMetrics(plan, episodes, judged), ...(plan.arena.metrics?.(episodes) ?? {}), ...klMetrics, samples: samples.length, lr };
+    const metrics: Record<string, number> = { 'episodes/failed': failed.length, ...rolloutMetrics(plan, episodes, judged), ...(plan.arena.metrics?.(episodes) ?? {}), ...klMetrics, samples: samples.length, lr };
     if (c.phases) metrics.phase = phaseIndex(c, it);
     const synced = refSyncDue(c.trainer.refSync, it);
     if (synced) {

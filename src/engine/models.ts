@@ -27,6 +27,7 @@ export async function loadModels(c: ExperimentConfig, resumeDir?: string, o: { f
   const attachments: Record<string, Record<string, Uint8Array>> = {};
   let tokenizer: CharTokenizer | undefined;
   for (const [id, spec] of Object.entries(c.models)) {
+    if (spec.kind === 'remote') continue; // served elsewhere: no weights here
     const start = spec.checkpoint;
     const source = resumeDir ? join(resumeDir, id) : start;
     if (source) {

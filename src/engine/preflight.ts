@@ -5,6 +5,7 @@ import { verifyCheckpoint } from '../models/checkpoint.js';
 import type { TaskCheck } from '../tasks/jsonl.js';
 import { CharTokenizer } from '../tokenizer/index.js';
 import { freshConfig } from './models.js';
+import { RemoteServer } from '../openai/remote.js';
 import type { Plan } from './registry.js';
 import { loadTaskSets } from './task-sets.js';
 import { buildEvaluators, type Evaluator } from './evaluators/index.js';
@@ -55,6 +56,13 @@ interface Reader { tokenizer: CharTokenizer; context: number }
 async function modelReaders(c: ExperimentConfig): Promise<Record<string, Reader>> {
   const out: Record<string, Reader> = {};
   for (const [id, spec] of Object.entries(c.models)) {
+    if (spec.kind === 'remote') {
+      // the endpoint must answer and serve the model; it checks its own context per request
+      const tokenizer = new CharTokenizer();
+      await new RemoteServer(id, spec.remote!, tokenizer).check();
+      out[id] = { tokenizer, context: Infinity };
+      continue;
+    }
     if (!spec.checkpoint) {
       const tokenizer = new CharTokenizer();
       out[id] = { tokenizer, context: freshConfig(c, id, tokenizer).context };

@@ -44,7 +44,7 @@ export const TrajectorySchema = z.strictObject({
 export type Trajectory = z.infer<typeof TrajectorySchema>;
 
 /** The tokenizer of each of the run's models: from its last checkpoint, else the one it started from, else the default. */
-function tokenizers(store: RunStore): (model: string) => CharTokenizer {
+export function runTokenizers(store: RunStore): (model: string) => CharTokenizer {
   const cache = new Map<string, CharTokenizer>();
   return (model) => {
     if (!cache.has(model)) {
@@ -63,7 +63,7 @@ function tokenizers(store: RunStore): (model: string) => CharTokenizer {
  */
 export async function exportRun(dir: string, out: string, o: { stream?: ProgressStream } = {}): Promise<number> {
   const store = await RunStore.open(dir);
-  const tokenizer = tokenizers(store);
+  const tokenizer = runTokenizers(store);
   const file = createWriteStream(out, { flags: 'wx' });
   const failed = new Promise<never>((_, reject) => file.once('error', reject));
   failed.catch(() => {}); // raced below; never left unhandled

@@ -26,6 +26,11 @@ interface Pending<I, O> { input: I; resolve: (o: O) => void; reject: (e: unknown
  * episodes in flight) and runs them as one batched, KV-cached pass per sampling setting.
  * Scoring requests (reference log-probs) are batched the same way.
  */
+/** What an agent asks of a model: one completion per prompt (a BatchingServer, or a remote endpoint). */
+export interface GenerateServer {
+  generate(prompt: number[], options: GenerateOptions): Promise<Generation>;
+}
+
 export class BatchingServer {
   private queue: Pending<{ prompt: number[]; options: GenerateOptions }, Generation>[] = [];
   private scoring: Pending<PolicyInput & { temperature: number }, number[]>[] = [];

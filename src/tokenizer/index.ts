@@ -41,6 +41,11 @@ export class CharTokenizer {
     this.size = this.names.length;
   }
 
+  /** True when `ch` (one character) is in the vocabulary. */
+  knows(ch: string): boolean {
+    return this.charIds.has(ch);
+  }
+
   /** Text to ids. An unknown character is an error naming it and its position. */
   encode(text: string): number[] {
     const ids: number[] = [];

@@ -33,7 +33,10 @@ export function buildEvaluators(c: ExperimentConfig, plan: Plan, evalSet: readon
   c.evaluators.forEach((spec, i) => {
     const where = `evaluators[${i}]`;
     if (c.evaluators.findIndex((o) => o.name === spec.name) !== i) throw new Error(`${where}.name: '${spec.name}' is used twice`);
-    out.push(kinds.resolve(spec.kind, `${where}.kind`)(spec, c, plan, where));
+    const ev = kinds.resolve(spec.kind, `${where}.kind`)(spec, c, plan, where);
+    const model = c.roles[ev.role]?.model;
+    if (model !== undefined && c.models[model]?.kind === 'remote') throw new Error(`${where}: role '${ev.role}' plays on model '${model}', which is remote; evaluators measure models trained here`);
+    out.push(ev);
   });
   return out;
 }
