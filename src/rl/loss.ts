@@ -147,6 +147,8 @@ export interface PolicyLossInput {
   aggMode?: AggMode;
   /** Whole-batch normalisers when this is a micro-batch (see {@link aggLoss}). */
   global?: GlobalBatch;
+  /** verl's `rollout_is_weights` [B, T] (no gradient): each token's clipped loss is multiplied by its weight before aggregation (see rollout-is.ts) */
+  rolloutIsWeights?: tf.Tensor2D;
 }
 
 /** Result of {@link policyLoss}. Statistics are plain numbers (read with dataSync) so nothing extra needs disposing. */
@@ -166,8 +168,8 @@ export interface PolicyLossResult {
  * (the deprecated `compute_policy_loss` is the same math):
  * `ρ = exp(clamp(logp − old, −20, 20))`; `L1 = −A·ρ`;
  * `L2 = −A·clamp(ρ, 1 − clipLow, 1 + clipHigh)`; `C1 = max(L1, L2)`;
- * for A < 0 only: `min(−A·c, C1)` (dual clip, c = clipRatioC); aggregated with
- * {@link aggLoss}. `clipfrac = masked mean of [L2 > L1]`,
+ * for A < 0 only: `min(−A·c, C1)` (dual clip, c = clipRatioC); times verl's
+ * `rollout_is_weights` when given; aggregated with {@link aggLoss}. `clipfrac = masked mean of [L2 > L1]`,
  * `clipfracLower = masked mean of [C1 > −A·c and A < 0]`,
  * `ppoKl = masked mean of −clamped log-ratio`.
  * TRL's GRPO loss differs: `−min(ρ·A, clip(ρ)·A)` without the ±20 clamp or the
@@ -188,7 +190,8 @@ export function policyLoss(input: PolicyLossInput): PolicyLossResult {
     const clipped1 = tf.maximum(l1, l2);
     const l3 = tf.mul(negAdv, c);
     const isNeg = tf.less(adv, 0);
-    const perToken = tf.where(isNeg, tf.minimum(l3, clipped1), clipped1) as tf.Tensor2D;
+    const clippedLoss = tf.where(isNeg, tf.minimum(l3, clipped1), clipped1) as tf.Tensor2D;
+    const perToken = input.rolloutIsWeights ? (tf.mul(clippedLoss, input.rolloutIsWeights) as tf.Tensor2D) : clippedLoss;
     const loss = aggLoss(perToken, mask, input.aggMode ?? 'token-mean', input.global);
     const stat = (x: tf.Tensor) => maskedMeanTensor(x, mask).dataSync()[0];
     const clipfrac = stat(tf.cast(tf.greater(l2, l1), 'float32'));

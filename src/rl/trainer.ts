@@ -22,6 +22,8 @@ export interface TrainSample extends PolicyInput {
   advantages: readonly number[] | number;
   /** reference-model log-probs, for the KL loss term */
   refLogProbs?: readonly number[];
+  /** truncated importance weights per completion token, when another policy sampled it (a stale rollout worker; see rl/rollout-is.ts) */
+  isWeights?: readonly number[];
   /** this role's weight of the KL loss term, when it differs from the trainer's klCoef */
   klCoef?: number;
   /** this role's weight in the sum of the roles' losses on a shared model (default 1) */
@@ -260,13 +262,14 @@ export class JointTrainer {
     const old = grid(part.map((s) => s.oldLogProbs));
     const adv = grid(part.map((s) => (typeof s.advantages === 'number' ? broadcastOverTokens([s.advantages], [s.completion.map(() => 1)])[0] : s.advantages)));
     const kl = plan.kl ? this.klMatrix(part, scored.logProbs, grid) : undefined;
+    const isWeights = part.some((s) => s.isWeights) ? grid(part.map((s) => s.isWeights ?? s.completion.map(() => 1))) : undefined;
     const ofAll = (n: number) => n / Math.max(1, plan.tokens); // a micro-batch statistic's weight in the whole batch's
     let total = tf.scalar(0);
     for (const [role, r] of plan.roles) {
       if (!part.some((s) => s.role === role)) continue; // adds nothing to the loss or its gradient
       const tokens = part.reduce((n, s) => n + (s.role === role ? s.completion.length : 0), 0);
       const mask = scored.mask.mul(tf.tensor2d(part.map((s) => (s.role === role ? 1 : 0)), [part.length, 1])) as tf.Tensor2D;
-      const pg = policyLoss({ oldLogProb: old, logProb: scored.logProbs, advantages: adv, mask, clipLow: c.clipLow, clipHigh: c.clipHigh, clipRatioC: c.clipRatioC, aggMode: c.aggMode, global: r.global });
+      const pg = policyLoss({ oldLogProb: old, logProb: scored.logProbs, advantages: adv, mask, clipLow: c.clipLow, clipHigh: c.clipHigh, clipRatioC: c.clipRatioC, aggMode: c.aggMode, global: r.global, rolloutIsWeights: isWeights });
       let loss: tf.Scalar = pg.loss;
       if (c.entropyCoef !== 0) loss = loss.sub(entropyBonus(scored.entropy, mask, c.aggMode, r.global).mul(c.entropyCoef));
       if (kl && r.klCoef !== 0) loss = loss.add(aggLoss(kl, mask, c.aggMode, r.global).mul(r.klCoef));
@@ -322,7 +325,7 @@ function checkSample(s: TrainSample, i: number, models: Readonly<Record<string, 
   if (s.klCoef !== undefined && !(s.klCoef >= 0 && Number.isFinite(s.klCoef))) throw new Error(`trainer: sample ${i} has klCoef ${s.klCoef}; it must be finite and >= 0`);
   if (s.lossWeight !== undefined && !(s.lossWeight >= 0 && Number.isFinite(s.lossWeight))) throw new Error(`trainer: sample ${i} has lossWeight ${s.lossWeight}; it must be finite and >= 0`);
   if (Boolean(s.returns) !== Boolean(s.oldValues)) throw new Error(`trainer: sample ${i} has ${s.returns ? 'returns without oldValues' : 'oldValues without returns'}; the value loss needs both`);
-  for (const key of ['refLogProbs', 'returns', 'oldValues'] as const) {
+  for (const key of ['refLogProbs', 'returns', 'oldValues', 'isWeights'] as const) {
     const v = s[key];
     if (v && v.length !== n) throw new Error(`trainer: sample ${i} has ${v.length} ${key} for ${n} completion tokens`);
   }
