@@ -11,6 +11,7 @@ import { writeReport } from '../report/index.js';
 import { exportRun } from '../export/trajectories.js';
 import { serveCommand } from './serve.js';
 import { startDashboard } from '../dashboard/server.js';
+import { startWorker } from '../distributed/worker.js';
 import { runCommand } from './run.js';
 import { tasksCommand } from './tasks.js';
 
@@ -95,6 +96,23 @@ program.command('export')
   .requiredOption('--out <file>', 'the JSONL file to write (must not exist)')
   .action(async (dir: string, o: { out: string }) => {
     console.log(JSON.stringify({ out: o.out, rows: await exportRun(dir, o.out) }));
+  });
+
+program.command('worker')
+  .description('a rollout worker: plays the rollout jobs of a run on a BullMQ queue (rollout.engine: redis) and returns the episodes')
+  .requiredOption('--redis <url>', 'redis://[:password@]host:port (keep Redis off public interfaces)')
+  .option('--queue <name>', 'the queue (the run\'s rollout.queue)', 'coevolve')
+  .option('--plugin <module>', 'a plugin whose kinds this worker may play (repeatable)', collect, [])
+  .option('--backend <name>', 'auto | gpu | node | wasm | cpu', 'auto')
+  .option('--lock-ms <n>', 'a job\'s lock: a killed worker\'s job goes to another once it expires', positiveInt, 60000)
+  .option('--stalled-ms <n>', 'how often stalled jobs are looked for', positiveInt, 15000)
+  .action(async (o: { redis: string; queue: string; plugin: string[]; backend: string; lockMs: number; stalledMs: number }) => {
+    const w = await startWorker({ redis: o.redis, queue: o.queue, plugins: o.plugin, backend: o.backend, lockMs: o.lockMs, stalledMs: o.stalledMs });
+    await new Promise<void>((done) => {
+      const stop = () => void w.close().then(done);
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
   });
 
 program.command('dashboard')

@@ -222,6 +222,21 @@ export const TrainerSchema = z.strictObject({
     .optional(), // move the KL reference toward the policy (TRL's sync_ref_model)
 });
 
+/** Where rollouts are played: in this process (its worker threads), or by `coevolve worker` processes through a BullMQ queue on Redis. */
+export const RolloutSchema = z
+  .strictObject({
+    engine: z.enum(['local', 'redis']).default('local'),
+    url: z.string().min(1).optional(), // redis://[:password@]host:port (keep Redis off public interfaces)
+    queue: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, 'a plain name').default('coevolve'), // the queue workers take jobs from; one run at a time per queue
+    maxStaleness: int().min(0).default(0), // rollouts may be played with weights this many versions old (queued ahead of the update)
+    jobTasks: posInt().default(8), // tasks per job (their groups travel whole)
+    isThreshold: z.number().positive().default(2), // verl's rollout_is_threshold: the cap of the truncated importance weights of stale rollouts
+    weightsDir: z.string().min(1).optional(), // publish weights to this directory (every worker must read it) instead of Redis
+  })
+  .superRefine((r, ctx) => {
+    if (isRecord(r) && r.engine === 'redis' && r.url === undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: "required for engine 'redis', e.g. redis://127.0.0.1:6379" });
+  }, always);
+
 export const EvalSchema = z.strictObject({
   every: posInt().default(10), // evaluate every this many iterations
   samples: posInt().default(16), // samples per eval task, for maj@N
@@ -252,6 +267,7 @@ export const ExperimentSchema = z
     phases: z.array(PhaseSchema).min(1).optional(), // which roles train when, cycled (default: every training role, always)
     evaluators: z.array(EvaluatorSchema).default([]), // named evaluations beside tasks.eval
     buffer: BufferSchema.prefault({}), // the task buffer of recent valid proposals
+    rollout: RolloutSchema.prefault({}), // where rollouts are played: here, or by worker processes through Redis
     plugins: z.array(z.string().min(1)).default([]), // modules that define arenas, judges, roles, task families or evaluators: paths (from the working directory) or package names
   })
   .superRefine((c, ctx) => {

@@ -56,6 +56,10 @@ export interface Turn {
   reward?: number;
   /** as stored: the advantage it was trained with, the mean over its completion tokens (every token's, for outcome estimators); absent when its role did not train */
   advantage?: number;
+  /** as stored, for rollouts played by a worker: how many versions behind the learner's its model's weights were */
+  staleness?: number;
+  /** as stored, for a stale turn that trained: the truncated importance weight of each completion token (rl/rollout-is.ts) */
+  isWeights?: number[];
 }
 
 /**

@@ -57,13 +57,13 @@ export async function addReferenceLogProbs(c: ExperimentConfig, scored: ScoredTu
 }
 
 /** Losses, KL and throughput of the iteration's update. */
-export function stepMetrics(steps: Record<string, ModelStep>[], servers: Record<string, BatchingServer>, samples: readonly TrainSample[], tRollout: number, tTrain: number): Record<string, number> {
+export function stepMetrics(steps: Record<string, ModelStep>[], servers: Record<string, BatchingServer>, samples: readonly TrainSample[], tRollout: number, tTrain: number, elsewhere = 0): Record<string, number> {
   const m: Record<string, number> = {};
   for (const [id, r] of Object.entries(steps[steps.length - 1] ?? {})) {
     Object.assign(m, { [`losses/${id}/loss`]: r.loss, [`losses/${id}/clipfrac`]: r.clipfrac, [`losses/${id}/grad_norm`]: r.gradNorm, [`losses/${id}/skipped`]: r.skipped ? 1 : 0 });
     if (r.kl !== undefined) m[`kl/${id}`] = r.kl;
   }
-  const generated = Object.values(servers).reduce((n, s) => n + s.stats.generatedTokens, 0);
+  const generated = Object.values(servers).reduce((n, s) => n + s.stats.generatedTokens, elsewhere); // `elsewhere`: tokens rollout workers generated
   const trained = samples.reduce((n, s) => n + s.prompt.length + s.completion.length, 0) * steps.length;
   return { ...m, 'time/rollout_s': tRollout, 'time/train_s': tTrain, 'time/rollout_tokens_per_s': generated / tRollout, 'time/train_tokens_per_s': tTrain > 0 ? trained / tTrain : 0 };
 }

@@ -12,6 +12,9 @@ import { JointTrainer } from '../rl/trainer.js';
 import { startReplicas, workerCount, type Replicas } from '../parallel/replicas.js';
 import { BatchingServer } from '../serving/server.js';
 import { RemoteModelError, remoteServers } from '../openai/remote.js';
+import { RedisRollouts } from '../distributed/learner.js';
+import { correctStale } from '../distributed/stale.js';
+import type { Episode } from '../core/types.js';
 import type { RunStore } from '../store/run.js';
 import { evalMetrics, type Evaluator } from './evaluators/index.js';
 import { freshLoopState, loadLoopState, saveLoopState } from './loop-state.js';
@@ -80,9 +83,20 @@ interface Setup extends LoadedModels, Checked {
 }
 
 async function iterate(c: ExperimentConfig, store: RunStore, o: LoopOptions, s: Setup): Promise<void> {
+  // rollouts by worker processes through Redis: the weights they play with go out by version
+  const workersQueue = c.rollout.engine === 'redis' ? await RedisRollouts.connect({ ...c.rollout, url: c.rollout.url! }, s.log) : undefined;
+  try {
+    await iterateWith(c, store, o, s, workersQueue);
+  } finally {
+    await workersQueue?.close();
+  }
+}
+
+async function iterateWith(c: ExperimentConfig, store: RunStore, o: LoopOptions, s: Setup, workersQueue: RedisRollouts | undefined): Promise<void> {
   const { plan, train, evaluators, models, references, tokenizer, attachments, resumeDir, temperature, replicas, log } = s;
   const trainer = new JointTrainer(models, { ...c.trainer, temperature }, replicas);
   const remotes = remoteServers(c, tokenizer);
+  const { rollout: _where, plugins: _code, ...jobConfig } = c; // jobs carry kinds by name, never code, nor the Redis URL
   for (const id of resumeDir ? Object.keys(models) : []) {
     if (o.freshOptimizer) log(`models.${id}: starting a fresh optimizer (--fresh-optimizer)`);
     else await restoreOptimizerState(`${resumeDir}/${id}`, attachments[id] ?? {}, trainer.optimizer(id));
@@ -92,6 +106,7 @@ async function iterate(c: ExperimentConfig, store: RunStore, o: LoopOptions, s: 
   plan.live.alignment = (role, probe, chunks) => new GradientProbe(models[c.roles[role].model], tokenizer, probe, c.roles[role].kind, temperature).alignment(chunks);
   const start = await store.resume();
   if (start > 0) log(`resuming after iteration ${start} from ${resumeDir}`);
+  if (workersQueue) await workersQueue.publish(models, tokenizer, start); // version v: the weights after v updates
   const sampling = { maxNewTokens: c.arena.maxNewTokens, temperature: c.arena.temperature, topK: c.arena.topK, topP: c.arena.topP };
   const progress = createProgress(c.iterations, { stream: o.stream, label: c.name });
   const evaluate = async (it: number, due: (e: Evaluator) => boolean, thorough: boolean) => {
@@ -113,11 +128,25 @@ async function iterate(c: ExperimentConfig, store: RunStore, o: LoopOptions, s: 
     const servers = Object.fromEntries(Object.entries(models).map(([id, m]) => [id, new BatchingServer(id, m, hashSeed(c.seed, it, id), undefined, replicas)]));
     const bindings = Object.fromEntries(Object.entries(c.roles).map(([id, r]) => [id, { role: plan.roles[id], model: r.model, server: servers[r.model] ?? remotes[r.model], maxNewTokens: r.maxNewTokens }]));
     const agents = new Agents(bindings, tokenizer, sampling, (p) => state.buffer.has(p));
-    const tasks = iterationTasks(c, plan.arena, train, state.buffer, it);
     // an episode that meets a remote endpoint gone down is dropped and counted; the run goes on
     const failed: RemoteModelError[] = [];
     const dropped = (e: unknown) => e instanceof RemoteModelError && failed.push(e) > 0;
-    const episodes = await firstValueFrom(playGroups(plan.arena, tasks, c.arena.groupSize, agents, dropped).pipe(toArray()));
+    let episodes: Episode[];
+    let elsewhere = 0;
+    if (workersQueue) {
+      // queue this iteration and the next maxStaleness ones with the weights held now (version it - 1)
+      for (let j = it; j <= Math.min(c.iterations, it + c.rollout.maxStaleness); j++) {
+        if (workersQueue.has(j)) continue;
+        const versions = Object.fromEntries(Object.keys(models).map((id) => [id, it - 1]));
+        await workersQueue.enqueue(j, iterationTasks(c, plan.arena, train, state.buffer, j), { config: jobConfig, groupSize: c.arena.groupSize, seed: hashSeed(c.seed, j, 'rollout'), versions, recent: state.buffer.entries().map((b) => b.task.prompt) });
+      }
+      const got = await workersQueue.gather(it);
+      elsewhere = got.tokens;
+      episodes = got.episodes.map(({ versions, ...e }) => ({ ...e, turns: e.turns.map((t) => (versions[t.model] === undefined ? t : { ...t, staleness: it - 1 - versions[t.model] })) }));
+    } else {
+      const tasks = iterationTasks(c, plan.arena, train, state.buffer, it);
+      episodes = await firstValueFrom(playGroups(plan.arena, tasks, c.arena.groupSize, agents, dropped).pipe(toArray()));
+    }
     if (failed.length) log(`iteration ${it}: ${failed.length} episodes failed: ${failed[0].message}`);
     const tRollout = (performance.now() - t0) / 1000;
     // score
@@ -126,20 +155,23 @@ async function iterate(c: ExperimentConfig, store: RunStore, o: LoopOptions, s: 
     // advantages
     await addReferenceLogProbs(c, scored, references, temperature);
     const { samples, metrics: klMetrics, credited } = toSamples(scored, c.trainer, roleTraining(c, state.controllers), state.baselines);
+    const staleness = episodes.flatMap((e) => e.turns.map((t) => t.staleness ?? 0));
+    const stale = workersQueue ? { ...(await correctStale(samples, credited, servers, temperature, c.rollout.isThreshold)), 'rollout/staleness_mean': staleness.reduce((a, b) => a + b, 0) / Math.max(1, staleness.length), 'rollout/staleness_max': Math.max(0, ...staleness) } : {};
     // update
     const lr = trainer.config.lr * lrMultiplier(c.trainer.lrSchedule, it - 1, c.iterations);
     trainer.setLearningRate(lr);
     const t1 = performance.now();
     const steps = samples.length ? Array.from({ length: c.trainer.ppoEpochs }, () => trainer.step(samples)) : [];
     const tTrain = (performance.now() - t1) / 1000;
-    const metrics: Record<string, number> = { 'episodes/failed': failed.length, ...rolloutMetrics(plan, episodes, judged), ...(plan.arena.metrics?.(episodes) ?? {}), ...klMetrics, samples: samples.length, lr };
+    if (workersQueue) await workersQueue.publish(models, tokenizer, it);
+    const metrics: Record<string, number> = { 'episodes/failed': failed.length, ...rolloutMetrics(plan, episodes, judged), ...(plan.arena.metrics?.(episodes) ?? {}), ...klMetrics, ...stale, samples: samples.length, lr };
     if (c.phases) metrics.phase = phaseIndex(c, it);
     const synced = refSyncDue(c.trainer.refSync, it);
     if (synced) {
       for (const [id, ref] of Object.entries(references)) syncTargetModel(ref.weights, models[id].weights, c.trainer.refSync!.mixupAlpha);
       metrics.ref_synced = 1;
     }
-    Object.assign(metrics, stepMetrics(steps, servers, samples, tRollout, tTrain));
+    Object.assign(metrics, stepMetrics(steps, servers, samples, tRollout, tTrain, elsewhere));
     // store
     recordWrittenTasks(episodes, plan.family, state.buffer, it);
     const last = it === c.iterations;

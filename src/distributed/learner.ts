@@ -1,0 +1,167 @@
+/**
+ * The learner's side of rollouts on BullMQ: each iteration's tasks go out as jobs (whole
+ * groups per job), any number of `coevolve worker` processes play them with the published
+ * weights, and the learner gathers exactly one result per job, in job order. With
+ * `maxStaleness` k, the jobs of the next k iterations are queued before this one's update,
+ * played with weights up to k versions old (the update corrects them: rl/rollout-is.ts).
+ *
+ * Faults: a worker killed mid-job leaves its job to BullMQ's stalled-job check, which hands
+ * it to another worker; the learner takes one result per job id, so no episode is lost or
+ * counted twice. If Redis goes away the learner waits, saying so, and re-adds any job Redis
+ * lost (same id, same data). A resumed learner starts a new session: the old session's
+ * waiting jobs are drained and its results never awaited.
+ */
+import { randomUUID } from 'node:crypto';
+import { Job, Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { Episode, Task } from '../core/types.js';
+import type { TinyLM } from '../models/tinylm.js';
+import type { CharTokenizer } from '../tokenizer/index.js';
+import { JOB_NAME, jobId, queueName, type RolloutJob, type RolloutResult } from './jobs.js';
+import { directoryWeights, encodeWeights, redisWeights, type WeightStore } from './weights.js';
+
+export interface RedisRolloutConfig {
+  url: string;
+  queue: string;
+  maxStaleness: number;
+  /** tasks per job (whole groups travel together) */
+  jobTasks: number;
+  /** where weights are published: Redis, or a directory every worker can read */
+  weightsDir?: string;
+}
+
+/** The URL with its password masked, for logs. */
+export function safeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(unparseable Redis URL)';
+  }
+}
+
+export class RedisRollouts {
+  private readonly pending = new Map<number, RolloutJob[]>();
+  private waiting = false;
+
+  private constructor(
+    private readonly o: RedisRolloutConfig,
+    private readonly redis: Redis,
+    private readonly queue: Queue,
+    private readonly weights: WeightStore,
+    readonly session: string,
+    private readonly prefix: string,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  /** Connects, drains the queue's waiting jobs of earlier sessions and drops their weights. */
+  static async connect(o: RedisRolloutConfig, log: (line: string) => void): Promise<RedisRollouts> {
+    const redis = new Redis(o.url, { maxRetriesPerRequest: null, lazyConnect: true });
+    redis.on('error', () => {}); // reported where a call fails, once per outage
+    try {
+      await redis.connect();
+    } catch (e) {
+      redis.disconnect();
+      throw new Error(`rollout.url: cannot reach Redis at ${safeUrl(o.url)}: ${(e as Error).message}`);
+    }
+    const queue = new Queue(queueName(o.queue), { connection: redis });
+    await queue.drain(true);
+    const stale = await redis.keys(`coevolve:${o.queue}:*`);
+    if (stale.length) await redis.del(...stale);
+    const session = randomUUID().slice(0, 8);
+    const prefix = `coevolve:${o.queue}:${session}`;
+    const weights = o.weightsDir ? directoryWeights(o.weightsDir) : redisWeights(redis, prefix);
+    log(`rollouts: queue ${queueName(o.queue)} on ${safeUrl(o.url)}, session ${session}, weights in ${o.weightsDir ?? 'Redis'}`);
+    return new RedisRollouts(o, redis, queue, weights, session, prefix, log);
+  }
+
+  /** Publishes every model's weights as `version`, keeping the versions a stale job may still need. */
+  async publish(models: Readonly<Record<string, TinyLM>>, tokenizer: CharTokenizer, version: number): Promise<void> {
+    for (const [id, m] of Object.entries(models)) {
+      const blob = encodeWeights(m, tokenizer);
+      await this.retrying(() => this.weights.put(id, version, blob));
+      await this.retrying(() => this.weights.prune(id, version - this.o.maxStaleness - 1));
+    }
+  }
+
+  has(iteration: number): boolean {
+    return this.pending.has(iteration);
+  }
+
+  /** Queues iteration `iteration`'s tasks as jobs to be played with `versions`. */
+  async enqueue(iteration: number, tasks: readonly Task[], o: { config: Record<string, unknown>; groupSize: number; seed: number; versions: Record<string, number>; recent: string[] }): Promise<void> {
+    const jobs: RolloutJob[] = [];
+    for (let k = 0; k * this.o.jobTasks < tasks.length; k++) {
+      jobs.push({ session: this.session, iteration, index: k, config: o.config, tasks: tasks.slice(k * this.o.jobTasks, (k + 1) * this.o.jobTasks), groupSize: o.groupSize, seed: o.seed, versions: o.versions, weights: this.o.weightsDir ? { dir: this.o.weightsDir } : { prefix: this.prefix }, recent: o.recent });
+    }
+    this.pending.set(iteration, jobs);
+    for (const job of jobs) await this.retrying(() => this.add(job));
+  }
+
+  private add(job: RolloutJob): Promise<unknown> {
+    return this.queue.add(JOB_NAME, job, { jobId: jobId(job), attempts: 3, backoff: { type: 'exponential', delay: 500 }, removeOnComplete: { age: 3600 }, removeOnFail: { age: 24 * 3600 } });
+  }
+
+  /** Every job of `iteration`, once each: the episodes in job order, and per episode the versions it was played with. */
+  async gather(iteration: number): Promise<{ episodes: Array<Episode & { versions: Record<string, number> }>; tokens: number; seconds: number }> {
+    const jobs = this.pending.get(iteration);
+    if (!jobs) throw new Error(`rollouts: iteration ${iteration} was never queued`);
+    const results: Array<RolloutResult | undefined> = jobs.map(() => undefined);
+    while (results.some((r) => r === undefined)) {
+      for (const [k, job] of jobs.entries()) {
+        if (results[k]) continue;
+        const found = await this.retrying(() => Job.fromId<RolloutJob, RolloutResult>(this.queue, jobId(job)));
+        if (!found) {
+          // Redis lost it (a restart without persistence): the same job again, same id
+          await this.retrying(() => this.add(job));
+          continue;
+        }
+        const state = await this.retrying(() => found.getState());
+        if (state === 'completed') results[k] = found.returnvalue;
+        else if (state === 'failed') throw new Error(`rollout job ${jobId(job)} failed: ${found.failedReason}`);
+      }
+      if (results.some((r) => r === undefined)) await sleep(50);
+    }
+    this.pending.delete(iteration);
+    const done = results as RolloutResult[];
+    return {
+      episodes: done.flatMap((r) => r.episodes.map((e) => ({ ...e, versions: r.versions }))),
+      tokens: done.reduce((n, r) => n + r.tokens, 0),
+      seconds: done.reduce((n, r) => n + r.seconds, 0),
+    };
+  }
+
+  /** Runs `f`, waiting out a Redis outage (said once when it starts and once when it ends). */
+  private async retrying<T>(f: () => Promise<T>): Promise<T> {
+    for (;;) {
+      try {
+        const r = await f();
+        if (this.waiting) {
+          this.waiting = false;
+          this.log(`rollouts: Redis at ${safeUrl(this.o.url)} is back`);
+        }
+        return r;
+      } catch (e) {
+        if (!isConnectionError(e)) throw e;
+        if (!this.waiting) {
+          this.waiting = true;
+          this.log(`rollouts: waiting for Redis at ${safeUrl(this.o.url)} (${(e as Error).message})...`);
+        }
+        await sleep(250);
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.queue.close();
+    this.redis.disconnect();
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function isConnectionError(e: unknown): boolean {
+  const m = `${(e as Error)?.message ?? ''} ${(e as NodeJS.ErrnoException)?.code ?? ''}`;
+  return /ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|Connection is closed|connection is closed|Stream isn't writeable|enableOfflineQueue|LOADING|Reached the max retries|socket/i.test(m);
+}

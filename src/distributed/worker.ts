@@ -1,0 +1,121 @@
+/**
+ * `coevolve worker --redis URL`: a rollout worker process. It takes rollout jobs from the
+ * queue, plays each with its own copy of every model at the version the job names (fetched
+ * once, cached), and returns the episodes as the job's result. A job names its arena,
+ * judges and roles by registered name and carries its tasks as JSON: a kind this worker does
+ * not know (built in, or from its own --plugin), or a version it cannot fetch, fails the job
+ * at once with the reason in its result (no retry). Killed mid-job, its job goes to another
+ * worker once its lock expires (BullMQ's stalled-job check).
+ */
+import { firstValueFrom, toArray } from 'rxjs';
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
+import { Agents, playGroups } from '../../arenas/index.js';
+import { describeBackend, initBackend, type BackendChoice } from '../backend/index.js';
+import { parseConfig } from '../config/load.js';
+import { hashSeed } from '../engine/loop-parts.js';
+import { createContainer, Resolver } from '../engine/registry.js';
+import type { TinyLM } from '../models/tinylm.js';
+import { remoteServers } from '../openai/remote.js';
+import { loadPlugins } from '../plugins/load.js';
+import { BatchingServer } from '../serving/server.js';
+import type { CharTokenizer } from '../tokenizer/index.js';
+import { JOB_NAME, queueName, RolloutJobSchema, type RolloutJob, type RolloutResult } from './jobs.js';
+import { safeUrl } from './learner.js';
+import { decodeWeights, directoryWeights, redisWeights, type WeightStore } from './weights.js';
+
+export interface WorkerOptions {
+  redis: string;
+  queue: string;
+  plugins?: string[];
+  backend?: string;
+  /** a job's lock: a killed worker's job is handed on once it expires (BullMQ lockDuration) */
+  lockMs?: number;
+  /** how often stalled jobs are looked for (BullMQ stalledInterval) */
+  stalledMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface RunningWorker {
+  close(): Promise<void>;
+}
+
+/** Weights by model and version, fetched once; only the newest few versions per model stay. */
+class WeightCache {
+  private readonly held = new Map<string, { model: TinyLM; tokenizer: CharTokenizer }>();
+  constructor(private readonly redis: Redis) {}
+
+  async get(job: RolloutJob, model: string): Promise<{ model: TinyLM; tokenizer: CharTokenizer }> {
+    const version = job.versions[model];
+    if (version === undefined) throw new UnrecoverableError(`job names no version of model '${model}'`);
+    const key = `${'prefix' in job.weights ? job.weights.prefix : job.weights.dir}|${model}|${version}`;
+    const hit = this.held.get(key);
+    if (hit) return hit;
+    const store: WeightStore = 'prefix' in job.weights ? redisWeights(this.redis, job.weights.prefix) : directoryWeights(job.weights.dir);
+    const blob = await store.get(model, version);
+    if (!blob) throw new UnrecoverableError(`model '${model}' version ${version} cannot be fetched from ${'prefix' in job.weights ? `Redis (${job.weights.prefix})` : job.weights.dir}`);
+    const loaded = decodeWeights(blob);
+    this.held.set(key, loaded);
+    // keep the three newest entries per model: a stale job needs at most a few versions
+    const mine = [...this.held.keys()].filter((k) => k.split('|')[1] === model);
+    for (const old of mine.slice(0, -3)) {
+      this.held.get(old)!.model.dispose();
+      this.held.delete(old);
+    }
+    return loaded;
+  }
+}
+
+export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
+  const log = o.log ?? ((l: string) => console.error(l));
+  log(describeBackend(await initBackend((o.backend ?? 'auto') as BackendChoice, 'auto')));
+  const definitions = await loadPlugins(o.plugins ?? []);
+  const resolver = createContainer(definitions).get(Resolver);
+  const connection = new Redis(o.redis, { maxRetriesPerRequest: null });
+  connection.on('error', () => {}); // BullMQ reconnects; outages show as jobs that wait
+  const cache = new WeightCache(connection);
+
+  const play = async (job: Job): Promise<RolloutResult> => {
+    const t0 = performance.now();
+    const parsed = RolloutJobSchema.safeParse(job.data);
+    if (!parsed.success) throw new UnrecoverableError(`not a rollout job: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    const data = parsed.data as RolloutJob;
+    let plan;
+    let c;
+    try {
+      c = parseConfig({ ...data.config, plugins: [] }, `job ${job.id}`);
+      plan = resolver.plan(c);
+    } catch (e) {
+      throw new UnrecoverableError(`this worker cannot play job ${job.id}: ${(e as Error).message}`);
+    }
+    const local: Record<string, { model: TinyLM; tokenizer: CharTokenizer }> = {};
+    for (const [id, m] of Object.entries(c.models)) if (m.kind !== 'remote') local[id] = await cache.get(data, id);
+    const tokenizer = Object.values(local)[0]?.tokenizer;
+    if (!tokenizer) throw new UnrecoverableError(`job ${job.id} has no local model to play`);
+    const servers = Object.fromEntries(Object.entries(local).map(([id, l]) => [id, new BatchingServer(id, l.model, hashSeed(data.seed, data.index, id))]));
+    const remotes = remoteServers(c, tokenizer);
+    const bindings = Object.fromEntries(Object.entries(c.roles).map(([id, r]) => [id, { role: plan.roles[id], model: r.model, server: servers[r.model] ?? remotes[r.model], maxNewTokens: r.maxNewTokens }]));
+    const recent = new Set(data.recent);
+    const agents = new Agents(bindings, tokenizer, { maxNewTokens: c.arena.maxNewTokens, temperature: c.arena.temperature, topK: c.arena.topK, topP: c.arena.topP }, (p) => recent.has(p));
+    const episodes = await firstValueFrom(playGroups(plan.arena, data.tasks, data.groupSize, agents).pipe(toArray()));
+    const tokens = Object.values(servers).reduce((n, s) => n + s.stats.generatedTokens, 0);
+    return { episodes, versions: data.versions, tokens, seconds: (performance.now() - t0) / 1000 };
+  };
+
+  const worker = new Worker(queueName(o.queue), async (job) => (job.name === JOB_NAME ? play(job) : Promise.reject(new UnrecoverableError(`unknown job kind '${job.name}'`))), {
+    connection,
+    concurrency: 1, // one thread of compute: more jobs at once would only interleave
+    lockDuration: o.lockMs ?? 60000,
+    stalledInterval: o.stalledMs ?? 15000,
+    maxStalledCount: 3,
+  });
+  worker.on('error', () => {});
+  await worker.waitUntilReady();
+  log(`worker: taking rollout jobs from ${queueName(o.queue)} on ${safeUrl(o.redis)}`);
+  return {
+    close: async () => {
+      await worker.close();
+      connection.disconnect();
+    },
+  };
+}

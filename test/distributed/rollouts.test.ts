@@ -1,0 +1,50 @@
+import { expect } from 'chai';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runExperiment } from '../../src/engine/experiment.js';
+import { RunStore } from '../../src/store/run.js';
+import { tinyConfig } from '../engine/fixtures.js';
+import { startRedis } from '../redis.js';
+
+/** A `coevolve worker` process on `url`, resolved once it takes jobs. */
+export function startWorkerProcess(url: string, queue: string, extra: string[] = []): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['bin/coevolve.js', 'worker', '--redis', url, '--queue', queue, '--backend', 'cpu', '--lock-ms', '2000', '--stalled-ms', '500', ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let err = '';
+    child.stderr!.on('data', (d: Buffer) => {
+      if (/taking rollout jobs/.test((err += d.toString()))) resolve(child);
+    });
+    child.once('exit', (code) => reject(new Error(`worker exited with ${code}: ${err}`)));
+  });
+}
+
+describe('rollouts on worker processes through Redis', function () {
+  this.timeout(180000);
+  let redis: Awaited<ReturnType<typeof startRedis>>;
+  const workers: ChildProcess[] = [];
+  before(async function () {
+    redis = await startRedis();
+    if (!redis) this.skip();
+  });
+  after(async () => {
+    for (const w of workers) w.kill('SIGKILL');
+    await redis?.stop();
+  });
+
+  it('two workers play every episode exactly once, and the run trains on them', async () => {
+    workers.push(await startWorkerProcess(redis!.url, 'two'), await startWorkerProcess(redis!.url, 'two'));
+    const root = mkdtempSync(join(tmpdir(), 'coevolve-redis-'));
+    const out = join(root, 'run');
+    const { metrics } = await runExperiment({ ...tinyConfig(root), workers: 1, rollout: { engine: 'redis', url: redis!.url, queue: 'two', jobTasks: 1 } }, { out, log: () => {} });
+    const episodes = (await RunStore.open(out)).readEpisodes();
+    for (let it = 1; it <= 4; it++) {
+      const mine = episodes.filter((e) => e.iteration === it);
+      expect(mine).to.have.length(16);
+      expect(new Set(mine.map((e) => e.id)).size).to.equal(16);
+      expect(mine.every((e) => e.turns.every((t) => t.staleness === 0))).to.equal(true);
+    }
+    expect(metrics.find((r) => r.iteration === 4)?.['losses/main/loss']).to.be.a('number');
+  });
+});
