@@ -10,7 +10,7 @@ import type { ArenaFactory } from './types.js';
 
 export * from './types.js';
 export { Agents, type AgentBinding } from './agents.js';
-export { playGroups } from './operators/play-groups.js';
+export { playGroups, playMembers } from './operators/play-groups.js';
 export { toEpisode } from './operators/to-episode.js';
 
 export { ProposeSolveArena, proposedTask } from './propose-solve.js';

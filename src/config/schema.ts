@@ -229,7 +229,7 @@ export const RolloutSchema = z
     url: z.string().min(1).optional(), // redis://[:password@]host:port (keep Redis off public interfaces)
     queue: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, 'a plain name').default('coevolve'), // the queue workers take jobs from; one run at a time per queue
     maxStaleness: int().min(0).default(0), // rollouts may be played with weights this many versions old (queued ahead of the update)
-    jobTasks: posInt().default(8), // tasks per job (their groups travel whole)
+    jobEpisodes: posInt().default(64), // episodes per job (a group's members may go to different workers)
     isThreshold: z.number().positive().default(2), // verl's rollout_is_threshold: the cap of the truncated importance weights of stale rollouts
     weightsDir: z.string().min(1).optional(), // publish weights to this directory (every worker must read it) instead of Redis
   })

@@ -20,7 +20,8 @@ export interface RolloutJob {
   /** the experiment config, as JSON, without plugins */
   config: Record<string, unknown>;
   tasks: Task[];
-  groupSize: number;
+  /** the episodes to play: member g of the group of tasks[t], as [t, g] (a group may span jobs) */
+  members: Array<[number, number]>;
   seed: number;
   /** the weights version to play each model with */
   versions: Record<string, number>;
@@ -46,7 +47,7 @@ export const RolloutJobSchema = z.strictObject({
   index: z.number().int().nonnegative(),
   config: z.record(z.string(), z.unknown()),
   tasks: z.array(TaskSchema),
-  groupSize: z.number().int().positive(),
+  members: z.array(z.tuple([z.number().int().nonnegative(), z.number().int().nonnegative()])),
   seed: z.number().int(),
   versions: z.record(z.string(), z.number().int().nonnegative()),
   weights: z.union([z.strictObject({ prefix: z.string().min(1) }), z.strictObject({ dir: z.string().min(1) })]),

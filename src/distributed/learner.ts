@@ -24,8 +24,8 @@ export interface RedisRolloutConfig {
   url: string;
   queue: string;
   maxStaleness: number;
-  /** tasks per job (whole groups travel together) */
-  jobTasks: number;
+  /** episodes per job (a group may span jobs: its members are numbered across them) */
+  jobEpisodes: number;
   /** where weights are published: Redis, or a directory every worker can read */
   weightsDir?: string;
 }
@@ -43,6 +43,8 @@ export function safeUrl(url: string): string {
 
 export class RedisRollouts {
   private readonly pending = new Map<number, RolloutJob[]>();
+  /** the newest published weights, to publish again when Redis lost them */
+  private readonly latest = new Map<string, { version: number; blob: Buffer }>();
   private waiting = false;
 
   private constructor(
@@ -58,7 +60,7 @@ export class RedisRollouts {
   /** Connects, drains the queue's waiting jobs of earlier sessions and drops their weights. */
   static async connect(o: RedisRolloutConfig, log: (line: string) => void): Promise<RedisRollouts> {
     const redis = new Redis(o.url, { maxRetriesPerRequest: null, lazyConnect: true });
-    redis.on('error', () => {}); // reported where a call fails, once per outage
+    redis.on('error', () => {}); // an outage is reported once, below
     try {
       await redis.connect();
     } catch (e) {
@@ -66,6 +68,7 @@ export class RedisRollouts {
       throw new Error(`rollout.url: cannot reach Redis at ${safeUrl(o.url)}: ${(e as Error).message}`);
     }
     const queue = new Queue(queueName(o.queue), { connection: redis });
+    queue.on('error', () => {}); // outages are reported once, by the connection's events
     await queue.drain(true);
     const stale = await redis.keys(`coevolve:${o.queue}:*`);
     if (stale.length) await redis.del(...stale);
@@ -73,13 +76,24 @@ export class RedisRollouts {
     const prefix = `coevolve:${o.queue}:${session}`;
     const weights = o.weightsDir ? directoryWeights(o.weightsDir) : redisWeights(redis, prefix);
     log(`rollouts: queue ${queueName(o.queue)} on ${safeUrl(o.url)}, session ${session}, weights in ${o.weightsDir ?? 'Redis'}`);
-    return new RedisRollouts(o, redis, queue, weights, session, prefix, log);
+    const r = new RedisRollouts(o, redis, queue, weights, session, prefix, log);
+    // commands wait for the connection to come back (no retry limit), so an outage shows here
+    redis.on('reconnecting', () => r.outage(true));
+    redis.on('ready', () => r.outage(false));
+    return r;
+  }
+
+  private outage(down: boolean): void {
+    if (down === this.waiting) return;
+    this.waiting = down;
+    this.log(down ? `rollouts: waiting for Redis at ${safeUrl(this.o.url)}: connection lost; jobs and results resume when it is back` : `rollouts: Redis at ${safeUrl(this.o.url)} is back`);
   }
 
   /** Publishes every model's weights as `version`, keeping the versions a stale job may still need. */
   async publish(models: Readonly<Record<string, TinyLM>>, tokenizer: CharTokenizer, version: number): Promise<void> {
     for (const [id, m] of Object.entries(models)) {
       const blob = encodeWeights(m, tokenizer);
+      this.latest.set(id, { version, blob });
       await this.retrying(() => this.weights.put(id, version, blob));
       await this.retrying(() => this.weights.prune(id, version - this.o.maxStaleness - 1));
     }
@@ -91,9 +105,14 @@ export class RedisRollouts {
 
   /** Queues iteration `iteration`'s tasks as jobs to be played with `versions`. */
   async enqueue(iteration: number, tasks: readonly Task[], o: { config: Record<string, unknown>; groupSize: number; seed: number; versions: Record<string, number>; recent: string[] }): Promise<void> {
+    const all = tasks.flatMap((_, t) => Array.from({ length: o.groupSize }, (_, g) => [t, g] as [number, number]));
     const jobs: RolloutJob[] = [];
-    for (let k = 0; k * this.o.jobTasks < tasks.length; k++) {
-      jobs.push({ session: this.session, iteration, index: k, config: o.config, tasks: tasks.slice(k * this.o.jobTasks, (k + 1) * this.o.jobTasks), groupSize: o.groupSize, seed: o.seed, versions: o.versions, weights: this.o.weightsDir ? { dir: this.o.weightsDir } : { prefix: this.prefix }, recent: o.recent });
+    for (let k = 0; k * this.o.jobEpisodes < all.length; k++) {
+      const members = all.slice(k * this.o.jobEpisodes, (k + 1) * this.o.jobEpisodes);
+      // a job carries only its tasks, renumbered
+      const used = [...new Set(members.map(([t]) => t))];
+      const mine: Array<[number, number]> = members.map(([t, g]) => [used.indexOf(t), g]);
+      jobs.push({ session: this.session, iteration, index: k, config: o.config, tasks: used.map((t) => tasks[t]), members: mine, seed: o.seed, versions: o.versions, weights: this.o.weightsDir ? { dir: this.o.weightsDir } : { prefix: this.prefix }, recent: o.recent });
     }
     this.pending.set(iteration, jobs);
     for (const job of jobs) await this.retrying(() => this.add(job));
@@ -113,13 +132,16 @@ export class RedisRollouts {
         if (results[k]) continue;
         const found = await this.retrying(() => Job.fromId<RolloutJob, RolloutResult>(this.queue, jobId(job)));
         if (!found) {
-          // Redis lost it (a restart without persistence): the same job again, same id
-          await this.retrying(() => this.add(job));
+          // Redis lost it (a restart without persistence): the same job again, same id, with the weights held now
+          jobs[k] = await this.requeue(job);
           continue;
         }
         const state = await this.retrying(() => found.getState());
         if (state === 'completed') results[k] = found.returnvalue;
-        else if (state === 'failed') throw new Error(`rollout job ${jobId(job)} failed: ${found.failedReason}`);
+        else if (state === 'failed' && /cannot be fetched/.test(found.failedReason ?? '')) {
+          await this.retrying(() => found.remove());
+          jobs[k] = await this.requeue(job);
+        } else if (state === 'failed') throw new Error(`rollout job ${jobId(job)} failed: ${found.failedReason}`);
       }
       if (results.some((r) => r === undefined)) await sleep(50);
     }
@@ -130,6 +152,18 @@ export class RedisRollouts {
       tokens: done.reduce((n, r) => n + r.tokens, 0),
       seconds: done.reduce((n, r) => n + r.seconds, 0),
     };
+  }
+
+  /** Publishes the newest weights again and re-adds `job` to be played with them (its staleness shrinks, never grows). */
+  private async requeue(job: RolloutJob): Promise<RolloutJob> {
+    const versions = { ...job.versions };
+    for (const [id, l] of this.latest) {
+      await this.retrying(() => this.weights.put(id, l.version, l.blob));
+      versions[id] = l.version;
+    }
+    const again = { ...job, versions };
+    await this.retrying(() => this.add(again));
+    return again;
   }
 
   /** Runs `f`, waiting out a Redis outage (said once when it starts and once when it ends). */

@@ -10,7 +10,7 @@
 import { firstValueFrom, toArray } from 'rxjs';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
-import { Agents, playGroups } from '../../arenas/index.js';
+import { Agents, playMembers } from '../../arenas/index.js';
 import { describeBackend, initBackend, type BackendChoice } from '../backend/index.js';
 import { parseConfig } from '../config/load.js';
 import { hashSeed } from '../engine/loop-parts.js';
@@ -97,7 +97,9 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
     const bindings = Object.fromEntries(Object.entries(c.roles).map(([id, r]) => [id, { role: plan.roles[id], model: r.model, server: servers[r.model] ?? remotes[r.model], maxNewTokens: r.maxNewTokens }]));
     const recent = new Set(data.recent);
     const agents = new Agents(bindings, tokenizer, { maxNewTokens: c.arena.maxNewTokens, temperature: c.arena.temperature, topK: c.arena.topK, topP: c.arena.topP }, (p) => recent.has(p));
-    const episodes = await firstValueFrom(playGroups(plan.arena, data.tasks, data.groupSize, agents).pipe(toArray()));
+    const bad = data.members.find(([t]) => t >= data.tasks.length);
+    if (bad) throw new UnrecoverableError(`job ${job.id} names task ${bad[0]} of ${data.tasks.length}`);
+    const episodes = await firstValueFrom(playMembers(plan.arena, data.members.map(([t, g]) => ({ task: data.tasks[t], g })), agents).pipe(toArray()));
     const tokens = Object.values(servers).reduce((n, s) => n + s.stats.generatedTokens, 0);
     return { episodes, versions: data.versions, tokens, seconds: (performance.now() - t0) / 1000 };
   };

@@ -33,11 +33,11 @@ describe('rollouts on worker processes through Redis', function () {
     await redis?.stop();
   });
 
-  it('two workers play every episode exactly once, and the run trains on them', async () => {
+  it('two workers play every episode exactly once (groups split across jobs), and the run trains on them', async () => {
     workers.push(await startWorkerProcess(redis!.url, 'two'), await startWorkerProcess(redis!.url, 'two'));
     const root = mkdtempSync(join(tmpdir(), 'coevolve-redis-'));
     const out = join(root, 'run');
-    const { metrics } = await runExperiment({ ...tinyConfig(root), workers: 1, rollout: { engine: 'redis', url: redis!.url, queue: 'two', jobTasks: 1 } }, { out, log: () => {} });
+    const { metrics } = await runExperiment({ ...tinyConfig(root), workers: 1, rollout: { engine: 'redis', url: redis!.url, queue: 'two', jobEpisodes: 3 } }, { out, log: () => {} });
     const episodes = (await RunStore.open(out)).readEpisodes();
     for (let it = 1; it <= 4; it++) {
       const mine = episodes.filter((e) => e.iteration === it);

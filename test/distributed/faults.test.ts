@@ -1,0 +1,143 @@
+import { expect } from 'chai';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Queue } from 'bullmq';
+import { stringify } from 'yaml';
+import { initBackend } from '../../src/backend/index.js';
+import type { ExperimentInput } from '../../src/config/schema.js';
+import { queueName } from '../../src/distributed/jobs.js';
+import { runExperiment } from '../../src/engine/experiment.js';
+import { loadModel } from '../../src/models/store.js';
+import { BatchingServer } from '../../src/serving/server.js';
+import { RunStore } from '../../src/store/run.js';
+import { tinyConfig } from '../engine/fixtures.js';
+import { startRedis } from '../redis.js';
+import { startWorkerProcess } from './rollouts.test.js';
+
+/** Solver episodes on the shipped base, heavy enough (64 tasks x 8 answers per job) that a job lasts a while. */
+function heavy(root: string, url: string, queue: string, over: Partial<ExperimentInput> = {}): ExperimentInput {
+  return {
+    ...tinyConfig(root), name: 'heavy', workers: 1, iterations: 6, checkpointEvery: 2,
+    models: { main: { checkpoint: 'checkpoints/base-add2' } },
+    tasks: { family: 'arithmetic', difficulty: { digits: 2, operands: 2, operators: '+' }, train: { source: 'generate', count: 2000 }, perIteration: 64 },
+    arena: { groupSize: 8, maxNewTokens: 5 }, eval: { every: 100 },
+    rollout: { engine: 'redis', url, queue, jobEpisodes: 256 },
+    ...over,
+  };
+}
+
+/** Every iteration 1..n holds exactly `per` episodes, no id twice. */
+async function exactlyOnce(dir: string, n: number, per: number): Promise<void> {
+  const episodes = (await RunStore.open(dir)).readEpisodes();
+  for (let it = 1; it <= n; it++) {
+    const mine = episodes.filter((e) => e.iteration === it);
+    expect(mine, `iteration ${it}`).to.have.length(per);
+    expect(new Set(mine.map((e) => e.id)).size, `iteration ${it}`).to.equal(per);
+  }
+  expect(episodes.filter((e) => e.iteration > n)).to.have.length(0);
+}
+
+const rows = (dir: string) => (existsSync(join(dir, 'metrics.jsonl')) ? readFileSync(join(dir, 'metrics.jsonl'), 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : []);
+const until = async (ok: () => boolean | Promise<boolean>, ms = 60000) => {
+  for (const t0 = Date.now(); !(await ok()); ) {
+    if (Date.now() - t0 > ms) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+};
+
+describe('rollout faults: workers killed, Redis restarted, the learner resumed', function () {
+  this.timeout(240000);
+  let redis: Awaited<ReturnType<typeof startRedis>>;
+  const children: ChildProcess[] = [];
+  before(async function () {
+    redis = await startRedis();
+    if (!redis) this.skip();
+  });
+  afterEach(() => { for (const c of children.splice(0)) c.kill('SIGKILL'); });
+  after(async () => redis?.stop());
+
+  it('a worker killed mid-job: another takes the job, and every episode is counted once', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'coevolve-kill-'));
+    const victim = await startWorkerProcess(redis!.url, 'kill');
+    children.push(victim);
+    const queue = new Queue(queueName('kill'), { connection: { url: redis!.url } });
+    const run = runExperiment(heavy(root, redis!.url, 'kill', { iterations: 3 }), { out: join(root, 'run'), log: () => {} });
+    // the moment the victim holds a job, kill it; then a second worker starts
+    await until(async () => (await queue.getActiveCount()) > 0);
+    const active = (await queue.getActive())[0];
+    victim.kill('SIGKILL');
+    children.push(await startWorkerProcess(redis!.url, 'kill'));
+    await run;
+    await exactlyOnce(join(root, 'run'), 3, 64 * 8);
+    // the job the victim held was handed on by the stalled-job check and finished once
+    const job = await queue.getJob(active.id!);
+    expect(await job!.getState()).to.equal('completed');
+    expect(job!.stalledCounter).to.be.at.least(1);
+    await queue.close();
+  });
+
+  it('Redis restarted mid-run: the learner waits, saying so, and continues; every episode once', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'coevolve-restart-'));
+    children.push(await startWorkerProcess(redis!.url, 'restart'));
+    const out = join(root, 'run');
+    const log: string[] = [];
+    const run = runExperiment(heavy(root, redis!.url, 'restart'), { out, log: (l) => log.push(l) });
+    await until(() => rows(out).some((r) => r.iteration === 2));
+    const port = redis!.port;
+    await redis!.stop();
+    await new Promise((r) => setTimeout(r, 1500));
+    redis = await startRedis(port);
+    await run;
+    expect(log.some((l) => /waiting for Redis at redis:\/\/127\.0\.0\.1:\d+\/?: connection lost/.test(l)), log.join('\n')).to.equal(true);
+    expect(log.some((l) => /Redis at .* is back/.test(l))).to.equal(true);
+    await exactlyOnce(out, 6, 64 * 8);
+  });
+
+  it('the learner killed and resumed: a new session, the old one\'s jobs ignored, every episode once', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'coevolve-resume-'));
+    children.push(await startWorkerProcess(redis!.url, 'resume'));
+    const out = join(root, 'run');
+    const config = join(root, 'c.yaml');
+    writeFileSync(config, stringify(heavy(root, redis!.url, 'resume', { rollout: { engine: 'redis', url: redis!.url, queue: 'resume', jobEpisodes: 256, maxStaleness: 1 } })));
+    const learner = spawn(process.execPath, ['bin/coevolve.js', 'run', config, '--out', out], { stdio: 'ignore' });
+    children.push(learner);
+    await until(() => rows(out).some((r) => r.iteration === 3)); // a checkpoint at 2, iteration 4's jobs queued ahead
+    const gone = new Promise((r) => learner.once('exit', r));
+    learner.kill('SIGKILL');
+    await gone;
+    const log: string[] = [];
+    await runExperiment(undefined, { resume: out, log: (l) => log.push(l) });
+    expect(log.some((l) => /resuming after iteration 2/.test(l))).to.equal(true);
+    await exactlyOnce(out, 6, 64 * 8);
+  });
+
+  it('stale rollouts: importance weights equal min(exp(old - behaviour), threshold), old from the learner\'s weights of the version before', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'coevolve-stale-'));
+    children.push(await startWorkerProcess(redis!.url, 'stale'));
+    const out = join(root, 'run');
+    const { metrics } = await runExperiment(heavy(root, redis!.url, 'stale', { iterations: 3, checkpointEvery: 1, trainer: { lr: 0.003 }, tasks: { ...heavy(root, '', '').tasks, perIteration: 8 }, rollout: { engine: 'redis', url: redis!.url, queue: 'stale', jobEpisodes: 32, maxStaleness: 1, isThreshold: 1.05 } }), { out, log: () => {} });
+    expect(metrics.find((r) => r.iteration === 1)?.['rollout/staleness_max']).to.equal(0);
+    expect(metrics.find((r) => r.iteration === 2)?.['rollout/staleness_max']).to.equal(1);
+    await initBackend('cpu');
+    const episodes = (await RunStore.open(out)).readEpisodes().filter((e) => e.iteration === 2);
+    const loaded = await loadModel(join(out, 'checkpoints', 'iter-000001', 'main'));
+    const server = new BatchingServer('check', loaded.model as never);
+    let checked = 0;
+    let capped = 0;
+    for (const t of episodes.flatMap((e) => e.turns)) {
+      expect(t.staleness).to.equal(1);
+      if (!t.isWeights) continue;
+      const old = await server.logProbs({ prompt: t.prompt, completion: t.completion }, 1);
+      t.isWeights.forEach((w, k) => {
+        const expected = Math.min(Math.exp(Math.max(-20, Math.min(20, old[k] - t.logProbs[k]))), 1.05);
+        expect(w).to.be.closeTo(expected, 1e-5);
+        if (expected === 1.05) capped++;
+      });
+      checked++;
+    }
+    expect(checked).to.be.above(0);
+    expect(capped).to.be.above(0); // the learned step moved some tokens' probability up past the cap
+  });
+});
