@@ -104,10 +104,12 @@ program.command('worker')
   .option('--queue <name>', 'the queue (the run\'s rollout.queue)', 'coevolve')
   .option('--plugin <module>', 'a plugin whose kinds this worker may play (repeatable)', collect, [])
   .option('--backend <name>', 'auto | gpu | node | wasm | cpu', 'auto')
+  .option('--accelerate <mode>', 'auto (native matrix products when a library loads) | off', 'auto')
   .option('--lock-ms <n>', 'a job\'s lock: a killed worker\'s job goes to another once it expires', positiveInt, 60000)
   .option('--stalled-ms <n>', 'how often stalled jobs are looked for', positiveInt, 15000)
-  .action(async (o: { redis: string; queue: string; plugin: string[]; backend: string; lockMs: number; stalledMs: number }) => {
-    const w = await startWorker({ redis: o.redis, queue: o.queue, plugins: o.plugin, backend: o.backend, lockMs: o.lockMs, stalledMs: o.stalledMs });
+  .action(async (o: { redis: string; queue: string; plugin: string[]; backend: string; accelerate: string; lockMs: number; stalledMs: number }) => {
+    if (o.accelerate !== 'auto' && o.accelerate !== 'off') throw new Error(`worker: --accelerate must be auto or off, got '${o.accelerate}'`);
+    const w = await startWorker({ redis: o.redis, queue: o.queue, plugins: o.plugin, backend: o.backend, accelerate: o.accelerate, lockMs: o.lockMs, stalledMs: o.stalledMs });
     await new Promise<void>((done) => {
       const stop = () => void w.close().then(done);
       process.once('SIGINT', stop);

@@ -12,7 +12,7 @@
  * waiting jobs are drained and its results never awaited.
  */
 import { randomUUID } from 'node:crypto';
-import { Job, Queue } from 'bullmq';
+import { Job, Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Episode, Task } from '../core/types.js';
 import type { TinyLM } from '../models/tinylm.js';
@@ -46,6 +46,10 @@ export class RedisRollouts {
   /** the newest published weights, to publish again when Redis lost them */
   private readonly latest = new Map<string, { version: number; blob: Buffer }>();
   private waiting = false;
+  /** resolves the gather loop's wait when a job completes or fails (QueueEvents: a blocking read, no busy polling) */
+  private wake: () => void = () => {};
+  /** a job ended since the last look */
+  private ended = false;
 
   private constructor(
     private readonly o: RedisRolloutConfig,
@@ -55,7 +59,10 @@ export class RedisRollouts {
     readonly session: string,
     private readonly prefix: string,
     private readonly log: (line: string) => void,
-  ) {}
+    private readonly events: QueueEvents,
+  ) {
+    for (const e of ['completed', 'failed'] as const) events.on(e, () => { this.ended = true; this.wake(); });
+  }
 
   /** Connects, drains the queue's waiting jobs of earlier sessions and drops their weights. */
   static async connect(o: RedisRolloutConfig, log: (line: string) => void): Promise<RedisRollouts> {
@@ -76,7 +83,12 @@ export class RedisRollouts {
     const prefix = `coevolve:${o.queue}:${session}`;
     const weights = o.weightsDir ? directoryWeights(o.weightsDir) : redisWeights(redis, prefix);
     log(`rollouts: queue ${queueName(o.queue)} on ${safeUrl(o.url)}, session ${session}, weights in ${o.weightsDir ?? 'Redis'}`);
-    const r = new RedisRollouts(o, redis, queue, weights, session, prefix, log);
+    const listen = new Redis(o.url, { maxRetriesPerRequest: null });
+    listen.on('error', () => {});
+    const events = new QueueEvents(queueName(o.queue), { connection: listen });
+    events.on('error', () => {});
+    await events.waitUntilReady();
+    const r = new RedisRollouts(o, redis, queue, weights, session, prefix, log, events);
     // commands wait for the connection to come back (no retry limit), so an outage shows here
     redis.on('reconnecting', () => r.outage(true));
     redis.on('ready', () => r.outage(false));
@@ -128,6 +140,7 @@ export class RedisRollouts {
     if (!jobs) throw new Error(`rollouts: iteration ${iteration} was never queued`);
     const results: Array<RolloutResult | undefined> = jobs.map(() => undefined);
     while (results.some((r) => r === undefined)) {
+      this.ended = false;
       for (const [k, job] of jobs.entries()) {
         if (results[k]) continue;
         const found = await this.retrying(() => Job.fromId<RolloutJob, RolloutResult>(this.queue, jobId(job)));
@@ -137,13 +150,18 @@ export class RedisRollouts {
           continue;
         }
         const state = await this.retrying(() => found.getState());
-        if (state === 'completed') results[k] = found.returnvalue;
+        if (state === 'completed') {
+          // the job was read before it completed: its result is read again now that it has one
+          const done = found.returnvalue ?? (await this.retrying(() => Job.fromId<RolloutJob, RolloutResult>(this.queue, jobId(job))))?.returnvalue;
+          if (done) results[k] = done;
+        }
         else if (state === 'failed' && /cannot be fetched/.test(found.failedReason ?? '')) {
           await this.retrying(() => found.remove());
           jobs[k] = await this.requeue(job);
         } else if (state === 'failed') throw new Error(`rollout job ${jobId(job)} failed: ${found.failedReason}`);
       }
-      if (results.some((r) => r === undefined)) await sleep(50);
+      // until a job ends (an event), or 250 ms pass: a lost job or a missed event is found by looking again
+      if (results.some((r) => r === undefined) && !this.ended) await new Promise<void>((resolve) => { const t = setTimeout(resolve, 250); this.wake = () => { clearTimeout(t); resolve(); }; });
     }
     this.pending.delete(iteration);
     const done = results as RolloutResult[];
@@ -188,6 +206,7 @@ export class RedisRollouts {
   }
 
   async close(): Promise<void> {
+    await this.events.close();
     await this.queue.close();
     this.redis.disconnect();
   }

@@ -24,21 +24,36 @@ export function encodeWeights(model: TinyLM, tokenizer: CharTokenizer): Buffer {
   return Buffer.concat([length, header, ...values]);
 }
 
-/** A fresh TinyLM holding the weights of `blob`, and its tokenizer. */
-export function decodeWeights(blob: Buffer): { model: TinyLM; tokenizer: CharTokenizer } {
+function readHeader(blob: Buffer): { header: Header; values: Float32Array } {
   const n = blob.readUInt32LE(0);
   const header = JSON.parse(blob.subarray(4, 4 + n).toString('utf8')) as Header;
-  const model = new TinyLM(header.config);
-  const vars = model.variables();
-  if (vars.map((v) => v.size).join() !== header.sizes.join()) throw new Error('weights: the blob does not fit the architecture it names');
-  const values = new Float32Array(blob.buffer.slice(blob.byteOffset + 4 + n, blob.byteOffset + blob.length));
+  return { header, values: new Float32Array(blob.buffer.slice(blob.byteOffset + 4 + n, blob.byteOffset + blob.length)) };
+}
+
+function assignAll(model: TinyLM, values: Float32Array): void {
   let offset = 0;
-  for (const v of vars) {
+  for (const v of model.variables()) {
     tf.tidy(() => v.assign(tf.tensor(values.subarray(offset, offset + v.size), v.shape)));
     offset += v.size;
   }
   if (offset !== values.length) throw new Error(`weights: ${values.length} values for ${offset} parameters`);
+}
+
+/** A fresh TinyLM holding the weights of `blob`, and its tokenizer. */
+export function decodeWeights(blob: Buffer): { model: TinyLM; tokenizer: CharTokenizer } {
+  const { header, values } = readHeader(blob);
+  const model = new TinyLM(header.config);
+  if (model.variables().map((v) => v.size).join() !== header.sizes.join()) throw new Error('weights: the blob does not fit the architecture it names');
+  assignAll(model, values);
   return { model, tokenizer: CharTokenizer.fromSpec(header.tokenizer) };
+}
+
+/** Writes `blob`'s weights into `model` in place when the architecture is the same; false otherwise. */
+export function loadWeightsInto(model: TinyLM, blob: Buffer): boolean {
+  const { header, values } = readHeader(blob);
+  if (JSON.stringify(header.config) !== JSON.stringify(model.config)) return false;
+  assignAll(model, values);
+  return true;
 }
 
 /** Where versions are published and fetched from. */

@@ -22,13 +22,15 @@ import { BatchingServer } from '../serving/server.js';
 import type { CharTokenizer } from '../tokenizer/index.js';
 import { JOB_NAME, queueName, RolloutJobSchema, type RolloutJob, type RolloutResult } from './jobs.js';
 import { safeUrl } from './learner.js';
-import { decodeWeights, directoryWeights, redisWeights, type WeightStore } from './weights.js';
+import { decodeWeights, directoryWeights, loadWeightsInto, redisWeights, type WeightStore } from './weights.js';
 
 export interface WorkerOptions {
   redis: string;
   queue: string;
   plugins?: string[];
   backend?: string;
+  /** native matrix products when a library loads (auto), or tfjs's own (off) */
+  accelerate?: 'auto' | 'off';
   /** a job's lock: a killed worker's job is handed on once it expires (BullMQ lockDuration) */
   lockMs?: number;
   /** how often stalled jobs are looked for (BullMQ stalledInterval) */
@@ -40,35 +42,45 @@ export interface RunningWorker {
   close(): Promise<void>;
 }
 
-/** Weights by model and version, fetched once; only the newest few versions per model stay. */
+/**
+ * One model per id, holding the version the last job asked for; a new version is written into
+ * it in place (cheaper than building a model per version). Blobs of recent versions stay, so a
+ * stale job's version is fetched once.
+ */
 class WeightCache {
-  private readonly held = new Map<string, { model: TinyLM; tokenizer: CharTokenizer }>();
+  private readonly models = new Map<string, { model: TinyLM; tokenizer: CharTokenizer; at: string }>();
+  private readonly blobs = new Map<string, Buffer>();
   constructor(private readonly redis: Redis) {}
 
   async get(job: RolloutJob, model: string): Promise<{ model: TinyLM; tokenizer: CharTokenizer }> {
     const version = job.versions[model];
     if (version === undefined) throw new UnrecoverableError(`job names no version of model '${model}'`);
-    const key = `${'prefix' in job.weights ? job.weights.prefix : job.weights.dir}|${model}|${version}`;
-    const hit = this.held.get(key);
-    if (hit) return hit;
-    const store: WeightStore = 'prefix' in job.weights ? redisWeights(this.redis, job.weights.prefix) : directoryWeights(job.weights.dir);
-    const blob = await store.get(model, version);
-    if (!blob) throw new UnrecoverableError(`model '${model}' version ${version} cannot be fetched from ${'prefix' in job.weights ? `Redis (${job.weights.prefix})` : job.weights.dir}`);
-    const loaded = decodeWeights(blob);
-    this.held.set(key, loaded);
-    // keep the three newest entries per model: a stale job needs at most a few versions
-    const mine = [...this.held.keys()].filter((k) => k.split('|')[1] === model);
-    for (const old of mine.slice(0, -3)) {
-      this.held.get(old)!.model.dispose();
-      this.held.delete(old);
+    const where = 'prefix' in job.weights ? job.weights.prefix : job.weights.dir;
+    const key = `${where}|${model}|${version}`;
+    const held = this.models.get(model);
+    if (held?.at === key) return held;
+    let blob = this.blobs.get(key);
+    if (!blob) {
+      const store: WeightStore = 'prefix' in job.weights ? redisWeights(this.redis, job.weights.prefix) : directoryWeights(job.weights.dir);
+      blob = await store.get(model, version);
+      if (!blob) throw new UnrecoverableError(`model '${model}' version ${version} cannot be fetched from ${'prefix' in job.weights ? `Redis (${job.weights.prefix})` : job.weights.dir}`);
+      this.blobs.set(key, blob);
+      for (const old of [...this.blobs.keys()].filter((k) => k.split('|')[1] === model).slice(0, -4)) this.blobs.delete(old);
     }
-    return loaded;
+    if (held && loadWeightsInto(held.model, blob)) {
+      held.at = key;
+      return held;
+    }
+    held?.model.dispose();
+    const fresh = { ...decodeWeights(blob), at: key };
+    this.models.set(model, fresh);
+    return fresh;
   }
 }
 
 export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
   const log = o.log ?? ((l: string) => console.error(l));
-  log(describeBackend(await initBackend((o.backend ?? 'auto') as BackendChoice, 'auto')));
+  log(describeBackend(await initBackend((o.backend ?? 'auto') as BackendChoice, o.accelerate ?? 'auto')));
   const definitions = await loadPlugins(o.plugins ?? []);
   const resolver = createContainer(definitions).get(Resolver);
   const connection = new Redis(o.redis, { maxRetriesPerRequest: null });

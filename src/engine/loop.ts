@@ -133,6 +133,7 @@ async function iterateWith(c: ExperimentConfig, store: RunStore, o: LoopOptions,
     const dropped = (e: unknown) => e instanceof RemoteModelError && failed.push(e) > 0;
     let episodes: Episode[];
     let elsewhere = 0;
+    let jobSeconds: number | undefined;
     if (workersQueue) {
       // queue this iteration and the next maxStaleness ones with the weights held now (version it - 1)
       for (let j = it; j <= Math.min(c.iterations, it + c.rollout.maxStaleness); j++) {
@@ -142,6 +143,7 @@ async function iterateWith(c: ExperimentConfig, store: RunStore, o: LoopOptions,
       }
       const got = await workersQueue.gather(it);
       elsewhere = got.tokens;
+      jobSeconds = got.seconds;
       episodes = got.episodes.map(({ versions, ...e }) => ({ ...e, turns: e.turns.map((t) => (versions[t.model] === undefined ? t : { ...t, staleness: it - 1 - versions[t.model] })) }));
     } else {
       const tasks = iterationTasks(c, plan.arena, train, state.buffer, it);
@@ -172,6 +174,7 @@ async function iterateWith(c: ExperimentConfig, store: RunStore, o: LoopOptions,
       metrics.ref_synced = 1;
     }
     Object.assign(metrics, stepMetrics(steps, servers, samples, tRollout, tTrain, elsewhere));
+    if (jobSeconds !== undefined) metrics['time/rollout_job_s'] = jobSeconds; // the workers' own time on this iteration's jobs, summed: over rollout_s, how many played at once
     // store
     recordWrittenTasks(episodes, plan.family, state.buffer, it);
     const last = it === c.iterations;

@@ -1,0 +1,102 @@
+/**
+ * Rollouts on worker processes through Redis, measured on the default experiment:
+ *   npx tsx src/experiments/rollout-scaling.ts --out runs/distributed [--iterations 20] [--curve 200] [--seeds 1,2]
+ * 1. Throughput: rollout tokens/s during rollout phases (median over iterations 3..N) with one
+ *    and with two `coevolve worker` processes, beside in-process rollouts on one thread and
+ *    on every core; the learner trains on one thread. The workload is the default experiment
+ *    with --per-iteration seeds an iteration (default 8; the default's 1 makes a rollout phase
+ *    of 0.1 s, where the queue's fixed costs are a third of it).
+ * 2. With --curve K: the learning curve (the evaluators' held-out accuracy) over K
+ *    iterations, in-process against two workers, for each seed.
+ * Needs Debian's redis-server; starts it on a free loopback port and stops it. Resumable: a
+ * condition whose run is done is read, not run again.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { runExperiment } from '../engine/experiment.js';
+import { RunStore, type MetricsRow } from '../store/run.js';
+import { arg } from './script.js';
+
+const out = arg('out', 'runs/distributed');
+const iterations = Number(arg('iterations', '20'));
+const curve = Number(arg('curve', '0'));
+const seeds = arg('seeds', '1').split(',').map(Number);
+const config = arg('config', 'configs/default.yaml');
+// the throughput workload: the default experiment with this many seeds per iteration (8: 2,048 solver answers and 256 proposals an iteration)
+const perIteration = arg('per-iteration', '8');
+const jobEpisodes = arg('job-episodes', '128');
+// off: tfjs's own kernels everywhere (native products contend for a shared cache across processes here)
+const accelerate = arg('accelerate', 'auto');
+mkdirSync(out, { recursive: true });
+
+const freePort = () => new Promise<number>((resolve) => { const s = createServer(); s.listen(0, '127.0.0.1', () => { const p = (s.address() as { port: number }).port; s.close(() => resolve(p)); }); });
+const port = await freePort();
+const redis = spawn('/usr/bin/redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+const url = `redis://127.0.0.1:${port}`;
+await new Promise((r) => setTimeout(r, 500));
+
+function startWorkers(n: number, queue: string): Promise<ChildProcess[]> {
+  return Promise.all(Array.from({ length: n }, () => new Promise<ChildProcess>((resolve, reject) => {
+    const w = spawn(process.execPath, ['bin/coevolve.js', 'worker', '--redis', url, '--queue', queue, '--accelerate', accelerate], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    w.stderr!.on('data', (d: Buffer) => { if (/taking rollout jobs/.test((err += d.toString()))) resolve(w); });
+    w.once('exit', (c) => reject(new Error(`worker exited ${c}: ${err}`)));
+  })));
+}
+
+/** Runs (or reads, when done) one condition; `workerProcesses` 0 is in-process. */
+async function condition(name: string, set: string[], workerProcesses: number): Promise<MetricsRow[]> {
+  const dir = join(out, name);
+  if (existsSync(join(dir, 'run.json')) && (await RunStore.open(dir)).record.status === 'done') return (await RunStore.open(dir)).readMetrics();
+  const workers = workerProcesses ? await startWorkers(workerProcesses, name) : [];
+  try {
+    const redisSet = workerProcesses ? ['rollout.engine=redis', `rollout.url=${url}`, `rollout.queue=${name}`, `rollout.jobEpisodes=${jobEpisodes}`] : [];
+    const resume = existsSync(join(dir, 'run.json'));
+    const r = resume ? await runExperiment(undefined, { resume: dir, log: () => {} }) : await runExperiment(config, { set: [...set, ...redisSet], out: dir, log: () => {} });
+    return r.metrics;
+  } finally {
+    for (const w of workers) w.kill('SIGTERM');
+  }
+}
+
+const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s.length ? (s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2) : NaN; };
+const phase = (rows: MetricsRow[], key: string) => median(rows.filter((r) => r.iteration >= 3 && typeof r[key] === 'number').map((r) => r[key] as number));
+
+const results: Record<string, unknown> = { config, iterations, machine: '2 cores', redis: 'local redis-server' };
+try {
+  const brief = [`iterations=${iterations}`, 'eval.every=100000', 'evaluators=[]', 'checkpointEvery=100000', `tasks.perIteration=${perIteration}`, `accelerate=${accelerate}`];
+  const conditions: Array<[string, string[], number]> = [
+    ['inproc-1thread', [...brief, 'workers=1'], 0],
+    ['inproc-2threads', [...brief, 'workers=2'], 0],
+    ['redis-1worker', [...brief, 'workers=1'], 1],
+    ['redis-2workers', [...brief, 'workers=1'], 2],
+  ];
+  const speed: Record<string, Record<string, number>> = {};
+  for (const [name, set, n] of conditions) {
+    const rows = await condition(name, set, n);
+    speed[name] = { rollout_tokens_per_s: phase(rows, 'time/rollout_tokens_per_s'), rollout_s: phase(rows, 'time/rollout_s'), train_s: phase(rows, 'time/train_s'), iteration_s: phase(rows, 'time/iteration_s'), job_s: phase(rows, 'time/rollout_job_s') };
+    console.error(`${name}: ${JSON.stringify(speed[name])}`);
+  }
+  results.speed = speed;
+  results.perIteration = perIteration;
+  results.accelerate = accelerate;
+  results.jobEpisodes = jobEpisodes;
+  results.scaling_2_over_1_workers = speed['redis-2workers'].rollout_tokens_per_s / speed['redis-1worker'].rollout_tokens_per_s;
+  if (curve > 0) {
+    const curves: Record<string, Array<Record<string, number>>> = {};
+    for (const seed of seeds) {
+      for (const [name, n] of [[`curve-inproc-s${seed}`, 0], [`curve-redis2-s${seed}`, 2]] as const) {
+        const rows = await condition(name, [`iterations=${curve}`, `seed=${seed}`, 'workers=1'], n);
+        curves[name] = rows.filter((r) => Object.keys(r).some((k) => k.startsWith('eval/'))).map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => k === 'iteration' || /^eval\/.*\/(pass1)$|^eval\/proposer\/valid_rate$/.test(k))) as Record<string, number>);
+        console.error(`${name}: ${JSON.stringify(curves[name][curves[name].length - 1])}`);
+      }
+    }
+    results.curves = curves;
+  }
+  writeFileSync(join(out, 'results.json'), JSON.stringify(results, null, 2));
+  console.log(JSON.stringify(results, null, 2));
+} finally {
+  redis.kill('SIGKILL');
+}
