@@ -57,7 +57,8 @@ describe('coevolve dashboard', function () {
       // the same chart redrawn from the run's new metrics: its line grows
       await page.waitForFunction(([sel, d]) => { const p = document.querySelector(sel as string); return p !== null && p.getAttribute('d') !== d; }, [rewards, first], { timeout: 60000 });
       const later = await page.$eval(rewards, (p) => p.getAttribute('d'));
-      expect(later!.length).to.be.above(first!.length);
+      const points = (d: string) => (d.match(/[ML]/g) ?? []).length; // one command per iteration drawn
+      expect(points(later!)).to.be.above(points(first!));
       expect(await page.$eval('tr.run.selected', (tr) => tr.textContent)).to.match(/live(running|done)/);
       await ended;
       // the episode browser: an iteration's episodes, then one episode's turns
