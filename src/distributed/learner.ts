@@ -60,6 +60,7 @@ export class RedisRollouts {
     private readonly prefix: string,
     private readonly log: (line: string) => void,
     private readonly events: QueueEvents,
+    private readonly listen: Redis,
   ) {
     for (const e of ['completed', 'failed'] as const) events.on(e, () => { this.ended = true; this.wake(); });
   }
@@ -88,7 +89,7 @@ export class RedisRollouts {
     const events = new QueueEvents(queueName(o.queue), { connection: listen });
     events.on('error', () => {});
     await events.waitUntilReady();
-    const r = new RedisRollouts(o, redis, queue, weights, session, prefix, log, events);
+    const r = new RedisRollouts(o, redis, queue, weights, session, prefix, log, events, listen);
     // commands wait for the connection to come back (no retry limit), so an outage shows here
     redis.on('reconnecting', () => r.outage(true));
     redis.on('ready', () => r.outage(false));
@@ -206,8 +207,10 @@ export class RedisRollouts {
   }
 
   async close(): Promise<void> {
+    // BullMQ leaves connections it was given open: each is closed here, or the process would not exit
     await this.events.close();
     await this.queue.close();
+    this.listen.disconnect();
     this.redis.disconnect();
   }
 }
