@@ -112,8 +112,19 @@ export class RedisRollouts {
     }
   }
 
-  has(iteration: number): boolean {
-    return this.pending.has(iteration);
+  /**
+   * Queues iteration `it` and the next `maxStaleness` ones (up to `last`) with the weights held
+   * now, version it - 1, then gathers `it`'s episodes, each turn marked with its staleness
+   * (how many versions behind it - 1 its model's weights were).
+   */
+  async playIteration(it: number, o: { last: number; maxStaleness: number; models: string[]; config: Record<string, unknown>; groupSize: number; tasks: (j: number) => Task[]; seed: (j: number) => number; recent: string[] }): Promise<{ episodes: Episode[]; tokens: number; seconds: number }> {
+    const versions = Object.fromEntries(o.models.map((id) => [id, it - 1]));
+    for (let j = it; j <= Math.min(o.last, it + o.maxStaleness); j++) {
+      if (!this.pending.has(j)) await this.enqueue(j, o.tasks(j), { config: o.config, groupSize: o.groupSize, seed: o.seed(j), versions, recent: o.recent });
+    }
+    const got = await this.gather(it);
+    const episodes = got.episodes.map(({ versions: v, ...e }) => ({ ...e, turns: e.turns.map((t) => (v[t.model] === undefined ? t : { ...t, staleness: it - 1 - v[t.model] })) }));
+    return { episodes, tokens: got.tokens, seconds: got.seconds };
   }
 
   /** Queues iteration `iteration`'s tasks as jobs to be played with `versions`. */

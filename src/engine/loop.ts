@@ -135,16 +135,11 @@ async function iterateWith(c: ExperimentConfig, store: RunStore, o: LoopOptions,
     let elsewhere = 0;
     let jobSeconds: number | undefined;
     if (workersQueue) {
-      // queue this iteration and the next maxStaleness ones with the weights held now (version it - 1)
-      for (let j = it; j <= Math.min(c.iterations, it + c.rollout.maxStaleness); j++) {
-        if (workersQueue.has(j)) continue;
-        const versions = Object.fromEntries(Object.keys(models).map((id) => [id, it - 1]));
-        await workersQueue.enqueue(j, iterationTasks(c, plan.arena, train, state.buffer, j), { config: jobConfig, groupSize: c.arena.groupSize, seed: hashSeed(c.seed, j, 'rollout'), versions, recent: state.buffer.entries().map((b) => b.task.prompt) });
-      }
-      const got = await workersQueue.gather(it);
-      elsewhere = got.tokens;
-      jobSeconds = got.seconds;
-      episodes = got.episodes.map(({ versions, ...e }) => ({ ...e, turns: e.turns.map((t) => (versions[t.model] === undefined ? t : { ...t, staleness: it - 1 - versions[t.model] })) }));
+      const got = await workersQueue.playIteration(it, {
+        last: c.iterations, maxStaleness: c.rollout.maxStaleness, models: Object.keys(models), config: jobConfig, groupSize: c.arena.groupSize,
+        tasks: (j) => iterationTasks(c, plan.arena, train, state.buffer, j), seed: (j) => hashSeed(c.seed, j, 'rollout'), recent: state.buffer.entries().map((b) => b.task.prompt),
+      });
+      ({ episodes, tokens: elsewhere, seconds: jobSeconds } = got);
     } else {
       const tasks = iterationTasks(c, plan.arena, train, state.buffer, it);
       episodes = await firstValueFrom(playGroups(plan.arena, tasks, c.arena.groupSize, agents, dropped).pipe(toArray()));
