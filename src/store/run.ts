@@ -291,7 +291,7 @@ export class RunStore {
    * checkpoint records after `n` (their folders are left alone). Idempotent, so a kill in
    * the middle is repaired by calling it again. Assumes episodes were appended in
    * non-decreasing iteration order (shards are scanned from the newest and the scan stops
-   * at the first shard that needs no change).
+   * at the first non-empty shard that needs no change).
    */
   async truncateAfter(n: number): Promise<void> {
     this.assertWriter('truncateAfter');
@@ -302,7 +302,8 @@ export class RunStore {
     for (let s = shards.length - 1; s >= 0; s--) {
       const plan = planFilter(join(this.episodesDir, shardName(shards[s]!)), keep);
       plans.push(plan);
-      if (!plan.changed) break;
+      // an empty shard (a writer killed between making the file and writing to it) says nothing of the ones before
+      if (!plan.changed && plan.kept.length > 0) break;
     }
     for (const p of plans) applyFilter(p);
     this.shard = undefined; // recount before the next append

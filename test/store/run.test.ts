@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseConfig } from '../../src/config/load.js';
 import type { ExperimentConfig } from '../../src/config/schema.js';
@@ -254,6 +254,16 @@ await s.setStatus('done');
   });
 
   describe('truncateAfter and resume', () => {
+    it('looks past an empty newest shard (a writer killed between making the file and writing to it)', async () => {
+      const s = await RunStore.create(dir, CONFIG, { shardSize: 4 });
+      for (let it = 1; it <= 4; it++) s.appendEpisodes(it, episodes(it, 4)); // four full shards
+      const files = s.shardFiles();
+      writeFileSync(join(dirname(files[files.length - 1]), shardName(files.length)), ''); // the fifth, made and never written
+      await s.truncateAfter(2);
+      // a scan that stopped at the empty shard would keep iterations 3 and 4
+      expect(s.readEpisodes().map((e) => e.iteration)).to.deep.equal([1, 1, 1, 1, 2, 2, 2, 2]);
+    });
+
     it('removes later iterations from metrics and episodes, drops emptied shards and later checkpoints', async () => {
       const s = await RunStore.create(dir, CONFIG, { shardSize: 4 });
       for (let it = 1; it <= 5; it++) {
