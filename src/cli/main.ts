@@ -12,6 +12,7 @@ import { exportRun } from '../export/trajectories.js';
 import { serveCommand } from './serve.js';
 import { startDashboard } from '../dashboard/server.js';
 import { startWorker } from '../distributed/worker.js';
+import { untilStopped, warnIfOpen } from './lifetime.js';
 import { runCommand } from './run.js';
 import { tasksCommand } from './tasks.js';
 
@@ -110,11 +111,7 @@ program.command('worker')
   .action(async (o: { redis: string; queue: string; plugin: string[]; backend: string; accelerate: string; lockMs: number; stalledMs: number }) => {
     if (o.accelerate !== 'auto' && o.accelerate !== 'off') throw new Error(`worker: --accelerate must be auto or off, got '${o.accelerate}'`);
     const w = await startWorker({ redis: o.redis, queue: o.queue, plugins: o.plugin, backend: o.backend, accelerate: o.accelerate, lockMs: o.lockMs, stalledMs: o.stalledMs });
-    await new Promise<void>((done) => {
-      const stop = () => void w.close().then(done);
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
-    });
+    await untilStopped(() => w.close());
   });
 
 program.command('dashboard')
@@ -125,14 +122,10 @@ program.command('dashboard')
   .option('--api-key <key>', 'require the key: a bearer token, or ?key= in the page URL (default: $COEVOLVE_API_KEY)')
   .action(async (o: { runs: string; host: string; port: number; apiKey?: string }) => {
     const apiKey = o.apiKey ?? process.env.COEVOLVE_API_KEY;
-    if (!['127.0.0.1', 'localhost', '::1'].includes(o.host) && !apiKey) console.error(`warning: the dashboard on ${o.host} has no API key: anyone who reaches it can read every run (pass --api-key)`);
+    warnIfOpen(o.host, apiKey, 'the dashboard (every run)');
     const d = await startDashboard({ root: o.runs, host: o.host, port: o.port, apiKey });
     console.error(`dashboard of ${o.runs} at ${d.url}${apiKey ? '?key=<key>' : ''}`);
-    await new Promise<void>((done) => {
-      const stop = () => void d.close().then(done);
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
-    });
+    await untilStopped(() => d.close());
   });
 
 program.command('serve')

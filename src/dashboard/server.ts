@@ -6,12 +6,12 @@
  * 127.0.0.1 unless told otherwise; with an API key, every request needs it (a bearer token,
  * or `?key=` for the page and its event stream, which a browser cannot give headers).
  */
-import { timingSafeEqual } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { runTokenizers } from '../export/trajectories.js';
+import { bearerToken, keyMatches } from '../util/api-key.js';
 import { chartGroups } from '../report/groups.js';
 import { chartSpec, toSvg } from '../report/render.js';
 import { PAGE } from './page.js';
@@ -48,7 +48,7 @@ export async function startDashboard(o: DashboardOptions): Promise<RunningDashbo
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://dashboard');
-    if (o.apiKey !== undefined && !authorized(req, url, o.apiKey)) throw new HttpError(401, 'this dashboard needs its API key: Authorization: Bearer <key>, or ?key=<key>');
+    if (o.apiKey !== undefined && !keyMatches(bearerToken(req.headers.authorization) ?? url.searchParams.get('key') ?? undefined, o.apiKey)) throw new HttpError(401, 'this dashboard needs its API key: Authorization: Bearer <key>, or ?key=<key>');
     if (req.method !== 'GET') throw new HttpError(405, 'the dashboard only reads: use GET');
     if (url.pathname === '/') return send(res, 200, 'text/html; charset=utf-8', PAGE);
     if (url.pathname === '/api/runs') return json(res, await Promise.all(findRuns(o.root).map(async (d) => (await runInfo(o.root, d)).info)));
@@ -132,10 +132,4 @@ function send(res: ServerResponse, status: number, type: string, body: string): 
 
 function json(res: ServerResponse, body: unknown, status = 200): void {
   send(res, status, 'application/json', JSON.stringify(body));
-}
-
-function authorized(req: IncomingMessage, url: URL, key: string): boolean {
-  const given = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? url.searchParams.get('key') ?? '';
-  const [a, b] = [Buffer.from(given), Buffer.from(key)];
-  return a.length === b.length && timingSafeEqual(a, b);
 }

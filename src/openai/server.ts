@@ -7,13 +7,13 @@
  * ones (body, prompt, max_tokens) are refused before any work.
  */
 import * as tf from '@tensorflow/tfjs';
-import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Generation } from '../models/generate.js';
 import type { TinyLM } from '../models/tinylm.js';
 import { BatchingServer } from '../serving/server.js';
 import type { CharTokenizer } from '../tokenizer/index.js';
+import { bearerToken, keyMatches } from '../util/api-key.js';
 import { ApiError, badRequest } from './errors.js';
 import { chatRequest, completionRequest, type Request } from './protocol.js';
 
@@ -53,7 +53,7 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   let counter = 0;
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (o.apiKey !== undefined && !authorized(req.headers.authorization, o.apiKey)) throw new ApiError(401, 'Incorrect API key provided: send Authorization: Bearer <key>', null, 'invalid_api_key');
+    if (o.apiKey !== undefined && !keyMatches(bearerToken(req.headers.authorization), o.apiKey)) throw new ApiError(401, 'Incorrect API key provided: send Authorization: Bearer <key>', null, 'invalid_api_key');
     const path = (req.url ?? '').split('?')[0];
     if (path === '/v1/models') {
       if (req.method !== 'GET') throw new ApiError(405, `${req.method} is not allowed on ${path}; use GET`);
@@ -187,13 +187,6 @@ function json(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);
-}
-
-function authorized(header: string | undefined, key: string): boolean {
-  const m = /^Bearer (.+)$/.exec(header ?? '');
-  if (!m) return false;
-  const [a, b] = [Buffer.from(m[1]), Buffer.from(key)];
-  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 /** The JSON body, refused with a 413 past `limit` bytes (declared or read) and a 400 when not a JSON object. */

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { startServe } from './serve-process.js';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,19 +7,6 @@ import { parseConfig } from '../../src/config/load.js';
 import type { ExperimentInput } from '../../src/config/schema.js';
 import { runExperiment } from '../../src/engine/experiment.js';
 import { RunStore } from '../../src/store/run.js';
-
-/** `coevolve serve` of the 2-digit addition base as a solver, on a free port. */
-function startServe(): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['bin/coevolve.js', 'serve', 'checkpoints/base-add2', '--port', '0', '--backend', 'cpu', '--role', 'solver'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let err = '';
-    child.stderr!.on('data', (d: Buffer) => {
-      const m = /serving '.*' at (\S+)/.exec((err += d.toString()));
-      if (m) resolve({ url: m[1], child });
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
-  });
-}
 
 /** The hint arena of examples/: a local hinter that trains, and a frozen solver on the remote endpoint. */
 const config = (root: string, url: string, iterations: number): ExperimentInput => ({
@@ -37,7 +24,7 @@ describe('a role on a remote endpoint', function () {
   const root = mkdtempSync(join(tmpdir(), 'coevolve-remote-'));
 
   it('plays in an arena; when the endpoint is killed mid-run its episodes fail, counted in the metrics, and the run goes on', async () => {
-    const { url, child } = await startServe();
+    const { url, child } = await startServe(['--role', 'solver']);
     const out = join(root, 'run');
     const metrics = join(out, 'metrics.jsonl');
     let killedAfter = 0;

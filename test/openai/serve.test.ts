@@ -1,23 +1,10 @@
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { startServe } from './serve-process.js';
 import OpenAI from 'openai';
 import { initBackend } from '../../src/backend/index.js';
 import { loadModel } from '../../src/models/store.js';
 import { BatchingServer } from '../../src/serving/server.js';
-
-/** Starts `coevolve serve` on a free port and resolves with its URL once it listens. */
-function startServe(args: string[]): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['bin/coevolve.js', 'serve', 'checkpoints/base-add2', '--port', '0', '--backend', 'cpu', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let err = '';
-    child.stderr!.on('data', (d: Buffer) => {
-      err += d.toString();
-      const m = /serving '.*' at (\S+)/.exec(err);
-      if (m) resolve({ url: m[1], child });
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
-  });
-}
 
 describe('coevolve serve (OpenAI API)', function () {
   this.timeout(60000);

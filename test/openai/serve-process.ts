@@ -1,0 +1,14 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+
+/** `coevolve serve` of the shipped 2-digit addition base on a free port, resolved with its URL once it listens. */
+export function startServe(args: string[] = []): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['bin/coevolve.js', 'serve', 'checkpoints/base-add2', '--port', '0', '--backend', 'cpu', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let err = '';
+    child.stderr!.on('data', (d: Buffer) => {
+      const m = /serving '.*' at (\S+)/.exec((err += d.toString()));
+      if (m) resolve({ url: m[1], child });
+    });
+    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
+  });
+}
