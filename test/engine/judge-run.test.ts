@@ -29,7 +29,11 @@ describe('a judge run', function () {
   it('trains only the judge, logs its rollout metrics and its held-out verdicts', async () => {
     const root = mkdtempSync(join(tmpdir(), 'coevolve-judge-'));
     const path = join(root, 'c.yaml');
-    writeFileSync(path, stringify(judgeRun(root, [{ kind: 'verdicts', name: 'heldout', options: { data: 'checkpoints/base-add2/heldout.jsonl' } }])));
+    const data = 'checkpoints/base-add2/heldout.jsonl';
+    writeFileSync(path, stringify(judgeRun(root, [
+      { kind: 'verdicts', name: 'heldout', options: { data } },
+      { kind: 'verdicts', name: 'cold', options: { data, answerTemperature: 0.01, repeats: 2 } },
+    ])));
     await runCommand(path, { set: [] });
     const rows = readFileSync(join(root, 'jr', 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     const last = rows.find((r) => r.iteration === 2);
@@ -39,6 +43,10 @@ describe('a judge run', function () {
     expect(last['losses/solver/loss']).to.equal(undefined); // frozen: the phase trains the judge alone
     for (const k of ['accuracy', 'valid_rate', 'judged_share']) expect(last[`eval/heldout/${k}`], k).to.be.within(0, 1);
     expect(rows.find((r) => r.iteration === 0)['eval/heldout/judged_share']).to.be.above(0);
+    // answers sampled near greedy are nearly all alike, so few tasks are mixed; each task played twice
+    const cold = last['eval/cold/judged_share'];
+    expect(cold).to.be.below(last['eval/heldout/judged_share'] / 2);
+    expect(cold * 512).to.be.closeTo(Math.round(cold * 512), 1e-9);
   });
 
   it('refuses a verdicts evaluator on another arena, or without its data, before any work', async () => {
@@ -47,6 +55,9 @@ describe('a judge run', function () {
     writeFileSync(path, stringify(judgeRun(root, [{ kind: 'verdicts', name: 'heldout', options: {} }])));
     const err = await runCommand(path, { set: [] }).then(() => null, (e: Error) => e);
     expect(err?.message).to.match(/evaluators\[0\]\.options\.data: required/);
+    writeFileSync(path, stringify(judgeRun(root, [{ kind: 'verdicts', name: 'heldout', options: { data: 'checkpoints/base-add2/heldout.jsonl', repeats: 0 } }])));
+    const repeats = await runCommand(path, { set: [] }).then(() => null, (e: Error) => e);
+    expect(repeats?.message).to.match(/repeats.*positive integer/);
     const solve = {
       ...judgeRun(root, [{ kind: 'verdicts', name: 'h', options: { data: 'checkpoints/base-add2/heldout.jsonl' } }]),
       models: { solver: { checkpoint: 'checkpoints/base-add2' } }, roles: { solver: { kind: 'solver', model: 'solver' } }, phases: undefined,

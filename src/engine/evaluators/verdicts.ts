@@ -11,7 +11,7 @@ import { BatchingServer } from '../../serving/server.js';
 import { readTasksJsonl, type TaskCheck } from '../../tasks/jsonl.js';
 import { hashSeed } from '../loop-parts.js';
 import { firstWrongStep, sumOperands } from '../../tasks/scratchpad.js';
-import { evaluatorOptions, isNonNegativeNumber, isPath, type EvalContext, type Evaluator, type EvaluatorFactory } from './types.js';
+import { evaluatorOptions, isNonNegativeNumber, isPath, isPositiveInt, isPositiveNumber, type EvalContext, type Evaluator, type EvaluatorFactory } from './types.js';
 
 /**
  * A judge or critic measured on held-out tasks: an arena plays each task once with the run's
@@ -57,16 +57,25 @@ function heldOut(check: (where: string) => TaskCheck, spec: Parameters<Evaluator
   return tasks;
 }
 
-/** `{ kind: verdicts, name, options: { data, temperature } }`: the config's judge arena and its solver and judge roles, on a held-out file: the answers sampled at the arena's temperature, the verdicts at `temperature` when given (0: greedy). */
+/**
+ * `{ kind: verdicts, name, options: { data, temperature, answerTemperature, repeats } }`: the
+ * config's judge arena and its solver and judge roles, on a held-out file: the answers sampled
+ * at `answerTemperature` (default the arena's, so a run that samples hotter to explore can
+ * still be measured on the answers it started from), the verdicts at `temperature` when given
+ * (default the arena's; 0: greedy), each task played `repeats` times (default 1) for a steadier figure.
+ */
 export function verdictsFactory(check: (where: string) => TaskCheck): EvaluatorFactory {
   return (spec, c, plan, where) => {
-    evaluatorOptions(where, spec.options, { data: isPath, temperature: isNonNegativeNumber });
+    evaluatorOptions(where, spec.options, { data: isPath, temperature: isNonNegativeNumber, answerTemperature: isPositiveNumber, repeats: isPositiveInt });
     if (!(plan.arena instanceof JudgeArena)) throw new Error(`${where}: verdicts measures a judge arena's judge; arena '${plan.arena.kind}' is not one`);
-    const tasks = heldOut(check, spec, plan.family.name, where);
+    const repeats = (spec.options.repeats as number | undefined) ?? 1;
+    // each repeat is its own task id, so the arena draws its showing orders afresh
+    const tasks = heldOut(check, spec, plan.family.name, where).flatMap((t) => Array.from({ length: repeats }, (_, r) => (r === 0 ? t : { ...t, id: `${t.id}~${r}` })));
     const seat = (id: 'solver' | 'judge') => ({ role: plan.roles[id], model: c.roles[id].model, maxNewTokens: c.roles[id].maxNewTokens });
     // the answers are sampled (a greedy solver would write one answer, with nothing to tell apart); the verdicts at `temperature` when given
-    const sampled = c.arena.temperature > 0 ? c.arena.temperature : 1;
-    const judge = { ...seat('judge'), temperature: (spec.options.temperature as number | undefined) ?? sampled };
+    const arenaTemperature = c.arena.temperature > 0 ? c.arena.temperature : 1;
+    const sampled = (spec.options.answerTemperature as number | undefined) ?? arenaTemperature;
+    const judge = { ...seat('judge'), temperature: (spec.options.temperature as number | undefined) ?? arenaTemperature };
     return new VerdictsEvaluator(spec.name, spec.every ?? c.eval.every, 'judge', plan.arena, tasks, { solver: seat('solver'), judge }, { temperature: sampled, maxNewTokens: c.arena.maxNewTokens, seed: c.seed });
   };
 }
