@@ -14,7 +14,7 @@
  * (a judge taught to compare on subtraction, checked on held-out additions: the comparison
  * transfers, no addition label is read), and `--out DIR` saves the model (a judge base).
  *
- *   npx tsx src/experiments/judge-capacity.ts --from checkpoints/base-add2 --tasks configs/data/add2-unseen.jsonl --heldout checkpoints/base-add2/heldout.jsonl [--steps 2000] [--mode pairwise|pointwise] [--working none|right] [--operators -] [--out DIR]
+ *   npx tsx src/experiments/judge-capacity.ts --from checkpoints/base-add2 --tasks configs/data/add2-unseen.jsonl --heldout checkpoints/base-add2/heldout.jsonl [--steps 2000] [--mode pairwise|pointwise] [--working none|right] [--operators -] [--offsets -10,10] [--out DIR]
  */
 import { initBackend } from '../backend/index.js';
 import { JudgeRole } from '../../roles/others.js';
@@ -39,7 +39,9 @@ const role = new JudgeRole();
 const layout = arg('layout', 'task-first');
 if (layout !== 'task-first' && layout !== 'answer-first') throw new Error(`--layout: task-first or answer-first, got '${layout}'`);
 const render = (task: Task, answers: string[]) => (layout === 'answer-first' && answers.length === 1 ? `${answers[0]}|${task.prompt}` : role.render({ task, answers }));
-const offsets = [-11, -10, -9, -2, -1, 1, 2, 9, 10, 11]; // as judge-base.ts: a weak solver's misses
+// as judge-base.ts: a weak solver's misses; `--offsets -10,10` picks which (tens-only misses alone, say)
+const offsets = arg('offsets', '-11,-10,-9,-2,-1,1,2,9,10,11').split(',').map(Number);
+if (!offsets.length || offsets.some((o) => !Number.isInteger(o) || o === 0)) throw new Error(`--offsets: non-zero integers separated by commas, got '${arg('offsets')}'`);
 
 /** One judged showing of `task`: the prompt tokens and the right verdict. */
 function showing(task: Task, rng: Rng): { prompt: number[]; verdict: string; working: string } {
