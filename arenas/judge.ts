@@ -18,7 +18,9 @@ export interface JudgeArenaOptions extends Record<string, unknown> {
   /**
    * pointwise only: judge every valid answer, not one right and one wrong; each answer and
    * the verdicts on it share a task id, so the `peer` judge can pay the solver the judge's
-   * verdicts (a judge in the loop) while the `verdict` judge trains the judge on the truth
+   * verdicts (a judge in the loop) while the `verdict` judge trains the judge on the truth of
+   * one right and one wrong answer per mixed task (balanced, as Cooper picks a positive and a
+   * negative); the verdicts on the other answers carry no truth and teach the judge nothing
    */
   judgeAll: boolean;
 }
@@ -68,14 +70,19 @@ export class JudgeArena implements Arena {
     const right = answers.filter((t) => t.action.valid && this.family.verify(task, t.text));
     const wrong = answers.filter((t) => !right.includes(t));
     const rng = new Rng(hashText(task.id));
-    const ask = async (shown: string[], truth: string, showing: string) => {
-      // target: the ideal completion, the reference answer as working then the verdict (a `verdict` judge with score 'working' reads it)
-      const judged: Task = { id: `${task.id}/${showing}`, family: task.family, prompt: task.prompt, answer: truth, ...(task.answer !== undefined ? { target: `${task.answer}${truth}` } : {}) };
+    const ask = async (shown: string[], truth: string | undefined, showing: string) => {
+      // target: the ideal completion, the reference answer as working then the verdict (a `verdict` judge with score 'working' reads it);
+      // a showing filed without its truth teaches the judge nothing (the verdict judges abstain on it)
+      const judged: Task = { id: `${task.id}/${showing}`, family: task.family, prompt: task.prompt, ...(truth !== undefined ? { answer: truth, ...(task.answer !== undefined ? { target: `${task.answer}${truth}` } : {}) } : {}) };
       const turns = await Promise.all(Array.from({ length: this.options.verdicts }, () => ctx.act('judge', { task, answers: shown }, { compare: 'episode', task: judged })));
       turns.forEach(emit);
     };
     if (all) {
-      for (const [k, t] of answers.entries()) if (t.action.valid) await ask([t.text], right.includes(t) ? 'y' : 'n', `a${k}`);
+      // every answer is judged (its verdicts pay the solver), but only the first right and the first wrong one carry the
+      // truth that trains the judge: a weak solver's answers are mostly wrong, and a judge taught on them all learns to say 'n'
+      const wrongValid = wrong.filter((t) => t.action.valid);
+      const taught = right.length && wrongValid.length ? [right[0], wrongValid[0]] : [];
+      for (const [k, t] of answers.entries()) if (t.action.valid) await ask([t.text], taught.includes(t) ? (t === right[0] ? 'y' : 'n') : undefined, `a${k}`);
       return;
     }
     // only tasks with a right and a wrong answer: the two verdicts' truths are balanced, so chance is 1/2

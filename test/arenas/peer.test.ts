@@ -61,17 +61,19 @@ describe('peer arena', () => {
 });
 
 describe('a judge in the loop', () => {
-  it('judgeAll: every valid answer is judged under its own id; the solver earns the judge verdicts, the judge the truth', async () => {
-    const arena = new JudgeArena({ mode: 'pointwise', candidates: 3, verdicts: 2, judgeAll: true }, arithmetic);
-    // the judge calls every answer right
-    const [e] = await play(arena, scripted({ solver: ['5', '6', 'x'] }, () => 'y'));
+  it('judgeAll: every valid answer is judged under its own id; the solver earns the judge verdicts, the judge the truth of one right and one wrong', async () => {
+    const arena = new JudgeArena({ mode: 'pointwise', candidates: 4, verdicts: 2, judgeAll: true }, arithmetic);
+    // the judge calls every answer right; the first answer does not parse, so the taught wrong one is the first valid wrong one
+    const [e] = await play(arena, scripted({ solver: ['x', '5', '6', '7'] }, () => 'y'));
     const solver = makeJudge('peer').score([e])[0];
     const judge = makeJudge('verdict').score([e])[0];
     const rows = e.turns.map((t, i) => [t.role, t.task!.id, t.task!.answer ?? '', solver[i], judge[i]]);
     expect(rows).to.deep.equal([
-      ['solver', 't1/a0', '5', 1, null], ['solver', 't1/a1', '5', 1, null], ['solver', 't1/a2', '5', 0, null],
-      ['judge', 't1/a0', 'y', null, 1], ['judge', 't1/a0', 'y', null, 1],
-      ['judge', 't1/a1', 'n', null, 0], ['judge', 't1/a1', 'n', null, 0],
+      ['solver', 't1/a0', '5', 0, null], ['solver', 't1/a1', '5', 1, null], ['solver', 't1/a2', '5', 1, null], ['solver', 't1/a3', '5', 1, null],
+      ['judge', 't1/a1', 'y', null, 1], ['judge', 't1/a1', 'y', null, 1],
+      ['judge', 't1/a2', 'n', null, 0], ['judge', 't1/a2', 'n', null, 0],
+      // judged, so it pays the solver, but it carries no truth: the judge learns nothing from it (balanced truths)
+      ['judge', 't1/a3', '', null, null], ['judge', 't1/a3', '', null, null],
     ]);
     expect(arena.metrics([e])).to.include({ 'judge/accuracy': 0.5 });
     expect(() => new JudgeArena({ judgeAll: true }, arithmetic)).to.throw(/judgeAll: needs mode 'pointwise'/);
