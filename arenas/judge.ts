@@ -23,6 +23,8 @@ export interface JudgeArenaOptions extends Record<string, unknown> {
    * negative); the verdicts on the other answers carry no truth and teach the judge nothing
    */
   judgeAll: boolean;
+  /** judgeAll only: which wrong answer teaches the judge, 'first' or 'fooling' (the one that drew the most 'y') */
+  negative: 'first' | 'fooling';
 }
 
 /**
@@ -54,7 +56,8 @@ export class JudgeArena implements Arena {
       candidates: (v) => positiveInteger(v) ?? ((v as number) < 2 ? 'at least 2 (a pair needs two answers)' : undefined),
       verdicts: positiveInteger,
       judgeAll: (v) => (typeof v === 'boolean' ? undefined : 'true or false'),
-    }, { mode: 'pairwise', candidates: 4, verdicts: 2, judgeAll: false });
+      negative: (v) => (v === 'first' || v === 'fooling' ? undefined : "'first' or 'fooling'"),
+    }, { mode: 'pairwise', candidates: 4, verdicts: 2, judgeAll: false, negative: 'first' });
     if (this.options.judgeAll && this.options.mode !== 'pointwise') throw new Error("arena.options.judgeAll: needs mode 'pointwise' (each answer judged alone)");
   }
 
@@ -70,19 +73,27 @@ export class JudgeArena implements Arena {
     const right = answers.filter((t) => t.action.valid && this.family.verify(task, t.text));
     const wrong = answers.filter((t) => !right.includes(t));
     const rng = new Rng(hashText(task.id));
-    const ask = async (shown: string[], truth: string | undefined, showing: string) => {
-      // target: the ideal completion, the reference answer as working then the verdict (a `verdict` judge with score 'working' reads it);
-      // a showing filed without its truth teaches the judge nothing (the verdict judges abstain on it)
-      const judged: Task = { id: `${task.id}/${showing}`, family: task.family, prompt: task.prompt, ...(truth !== undefined ? { answer: truth, ...(task.answer !== undefined ? { target: `${task.answer}${truth}` } : {}) } : {}) };
-      const turns = await Promise.all(Array.from({ length: this.options.verdicts }, () => ctx.act('judge', { task, answers: shown }, { compare: 'episode', task: judged })));
-      turns.forEach(emit);
+    // target: the ideal completion, the reference answer as working then the verdict (a `verdict` judge with score 'working' reads it);
+    // a showing filed without its truth teaches the judge nothing (the verdict judges abstain on it)
+    const judged = (showing: string, truth?: string): Task => ({ id: `${task.id}/${showing}`, family: task.family, prompt: task.prompt, ...(truth !== undefined ? { answer: truth, ...(task.answer !== undefined ? { target: `${task.answer}${truth}` } : {}) } : {}) });
+    const verdictsOn = (shown: string[], showing: string) => Promise.all(Array.from({ length: this.options.verdicts }, () => ctx.act('judge', { task, answers: shown }, { compare: 'episode', task: judged(showing) })));
+    const ask = async (shown: string[], truth: string, showing: string) => {
+      for (const t of await verdictsOn(shown, showing)) emit({ ...t, task: judged(showing, truth) });
     };
     if (all) {
-      // every answer is judged (its verdicts pay the solver), but only the first right and the first wrong one carry the
-      // truth that trains the judge: a weak solver's answers are mostly wrong, and a judge taught on them all learns to say 'n'
-      const wrongValid = wrong.filter((t) => t.action.valid);
-      const taught = right.length && wrongValid.length ? [right[0], wrongValid[0]] : [];
-      for (const [k, t] of answers.entries()) if (t.action.valid) await ask([t.text], taught.includes(t) ? (t === right[0] ? 'y' : 'n') : undefined, `a${k}`);
+      // every answer is judged (its verdicts pay the solver), but only one right and one wrong answer carry the truth that
+      // trains the judge: a weak solver's answers are mostly wrong, and a judge taught on them all learns to say 'n'
+      const asked: { answer: Turn; k: number; verdicts: Turn[] }[] = [];
+      for (const [k, t] of answers.entries()) if (t.action.valid) asked.push({ answer: t, k, verdicts: await verdictsOn([t.text], `a${k}`) });
+      const yes = (a: (typeof asked)[number]) => a.verdicts.filter((v) => v.action.valid && v.action.value === 'y').length;
+      const wrongAsked = asked.filter((a) => !right.includes(a.answer));
+      // 'fooling': the wrong answer that drew the most 'y' (a hard negative: the exploit a solver paid by this judge finds)
+      const negative = this.options.negative === 'fooling' ? wrongAsked.reduce<(typeof asked)[number] | undefined>((best, a) => (best === undefined || yes(a) > yes(best) ? a : best), undefined) : wrongAsked[0];
+      const positive = asked.find((a) => right.includes(a.answer));
+      for (const a of asked) {
+        const truth = positive && negative && (a === positive || a === negative) ? (a === positive ? 'y' : 'n') : undefined;
+        for (const v of a.verdicts) emit({ ...v, task: judged(`a${a.k}`, truth) });
+      }
       return;
     }
     // only tasks with a right and a wrong answer: the two verdicts' truths are balanced, so chance is 1/2

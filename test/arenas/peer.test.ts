@@ -77,5 +77,18 @@ describe('a judge in the loop', () => {
     ]);
     expect(arena.metrics([e])).to.include({ 'judge/accuracy': 0.5 });
     expect(() => new JudgeArena({ judgeAll: true }, arithmetic)).to.throw(/judgeAll: needs mode 'pointwise'/);
+    expect(() => new JudgeArena({ mode: 'pointwise', judgeAll: true, negative: 'last' }, arithmetic)).to.throw(/negative: must be 'first' or 'fooling'/);
+  });
+
+  it("negative 'fooling': the wrong answer that drew the most 'y' teaches the judge, not the first", async () => {
+    // the judge is fooled by 7 alone
+    const ctx = () => scripted({ solver: ['5', '6', '7'] }, (_, shown) => (shown === '5' || shown === '7' ? 'y' : 'n'));
+    const truths = async (negative: string) => {
+      const [e] = await play(new JudgeArena({ mode: 'pointwise', candidates: 3, verdicts: 2, judgeAll: true, negative }, arithmetic), ctx());
+      return e.turns.filter((t) => t.role === 'judge').map((t) => `${t.task!.id}:${t.task!.answer ?? '-'}`);
+    };
+    expect(await truths('fooling')).to.deep.equal(['t1/a0:y', 't1/a0:y', 't1/a1:-', 't1/a1:-', 't1/a2:n', 't1/a2:n']);
+    expect(await truths('first')).to.deep.equal(['t1/a0:y', 't1/a0:y', 't1/a1:n', 't1/a1:n', 't1/a2:-', 't1/a2:-']);
+
   });
 });
