@@ -59,13 +59,19 @@ export class PeerJudge implements Judge {
  * reward wrong answers): over the judged answers of `answering` roles, `truth(turn)` says
  * whether each valid one is right. Returns the answers' accuracy (an invalid one is wrong), the Pearson correlation between
  * peer reward and correctness (absent when either is constant), the share of verdict pairs
- * on one answer that agree, the verdicts' accuracy and their share of 'y'.
+ * on one answer that agree, the verdicts' accuracy and their share of 'y', and the share of
+ * verdict turns that parse as 'y' or 'n' (`judge_valid_rate`).
  */
 export function peerDiagnostics(episodes: readonly Episode[], answering: ReadonlySet<RoleId>, truth: (t: Turn, e: Episode) => boolean): Record<string, number> {
   const pairs: [number, number][] = [];
-  let agree = 0, pairsSeen = 0, right = 0, verdictCount = 0, yes = 0, answers = 0, correct = 0;
+  let agree = 0, pairsSeen = 0, right = 0, verdictCount = 0, yes = 0, answers = 0, correct = 0, asked = 0, parsed = 0;
   for (const e of episodes) {
     const verdicts = verdictsByTask(e, answering);
+    // every verdict turn, parsed or not: judges that stop writing a verdict starve peer reward first
+    for (const t of e.turns) if (!answering.has(t.role) && t.task) {
+      asked++;
+      parsed += t.action.valid && (t.action.value === 'y' || t.action.value === 'n') ? 1 : 0;
+    }
     for (const t of e.turns) {
       if (!answering.has(t.role)) continue;
       const ok = t.action.valid && truth(t, e);
@@ -89,6 +95,7 @@ export function peerDiagnostics(episodes: readonly Episode[], answering: Readonl
   if (answers) m.accuracy = correct / answers;
   if (verdictCount) Object.assign(m, { judge_accuracy: right / verdictCount, yes_rate: yes / verdictCount });
   if (pairsSeen) m.agreement = agree / pairsSeen;
+  if (asked) m.judge_valid_rate = parsed / asked;
   const r = pearson(pairs);
   if (r !== null) m.reward_truth_corr = r;
   return m;

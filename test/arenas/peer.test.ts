@@ -46,6 +46,15 @@ describe('peer arena', () => {
     expect(m['peer/judge_accuracy']).to.equal(0.75);
     expect(m['peer/agreement']).to.equal(0.5); // on peer0's answer both said y; on peer1's, y and n
     expect(m['peer/reward_truth_corr']).to.be.closeTo(1, 1e-12); // right answer 1, wrong 0.5
+    expect(m['peer/judge_valid_rate']).to.equal(1);
+  });
+
+  it('judges that stop writing a verdict show as a falling judge valid rate, not as a judge accuracy', async () => {
+    const arena = new PeerArena({ peers: 2, answers: 1 }, arithmetic);
+    const [e] = await play(arena, scripted({ peer0: ['5'], peer1: ['6'] }, (r) => (r === 'peer0-judge' ? 'n' : '99')));
+    const m = arena.metrics([e]);
+    expect(m['peer/judge_valid_rate']).to.equal(0.5);
+    expect(m['peer/judge_accuracy']).to.equal(1); // the one verdict written: 'n' on the wrong 6
   });
 
   it('a peer that says yes to everything makes peer reward blind to the truth: the correlation shows it', async () => {
