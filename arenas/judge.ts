@@ -25,6 +25,12 @@ export interface JudgeArenaOptions extends Record<string, unknown> {
   judgeAll: boolean;
   /** judgeAll only: which wrong answer teaches the judge, 'first' or 'fooling' (the one that drew the most 'y') */
   negative: 'first' | 'fooling';
+  /**
+   * the share of judged tasks (not judgeAll) whose wrong answer is a slip planted by the
+   * environment, one digit of a right answer changed, instead of the solver's own: a solver's
+   * errors sit mostly in the last digit, and a judge taught on them compares only that digit
+   */
+  plant: number;
 }
 
 /**
@@ -57,7 +63,9 @@ export class JudgeArena implements Arena {
       verdicts: positiveInteger,
       judgeAll: (v) => (typeof v === 'boolean' ? undefined : 'true or false'),
       negative: (v) => (v === 'first' || v === 'fooling' ? undefined : "'first' or 'fooling'"),
-    }, { mode: 'pairwise', candidates: 4, verdicts: 2, judgeAll: false, negative: 'first' });
+      plant: (v) => (typeof v === 'number' && v >= 0 && v <= 1 ? undefined : 'a share from 0 to 1'),
+    }, { mode: 'pairwise', candidates: 4, verdicts: 2, judgeAll: false, negative: 'first', plant: 0 });
+    if (this.options.judgeAll && this.options.plant > 0) throw new Error('arena.options.plant: judgeAll judges the solver\'s own answers only; plant needs judgeAll false');
     if (this.options.judgeAll && this.options.mode !== 'pointwise') throw new Error("arena.options.judgeAll: needs mode 'pointwise' (each answer judged alone)");
   }
 
@@ -96,17 +104,31 @@ export class JudgeArena implements Arena {
       }
       return;
     }
+    // a planted slip of a right answer stands in for the solver's wrong one (a curriculum of the errors it rarely makes)
+    const planted = this.options.plant > 0 && right.length && rng.next() < this.options.plant ? this.slip(task, right[0].text, rng) : undefined;
     // only tasks with a right and a wrong answer: the two verdicts' truths are balanced, so chance is 1/2
-    if (!right.length || !wrong.length) return;
+    if (!right.length || (!wrong.length && planted === undefined)) return;
+    const w = planted ?? wrong[0].text;
     if (this.options.mode === 'pairwise') {
-      const [r, w] = [right[0].text, wrong[0].text];
+      const r = right[0].text;
       const rightFirst = rng.next() < 0.5;
       // both orders, the drawn one first: the second is the position-consistency check
       for (const first of [rightFirst, !rightFirst]) await ask(first ? [r, w] : [w, r], first ? 'A' : 'B', first ? 'AB' : 'BA');
       return;
     }
-    const shown = rng.next() < 0.5 ? [right[0], wrong[0]] : [wrong[0], right[0]];
-    for (const t of shown) await ask([t.text], t === right[0] ? 'y' : 'n', t === right[0] ? 'right' : 'wrong');
+    const r = right[0].text;
+    for (const isRight of rng.next() < 0.5 ? [true, false] : [false, true]) await ask([isRight ? r : w], isRight ? 'y' : 'n', isRight ? 'right' : 'wrong');
+  }
+
+  /** `answer` with one digit changed (never to a leading zero), checked wrong by the family; undefined when it has no digit. */
+  private slip(task: Task, answer: string, rng: Rng): string | undefined {
+    const digits = [...answer].flatMap((ch, i) => (ch >= '0' && ch <= '9' ? [i] : []));
+    if (!digits.length) return undefined;
+    const at = digits[rng.int(digits.length)];
+    const leading = at === digits[0] && digits.length > 1;
+    const choices = '0123456789'.split('').filter((d) => d !== answer[at] && !(leading && d === '0'));
+    const out = answer.slice(0, at) + choices[rng.int(choices.length)] + answer.slice(at + 1);
+    return this.family.verify(task, out) ? undefined : out;
   }
 
   metrics(episodes: readonly Episode[]): Record<string, number> {

@@ -36,9 +36,17 @@ const role = new JudgeRole();
 // 'answer-first' shows the judged answer before the task (`46|12+34=`): the model then writes
 // its own sum where it always has, and each digit it writes sits at a fixed distance from the
 // shown digit it must match, whatever the task's length
+// 'aligned' pads the task to 6 characters and every number (the shown answer, the judge's own
+// working) to 3 on the left, so each digit sits at a fixed position: the comparison is then
+// between fixed positions, which learned absolute position embeddings address directly
 const layout = arg('layout', 'task-first');
-if (layout !== 'task-first' && layout !== 'answer-first') throw new Error(`--layout: task-first or answer-first, got '${layout}'`);
-const render = (task: Task, answers: string[]) => (layout === 'answer-first' && answers.length === 1 ? `${answers[0]}|${task.prompt}` : role.render({ task, answers }));
+if (!['task-first', 'answer-first', 'aligned'].includes(layout)) throw new Error(`--layout: task-first, answer-first or aligned, got '${layout}'`);
+const pad = (answer: string) => (layout === 'aligned' ? answer.padStart(3, ' ') : answer);
+const render = (task: Task, answers: string[]) => {
+  if (layout === 'answer-first' && answers.length === 1) return `${answers[0]}|${task.prompt}`;
+  if (layout === 'aligned') return role.render({ task: { ...task, prompt: task.prompt.padStart(6, ' ') }, answers: answers.map(pad) });
+  return role.render({ task, answers });
+};
 // as judge-base.ts: a weak solver's misses; `--offsets -10,10` picks which (tens-only misses alone, say)
 const offsets = arg('offsets', '-11,-10,-9,-2,-1,1,2,9,10,11').split(',').map(Number);
 if (!offsets.length || offsets.some((o) => !Number.isInteger(o) || o === 0)) throw new Error(`--offsets: non-zero integers separated by commas, got '${arg('offsets')}'`);
@@ -49,10 +57,10 @@ function showing(task: Task, rng: Rng): { prompt: number[]; verdict: string; wor
   const wrong = String(Math.max(0, Number(right) + offsets[rng.int(offsets.length)]));
   if (mode === 'pointwise') {
     const ok = rng.next() < 0.5;
-    return { prompt: tokenizer.prompt(render(task, [ok ? right : wrong]), role.kind), verdict: ok ? 'y' : 'n', working: working === 'right' ? right : '' };
+    return { prompt: tokenizer.prompt(render(task, [ok ? right : wrong]), role.kind), verdict: ok ? 'y' : 'n', working: working === 'right' ? pad(right) : '' };
   }
   const first = rng.next() < 0.5;
-  return { prompt: tokenizer.prompt(render(task, first ? [right, wrong] : [wrong, right]), role.kind), verdict: first ? 'A' : 'B', working: working === 'right' ? right : '' };
+  return { prompt: tokenizer.prompt(render(task, first ? [right, wrong] : [wrong, right]), role.kind), verdict: first ? 'A' : 'B', working: working === 'right' ? pad(right) : '' };
 }
 
 const operators = arg('operators', '');

@@ -83,6 +83,25 @@ describe('judge arena', () => {
     expect(pointwise.metrics([q])).to.include({ 'judge/accuracy': 1, 'judge/f1': 1, 'judge/pair_accuracy': 1 });
   });
 
+  it('plant: a one-digit slip of a right answer stands in for the wrong one, so even a task the solver always gets right is judged', async () => {
+    const big = { id: 't3', family: 'arithmetic', prompt: '57+48=', answer: '105' };
+    const arena = new JudgeArena({ mode: 'pointwise', candidates: 2, verdicts: 1, plant: 1 }, arithmetic);
+    const tasks = Array.from({ length: 40 }, (_, i) => ({ ...big, id: `t${i}` }));
+    const ctx = scripted(['105'], () => 'y');
+    const episodes = await play(arena, ctx, tasks);
+    expect(arena.metrics(episodes)['judge/judged_share']).to.equal(1);
+    const wrong = ctx.shown.map((s) => s[0]).filter((w) => w !== '105');
+    expect(wrong).to.have.length(40);
+    for (const w of wrong) {
+      expect(w).to.match(/^[1-9]\d\d$/); // no leading zero, same length
+      expect([...w].filter((ch, i) => ch !== '105'[i])).to.have.length(1);
+    }
+    // slips land in every digit, not only the last
+    expect(new Set(wrong.map((w) => [...w].findIndex((ch, i) => ch !== '105'[i])))).to.deep.equal(new Set([0, 1, 2]));
+    expect(() => new JudgeArena({ mode: 'pointwise', judgeAll: true, plant: 0.5 }, arithmetic)).to.throw(/plant needs judgeAll false/);
+    expect(() => new JudgeArena({ plant: 2 }, arithmetic)).to.throw(/plant: must be a share from 0 to 1/);
+  });
+
   it('checks its options by name, and is known to configs', () => {
     expect(() => new JudgeArena({ mode: 'listwise' }, arithmetic)).to.throw(/arena\.options\.mode: must be 'pairwise' or 'pointwise'/);
     expect(() => new JudgeArena({ candidates: 1 }, arithmetic)).to.throw(/candidates: must be at least 2/);

@@ -62,7 +62,8 @@ function heldOut(check: (where: string) => TaskCheck, spec: Parameters<Evaluator
  * config's judge arena and its solver and judge roles, on a held-out file: the answers sampled
  * at `answerTemperature` (default the arena's, so a run that samples hotter to explore can
  * still be measured on the answers it started from), the verdicts at `temperature` when given
- * (default the arena's; 0: greedy), each task played `repeats` times (default 1) for a steadier figure.
+ * (default the arena's; 0: greedy), each task played `repeats` times (default 1) for a steadier figure;
+ * the arena's planted slips are left out (the judge is measured on the solver's own answers).
  */
 export function verdictsFactory(check: (where: string) => TaskCheck): EvaluatorFactory {
   return (spec, c, plan, where) => {
@@ -76,7 +77,9 @@ export function verdictsFactory(check: (where: string) => TaskCheck): EvaluatorF
     const arenaTemperature = c.arena.temperature > 0 ? c.arena.temperature : 1;
     const sampled = (spec.options.answerTemperature as number | undefined) ?? arenaTemperature;
     const judge = { ...seat('judge'), temperature: (spec.options.temperature as number | undefined) ?? arenaTemperature };
-    return new VerdictsEvaluator(spec.name, spec.every ?? c.eval.every, 'judge', plan.arena, tasks, { solver: seat('solver'), judge }, { temperature: sampled, maxNewTokens: c.arena.maxNewTokens, seed: c.seed });
+    // held out means the solver's own answers: nothing planted
+    const arena = plan.arena.options.plant ? new JudgeArena({ ...plan.arena.options, plant: 0 }, plan.family) : plan.arena;
+    return new VerdictsEvaluator(spec.name, spec.every ?? c.eval.every, 'judge', arena, tasks, { solver: seat('solver'), judge }, { temperature: sampled, maxNewTokens: c.arena.maxNewTokens, seed: c.seed });
   };
 }
 
