@@ -6,7 +6,9 @@
  * two of a kind). Verdicts are
  * fixed per ordered pair, so both formats read the same ones. Priors: none (a seeded
  * shuffle), or the latent quality plus noise of weight `--prior-noise` (a cheap signal such
- * as a pointwise score).
+ * as a pointwise score), or an anchor (ArenaRL's seeding: each candidate judged once against
+ * an extra answer of the same kind, such as a greedy one, and seeded by whether it won; N more
+ * verdicts, 2N - 1 in all).
  *
  *   npx tsx src/experiments/tournament-ranks.ts [--groups 2000] [--seed 1]
  */
@@ -31,29 +33,26 @@ const judges: Judge[] = [
 
 for (const judge of judges) {
   for (const n of [4, 8, 16]) {
-    for (const prior of ['none', 'signal 0.5']) {
+    for (const prior of ['none', 'signal 0.5', 'anchor']) {
       let total = 0, counted = 0, comparisons = 0;
       for (let g = 0; g < groups; g++) {
         const quality = Array.from({ length: n }, () => (judge.binary ? (rng.next() < 0.5 ? 1 : 0) : rng.next()));
         const fixed = new Map<string, boolean>();
+        const draw = (qa: number, qb: number) => rng.next() < (qa === qb ? 0.5 : qa > qb ? 1 - judge.noise : judge.noise) + judge.positionBias;
         const verdict = (a: number, b: number) => {
           const key = `${a},${b}`;
-          if (!fixed.has(key)) {
-            const right = quality[a] > quality[b];
-            const same = quality[a] === quality[b];
-            const pFirst = (same ? 0.5 : right ? 1 - judge.noise : judge.noise) + judge.positionBias;
-            fixed.set(key, rng.next() < pFirst);
-          }
+          if (!fixed.has(key)) fixed.set(key, draw(quality[a], quality[b]));
           return fixed.get(key)!;
         };
-        const priors = prior === 'none' ? undefined : quality.map((q) => 0.5 * q + 0.5 * rng.next());
+        const anchor = judge.binary ? (rng.next() < 0.5 ? 1 : 0) : rng.next();
+        const priors = prior === 'none' ? undefined : prior === 'anchor' ? quality.map((q) => (draw(q, anchor) ? 1 : 0)) : quality.map((q) => 0.5 * q + 0.5 * rng.next());
         const bracket = singleElimination(n, verdict, { seed: rng.int(1 << 30), prior: priors });
         const full = fullRoundRobin(n, verdict, { seed: rng.int(1 << 30) });
         const rho = spearman(bracket.scores, full.scores);
         if (!Number.isNaN(rho)) { total += rho; counted++; }
-        comparisons += bracket.comparisons / full.comparisons;
+        comparisons += (bracket.comparisons + (prior === 'anchor' ? n : 0)) / full.comparisons;
       }
-      console.log(JSON.stringify({ judge: judge.name, n, prior, spearman: +(total / counted).toFixed(3), comparisons: `${n - 1} of ${(n * (n - 1)) / 2}`, share: +(comparisons / groups).toFixed(3) }));
+      console.log(JSON.stringify({ judge: judge.name, n, prior, spearman: +(total / counted).toFixed(3), comparisons: `${prior === 'anchor' ? 2 * n - 1 : n - 1} of ${(n * (n - 1)) / 2}`, share: +(comparisons / groups).toFixed(3) }));
     }
   }
 }
