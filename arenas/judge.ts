@@ -8,6 +8,9 @@ import { peerDiagnostics } from '../judges/peer.js';
 import { arenaOptions, positiveInteger } from './options.js';
 import type { Arena, ArenaContext } from './types.js';
 
+/** The comparison group of a judge's own answers (solveFirst), apart from its verdicts. */
+const OWN_SCOPE = 'episode:own';
+
 export interface JudgeArenaOptions extends Record<string, unknown> {
   /** 'pairwise': the judge names the right one of two answers; 'pointwise': it says whether one answer is right */
   mode: 'pairwise' | 'pointwise';
@@ -31,6 +34,14 @@ export interface JudgeArenaOptions extends Record<string, unknown> {
    * errors sit mostly in the last digit, and a judge taught on them compares only that digit
    */
   plant: number;
+  /**
+   * pointwise only: before each verdict the judge writes its own answer to the task alone (a
+   * turn of its own, paid by the task's answer), then gives the verdict shown its answer and
+   * the one judged (`task own|shown?`): its answer is not anchored on the one shown, and each
+   * digit sits a fixed distance from the digit it matches (measured: learned in a third of the
+   * steps of the answer-first order, tens digit included)
+   */
+  solveFirst: boolean;
 }
 
 /**
@@ -64,7 +75,9 @@ export class JudgeArena implements Arena {
       judgeAll: (v) => (typeof v === 'boolean' ? undefined : 'true or false'),
       negative: (v) => (v === 'first' || v === 'fooling' ? undefined : "'first' or 'fooling'"),
       plant: (v) => (typeof v === 'number' && v >= 0 && v <= 1 ? undefined : 'a share from 0 to 1'),
-    }, { mode: 'pairwise', candidates: 4, verdicts: 2, judgeAll: false, negative: 'first', plant: 0 });
+      solveFirst: (v) => (typeof v === 'boolean' ? undefined : 'true or false'),
+    }, { mode: 'pairwise', candidates: 4, verdicts: 2, judgeAll: false, negative: 'first', plant: 0, solveFirst: false });
+    if (this.options.solveFirst && this.options.mode !== 'pointwise') throw new Error("arena.options.solveFirst: needs mode 'pointwise' (its own answer beside the one judged)");
     if (this.options.judgeAll && this.options.plant > 0) throw new Error('arena.options.plant: judgeAll judges the solver\'s own answers only; plant needs judgeAll false');
     if (this.options.judgeAll && this.options.mode !== 'pointwise') throw new Error("arena.options.judgeAll: needs mode 'pointwise' (each answer judged alone)");
   }
@@ -84,23 +97,33 @@ export class JudgeArena implements Arena {
     // target: the ideal completion, the reference answer as working then the verdict (a `verdict` judge with score 'working' reads it);
     // a showing filed without its truth teaches the judge nothing (the verdict judges abstain on it)
     const judged = (showing: string, truth?: string): Task => ({ id: `${task.id}/${showing}`, family: task.family, prompt: task.prompt, ...(truth !== undefined ? { answer: truth, ...(task.answer !== undefined ? { target: `${task.answer}${truth}` } : {}) } : {}) });
-    const verdictsOn = (shown: string[], showing: string) => Promise.all(Array.from({ length: this.options.verdicts }, () => ctx.act('judge', { task, answers: shown }, { compare: 'episode', task: judged(showing) })));
+    // solveFirst: the judge's own answer, paid by the task's answer (the `verdict` judge reads it as this turn's truth), in a comparison group of its own
+    const own = (showing: string, truth?: string): Task => ({ id: `${task.id}/${showing}/own`, family: task.family, prompt: task.prompt, ...(truth !== undefined && task.answer !== undefined ? { answer: task.answer } : {}) });
+    const verdictsOn = (shown: string[], showing: string) => Promise.all(Array.from({ length: this.options.verdicts }, async (): Promise<Turn[]> => {
+      if (!this.options.solveFirst) return [await ctx.act('judge', { task, answers: shown }, { compare: 'episode', task: judged(showing) })];
+      const mine = await ctx.act('judge', { task, answers: [] }, { compare: OWN_SCOPE, task: own(showing) });
+      return [mine, await ctx.act('judge', { task, working: mine.text.trim(), answers: shown }, { compare: 'episode', task: judged(showing) })];
+    }));
+    // each verdict (after the judge's own answer, when it solves first) filed with the showing's truth, or none
+    const file = (turns: Turn[], showing: string, truth?: string) => {
+      for (const t of turns) emit({ ...t, task: t.compare === OWN_SCOPE ? own(showing, truth) : judged(showing, truth) });
+    };
     const ask = async (shown: string[], truth: string, showing: string) => {
-      for (const t of await verdictsOn(shown, showing)) emit({ ...t, task: judged(showing, truth) });
+      for (const turns of await verdictsOn(shown, showing)) file(turns, showing, truth);
     };
     if (all) {
       // every answer is judged (its verdicts pay the solver), but only one right and one wrong answer carry the truth that
       // trains the judge: a weak solver's answers are mostly wrong, and a judge taught on them all learns to say 'n'
-      const asked: { answer: Turn; k: number; verdicts: Turn[] }[] = [];
+      const asked: { answer: Turn; k: number; verdicts: Turn[][] }[] = [];
       for (const [k, t] of answers.entries()) if (t.action.valid) asked.push({ answer: t, k, verdicts: await verdictsOn([t.text], `a${k}`) });
-      const yes = (a: (typeof asked)[number]) => a.verdicts.filter((v) => v.action.valid && v.action.value === 'y').length;
+      const yes = (a: (typeof asked)[number]) => a.verdicts.filter((v) => v.at(-1)!.action.valid && v.at(-1)!.action.value === 'y').length;
       const wrongAsked = asked.filter((a) => !right.includes(a.answer));
       // 'fooling': the wrong answer that drew the most 'y' (a hard negative: the exploit a solver paid by this judge finds)
       const negative = this.options.negative === 'fooling' ? wrongAsked.reduce<(typeof asked)[number] | undefined>((best, a) => (best === undefined || yes(a) > yes(best) ? a : best), undefined) : wrongAsked[0];
       const positive = asked.find((a) => right.includes(a.answer));
       for (const a of asked) {
         const truth = positive && negative && (a === positive || a === negative) ? (a === positive ? 'y' : 'n') : undefined;
-        for (const v of a.verdicts) emit({ ...v, task: judged(`a${a.k}`, truth) });
+        for (const v of a.verdicts) file(v, `a${a.k}`, truth);
       }
       return;
     }
@@ -132,9 +155,12 @@ export class JudgeArena implements Arena {
   }
 
   metrics(episodes: readonly Episode[]): Record<string, number> {
-    const verdicts = episodes.flatMap((e) => e.turns.filter((t) => t.role === 'judge' && t.task?.answer !== undefined));
+    const taught = episodes.flatMap((e) => e.turns.filter((t) => t.role === 'judge' && t.task?.answer !== undefined));
+    const verdicts = taught.filter((t) => t.compare !== OWN_SCOPE);
     const m: Record<string, number> = { 'judge/judged_share': episodes.length ? episodes.filter((e) => e.turns.some((t) => t.role === 'judge')).length / episodes.length : 0 };
     if (!verdicts.length) return m;
+    const owns = taught.filter((t) => t.compare === OWN_SCOPE);
+    if (owns.length) m['judge/own_accuracy'] = owns.filter((t) => t.action.valid && t.action.value === t.task!.answer).length / owns.length;
     const said = (t: Turn) => (t.action.valid ? t.action.value : null);
     m['judge/accuracy'] = verdicts.filter((t) => said(t) === t.task!.answer).length / verdicts.length;
     m['judge/valid_rate'] = verdicts.filter((t) => t.action.valid).length / verdicts.length;

@@ -62,12 +62,17 @@ export class SneakyRole implements Role {
 /**
  * Judges answers to a task: of two (pairwise) it names the better, 'A' (the first shown) or
  * 'B'; of one (pointwise) it says whether it is right, 'y' or 'n'. Anything else is an
- * invalid action.
+ * invalid action. A judge that solves first is asked twice: shown the task alone it writes
+ * its own answer (the action is that text), then shown its answer and the one to judge
+ * (`observation.working`) it gives the verdict.
  */
 export class JudgeRole implements Role {
   readonly kind = 'judge';
   render(o: Observation): string {
     const answers = (o.answers as string[] | undefined) ?? [];
+    if (answers.length === 0) return o.task.prompt;
+    // its own answer where a solver writes it, then the one judged: each digit a fixed distance from its match
+    if (answers.length === 1 && typeof o.working === 'string') return `${o.task.prompt}${o.working}|${answers[0]}?`;
     if (answers.length === 1) return `${o.task.prompt}${answers[0]}?`;
     // each answer after its own copy of the task, as the solver writes it: the model reads both
     // in the form it knows (measured: 'task A x B y' left a judge from the solver base at chance)
@@ -77,6 +82,7 @@ export class JudgeRole implements Role {
   /** The verdict is the output's last character; what comes before it is the judge's own working (JudgeLRM reasons, then judges). */
   parse(output: string, o: Observation): Action {
     const text = output.trim();
+    if (((o.answers as string[] | undefined) ?? []).length === 0) return text ? valid(text) : invalid('an own answer is not empty');
     const verdict = text.slice(-1);
     if (((o.answers as string[] | undefined) ?? []).length === 1) return verdict === 'y' || verdict === 'n' ? valid(verdict) : invalid(`a verdict on one answer ends in 'y' or 'n', got ${JSON.stringify(text)}`);
     return verdict === 'A' || verdict === 'B' ? valid(verdict) : invalid(`a choice ends in 'A' or 'B', got ${JSON.stringify(text)}`);

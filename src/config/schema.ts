@@ -299,10 +299,12 @@ export const ExperimentSchema = z
     if (isRecord(c.trainer) && c.trainer.refSync !== undefined && !(typeof klCoef === 'number' && klCoef > 0)) {
       ctx.addIssue({ code: 'custom', path: ['trainer', 'refSync'], message: 'needs trainer.klCoef > 0 (the reference is only used by the KL term)' });
     }
-    // every role with a KL term (the trainer's, its own, or in its reward) needs its model's reference
+    // every role that trains with a KL term (the trainer's, its own, or in its reward) needs its model's reference
     const flagged = new Set<string>();
+    const phased = Array.isArray(c.phases) ? new Set(c.phases.flatMap((ph) => (isRecord(ph) && Array.isArray(ph.roles) ? ph.roles : []))) : undefined;
     for (const [roleId, r] of Object.entries(roles)) {
       if (!isRecord(r) || typeof r.model !== 'string' || !Object.hasOwn(models, r.model)) continue;
+      if (r.train === false || (phased && !phased.has(roleId))) continue; // a frozen role has no KL term
       const own = typeof r.klCoef === 'number' ? r.klCoef : typeof klCoef === 'number' ? klCoef : 0;
       const why = r.klReward !== undefined ? `roles.${roleId}.klReward` : own > 0 ? (typeof r.klCoef === 'number' ? `roles.${roleId}.klCoef > 0` : 'trainer.klCoef > 0') : undefined;
       const spec = models[r.model];

@@ -7,7 +7,7 @@
  * judge role), and it is at chance: what it learns about which answer is right comes from
  * the verdict rewards alone (JudgeLRM also starts from a model that follows the format).
  *
- *   npx tsx src/experiments/judge-base.ts --from checkpoints/base-add2 --tasks configs/data/add2-unseen.jsonl --out checkpoints/base-add2-judge [--steps 150] [--mode pairwise|pointwise] [--working none|self]
+ *   npx tsx src/experiments/judge-base.ts --from checkpoints/base-add2 --tasks configs/data/add2-unseen.jsonl --out checkpoints/base-add2-judge [--steps 150] [--mode pairwise|pointwise] [--working none|self|solve-first]
  */
 import { initBackend } from '../backend/index.js';
 import { JudgeRole } from '../../roles/others.js';
@@ -31,10 +31,13 @@ const mode = arg('mode', 'pairwise');
 if (mode !== 'pairwise' && mode !== 'pointwise') throw new Error(`--mode: pairwise or pointwise, got '${mode}'`);
 // --working self: the verdict follows the model's own greedy answer to the task (what it would
 // write as the solver: its working, so the judge can compare it with the answers; no new knowledge)
+// --working solve-first (pointwise): two turns, as the judge arena's solveFirst asks: the task
+// alone, answered with its own greedy answer, then `task own|shown?` answered with a verdict
 const working = arg('working', 'none');
-if (working !== 'none' && working !== 'self') throw new Error(`--working: none or self, got '${working}'`);
+if (!['none', 'self', 'solve-first'].includes(working)) throw new Error(`--working: none, self or solve-first, got '${working}'`);
+if (working === 'solve-first' && mode !== 'pointwise') throw new Error('--working solve-first: needs --mode pointwise');
 const own = new Map<string, string>();
-if (working === 'self') {
+if (working !== 'none') {
   const prompts = tasks.map((t) => tokenizer.prompt(t.prompt, 'solver'));
   for (let k = 0; k < tasks.length; k += 256) {
     const gens = generate(model, prompts.slice(k, k + 256), { maxNewTokens: 4, temperature: 0, seed, eos: tokenizer.eos });
@@ -46,10 +49,18 @@ const examples = Array.from({ length: Number(arg('examples', '4096')) }, () => {
   const right = task.answer!;
   const wrong = String(Math.max(0, Number(right) + offsets[rng.int(offsets.length)]));
   const answers = mode === 'pointwise' ? [rng.next() < 0.5 ? right : wrong] : rng.next() < 0.5 ? [right, wrong] : [wrong, right];
-  const prompt = tokenizer.prompt(role.render({ task, answers }), role.kind);
   const letters = mode === 'pointwise' ? ['y', 'n'] : ['A', 'B'];
-  return { prompt, completion: [...tokenizer.encode((own.get(task.id) ?? '') + letters[rng.int(2)]), tokenizer.eos] };
-});
+  const verdict = letters[rng.int(2)];
+  if (working === 'solve-first') {
+    const mine = own.get(task.id)!;
+    return [
+      { prompt: tokenizer.prompt(role.render({ task, answers: [] }), role.kind), completion: [...tokenizer.encode(mine), tokenizer.eos] },
+      { prompt: tokenizer.prompt(role.render({ task, working: mine, answers }), role.kind), completion: [...tokenizer.encode(verdict), tokenizer.eos] },
+    ];
+  }
+  const prompt = tokenizer.prompt(role.render({ task, answers }), role.kind);
+  return [{ prompt, completion: [...tokenizer.encode((own.get(task.id) ?? '') + verdict), tokenizer.eos] }];
+}).flat();
 const steps = Number(arg('steps', '150'));
 trainSupervised(model, examples, {
   steps, batchSize: 64, lr: Number(arg('lr', '3e-4')), seed,

@@ -39,11 +39,17 @@ const role = new JudgeRole();
 // 'aligned' pads the task to 6 characters and every number (the shown answer, the judge's own
 // working) to 3 on the left, so each digit sits at a fixed position: the comparison is then
 // between fixed positions, which learned absolute position embeddings address directly
+// 'own-first' writes the right sum after the task and then the shown answer (`12+34=46|47?`):
+// the judge's own working comes before the answer it checks, each digit a fixed distance back;
+// 'own-last' is the usual order with the right sum given after it (`12+34=47?46`), its control
 const layout = arg('layout', 'task-first');
-if (!['task-first', 'answer-first', 'aligned'].includes(layout)) throw new Error(`--layout: task-first, answer-first or aligned, got '${layout}'`);
+if (!['task-first', 'answer-first', 'aligned', 'own-first', 'own-last'].includes(layout)) throw new Error(`--layout: task-first, answer-first, aligned, own-first or own-last, got '${layout}'`);
+if ((layout === 'own-first' || layout === 'own-last') && (arg('mode', 'pairwise') !== 'pointwise' || arg('working', 'none') !== 'none')) throw new Error(`--layout ${layout}: pointwise, and the own sum is in the prompt (--working none)`);
 const pad = (answer: string) => (layout === 'aligned' ? answer.padStart(3, ' ') : answer);
 const render = (task: Task, answers: string[]) => {
   if (layout === 'answer-first' && answers.length === 1) return `${answers[0]}|${task.prompt}`;
+  if (layout === 'own-first') return `${task.prompt}${task.answer}|${answers[0]}?`;
+  if (layout === 'own-last') return `${task.prompt}${answers[0]}?${task.answer}`;
   if (layout === 'aligned') return role.render({ task: { ...task, prompt: task.prompt.padStart(6, ' ') }, answers: answers.map(pad) });
   return role.render({ task, answers });
 };

@@ -102,6 +102,27 @@ describe('judge arena', () => {
     expect(() => new JudgeArena({ plant: 2 }, arithmetic)).to.throw(/plant: must be a share from 0 to 1/);
   });
 
+  it('solveFirst: the judge answers the task alone, then judges the shown answer beside its own; the verdict judge pays both', async () => {
+    const arena = new JudgeArena({ mode: 'pointwise', candidates: 2, verdicts: 1, solveFirst: true }, arithmetic);
+    const ctx = scripted(['9', '5'], (shown) => (shown.length === 0 ? '5' : shown[0] === '5' ? 'y' : 'n'));
+    const seen: unknown[] = [];
+    const [e] = await play(arena, { act: (r, o, opt) => (seen.push(o.working), ctx.act(r, o, opt)) });
+    const judge = e.turns.filter((t) => t.role === 'judge');
+    // each verdict follows the judge's own answer, in a comparison group of its own
+    expect(judge.map((t) => `${t.compare}:${t.task!.id.split('/').slice(1).join('/')}:${t.task!.answer}:${t.text}`).sort()).to.deep.equal([
+      'episode:own:right/own:5:5', 'episode:own:wrong/own:5:5', 'episode:right:y:y', 'episode:wrong:n:n',
+    ]);
+    // the verdict is asked with the judge's own answer as its working
+    expect(seen.filter((w) => w !== undefined)).to.deep.equal(['5', '5']);
+    expect(new JudgeRole().render({ task, working: '5', answers: ['9'] })).to.equal('2+3=5|9?');
+    expect(makeJudge('verdict').score([e])[0].slice(2)).to.deep.equal([1, 1, 1, 1]);
+    expect(arena.metrics([e])).to.include({ 'judge/accuracy': 1, 'judge/own_accuracy': 1, 'judge/pair_accuracy': 1 });
+    // a wrong own answer costs its own turn, not the verdict's
+    const [w] = await play(arena, scripted(['9', '5'], (shown) => (shown.length === 0 ? '6' : 'y')));
+    expect(arena.metrics([w])).to.include({ 'judge/accuracy': 0.5, 'judge/own_accuracy': 0 });
+    expect(() => new JudgeArena({ solveFirst: true }, arithmetic)).to.throw(/solveFirst: needs mode 'pointwise'/);
+  });
+
   it('checks its options by name, and is known to configs', () => {
     expect(() => new JudgeArena({ mode: 'listwise' }, arithmetic)).to.throw(/arena\.options\.mode: must be 'pairwise' or 'pointwise'/);
     expect(() => new JudgeArena({ candidates: 1 }, arithmetic)).to.throw(/candidates: must be at least 2/);

@@ -252,6 +252,12 @@ describe('config/load', () => {
     }
   });
 
+  it('asks for a KL reference only where a role trains: a frozen role needs none', () => {
+    expect(() => loadConfig(write(VALID), ['trainer.klCoef=0.1', 'roles.solver.train=false'])).to.not.throw();
+    const e = configError(() => loadConfig(write(VALID), ['trainer.klCoef=0.1']));
+    expect(e.issues.map((i) => i.path)).to.include('models.main.reference');
+  });
+
   it('says an infinite or NaN number is not finite (YAML .inf, .nan)', () => {
     for (const [v, shown] of [['.inf', 'Infinity'], ['-.inf', '-Infinity'], ['.nan', 'NaN']]) {
       expect(() => loadConfig(write(VALID), [`trainer.lr=${v}`])).to.throw(`trainer.lr: expected a finite number, received ${shown}`);
