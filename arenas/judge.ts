@@ -38,8 +38,9 @@ export interface JudgeArenaOptions extends Record<string, unknown> {
    * pointwise only: before each verdict the judge writes its own answer to the task alone (a
    * turn of its own, paid by the task's answer), then gives the verdict shown its answer and
    * the one judged (`task own|shown?`): its answer is not anchored on the one shown, and each
-   * digit sits a fixed distance from the digit it matches (measured: learned in a third of the
-   * steps of the answer-first order, tens digit included)
+   * digit sits a fixed distance from the digit it matches (measured: supervised on the right
+   * verdicts it learns every digit in a third of the steps it needs with its answer after the
+   * shown one, where a judge trained by RL compared only the last digit)
    */
   solveFirst: boolean;
 }
