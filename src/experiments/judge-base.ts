@@ -12,11 +12,10 @@
 import { initBackend } from '../backend/index.js';
 import { JudgeRole } from '../../roles/others.js';
 import { saveModel } from '../models/store.js';
-import { generate } from '../models/generate.js';
 import { trainSupervised } from '../models/supervised.js';
 import { readTasksJsonl } from '../tasks/jsonl.js';
 import { Rng } from '../util/rng.js';
-import { arg, loadLanguageModel } from './script.js';
+import { arg, greedyTexts, loadLanguageModel } from './script.js';
 
 const seed = Number(arg('seed', '1'));
 await initBackend('auto');
@@ -38,11 +37,8 @@ if (!['none', 'self', 'solve-first'].includes(working)) throw new Error(`--worki
 if (working === 'solve-first' && mode !== 'pointwise') throw new Error('--working solve-first: needs --mode pointwise');
 const own = new Map<string, string>();
 if (working !== 'none') {
-  const prompts = tasks.map((t) => tokenizer.prompt(t.prompt, 'solver'));
-  for (let k = 0; k < tasks.length; k += 256) {
-    const gens = generate(model, prompts.slice(k, k + 256), { maxNewTokens: 4, temperature: 0, seed, eos: tokenizer.eos });
-    gens.forEach((g, i) => own.set(tasks[k + i].id, tokenizer.decode(g.tokens.filter((x) => x !== tokenizer.eos))));
-  }
+  const answers = greedyTexts(model, tokenizer, tasks.map((t) => tokenizer.prompt(t.prompt, 'solver')), 4, seed);
+  tasks.forEach((t, i) => own.set(t.id, answers[i]));
 }
 const examples = Array.from({ length: Number(arg('examples', '4096')) }, () => {
   const task = tasks[rng.int(tasks.length)];

@@ -44,7 +44,7 @@ const role = new JudgeRole();
 // 'own-last' is the usual order with the right sum given after it (`12+34=47?46`), its control
 const layout = arg('layout', 'task-first');
 if (!['task-first', 'answer-first', 'aligned', 'own-first', 'own-last'].includes(layout)) throw new Error(`--layout: task-first, answer-first, aligned, own-first or own-last, got '${layout}'`);
-if ((layout === 'own-first' || layout === 'own-last') && (arg('mode', 'pairwise') !== 'pointwise' || arg('working', 'none') !== 'none')) throw new Error(`--layout ${layout}: pointwise, and the own sum is in the prompt (--working none)`);
+if ((layout === 'own-first' || layout === 'own-last') && (mode !== 'pointwise' || working !== 'none')) throw new Error(`--layout ${layout}: pointwise, and the own sum is in the prompt (--working none)`);
 const pad = (answer: string) => (layout === 'aligned' ? answer.padStart(3, ' ') : answer);
 const render = (task: Task, answers: string[]) => {
   if (layout === 'answer-first' && answers.length === 1) return `${answers[0]}|${task.prompt}`;

@@ -13,13 +13,12 @@
 import { initBackend } from '../backend/index.js';
 import { JudgeRole } from '../../roles/others.js';
 import { saveModel } from '../models/store.js';
-import { generate } from '../models/generate.js';
 import { SupervisedTrainer } from '../models/supervised.js';
 import { arithmetic } from '../tasks/arithmetic.js';
 import { readTasksJsonl } from '../tasks/jsonl.js';
 import type { Task } from '../core/types.js';
 import { Rng } from '../util/rng.js';
-import { arg, loadLanguageModel } from './script.js';
+import { arg, greedyTexts, loadLanguageModel } from './script.js';
 
 await initBackend('auto');
 const from = arg('from');
@@ -36,13 +35,7 @@ for (let i = 0; corpus.length < 4000; i++) {
 }
 const offsets = [-11, -10, -9, -2, -1, 1, 2, 9, 10, 11]; // near misses, as judge-base.ts
 const shown = (t: Task, r: Rng) => (r.next() < 0.5 ? t.answer! : String(Math.max(0, Number(t.answer) + offsets[r.int(offsets.length)])));
-const greedy = (prompts: number[][], maxNewTokens: number) => {
-  const out: string[] = [];
-  for (let k = 0; k < prompts.length; k += 256) {
-    for (const g of generate(model, prompts.slice(k, k + 256), { maxNewTokens, temperature: 0, seed: 1, eos: tokenizer.eos })) out.push(tokenizer.decode(g.tokens.filter((x) => x !== tokenizer.eos)));
-  }
-  return out;
-};
+const greedy = (prompts: number[][], maxNewTokens: number) => greedyTexts(model, tokenizer, prompts, maxNewTokens);
 
 /** Held-out greedy accuracy of the solver role and of the judge's verdicts on a right answer or a near miss. */
 function measure(): { solver: number; judge: number } {

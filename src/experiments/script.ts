@@ -1,4 +1,5 @@
-/** What the experiment scripts share: their `--name value` arguments and loading a language model with its tokenizer. */
+/** What the experiment scripts share: their `--name value` arguments, loading a language model with its tokenizer, and greedy answers. */
+import { generate } from '../models/generate.js';
 import { loadModel } from '../models/store.js';
 import type { TinyLM } from '../models/tinylm.js';
 import type { CharTokenizer } from '../tokenizer/index.js';
@@ -16,4 +17,13 @@ export async function loadLanguageModel(dir: string): Promise<{ model: TinyLM; t
   const loaded = await loadModel(dir);
   if (loaded.kind !== 'tinylm' || !loaded.tokenizer) throw new Error(`${dir} is not a language model with a tokenizer`);
   return { model: loaded.model as TinyLM, tokenizer: loaded.tokenizer };
+}
+
+/** The greedy completion of each prompt as text (end of sequence dropped), generated 256 prompts at a time. */
+export function greedyTexts(model: TinyLM, tokenizer: CharTokenizer, prompts: readonly number[][], maxNewTokens: number, seed = 1): string[] {
+  const out: string[] = [];
+  for (let k = 0; k < prompts.length; k += 256) {
+    for (const g of generate(model, prompts.slice(k, k + 256), { maxNewTokens, temperature: 0, seed, eos: tokenizer.eos })) out.push(tokenizer.decode(g.tokens.filter((x) => x !== tokenizer.eos)));
+  }
+  return out;
 }

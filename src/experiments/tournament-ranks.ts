@@ -14,11 +14,8 @@
  */
 import { fullRoundRobin, singleElimination, spearman } from '../../judges/tournament.js';
 import { Rng } from '../util/rng.js';
+import { arg } from './script.js';
 
-const arg = (name: string, fallback: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : fallback;
-};
 const groups = Number(arg('groups', '2000'));
 const rng = new Rng(Number(arg('seed', '1')));
 
