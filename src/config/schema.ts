@@ -205,6 +205,7 @@ export const TrainerSchema = z.strictObject({
   raeDecay: z.number().gt(0).lt(1).optional(), // 'rae': decay of each role's moving baseline (SPIRAL's 0.95 when unset)
   dropEqualGroups: z.boolean().default(false), // drop groups whose rewards are all equal (no signal)
   ppoEpochs: posInt().default(1), // optimizer passes over each iteration's samples
+  miniBatches: posInt().default(1), // optimizer steps per pass: the samples shuffled and cut into this many parts (verl's ppo_mini_batch_size, as a count)
   lrSchedule: z
     .strictObject({
       kind: z.enum(LR_SCHEDULES).default('constant'), // 'cosine' decays by a half cosine to minRatio · lr
@@ -351,7 +352,7 @@ export type _Checks = [
   Assert<Same<(typeof KL_KINDS)[number], KlKind>>,
   Assert<Same<(typeof LR_SCHEDULES)[number], LrScheduleKind>>,
   // every TrainerConfig field can be set, with a compatible type
-  Assert<Same<keyof TrainerConfig, Exclude<keyof TrainerSpec, 'advantage' | 'rewardAggregation' | 'raeDecay' | 'dropEqualGroups' | 'ppoEpochs' | 'lrSchedule' | 'refSync'>>>,
+  Assert<Same<keyof TrainerConfig, Exclude<keyof TrainerSpec, 'advantage' | 'rewardAggregation' | 'raeDecay' | 'dropEqualGroups' | 'ppoEpochs' | 'miniBatches' | 'lrSchedule' | 'refSync'>>>,
   Assert<Required<Pick<TrainerSpec, keyof TrainerConfig>> extends TrainerConfig ? true : false>,
   // every TinyLMConfig field can be set, with a compatible type
   Assert<Same<keyof TinyLMConfig, keyof NonNullable<ModelSpec['config']>>>,

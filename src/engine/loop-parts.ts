@@ -56,15 +56,34 @@ export async function addReferenceLogProbs(c: ExperimentConfig, scored: ScoredTu
   }));
 }
 
-/** Losses, KL and throughput of the iteration's update. */
-export function stepMetrics(steps: Record<string, ModelStep>[], servers: Record<string, BatchingServer>, samples: readonly TrainSample[], tRollout: number, tTrain: number, elsewhere = 0): Record<string, number> {
+/**
+ * The iteration's samples for one optimizer pass, shuffled (seeded) and cut into `parts`
+ * near-equal mini-batches, one optimizer step each: verl's `ppo_mini_batch_size` (there a
+ * size in prompts, here a count, so a batch thinned by dropEqualGroups still gives `parts`
+ * steps). Advantages are computed on the whole batch before the cut, as in verl; each part's
+ * loss is aggregated over its own tokens. One part keeps the batch as it is.
+ */
+export function miniBatches<T>(samples: readonly T[], parts: number, seed: number): T[][] {
+  if (parts <= 1) return [[...samples]];
+  const rng = new Rng(seed);
+  const pool = [...samples];
+  for (let i = pool.length - 1; i > 0; i--) {
+    const j = rng.int(i + 1);
+    [pool[i], pool[j]] = [pool[j], pool[i]];
+  }
+  const n = Math.min(parts, pool.length);
+  return Array.from({ length: n }, (_, k) => pool.slice(Math.floor((k * pool.length) / n), Math.floor(((k + 1) * pool.length) / n)));
+}
+
+/** Losses, KL and throughput of the iteration's update (`passes`: how many times each sample was trained on). */
+export function stepMetrics(steps: Record<string, ModelStep>[], servers: Record<string, BatchingServer>, samples: readonly TrainSample[], tRollout: number, tTrain: number, elsewhere = 0, passes = steps.length): Record<string, number> {
   const m: Record<string, number> = {};
   for (const [id, r] of Object.entries(steps[steps.length - 1] ?? {})) {
     Object.assign(m, { [`losses/${id}/loss`]: r.loss, [`losses/${id}/clipfrac`]: r.clipfrac, [`losses/${id}/grad_norm`]: r.gradNorm, [`losses/${id}/skipped`]: r.skipped ? 1 : 0 });
     if (r.kl !== undefined) m[`kl/${id}`] = r.kl;
   }
   const generated = Object.values(servers).reduce((n, s) => n + s.stats.generatedTokens, elsewhere); // `elsewhere`: tokens rollout workers generated
-  const trained = samples.reduce((n, s) => n + s.prompt.length + s.completion.length, 0) * steps.length;
+  const trained = samples.reduce((n, s) => n + s.prompt.length + s.completion.length, 0) * passes;
   return { ...m, 'time/rollout_s': tRollout, 'time/train_s': tTrain, 'time/rollout_tokens_per_s': generated / tRollout, 'time/train_tokens_per_s': tTrain > 0 ? trained / tTrain : 0 };
 }
 

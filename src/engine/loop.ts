@@ -18,7 +18,7 @@ import type { Episode } from '../core/types.js';
 import type { RunStore } from '../store/run.js';
 import { evalMetrics, type Evaluator } from './evaluators/index.js';
 import { freshLoopState, loadLoopState, saveLoopState } from './loop-state.js';
-import { addReferenceLogProbs, hashSeed, iterationTasks, recordWrittenTasks, roleTraining, stepMetrics } from './loop-parts.js';
+import { addReferenceLogProbs, hashSeed, iterationTasks, miniBatches, recordWrittenTasks, roleTraining, stepMetrics } from './loop-parts.js';
 import { loadModels, saveModels, saveReferences, type LoadedModels } from './models.js';
 import { phaseIndex, trainingRoles } from './phases.js';
 import { preflight, type Checked } from './preflight.js';
@@ -158,7 +158,7 @@ async function iterateWith(c: ExperimentConfig, store: RunStore, o: LoopOptions,
     const lr = trainer.config.lr * lrMultiplier(c.trainer.lrSchedule, it - 1, c.iterations);
     trainer.setLearningRate(lr);
     const t1 = performance.now();
-    const steps = samples.length ? Array.from({ length: c.trainer.ppoEpochs }, () => trainer.step(samples)) : [];
+    const steps = samples.length ? Array.from({ length: c.trainer.ppoEpochs }, (_, e) => miniBatches(samples, c.trainer.miniBatches, hashSeed(c.seed, it, `minibatch-${e}`)).map((part) => trainer.step(part))).flat() : [];
     const tTrain = (performance.now() - t1) / 1000;
     if (workersQueue) await workersQueue.publish(models, tokenizer, it);
     const metrics: Record<string, number> = { 'episodes/failed': failed.length, ...rolloutMetrics(plan, episodes, judged), ...(plan.arena.metrics?.(episodes) ?? {}), ...klMetrics, ...stale, samples: samples.length, lr };
@@ -168,7 +168,7 @@ async function iterateWith(c: ExperimentConfig, store: RunStore, o: LoopOptions,
       for (const [id, ref] of Object.entries(references)) syncTargetModel(ref.weights, models[id].weights, c.trainer.refSync!.mixupAlpha);
       metrics.ref_synced = 1;
     }
-    Object.assign(metrics, stepMetrics(steps, servers, samples, tRollout, tTrain, elsewhere));
+    Object.assign(metrics, stepMetrics(steps, servers, samples, tRollout, tTrain, elsewhere, samples.length ? c.trainer.ppoEpochs : 0));
     if (jobSeconds !== undefined) metrics['time/rollout_job_s'] = jobSeconds; // the workers' own time on this iteration's jobs, summed: over rollout_s, how many played at once
     // store
     recordWrittenTasks(episodes, plan.family, state.buffer, it);

@@ -83,7 +83,7 @@ describe('config/load', () => {
     expect(c.tasks.perIteration).to.equal(32);
     expect(c.arena).to.deep.equal({ kind: 'solve', groupSize: 8, maxNewTokens: 8, temperature: 1, topK: 0, topP: 1, options: {} });
     expect(c.judges).to.deep.equal([{ kind: 'exact-match', weight: 1, options: {} }]);
-    expect(c.trainer).to.deep.equal({ lr: 0.0003, advantage: 'grpo', rewardAggregation: 'sum', dropEqualGroups: false, ppoEpochs: 1, lrSchedule: { kind: 'constant', warmup: 0, minRatio: 0 } });
+    expect(c.trainer).to.deep.equal({ lr: 0.0003, advantage: 'grpo', rewardAggregation: 'sum', dropEqualGroups: false, ppoEpochs: 1, miniBatches: 1, lrSchedule: { kind: 'constant', warmup: 0, minRatio: 0 } });
     expect(c.eval).to.deep.equal({ every: 10, samples: 16 });
     expect(c.checkpointEvery).to.equal(5);
     expect(c.evaluators).to.deep.equal([]);
