@@ -7,7 +7,12 @@
  * judge role), and it is at chance: what it learns about which answer is right comes from
  * the verdict rewards alone (JudgeLRM also starts from a model that follows the format).
  *
- *   npx tsx src/experiments/judge-base.ts --from checkpoints/base-add2 --tasks configs/data/add2-unseen.jsonl --out checkpoints/base-add2-judge [--steps 150] [--mode pairwise|pointwise] [--working none|self|solve-first]
+ * With `--labels right` the verdicts are the right ones instead: a judge learned from labels,
+ * as a reward model is (the judge a solver is trained by in configs/judges/judge-in-the-loop.yaml);
+ * `--slips S` makes that share of the wrong answers a right one with one digit changed (the
+ * hundreds digit, which no offset reaches, and every digit alike).
+ *
+ *   npx tsx src/experiments/judge-base.ts --from checkpoints/base-add2 --tasks configs/data/add2-unseen.jsonl --out checkpoints/base-add2-judge [--steps 150] [--mode pairwise|pointwise] [--working none|self|solve-first] [--labels coin|right] [--slips 0] [--examples 4096]
  */
 import { initBackend } from '../backend/index.js';
 import { JudgeRole } from '../../roles/others.js';
@@ -35,6 +40,16 @@ if (mode !== 'pairwise' && mode !== 'pointwise') throw new Error(`--mode: pairwi
 const working = arg('working', 'none');
 if (!['none', 'self', 'solve-first'].includes(working)) throw new Error(`--working: none, self or solve-first, got '${working}'`);
 if (working === 'solve-first' && mode !== 'pointwise') throw new Error('--working solve-first: needs --mode pointwise');
+const labels = arg('labels', 'coin');
+if (labels !== 'coin' && labels !== 'right') throw new Error(`--labels: coin or right, got '${labels}'`);
+const slips = Number(arg('slips', '0'));
+if (!(slips >= 0 && slips <= 1)) throw new Error(`--slips: a share from 0 to 1, got '${arg('slips', '0')}'`);
+/** `right` with one digit changed, never to a leading zero. */
+const slip = (right: string) => {
+  const at = rng.int(right.length);
+  const digits = '0123456789'.split('').filter((d) => d !== right[at] && !(at === 0 && right.length > 1 && d === '0'));
+  return right.slice(0, at) + digits[rng.int(digits.length)] + right.slice(at + 1);
+};
 const own = new Map<string, string>();
 if (working !== 'none') {
   const answers = greedyTexts(model, tokenizer, tasks.map((t) => tokenizer.prompt(t.prompt, 'solver')), 4, seed);
@@ -43,10 +58,11 @@ if (working !== 'none') {
 const examples = Array.from({ length: Number(arg('examples', '4096')) }, () => {
   const task = tasks[rng.int(tasks.length)];
   const right = task.answer!;
-  const wrong = String(Math.max(0, Number(right) + offsets[rng.int(offsets.length)]));
+  const wrong = slips > 0 && rng.next() < slips ? slip(right) : String(Math.max(0, Number(right) + offsets[rng.int(offsets.length)]));
   const answers = mode === 'pointwise' ? [rng.next() < 0.5 ? right : wrong] : rng.next() < 0.5 ? [right, wrong] : [wrong, right];
   const letters = mode === 'pointwise' ? ['y', 'n'] : ['A', 'B'];
-  const verdict = letters[rng.int(2)];
+  const truth = mode === 'pointwise' ? (answers[0] === right ? 'y' : 'n') : answers[0] === right ? 'A' : 'B';
+  const verdict = labels === 'right' ? truth : letters[rng.int(2)];
   if (working === 'solve-first') {
     const mine = own.get(task.id)!;
     return [
@@ -65,5 +81,5 @@ trainSupervised(model, examples, {
   },
 });
 const out = arg('out');
-await saveModel(out, model, tokenizer, { made: 'src/experiments/judge-base.ts', from: arg('from'), steps, mode, working, labels: 'random verdicts (format only)' });
+await saveModel(out, model, tokenizer, { made: 'src/experiments/judge-base.ts', from: arg('from'), steps, mode, working, labels: labels === 'right' ? `right verdicts${slips ? `, ${slips} of wrong answers one-digit slips` : ''}` : 'random verdicts (format only)' });
 console.log(`wrote ${out}`);
