@@ -8,7 +8,7 @@
  * the verdict rewards alone (JudgeLRM also starts from a model that follows the format).
  *
  * With `--labels right` the verdicts are the right ones instead: a judge learned from labels,
- * as a reward model is (the judge a solver is trained by in configs/judges/judge-in-the-loop.yaml);
+ * as a reward model is (docs/judges.md measures one in the solve-first format);
  * `--slips S` makes that share of the wrong answers a right one with one digit changed (the
  * hundreds digit, which no offset reaches, and every digit alike).
  *
