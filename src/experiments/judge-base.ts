@@ -12,7 +12,7 @@
  * `--slips S` makes that share of the wrong answers a right one with one digit changed (the
  * hundreds digit, which no offset reaches, and every digit alike).
  *
- *   npx tsx src/experiments/judge-base.ts --from checkpoints/base-add2 --tasks configs/data/add2-unseen.jsonl --out checkpoints/base-add2-judge [--steps 150] [--mode pairwise|pointwise] [--working none|self|solve-first] [--labels coin|right] [--slips 0] [--examples 4096]
+ *   npx tsx src/experiments/judge-base.ts --from checkpoints/base-add2 --tasks configs/data/add2-unseen.jsonl --out checkpoints/base-add2-judge [--steps 150] [--mode pairwise|pointwise] [--working none|self|solve-first] [--labels coin|right] [--slips 0] [--own greedy|right] [--examples 4096]
  */
 import { initBackend } from '../backend/index.js';
 import { JudgeRole } from '../../roles/others.js';
@@ -50,8 +50,13 @@ const slip = (right: string) => {
   const digits = '0123456789'.split('').filter((d) => d !== right[at] && !(at === 0 && right.length > 1 && d === '0'));
   return right.slice(0, at) + digits[rng.int(digits.length)] + right.slice(at + 1);
 };
+// --own right (with --working solve-first): the judge's own answer is the task's answer, not its greedy one,
+// so no label contradicts the comparison of the two answers
+const ownFrom = arg('own', 'greedy');
+if (ownFrom !== 'greedy' && ownFrom !== 'right') throw new Error(`--own: greedy or right, got '${ownFrom}'`);
 const own = new Map<string, string>();
-if (working !== 'none') {
+if (working !== 'none' && ownFrom === 'right') tasks.forEach((t) => own.set(t.id, t.answer!));
+else if (working !== 'none') {
   const answers = greedyTexts(model, tokenizer, tasks.map((t) => tokenizer.prompt(t.prompt, 'solver')), 4, seed);
   tasks.forEach((t, i) => own.set(t.id, answers[i]));
 }
@@ -81,5 +86,5 @@ trainSupervised(model, examples, {
   },
 });
 const out = arg('out');
-await saveModel(out, model, tokenizer, { made: 'src/experiments/judge-base.ts', from: arg('from'), steps, mode, working, labels: labels === 'right' ? `right verdicts${slips ? `, ${slips} of wrong answers one-digit slips` : ''}` : 'random verdicts (format only)' });
+await saveModel(out, model, tokenizer, { made: 'src/experiments/judge-base.ts', from: arg('from'), steps, mode, working, own: ownFrom, labels: labels === 'right' ? `right verdicts${slips ? `, ${slips} of wrong answers one-digit slips` : ''}` : 'random verdicts (format only)' });
 console.log(`wrote ${out}`);
