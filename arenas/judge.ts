@@ -144,15 +144,10 @@ export class JudgeArena implements Arena {
     for (const isRight of rng.next() < 0.5 ? [true, false] : [false, true]) await ask([isRight ? r : w], isRight ? 'y' : 'n', isRight ? 'right' : 'wrong');
   }
 
-  /** `answer` with one digit changed (never to a leading zero), checked wrong by the family; undefined when it has no digit. */
+  /** A slip of `answer` (digitSlip) that the family checks wrong; undefined when there is none. */
   private slip(task: Task, answer: string, rng: Rng): string | undefined {
-    const digits = [...answer].flatMap((ch, i) => (ch >= '0' && ch <= '9' ? [i] : []));
-    if (!digits.length) return undefined;
-    const at = digits[rng.int(digits.length)];
-    const leading = at === digits[0] && digits.length > 1;
-    const choices = '0123456789'.split('').filter((d) => d !== answer[at] && !(leading && d === '0'));
-    const out = answer.slice(0, at) + choices[rng.int(choices.length)] + answer.slice(at + 1);
-    return this.family.verify(task, out) ? undefined : out;
+    const out = digitSlip(answer, rng);
+    return out === undefined || this.family.verify(task, out) ? undefined : out;
   }
 
   metrics(episodes: readonly Episode[]): Record<string, number> {
@@ -202,4 +197,14 @@ export class JudgeArena implements Arena {
     if (pairs.length) m['judge/position_consistency'] = pairs.reduce((a, b) => a + b, 0) / pairs.length;
     return m;
   }
+}
+
+/** `answer` with one of its digits, drawn at random, changed to another (never to a leading zero); undefined when it has no digit. */
+export function digitSlip(answer: string, rng: Rng): string | undefined {
+  const digits = [...answer].flatMap((ch, i) => (ch >= '0' && ch <= '9' ? [i] : []));
+  if (!digits.length) return undefined;
+  const at = digits[rng.int(digits.length)];
+  const leading = at === digits[0] && digits.length > 1;
+  const choices = '0123456789'.split('').filter((d) => d !== answer[at] && !(leading && d === '0'));
+  return answer.slice(0, at) + choices[rng.int(choices.length)] + answer.slice(at + 1);
 }

@@ -76,7 +76,7 @@ export function miniBatches<T>(samples: readonly T[], parts: number, seed: numbe
 }
 
 /** Losses, KL and throughput of the iteration's update (`passes`: how many times each sample was trained on). */
-export function stepMetrics(steps: Record<string, ModelStep>[], servers: Record<string, BatchingServer>, samples: readonly TrainSample[], tRollout: number, tTrain: number, elsewhere = 0, passes = steps.length): Record<string, number> {
+export function stepMetrics(steps: Record<string, ModelStep>[], servers: Record<string, BatchingServer>, samples: readonly TrainSample[], tRollout: number, tTrain: number, elsewhere: number, passes: number): Record<string, number> {
   const m: Record<string, number> = {};
   for (const [id, r] of Object.entries(steps[steps.length - 1] ?? {})) {
     Object.assign(m, { [`losses/${id}/loss`]: r.loss, [`losses/${id}/clipfrac`]: r.clipfrac, [`losses/${id}/grad_norm`]: r.gradNorm, [`losses/${id}/skipped`]: r.skipped ? 1 : 0 });

@@ -15,6 +15,7 @@
  *   npx tsx src/experiments/judge-base.ts --from checkpoints/base-add2 --tasks configs/data/add2-unseen.jsonl --out checkpoints/base-add2-judge [--steps 150] [--mode pairwise|pointwise] [--working none|self|solve-first] [--labels coin|right] [--slips 0] [--own greedy|right] [--examples 4096]
  */
 import { initBackend } from '../backend/index.js';
+import { digitSlip } from '../../arenas/judge.js';
 import { JudgeRole } from '../../roles/others.js';
 import { saveModel } from '../models/store.js';
 import { trainSupervised } from '../models/supervised.js';
@@ -44,12 +45,6 @@ const labels = arg('labels', 'coin');
 if (labels !== 'coin' && labels !== 'right') throw new Error(`--labels: coin or right, got '${labels}'`);
 const slips = Number(arg('slips', '0'));
 if (!(slips >= 0 && slips <= 1)) throw new Error(`--slips: a share from 0 to 1, got '${arg('slips', '0')}'`);
-/** `right` with one digit changed, never to a leading zero. */
-const slip = (right: string) => {
-  const at = rng.int(right.length);
-  const digits = '0123456789'.split('').filter((d) => d !== right[at] && !(at === 0 && right.length > 1 && d === '0'));
-  return right.slice(0, at) + digits[rng.int(digits.length)] + right.slice(at + 1);
-};
 // --own right (with --working solve-first): the judge's own answer is the task's answer, not its greedy one,
 // so no label contradicts the comparison of the two answers
 const ownFrom = arg('own', 'greedy');
@@ -63,7 +58,7 @@ else if (working !== 'none') {
 const examples = Array.from({ length: Number(arg('examples', '4096')) }, () => {
   const task = tasks[rng.int(tasks.length)];
   const right = task.answer!;
-  const wrong = slips > 0 && rng.next() < slips ? slip(right) : String(Math.max(0, Number(right) + offsets[rng.int(offsets.length)]));
+  const wrong = slips > 0 && rng.next() < slips ? digitSlip(right, rng)! : String(Math.max(0, Number(right) + offsets[rng.int(offsets.length)]));
   const answers = mode === 'pointwise' ? [rng.next() < 0.5 ? right : wrong] : rng.next() < 0.5 ? [right, wrong] : [wrong, right];
   const letters = mode === 'pointwise' ? ['y', 'n'] : ['A', 'B'];
   const truth = mode === 'pointwise' ? (answers[0] === right ? 'y' : 'n') : answers[0] === right ? 'A' : 'B';
