@@ -35,6 +35,12 @@ export interface JudgeArenaOptions extends Record<string, unknown> {
    */
   plant: number;
   /**
+   * how a planted slip changes its digit: 'any' to any other digit, 'adjacent' one up or down
+   * (the carry error a solver makes: measured, a judge taught on 'any' slips learned to tell
+   * far digits apart and still said 'y' to two in three of the solver's own off-by-one slips)
+   */
+  slip: 'any' | 'adjacent';
+  /**
    * pointwise only: before each verdict the judge writes its own answer to the task alone (a
    * turn of its own, paid by the task's answer), then gives the verdict shown its answer and
    * the one judged (`task own|shown?`): its answer is not anchored on the one shown, and each
@@ -76,8 +82,9 @@ export class JudgeArena implements Arena {
       judgeAll: (v) => (typeof v === 'boolean' ? undefined : 'true or false'),
       negative: (v) => (v === 'first' || v === 'fooling' ? undefined : "'first' or 'fooling'"),
       plant: (v) => (typeof v === 'number' && v >= 0 && v <= 1 ? undefined : 'a share from 0 to 1'),
+      slip: (v) => (v === 'any' || v === 'adjacent' ? undefined : "'any' or 'adjacent'"),
       solveFirst: (v) => (typeof v === 'boolean' ? undefined : 'true or false'),
-    }, { mode: 'pairwise', candidates: 4, verdicts: 2, judgeAll: false, negative: 'first', plant: 0, solveFirst: false });
+    }, { mode: 'pairwise', candidates: 4, verdicts: 2, judgeAll: false, negative: 'first', plant: 0, slip: 'any', solveFirst: false });
     if (this.options.solveFirst && this.options.mode !== 'pointwise') throw new Error("arena.options.solveFirst: needs mode 'pointwise' (its own answer beside the one judged)");
     if (this.options.judgeAll && this.options.plant > 0) throw new Error('arena.options.plant: judgeAll judges the solver\'s own answers only; plant needs judgeAll false');
     if (this.options.judgeAll && this.options.mode !== 'pointwise') throw new Error("arena.options.judgeAll: needs mode 'pointwise' (each answer judged alone)");
@@ -146,7 +153,7 @@ export class JudgeArena implements Arena {
 
   /** A slip of `answer` (digitSlip) that the family checks wrong; undefined when there is none. */
   private slip(task: Task, answer: string, rng: Rng): string | undefined {
-    const out = digitSlip(answer, rng);
+    const out = digitSlip(answer, rng, this.options.slip);
     return out === undefined || this.family.verify(task, out) ? undefined : out;
   }
 
@@ -199,12 +206,17 @@ export class JudgeArena implements Arena {
   }
 }
 
-/** `answer` with one of its digits, drawn at random, changed to another (never to a leading zero); undefined when it has no digit. */
-export function digitSlip(answer: string, rng: Rng): string | undefined {
+/**
+ * `answer` with one of its digits, drawn at random, changed to another (never to a leading
+ * zero): to any other digit, or with `change` 'adjacent' to one a step up or down (0 and 9 have
+ * one neighbour); undefined when it has no digit.
+ */
+export function digitSlip(answer: string, rng: Rng, change: 'any' | 'adjacent' = 'any'): string | undefined {
   const digits = [...answer].flatMap((ch, i) => (ch >= '0' && ch <= '9' ? [i] : []));
   if (!digits.length) return undefined;
   const at = digits[rng.int(digits.length)];
   const leading = at === digits[0] && digits.length > 1;
-  const choices = '0123456789'.split('').filter((d) => d !== answer[at] && !(leading && d === '0'));
+  const near = (d: string) => change === 'any' || Math.abs(Number(d) - Number(answer[at])) === 1;
+  const choices = '0123456789'.split('').filter((d) => d !== answer[at] && !(leading && d === '0') && near(d));
   return answer.slice(0, at) + choices[rng.int(choices.length)] + answer.slice(at + 1);
 }

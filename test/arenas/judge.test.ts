@@ -102,6 +102,17 @@ describe('judge arena', () => {
     expect(() => new JudgeArena({ plant: 2 }, arithmetic)).to.throw(/plant: must be a share from 0 to 1/);
   });
 
+  it("slip 'adjacent': the planted digit moves one up or down, in every place, never to a leading zero", async () => {
+    const big = { id: 't3', family: 'arithmetic', prompt: '57+48=', answer: '105' };
+    const arena = new JudgeArena({ mode: 'pointwise', candidates: 2, verdicts: 1, plant: 1, slip: 'adjacent' }, arithmetic);
+    const ctx = scripted(['105'], () => 'y');
+    await play(arena, ctx, Array.from({ length: 60 }, (_, i) => ({ ...big, id: `t${i}` })));
+    const wrong = new Set(ctx.shown.map((s) => s[0]).filter((w) => w !== '105'));
+    // 1 can only go to 2 (0 would lead), 0 only to 1, 5 to 4 or 6
+    expect(wrong).to.deep.equal(new Set(['205', '115', '104', '106']));
+    expect(() => new JudgeArena({ slip: 'far' }, arithmetic)).to.throw(/slip: must be 'any' or 'adjacent'/);
+  });
+
   it('solveFirst: the judge answers the task alone, then judges the shown answer beside its own; the verdict judge pays both', async () => {
     const arena = new JudgeArena({ mode: 'pointwise', candidates: 2, verdicts: 1, solveFirst: true }, arithmetic);
     const ctx = scripted(['9', '5'], (shown) => (shown.length === 0 ? '5' : shown[0] === '5' ? 'y' : 'n'));
