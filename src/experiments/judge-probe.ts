@@ -1,10 +1,11 @@
 /**
  * Where a solve-first judge errs, by the kind of answer it is shown: the solver's own sampled
  * answers to held-out tasks (as the `verdicts` evaluator shows them) and one-digit slips of the
- * right answer at each digit (to any other digit, and to an adjacent one). The judge writes its own answer greedily, then its verdict on
- * `task own|shown?` greedily. Prints the wrong share per kind: `right`, `units`/`tens`/`hundreds`
- * (one digit off; 2 or 3 the length of the sum), `length` (a different number of digits),
- * `multi` (several digits off), and how often the judge's own answer was right.
+ * right answer at each digit (to any other digit, and to an adjacent one). The judge writes its
+ * own answer greedily, then its verdict on `task own|shown?` greedily. Prints the wrong share
+ * per kind: `right`, `units`/`tens`/`hundreds` (one digit off; 2 or 3 the length of the sum),
+ * `length` (a different number of digits), `multi` (several digits off), each split by whether the judge's own answer was right, equal
+ * to the one shown, or wrong otherwise.
  *
  *   npx tsx src/experiments/judge-probe.ts --judge CHECKPOINT --solver checkpoints/base-add2-deep --heldout checkpoints/base-add2/heldout.jsonl [--samples 8] [--seed 1]
  */
@@ -26,7 +27,7 @@ const { tokenizer } = judge;
 const role = new JudgeRole();
 
 /** The kind of `shown` against the right answer `truth`. */
-export function kind(shown: string, truth: string): string {
+function kind(shown: string, truth: string): string {
   if (shown === truth) return 'right';
   if (shown.length !== truth.length) return 'length';
   const off = [...truth].flatMap((d, i) => (shown[i] !== d ? [truth.length - 1 - i] : []));
