@@ -4,8 +4,8 @@
  * right answer at each digit (to any other digit, and to an adjacent one). The judge writes its
  * own answer greedily, then its verdict on `task own|shown?` greedily. Prints the wrong share
  * per kind: `right`, `units`/`tens`/`hundreds` (one digit off; 2 or 3 the length of the sum),
- * `length` (a different number of digits), `multi` (several digits off), each split by whether the judge's own answer was right, equal
- * to the one shown, or wrong otherwise.
+ * `length` (a different number of digits), `multi` (several digits off), each split by whether
+ * the judge's own answer was right, equal to the one shown, or wrong otherwise.
  *
  *   npx tsx src/experiments/judge-probe.ts --judge CHECKPOINT --solver checkpoints/base-add2-deep --heldout checkpoints/base-add2/heldout.jsonl [--samples 8] [--seed 1]
  */
