@@ -36,7 +36,9 @@ export class Agents implements ArenaContext {
     const b = this.bindings[roleId];
     if (!b) throw new Error(`arena asked role '${roleId}' to act; bound roles: ${Object.keys(this.bindings).join(', ')}`);
     const prompt = this.tokenizer.prompt(b.role.render(observation), b.role.token ?? b.role.kind);
-    const g = await b.server.generate(prompt, { ...this.sampling, maxNewTokens: b.maxNewTokens ?? this.sampling.maxNewTokens, temperature: b.temperature ?? this.sampling.temperature, eos: this.tokenizer.eos });
+    const most = b.maxNewTokens ?? this.sampling.maxNewTokens;
+    const maxNewTokens = Math.min(most, b.role.maxNewTokens?.(observation) ?? most);
+    const g = await b.server.generate(prompt, { ...this.sampling, maxNewTokens, temperature: b.temperature ?? this.sampling.temperature, eos: this.tokenizer.eos });
     const body = g.stopped ? g.tokens.slice(0, -1) : g.tokens;
     const text = this.tokenizer.decode(body);
     const action = g.stopped ? b.role.parse(text, observation) : { valid: false, value: null, error: `no end of sequence within ${g.tokens.length} tokens` };

@@ -2,7 +2,7 @@ import type { Observable } from 'rxjs';
 import { fromRun } from './operators/from-run.js';
 import type { Episode, Task, Turn } from '../src/core/types.js';
 import type { TaskFamily } from '../src/tasks/types.js';
-import { firstWrongStep, plantError, scratchpadTarget, sumOperands } from '../src/tasks/scratchpad.js';
+import { firstWrongStep, plantError, scratchpadTarget, chainSums, sumOperands } from '../src/tasks/scratchpad.js';
 import { hashText } from '../src/util/hash.js';
 import { Rng } from '../src/util/rng.js';
 import { invalid } from '../roles/types.js';
@@ -22,7 +22,18 @@ export interface CriticArenaOptions extends Record<string, unknown> {
   verdicts: number;
   /** what a sneaky attempt without a rule-confirmed error costs the sneaky role */
   penalty: number;
+  /**
+   * before each verdict the critic writes what each step sums to, shown the steps without
+   * their results, then gives its verdict shown its sums beside the results (CriticRole);
+   * the check is paid by the true sums (the `verdict` judge reads them as its truth), in a
+   * comparison group of its own. Why: checking a sum in the pass that reads it is beyond
+   * these models even on right labels, while comparing two numbers side by side is not
+   */
+  checkFirst: boolean;
 }
+
+/** The comparison group of a critic's checks (checkFirst), apart from its verdicts. */
+const CHECK_SCOPE = 'episode:check';
 
 const SLIPS = [-10, -1, 1, 10];
 
@@ -41,6 +52,7 @@ const SLIPS = [-10, -1, 1, 10];
  * the critic earns +1 or -1 alone. The critic's rewards come from the `verdict` judge (each
  * verdict's turn carries its truth as its task's answer), the sneaky role's from `outcome`.
  * With `corrupter: random | slip` the environment plants the error and only the critic acts.
+ * With `checkFirst` each verdict follows the critic's own check of the steps' sums.
  */
 export class AdversarialCriticArena implements Arena {
   readonly kind = 'adversarial-critic';
@@ -53,7 +65,8 @@ export class AdversarialCriticArena implements Arena {
       corrupter: (v) => (v === 'sneaky' || v === 'random' || v === 'slip' || v === 'given' ? undefined : "'sneaky', 'random', 'slip' or 'given'"),
       verdicts: positiveInteger,
       penalty: (v) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? undefined : 'a number >= 0'),
-    }, { corrupter: 'sneaky', verdicts: 2, penalty: 1 });
+      checkFirst: (v) => (typeof v === 'boolean' ? undefined : 'true or false'),
+    }, { corrupter: 'sneaky', verdicts: 2, penalty: 1, checkFirst: false });
     if (this.options.corrupter === 'given' && !given) throw new Error("arena.options.corrupter: 'given' is for the critic evaluator, whose data file carries each task's working");
     if (family.name !== 'arithmetic') throw new Error(`arena 'adversarial-critic' does not serve task family '${family.name}': it needs sums worked step by step (family 'arithmetic')`);
     this.roles = this.options.corrupter === 'sneaky' ? { sneaky: 'sneaky', critic: 'critic' } : { critic: 'critic' };
@@ -93,7 +106,14 @@ export class AdversarialCriticArena implements Arena {
     const truth = String((firstWrongStep(operands, planted!) as { first: number }).first);
     const ask = async (working: string, answer: string, showing: string) => {
       const judged: Task = { id: `${task.id}/${showing}`, family: task.family, prompt: task.prompt, answer };
-      const turns = await Promise.all(Array.from({ length: this.options.verdicts }, () => ctx.act('critic', { task, working, steps }, { compare: 'episode', task: judged })));
+      const checked: Task = { id: `${task.id}/${showing}/check`, family: task.family, prompt: task.prompt, answer: chainSums(working)! };
+      const verdict = async (): Promise<Turn> => {
+        if (!this.options.checkFirst) return ctx.act('critic', { task, working, steps }, { compare: 'episode', task: judged });
+        const check = await ctx.act('critic', { task, working, steps, stage: 'check' }, { compare: CHECK_SCOPE, task: checked });
+        emit(check);
+        return ctx.act('critic', { task, working, steps, check: check.action.valid ? check.action.value! : '' }, { compare: 'episode', task: judged });
+      };
+      const turns = await Promise.all(Array.from({ length: this.options.verdicts }, verdict));
       turns.forEach((t) => emit(t));
       return turns;
     };
@@ -113,11 +133,14 @@ export class AdversarialCriticArena implements Arena {
    * The critic's accuracy over all verdicts, on planted working (`critic/planted_accuracy`:
    * naming the first wrong step) and on right working (`critic/right_accuracy`: saying '0'),
    * its valid rate, and the sneaky role's valid rate (a rule-confirmed error) and win rate
-   * (the share of its valid attempts where most verdicts missed).
+   * (the share of its valid attempts where most verdicts missed). A critic that checks first
+   * also gets `critic/check_accuracy`: the share of its checks that are each step's true sum.
    */
   metrics(episodes: readonly Episode[]): Record<string, number> {
     const m: Record<string, number> = {};
-    const verdicts = episodes.flatMap((e) => e.turns.filter((t) => t.role === 'critic' && t.task?.answer !== undefined));
+    const critic = episodes.flatMap((e) => e.turns.filter((t) => t.role === 'critic' && t.task?.answer !== undefined));
+    const verdicts = critic.filter((t) => t.compare !== CHECK_SCOPE);
+    const checks = critic.filter((t) => t.compare === CHECK_SCOPE);
     const share = (ts: Turn[], f: (t: Turn) => boolean) => ts.filter(f).length / ts.length;
     const right = (t: Turn) => t.action.valid && t.action.value === t.task!.answer;
     if (verdicts.length) {
@@ -128,6 +151,7 @@ export class AdversarialCriticArena implements Arena {
         if (some.length) m[`critic/${showing}_accuracy`] = share(some, right);
       }
     }
+    if (checks.length) m['critic/check_accuracy'] = share(checks, right);
     const attempts = episodes.flatMap((e) => e.turns.filter((t) => t.role === 'sneaky'));
     if (attempts.length) {
       m['sneaky/valid_rate'] = share(attempts, (t) => t.action.valid);

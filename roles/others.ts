@@ -1,4 +1,5 @@
 import type { Action } from '../src/core/types.js';
+import { stepResults } from '../src/tasks/scratchpad.js';
 import { invalid, valid, type Observation, type Role } from './types.js';
 
 /** Writes a new task for the solver: its output must look like a task prompt ending in '='. */
@@ -19,24 +20,45 @@ export class ProposerRole implements Role {
  * working of `steps` steps (`observation.working`, e.g. `12+56=68,68+34=102`), it names the
  * first wrong step, '1' to `steps`, or '0' when none is (SPC's step critic). The verdict is
  * the output's last character (what comes before is the critic's own working); anything
- * else is an invalid action.
+ * else is an invalid action. A critic that checks first is asked twice (the arena's
+ * checkFirst): shown the task and the working's first step without its result (`stage:
+ * 'check'`, `12+34+56=12+56=`) it solves on as a solver would (`68,68+34=102`: the action is
+ * its results, `68,102`), then shown the working with its own result before each shown one
+ * (`observation.check`: `12+56=68>69,69+34=102>103?`) it gives the verdict. Why two turns: a
+ * critic that wrote its sums after reading the shown results copied them (`2+29=41` checked
+ * as 41) and learned nothing, even from right labels.
  */
 export class CriticRole implements Role {
   readonly kind = 'critic';
   render(o: Observation): string {
-    if (typeof o.working === 'string') return `${o.task.prompt}${o.working}?`;
-    return `${o.task.prompt}${String(o.answer ?? '')}?`;
+    if (typeof o.working !== 'string') return `${o.task.prompt}${String(o.answer ?? '')}?`;
+    if (o.stage === 'check') return `${o.task.prompt}${firstStep(o.working)}`;
+    if (typeof o.check !== 'string') return `${o.task.prompt}${o.working}?`;
+    // its own sum where the solver writes a result, then the shown one: each shown digit a fixed distance from its match
+    const own = o.check.split(',');
+    return `${o.task.prompt}${o.working.split(',').map((step, i) => step.replace('=', `=${own[i] ?? ''}>`)).join(',')}?`;
+  }
+  /** A verdict after its own check is one digit and the end of sequence. */
+  maxNewTokens(o: Observation): number | undefined {
+    return typeof o.check === 'string' ? 2 : undefined;
   }
   parse(output: string, o?: Observation): Action {
     const text = output.trim();
+    const steps = Number(o?.steps);
+    if (o?.stage === 'check') {
+      const results = stepResults(`${firstStep(String(o.working))}${text}`);
+      return results && results.length === steps ? valid(results.join(',')) : invalid(`a check goes on from the first step to working of ${steps} steps, got ${JSON.stringify(text)}`);
+    }
     const verdict = text.slice(-1);
     if (typeof o?.working === 'string') {
-      const steps = Number(o.steps);
       return /^\d$/.test(verdict) && Number(verdict) <= steps ? valid(verdict) : invalid(`the first wrong step is a digit from 0 (none) to ${steps}, got ${JSON.stringify(text)}`);
     }
     return verdict === 'y' || verdict === 'n' ? valid(verdict) : invalid(`a verdict ends in 'y' or 'n', got ${JSON.stringify(text)}`);
   }
 }
+
+/** The first step of working without its result: `12+56=68,68+34=102` gives `12+56=`. */
+const firstStep = (working: string) => working.split(',')[0].replace(/=\d*$/, '=');
 
 /**
  * SPC's sneaky generator: shown the task, it writes working for it as a solver would, which

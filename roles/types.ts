@@ -21,6 +21,12 @@ export interface Role {
   readonly token?: string;
   render(observation: Observation): string;
   parse(output: string, observation: Observation): Action;
+  /**
+   * the most new tokens an answer to this observation can need, when fewer than the role's
+   * (a one-digit verdict after a long prompt, from a role that also writes working): the
+   * sampler stops there, and the prompt may fill the rest of the context
+   */
+  maxNewTokens?(observation: Observation): number | undefined;
 }
 
 /** Answer parsing of a task family, which the solver role borrows. */

@@ -10,8 +10,13 @@
  *   verdict, with held-out greedy accuracy every `--every` steps on carry slips and on random
  *   numbers. If this stays near chance, so will the RL critic: the ceiling is the model's.
  * Errors are planted as the arena plants them (`--corrupter slip|random`, on a random step).
+ * With `--check-first` the critic is taught the arena's checkFirst turns: shown the steps
+ * without results it writes each step's true sum (arithmetic the solver it starts from can
+ * do), and shown those sums beside the results it gives the verdict (random, or right under
+ * `--labels right`); held-out accuracy then runs both turns greedily, the verdict after the
+ * model's own check.
  *
- *   npx tsx src/experiments/critic-base.ts --from checkpoints/base-sum3-working --out checkpoints/base-sum3-critic [--labels random|right] [--steps 150] [--corrupter random|slip]
+ *   npx tsx src/experiments/critic-base.ts --from checkpoints/base-sum3-working --out checkpoints/base-sum3-critic [--labels random|right] [--steps 150] [--corrupter random|slip] [--check-first]
  */
 import { firstValueFrom, toArray } from 'rxjs';
 import { AdversarialCriticArena } from '../../arenas/critic.js';
@@ -19,14 +24,14 @@ import { playGroups } from '../../arenas/operators/play-groups.js';
 import type { ArenaContext } from '../../arenas/types.js';
 import { CriticRole } from '../../roles/others.js';
 import { initBackend } from '../backend/index.js';
-import type { Turn } from '../core/types.js';
-import { generate } from '../models/generate.js';
+import type { Task, Turn } from '../core/types.js';
 import { saveModel } from '../models/store.js';
 import { SupervisedTrainer } from '../models/supervised.js';
 import { arithmetic } from '../tasks/arithmetic.js';
+import { chainSums } from '../tasks/scratchpad.js';
 import { readTasksJsonl } from '../tasks/jsonl.js';
 import { Rng } from '../util/rng.js';
-import { arg, loadLanguageModel } from './script.js';
+import { arg, flag, greedyTexts, loadLanguageModel } from './script.js';
 
 const labels = arg('labels', 'random');
 if (labels !== 'random' && labels !== 'right') throw new Error(`--labels: random or right, got '${labels}'`);
@@ -34,36 +39,61 @@ await initBackend('auto');
 const { model, tokenizer } = await loadLanguageModel(arg('from'));
 const role = new CriticRole();
 
-/** The critic's showings of `tasks` as the arena makes them: prompt tokens and the true verdict. */
-async function showings(tasks: { id: string; family: string; prompt: string }[], corrupter: string) {
-  const arena = new AdversarialCriticArena({ corrupter, verdicts: 1 }, arithmetic);
-  const seen: { prompt: number[]; verdict: string; steps: number }[] = [];
+const checkFirst = flag('check-first');
+type Showing = { task: Task; working: string; steps: number; verdict: string };
+
+/** The critic's showings of `tasks` as the arena makes them: the task, the working shown and the true verdict. */
+async function showings(tasks: { id: string; family: string; prompt: string }[], corrupter: string): Promise<Showing[]> {
+  const arena = new AdversarialCriticArena({ corrupter, verdicts: 1, checkFirst }, arithmetic);
+  const seen: Showing[] = [];
   const ctx: ArenaContext = {
-    async act(_r, observation, options) {
-      seen.push({ prompt: tokenizer.prompt(role.render(observation), role.kind), verdict: options!.task!.answer!, steps: observation.steps as number });
-      return { index: 0, role: 'critic', model: 'm', prompt: [], completion: [], logProbs: [], entropy: [], selfCertainty: [], text: '', action: { valid: false, value: null } } as Turn;
+    async act(_r, o, options) {
+      // a check turn answers with the true sums, so that the verdict turn that follows is asked as the arena asks it
+      const check = o.stage === 'check' ? chainSums(o.working as string)! : null;
+      if (check === null) seen.push({ task: o.task, working: o.working as string, steps: o.steps as number, verdict: options!.task!.answer! });
+      return { index: 0, role: 'critic', model: 'm', prompt: [], completion: [], logProbs: [], entropy: [], selfCertainty: [], text: check ?? '', action: { valid: check !== null, value: check } } as Turn;
     },
   };
   await firstValueFrom(playGroups(arena, tasks, 1, ctx).pipe(toArray()));
   return seen;
 }
 
+/** The critic's prompt tokens for a showing: its verdict turn (after the true sums, when it checks first) or its check turn. */
+const prompt = (s: Showing, stage?: 'check', check?: string) => tokenizer.prompt(role.render({ task: s.task, working: s.working, steps: s.steps, ...(stage ? { stage } : {}), ...(checkFirst && !stage ? { check: check ?? chainSums(s.working)! } : {}) }), role.kind);
+const tokens = (text: string) => [...tokenizer.encode(text), tokenizer.eos];
+/** The right check of `working`: its first step's result, then the rest solved on (`68,68+34=102` for `12+56=69,69+34=103`). */
+function solvedOn(working: string): string {
+  const sums = chainSums(working)!.split(',');
+  const added = working.split(',').map((step) => step.split(/[+=]/)[1]);
+  return [sums[0], ...sums.slice(1).map((sum, k) => `${sums[k]}+${added[k + 1]}=${sum}`)].join(',');
+}
+
 const seed = Number(arg('seed', '1'));
 const rng = new Rng(seed);
 const difficulty = arithmetic.validate({ digits: 2, operands: 3, operators: '+', scratchpad: true });
 const train = Array.from({ length: 8192 }, (_, i) => ({ ...arithmetic.generate(rng, difficulty, i), id: `critic-train-${seed}-${i}` }));
-const examples = (await showings(train, arg('corrupter', 'random'))).map((s) => ({
-  prompt: s.prompt,
-  completion: [...tokenizer.encode(labels === 'right' ? s.verdict : String(rng.int(s.steps + 1))), tokenizer.eos],
-}));
+const all = (await showings(train, arg('corrupter', 'random'))).flatMap((s) => [
+  { prompt: prompt(s), completion: tokens(labels === 'right' ? s.verdict : String(rng.int(s.steps + 1))) },
+  ...(checkFirst ? [{ prompt: prompt(s, 'check'), completion: tokens(solvedOn(s.working)) }] : []),
+]);
+// an example longer than the model's context (a long slip's verdict) is left out, and counted
+const examples = all.filter((e) => e.prompt.length + e.completion.length - 1 <= model.config.context);
+if (examples.length < all.length) console.log(`left out ${all.length - examples.length} of ${all.length} examples, longer than the context`);
 const heldout = readTasksJsonl(arg('heldout', 'checkpoints/base-sum3-working/heldout.jsonl'), 'arithmetic', () => undefined);
 const probes = { slip: await showings(heldout, 'slip'), random: await showings(heldout, 'random') };
 
-function accuracy(set: { prompt: number[]; verdict: string }[]): number {
-  const gens = generate(model, set.map((p) => p.prompt), { maxNewTokens: 2, temperature: 0, seed: 1, eos: tokenizer.eos });
-  return gens.filter((g, i) => tokenizer.decode(g.tokens.filter((x) => x !== tokenizer.eos)).trim().slice(-1) === set[i].verdict).length / set.length;
+/** Greedy verdict accuracy on `set`, after the model's own greedy check when it checks first (and the share of checks that are the true sums). */
+function accuracy(set: Showing[]): { verdict: number; check?: number } {
+  const checks = checkFirst ? greedyTexts(model, tokenizer, set.map((s) => prompt(s, 'check')), 16).map((t, i) => role.parse(t, { task: set[i].task, working: set[i].working, steps: set[i].steps, stage: 'check' }).value ?? '') : [];
+  const verdicts = greedyTexts(model, tokenizer, set.map((s, i) => prompt(s, undefined, checks[i])), 2);
+  if (process.env.CRITIC_SAMPLES) console.log(JSON.stringify(set.slice(0, 5).map((s, i) => `${role.render({ task: s.task, working: s.working, steps: s.steps, stage: 'check' })} ${checks[i]} -> ${verdicts[i]} (${s.verdict})`)));
+  const verdict = verdicts.filter((t, i) => t.trim().slice(-1) === set[i].verdict).length / set.length;
+  return { verdict: +verdict.toFixed(3), ...(checkFirst ? { check: +(checks.filter((c, i) => c === chainSums(set[i].working)).length / set.length).toFixed(3) } : {}) };
 }
-const report = (step: number, loss?: number) => console.log(JSON.stringify({ step, ...(loss === undefined ? {} : { loss: +loss.toFixed(4) }), slip_accuracy: +accuracy(probes.slip).toFixed(3), random_accuracy: +accuracy(probes.random).toFixed(3) }));
+const report = (step: number, loss?: number) => {
+  const slip = accuracy(probes.slip), random = accuracy(probes.random);
+  console.log(JSON.stringify({ step, ...(loss === undefined ? {} : { loss: +loss.toFixed(4) }), slip_accuracy: slip.verdict, random_accuracy: random.verdict, ...(checkFirst ? { slip_check: slip.check, random_check: random.check } : {}) }));
+};
 
 const steps = Number(arg('steps', labels === 'random' ? '150' : '2000')), every = Number(arg('every', '250'));
 const trainer = new SupervisedTrainer(model, examples, { batchSize: 64, lr: Number(arg('lr', '3e-4')), seed });
@@ -75,6 +105,6 @@ for (let step = 1; step <= steps; step++) {
 trainer.dispose();
 const out = arg('out', '');
 if (out) {
-  await saveModel(out, model, tokenizer, { made: 'src/experiments/critic-base.ts', from: arg('from'), steps, labels, corrupter: arg('corrupter', 'random') });
+  await saveModel(out, model, tokenizer, { made: 'src/experiments/critic-base.ts', from: arg('from'), steps, labels, corrupter: arg('corrupter', 'random'), checkFirst });
   console.log(`wrote ${out}`);
 }

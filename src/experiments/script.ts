@@ -12,6 +12,11 @@ export function arg(name: string, fallback?: string): string {
   return fallback;
 }
 
+/** Whether the bare switch `--name` is on the command line. */
+export function flag(name: string): boolean {
+  return process.argv.includes(`--${name}`);
+}
+
 /** A checkpoint that must be a language model with a tokenizer (a base to train or sample from). */
 export async function loadLanguageModel(dir: string): Promise<{ model: TinyLM; tokenizer: CharTokenizer }> {
   const loaded = await loadModel(dir);

@@ -1,11 +1,11 @@
 import * as tf from '@tensorflow/tfjs';
 import { adam } from '../backend/fused/adam.js';
 import { applyClipped } from '../rl/apply.js';
-import { addIndexed, toIndexed, type IndexedGrads } from '../rl/grads.js';
+import { addGrads, addIndexed, toIndexed, type IndexedGrads } from '../rl/grads.js';
 import { shards, threadsFor } from '../util/shards.js';
 import { Rng } from '../util/rng.js';
 import type { TinyLM } from './tinylm.js';
-import type { PolicyInput } from './types.js';
+import { microBatches, type PolicyInput } from './types.js';
 
 export interface SupervisedOptions {
   /** optimizer steps */
@@ -31,14 +31,24 @@ export interface NllReplicas {
   publish(id: string): void;
 }
 
-/** The gradients of Σ −log p over `batch`'s completion tokens, divided by `tokens` (the whole batch's count). */
+/**
+ * The gradients of Σ −log p over `batch`'s completion tokens, divided by `tokens` (the whole
+ * batch's count), in as many passes as the model's context needs (microBatches).
+ */
 export function nllGradients(model: TinyLM, batch: readonly PolicyInput[], tokens: number): { loss: number; grads: tf.NamedTensorMap } {
-  const { value, grads } = tf.variableGrads(() => {
-    const s = model.score(batch);
-    return s.logProbs.sum().div(tokens).neg() as tf.Scalar;
-  }, model.variables());
-  const loss = value.dataSync()[0];
-  value.dispose();
+  let loss = 0;
+  let grads: tf.NamedTensorMap = {};
+  try {
+    for (const part of microBatches(batch, batch.length, model.maxSequence)) {
+      const { value, grads: g } = tf.variableGrads(() => model.score(part).logProbs.sum().div(tokens).neg() as tf.Scalar, model.variables());
+      loss += value.dataSync()[0];
+      value.dispose();
+      grads = addGrads(grads, g);
+    }
+  } catch (err) {
+    tf.dispose(Object.values(grads));
+    throw err;
+  }
   return { loss, grads };
 }
 

@@ -85,6 +85,10 @@ export class TinyLM implements Policy {
     }
   }
 
+  get maxSequence(): number {
+    return this.config.context;
+  }
+
   get hasValueHead(): boolean {
     return Boolean(this.config.valueHead);
   }

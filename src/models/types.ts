@@ -31,6 +31,11 @@ export interface Policy {
   /** per-token log-probs, entropy and values of each input's completion; call inside a tape */
   score(inputs: readonly PolicyInput[], temperature?: number): ScoredBatch;
   readonly hasValueHead: boolean;
+  /**
+   * the longest sequence one scoring pass takes, if bounded: a pass lays out every row as the
+   * longest prompt then the longest completion, so a batch whose rows fit one by one may not
+   */
+  readonly maxSequence?: number;
   dispose(): void;
 }
 
@@ -42,4 +47,27 @@ export function padRows(rows: readonly (readonly number[])[], width: number, fil
     out.set(row, b * width);
   });
   return out;
+}
+
+/**
+ * `batch` cut, in order, into passes of at most `size` rows whose longest prompt and longest
+ * completion fit `maxSequence` together (as a pass lays them out): rows that fit one by one
+ * (a long prompt with a short answer beside a short prompt with a long one) may not share a
+ * pass. The gradients of the passes add up to the whole batch's either way.
+ */
+export function microBatches<T>(batch: readonly T[], size: number, maxSequence: number, row: (x: T) => PolicyInput = (x) => x as PolicyInput): T[][] {
+  const parts: T[][] = [];
+  let part: T[] = [], prompt = 0, completion = 1;
+  for (const x of batch) {
+    const { prompt: rp, completion: rc } = row(x);
+    const [p, c] = [Math.max(prompt, rp.length), Math.max(completion, rc.length)];
+    if (part.length && (part.length === size || p + c - 1 > maxSequence)) {
+      parts.push(part);
+      [part, prompt, completion] = [[], 0, 1];
+    }
+    part.push(x);
+    [prompt, completion] = [Math.max(prompt, rp.length), Math.max(completion, rc.length)];
+  }
+  if (part.length) parts.push(part);
+  return parts;
 }

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { adam } from '../backend/fused/adam.js';
 import type { Policy, PolicyInput } from '../models/types.js';
-import { padRows } from '../models/types.js';
+import { microBatches, padRows } from '../models/types.js';
 import { broadcastOverTokens } from './advantages.js';
 import { groupBy } from '../util/group.js';
 import { applyClipped } from './apply.js';
@@ -219,8 +219,7 @@ export class JointTrainer {
     let grads: tf.NamedTensorMap = {};
     let loss = 0;
     try {
-      for (let i = 0; i < batch.length; i += this.config.microBatch) {
-        const part = batch.slice(i, i + this.config.microBatch);
+      for (const part of microBatches(batch, this.config.microBatch, model.maxSequence ?? Infinity)) {
         const { value, grads: partGrads } = tf.variableGrads(() => this.partLoss(model, part, plan, stats), model.variables());
         loss += value.dataSync()[0];
         value.dispose();
@@ -330,3 +329,4 @@ function checkSample(s: TrainSample, i: number, models: Readonly<Record<string, 
     if (v && v.length !== n) throw new Error(`trainer: sample ${i} has ${v.length} ${key} for ${n} completion tokens`);
   }
 }
+

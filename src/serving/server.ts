@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { generate, type GenerateOptions as ModelGenerateOptions, type Generation } from '../models/generate.js';
 import type { TinyLM } from '../models/tinylm.js';
-import type { PolicyInput } from '../models/types.js';
+import { microBatches, type PolicyInput } from '../models/types.js';
 import { groupBy } from '../util/group.js';
 import { Rng } from '../util/rng.js';
 import { shards, threadsFor } from '../util/shards.js';
@@ -95,7 +95,7 @@ export class BatchingServer {
       for (let i = 0; i < group.length; i += this.maxBatch) this.runGenerate(group.slice(i, i + this.maxBatch));
     }
     for (const group of groupBy(scoring, (p) => p.input.temperature).values()) {
-      for (let i = 0; i < group.length; i += this.maxBatch) this.runScore(group.slice(i, i + this.maxBatch));
+      for (const part of microBatches(group, this.maxBatch, this.model.maxSequence ?? Infinity, (p) => p.input)) this.runScore(part);
     }
   }
 

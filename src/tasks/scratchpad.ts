@@ -80,6 +80,34 @@ export function firstWrongStep(operands: readonly number[], text: string): StepC
 }
 
 /**
+ * The results of right working that starts as `working` does and adds the same operands in
+ * the same order: `12+56=69,69+34=103` gives `68,102` (12+56, then 34 added to that). Right
+ * working gives its own results, and the first step whose result differs is the first whose
+ * sum is wrong, since every step before it matches. What a critic that re-solves the working
+ * should write. Null when `working` is not steps of the form a+b=c. Parsed, never evaluated.
+ */
+export function chainSums(working: string): string | null {
+  const sums: number[] = [];
+  for (const step of working.split(',')) {
+    const m = STEP.exec(step);
+    if (!m) return null;
+    sums.push((sums.length ? sums[sums.length - 1] : Number(m[1])) + Number(m[2]));
+  }
+  return sums.join(',');
+}
+
+/** The results of working, `12+56=68,68+34=102` gives ['68', '102']; null unless every step has the form a+b=c. */
+export function stepResults(working: string): string[] | null {
+  const results: string[] = [];
+  for (const step of working.split(',')) {
+    const m = STEP.exec(step);
+    if (!m) return null;
+    results.push(m[3]);
+  }
+  return results;
+}
+
+/**
  * Right working with one planted error: step `at`'s (1-based) result becomes `value`, and
  * every later step adds rightly from it, as a carry slip the rest of the working follows
  * (only step `at` is wrong, and the final answer is wrong with it).

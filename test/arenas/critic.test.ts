@@ -5,7 +5,7 @@ import { makeJudge } from '../../judges/registry.js';
 import { CriticRole, SneakyRole } from '../../roles/index.js';
 import type { Episode, Task, Turn } from '../../src/core/types.js';
 import { arithmetic } from '../../src/tasks/arithmetic.js';
-import { firstWrongStep, plantError, scratchpadTarget, sumOperands } from '../../src/tasks/scratchpad.js';
+import { chainSums, firstWrongStep, plantError, scratchpadTarget, stepResults, sumOperands } from '../../src/tasks/scratchpad.js';
 import { hashText } from '../../src/util/hash.js';
 import { Rng } from '../../src/util/rng.js';
 
@@ -111,10 +111,43 @@ describe('adversarial-critic arena', () => {
     expect(bad.turns.every((t) => !t.action.valid && /0 \(none\) to 2/.test(t.action.error!))).to.equal(true);
   });
 
+  it('checkFirst: the critic solves on from the first step, then judges with its results beside the shown ones; its checks are paid by the true sums', async () => {
+    expect(chainSums('12+56=69,69+34=103')).to.equal('68,102');
+    expect(chainSums('12+56=68,67+34=101')).to.equal('68,102');
+    expect(stepResults('12+56=68,x')).to.equal(null);
+    const role = new CriticRole();
+    const o = { task, working: '12+56=69,69+34=103', steps: 2 };
+    expect(role.render({ ...o, stage: 'check' })).to.equal('12+34+56=12+56=');
+    expect(role.parse('68,68+34=102', { ...o, stage: 'check' })).to.deep.include({ valid: true, value: '68,102' });
+    expect(role.parse('68', { ...o, stage: 'check' }).valid).to.equal(false);
+    expect(role.render({ ...o, check: '68,102' })).to.equal('12+34+56=12+56=68>69,69+34=102>103?');
+    expect([role.maxNewTokens({ ...o, check: '68,102' }), role.maxNewTokens(o)]).to.deep.equal([2, undefined]);
+    // a critic whose check is `solve(working)` and whose verdict is the first step where its results differ from the shown ones
+    const critic = (solve: (working: string) => string): ArenaContext => ({
+      async act(r, ob, options) {
+        const text = ob.stage === 'check' ? solve(ob.working as string) : String(((ob.check as string).split(',').findIndex((x, i) => x !== stepResults(ob.working as string)![i]) + 1));
+        const turn: Turn = { index: 0, role: r, model: 'm', prompt: [1], completion: [2], logProbs: [0], entropy: [0], selfCertainty: [0], text, action: role.parse(text, ob), compare: options!.compare, task: options!.task };
+        return turn;
+      },
+    });
+    const right = (working: string) => { const [first, ...rest] = chainSums(working)!.split(','); return [first, ...rest.map((x, k) => `${k ? rest[k - 1] : first}+${working.split(',')[k + 1].split(/[+=]/)[1]}=${x}`)].join(','); };
+    const arena = new AdversarialCriticArena({ corrupter: 'slip', verdicts: 2, checkFirst: true }, arithmetic);
+    const [e] = await play(arena, critic(right));
+    expect(e.turns.filter((t) => t.compare === 'episode:check')).to.have.length(4);
+    expect(e.turns.filter((t) => t.compare === 'episode')).to.have.length(4);
+    expect(arena.metrics([e])).to.deep.include({ 'critic/accuracy': 1, 'critic/check_accuracy': 1 });
+    // the verdict judge pays each check by the true sums, as it pays each verdict by the truth
+    const paid = makeJudge('verdict', { role: 'critic', wrong: -1, invalid: -1 }).score([e])[0];
+    expect(paid).to.deep.equal(e.turns.map(() => 1));
+    // a check that says each step's shown result agrees with any working: it never finds the error
+    const copying = await play(arena, critic((working) => { const rs = stepResults(working)!; return [rs[0], ...rs.slice(1).map((x, k) => `${rs[k]}+0=${x}`)].join(','); }));
+    expect(arena.metrics(copying)).to.deep.include({ 'critic/planted_accuracy': 0, 'critic/right_accuracy': 1, 'critic/check_accuracy': 0.5 });
+  });
+
   it('checks its options and its tasks', async () => {
     expect(() => ARENA_KINDS['adversarial-critic']({ corrupter: 'model' }, arithmetic)).to.throw(/corrupter: must be 'sneaky', 'random', 'slip' or 'given'/);
     expect(() => ARENA_KINDS['adversarial-critic']({ corrupter: 'given' }, arithmetic)).to.throw(/'given' is for the critic evaluator/);
-    expect(() => ARENA_KINDS['adversarial-critic']({ verdict: 2 }, arithmetic)).to.throw(/unknown option.*known: corrupter, verdicts, penalty/);
+    expect(() => ARENA_KINDS['adversarial-critic']({ verdict: 2 }, arithmetic)).to.throw(/unknown option.*known: corrupter, verdicts, penalty, checkFirst/);
     const arena = new AdversarialCriticArena({}, arithmetic);
     await play(arena, scripted(() => '', () => '0'), [{ id: 'x', family: 'arithmetic', prompt: '12*3=' }]).then(() => expect.fail('should reject'), (e: Error) => expect(e.message).to.match(/not a sum/));
   });

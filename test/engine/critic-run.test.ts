@@ -7,8 +7,8 @@ import { runCommand } from '../../src/cli/run.js';
 import type { ExperimentInput } from '../../src/config/schema.js';
 
 /** The shipped SPC config cut to two small iterations on one thread. */
-function criticRun(out: string, change: (c: ExperimentInput) => void = () => {}): string {
-  const c = parse(readFileSync('configs/critics/spc-sum3.yaml', 'utf8')) as ExperimentInput;
+function criticRun(out: string, change: (c: ExperimentInput) => void = () => {}, config = 'configs/critics/spc-sum3.yaml'): string {
+  const c = parse(readFileSync(config, 'utf8')) as ExperimentInput;
   Object.assign(c, { iterations: 2, outDir: out, workers: 1, backend: 'cpu', eval: { every: 2 }, checkpointEvery: 2 });
   c.tasks.perIteration = 4;
   change(c);
@@ -35,6 +35,21 @@ describe('an adversarial-critic run', function () {
     const shard = readFileSync(join(root, 'spc-sum3', 'episodes', readdirSync(join(root, 'spc-sum3', 'episodes')).sort()[0]), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     const critic = shard.flatMap((e: { turns: { role: string; completion: number[] }[] }) => e.turns.filter((t) => t.role === 'critic'));
     if (critic.length) expect(Math.max(...critic.map((t: { completion: number[] }) => t.completion.length))).to.be.at.most(4);
+  });
+
+  it('a critic that checks first: its checks train beside its verdicts, and held-out sets ask it the same way', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'coevolve-critic-'));
+    await runCommand(criticRun(root, () => {}, 'configs/critics/spc-sum3-check-random.yaml'), { set: [] });
+    const rows = readFileSync(join(root, 'spc-sum3-check-random', 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const last = rows.find((r) => r.iteration === 2);
+    // 4 tasks x 4 episodes x 2 showings x 2 verdicts, each after its own check
+    expect(last['turns/critic']).to.equal(128);
+    for (const set of ['slips', 'random', 'solver']) expect(last[`eval/${set}/check_accuracy`], set).to.be.within(0.5, 1); // the base solves on as the solver it was made from
+    const dir = join(root, 'spc-sum3-check-random', 'episodes');
+    const turns = readdirSync(dir).flatMap((f) => readFileSync(join(dir, f), 'utf8').trim().split('\n')).flatMap((l) => (JSON.parse(l) as { turns: { compare: string; completion: number[] }[] }).turns);
+    // a verdict is one digit and the end of sequence, a check a solver's working
+    expect(Math.max(...turns.filter((t) => t.compare === 'episode').map((t) => t.completion.length))).to.be.at.most(2);
+    expect(Math.max(...turns.filter((t) => t.compare === 'episode:check').map((t) => t.completion.length))).to.be.above(2);
   });
 
   it('refuses a given-working evaluator whose file has no working, before any work', async () => {

@@ -2,8 +2,9 @@ import * as tf from '@tensorflow/tfjs';
 import { expect } from 'chai';
 import { initBackend } from '../../src/backend/index.js';
 import { TinyLM } from '../../src/models/tinylm.js';
+import { microBatches } from '../../src/models/types.js';
 import { aggLoss, type AggMode } from '../../src/rl/loss.js';
-import { JointTrainer, type ModelStep, type TrainerConfig } from '../../src/rl/trainer.js';
+import { JointTrainer, type ModelStep, type TrainSample, type TrainerConfig } from '../../src/rl/trainer.js';
 import { batch, small } from './fixtures.js';
 
 const MODES: AggMode[] = ['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean', 'seq-mean-token-sum-norm'];
@@ -63,6 +64,25 @@ describe('micro-batching (exact gradient accumulation)', () => {
     expect(tf.memory().numTensors).to.equal(before);
     m.dispose();
     trainer.dispose();
+  });
+
+  it('cuts a pass where rows that fit the context one by one would not fit it together, with the same gradients', () => {
+    const row = (p: number, c: number, i: number): TrainSample => ({ model: 'm', role: 'solver', prompt: [1, ...Array(p - 1).fill(3 + (i % 5))], completion: Array(c).fill(2 + i), oldLogProbs: Array(c).fill(-2.3), advantages: i % 2 ? 1 : -1 });
+    // context 16: a 12-token prompt beside a 6-token completion would take 17 positions
+    const rows = [row(12, 2, 0), row(3, 6, 1), row(4, 5, 2), row(12, 1, 3)];
+    expect(microBatches(rows, 8, 16).map((p) => p.map((r) => rows.indexOf(r)))).to.deep.equal([[0], [1, 2], [3]]);
+    expect(microBatches(rows, 2, Infinity).map((p) => p.length)).to.deep.equal([2, 2]);
+    const grads = (microBatch: number) => {
+      const m = new TinyLM(small);
+      const trainer = new JointTrainer({ m }, { microBatch });
+      const { grads: g } = trainer.gradients('m', rows);
+      const out = Object.fromEntries(Object.entries(g).map(([k, v]) => [k.replace(/^[^/]*\//, ''), v.dataSync() as Float32Array]));
+      tf.dispose(Object.values(g));
+      m.dispose();
+      trainer.dispose();
+      return out;
+    };
+    expectClose(grads(1), grads(256), 'gradient');
   });
 
   it('rejects a microBatch that is not a positive integer', () => {

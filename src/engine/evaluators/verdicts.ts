@@ -98,7 +98,8 @@ export function criticFactory(check: (where: string) => TaskCheck): EvaluatorFac
     const tasks = heldOut(check, spec, plan.family.name, where);
     const corrupter = (spec.options.corrupter as string | undefined) ?? 'slip';
     const given = corrupter === 'given' ? givenWorkings(spec.options.data as string, where) : undefined;
-    const arena = new AdversarialCriticArena({ corrupter, verdicts: 1 }, plan.family, given);
+    // asked as the training arena asks it (a critic that checks first checks first here too)
+    const arena = new AdversarialCriticArena({ corrupter, verdicts: 1, checkFirst: plan.arena.options.checkFirst }, plan.family, given);
     return new VerdictsEvaluator(spec.name, spec.every ?? c.eval.every, 'critic', arena, tasks, { critic: { role: plan.roles.critic, model: c.roles.critic.model, maxNewTokens: c.roles.critic.maxNewTokens } }, { temperature: (spec.options.temperature as number | undefined) ?? 0, maxNewTokens: c.arena.maxNewTokens, seed: c.seed });
   };
 }
