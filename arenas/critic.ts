@@ -2,7 +2,7 @@ import type { Observable } from 'rxjs';
 import { fromRun } from './operators/from-run.js';
 import type { Episode, Task, Turn } from '../src/core/types.js';
 import type { TaskFamily } from '../src/tasks/types.js';
-import { firstWrongStep, plantError, scratchpadTarget, chainSums, sumOperands } from '../src/tasks/scratchpad.js';
+import { firstWrongStep, plantError, rightResults, scratchpadTarget, sumOperands } from '../src/tasks/scratchpad.js';
 import { hashText } from '../src/util/hash.js';
 import { Rng } from '../src/util/rng.js';
 import { invalid } from '../roles/types.js';
@@ -106,7 +106,7 @@ export class AdversarialCriticArena implements Arena {
     const truth = String((firstWrongStep(operands, planted!) as { first: number }).first);
     const ask = async (working: string, answer: string, showing: string) => {
       const judged: Task = { id: `${task.id}/${showing}`, family: task.family, prompt: task.prompt, answer };
-      const checked: Task = { id: `${task.id}/${showing}/check`, family: task.family, prompt: task.prompt, answer: chainSums(working)! };
+      const checked: Task = { id: `${task.id}/${showing}/check`, family: task.family, prompt: task.prompt, answer: rightResults(operands, working)! };
       const verdict = async (): Promise<Turn> => {
         if (!this.options.checkFirst) return ctx.act('critic', { task, working, steps }, { compare: 'episode', task: judged });
         const check = await ctx.act('critic', { task, working, steps, stage: 'check' }, { compare: CHECK_SCOPE, task: checked });

@@ -28,7 +28,7 @@ import type { Task, Turn } from '../core/types.js';
 import { saveModel } from '../models/store.js';
 import { SupervisedTrainer } from '../models/supervised.js';
 import { arithmetic } from '../tasks/arithmetic.js';
-import { chainSums } from '../tasks/scratchpad.js';
+import { rightResults, sumOperands } from '../tasks/scratchpad.js';
 import { readTasksJsonl } from '../tasks/jsonl.js';
 import { Rng } from '../util/rng.js';
 import { arg, flag, greedyTexts, loadLanguageModel } from './script.js';
@@ -49,7 +49,7 @@ async function showings(tasks: { id: string; family: string; prompt: string }[],
   const ctx: ArenaContext = {
     async act(_r, o, options) {
       // a check turn answers with the true sums, so that the verdict turn that follows is asked as the arena asks it
-      const check = o.stage === 'check' ? chainSums(o.working as string)! : null;
+      const check = o.stage === 'check' ? truth(o.task, o.working as string) : null;
       if (check === null) seen.push({ task: o.task, working: o.working as string, steps: o.steps as number, verdict: options!.task!.answer! });
       return { index: 0, role: 'critic', model: 'm', prompt: [], completion: [], logProbs: [], entropy: [], selfCertainty: [], text: check ?? '', action: { valid: check !== null, value: check } } as Turn;
     },
@@ -59,13 +59,14 @@ async function showings(tasks: { id: string; family: string; prompt: string }[],
 }
 
 /** The critic's prompt tokens for a showing: its verdict turn (after the true sums, when it checks first) or its check turn. */
-const prompt = (s: Showing, stage?: 'check', check?: string) => tokenizer.prompt(role.render({ task: s.task, working: s.working, steps: s.steps, ...(stage ? { stage } : {}), ...(checkFirst && !stage ? { check: check ?? chainSums(s.working)! } : {}) }), role.kind);
+const prompt = (s: Showing, stage?: 'check', check?: string) => tokenizer.prompt(role.render({ task: s.task, working: s.working, steps: s.steps, ...(stage ? { stage } : {}), ...(checkFirst && !stage ? { check: check ?? truth(s.task, s.working) } : {}) }), role.kind);
 const tokens = (text: string) => [...tokenizer.encode(text), tokenizer.eos];
+/** The results a right check of `working` reaches. */
+const truth = (task: { prompt: string }, working: string) => rightResults(sumOperands(task.prompt)!, working)!;
 /** The right check of `working`: its first step's result, then the rest solved on (`68,68+34=102` for `12+56=69,69+34=103`). */
-function solvedOn(working: string): string {
-  const sums = chainSums(working)!.split(',');
-  const added = working.split(',').map((step) => step.split(/[+=]/)[1]);
-  return [sums[0], ...sums.slice(1).map((sum, k) => `${sums[k]}+${added[k + 1]}=${sum}`)].join(',');
+function solvedOn(s: Showing): string {
+  const sums = truth(s.task, s.working).split(',').map(Number);
+  return [sums[0], ...sums.slice(1).map((sum, k) => `${sums[k]}+${sum - sums[k]}=${sum}`)].join(',');
 }
 
 const seed = Number(arg('seed', '1'));
@@ -74,7 +75,7 @@ const difficulty = arithmetic.validate({ digits: 2, operands: 3, operators: '+',
 const train = Array.from({ length: 8192 }, (_, i) => ({ ...arithmetic.generate(rng, difficulty, i), id: `critic-train-${seed}-${i}` }));
 const all = (await showings(train, arg('corrupter', 'random'))).flatMap((s) => [
   { prompt: prompt(s), completion: tokens(labels === 'right' ? s.verdict : String(rng.int(s.steps + 1))) },
-  ...(checkFirst ? [{ prompt: prompt(s, 'check'), completion: tokens(solvedOn(s.working)) }] : []),
+  ...(checkFirst ? [{ prompt: prompt(s, 'check'), completion: tokens(solvedOn(s)) }] : []),
 ]);
 // an example longer than the model's context (a long slip's verdict) is left out, and counted
 const examples = all.filter((e) => e.prompt.length + e.completion.length - 1 <= model.config.context);
@@ -88,7 +89,7 @@ function accuracy(set: Showing[]): { verdict: number; check?: number } {
   const verdicts = greedyTexts(model, tokenizer, set.map((s, i) => prompt(s, undefined, checks[i])), 2);
   if (process.env.CRITIC_SAMPLES) console.log(JSON.stringify(set.slice(0, 5).map((s, i) => `${role.render({ task: s.task, working: s.working, steps: s.steps, stage: 'check' })} ${checks[i]} -> ${verdicts[i]} (${s.verdict})`)));
   const verdict = verdicts.filter((t, i) => t.trim().slice(-1) === set[i].verdict).length / set.length;
-  return { verdict: +verdict.toFixed(3), ...(checkFirst ? { check: +(checks.filter((c, i) => c === chainSums(set[i].working)).length / set.length).toFixed(3) } : {}) };
+  return { verdict: +verdict.toFixed(3), ...(checkFirst ? { check: +(checks.filter((c, i) => c === truth(set[i].task, set[i].working)).length / set.length).toFixed(3) } : {}) };
 }
 const report = (step: number, loss?: number) => {
   const slip = accuracy(probes.slip), random = accuracy(probes.random);

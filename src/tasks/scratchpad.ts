@@ -80,18 +80,29 @@ export function firstWrongStep(operands: readonly number[], text: string): StepC
 }
 
 /**
- * The results of right working that starts as `working` does and adds the same operands in
- * the same order: `12+56=69,69+34=103` gives `68,102` (12+56, then 34 added to that). Right
- * working gives its own results, and the first step whose result differs is the first whose
- * sum is wrong, since every step before it matches. What a critic that re-solves the working
- * should write. Null when `working` is not steps of the form a+b=c. Parsed, never evaluated.
+ * The results of right working for the sum of `operands` that starts with `working`'s first
+ * step and adds the rest in `working`'s order: `12+56=69,69+34=103` gives `68,102`, and so
+ * does `12+56=68,68+35=103` (34 misread: the right working adds the task's 34). An operand
+ * that is not one the task has left is replaced by the first that is. What a critic that
+ * solves on from the first step should write: right working gives its own results, and the
+ * first step whose result differs from them is where the working first goes wrong (unless
+ * the first step itself misreads an operand). Null when `working` is not steps a+b=c.
  */
-export function chainSums(working: string): string | null {
+export function rightResults(operands: readonly number[], working: string): string | null {
+  const unused = [...operands];
+  const take = (x: number) => {
+    const i = unused.indexOf(x);
+    return i >= 0 ? unused.splice(i, 1)[0] : unused.length ? unused.shift()! : x;
+  };
   const sums: number[] = [];
   for (const step of working.split(',')) {
     const m = STEP.exec(step);
     if (!m) return null;
-    sums.push((sums.length ? sums[sums.length - 1] : Number(m[1])) + Number(m[2]));
+    if (sums.length === 0) {
+      // the first step's operands are taken as shown, and leave the task's others
+      for (const x of [Number(m[1]), Number(m[2])]) if (unused.includes(x)) unused.splice(unused.indexOf(x), 1);
+      sums.push(Number(m[1]) + Number(m[2]));
+    } else sums.push(sums[sums.length - 1] + take(Number(m[2])));
   }
   return sums.join(',');
 }

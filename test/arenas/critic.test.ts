@@ -5,7 +5,7 @@ import { makeJudge } from '../../judges/registry.js';
 import { CriticRole, SneakyRole } from '../../roles/index.js';
 import type { Episode, Task, Turn } from '../../src/core/types.js';
 import { arithmetic } from '../../src/tasks/arithmetic.js';
-import { chainSums, firstWrongStep, plantError, scratchpadTarget, stepResults, sumOperands } from '../../src/tasks/scratchpad.js';
+import { firstWrongStep, plantError, rightResults, scratchpadTarget, stepResults, sumOperands } from '../../src/tasks/scratchpad.js';
 import { hashText } from '../../src/util/hash.js';
 import { Rng } from '../../src/util/rng.js';
 
@@ -112,8 +112,11 @@ describe('adversarial-critic arena', () => {
   });
 
   it('checkFirst: the critic solves on from the first step, then judges with its results beside the shown ones; its checks are paid by the true sums', async () => {
-    expect(chainSums('12+56=69,69+34=103')).to.equal('68,102');
-    expect(chainSums('12+56=68,67+34=101')).to.equal('68,102');
+    const ops = [12, 34, 56];
+    expect(rightResults(ops, '12+56=69,69+34=103')).to.equal('68,102');
+    expect(rightResults(ops, '12+56=68,67+34=101')).to.equal('68,102');
+    expect(rightResults(ops, '12+56=68,68+35=103')).to.equal('68,102');
+    expect(rightResults(ops, '56+34=90,90+12=102')).to.equal('90,102');
     expect(stepResults('12+56=68,x')).to.equal(null);
     const role = new CriticRole();
     const o = { task, working: '12+56=69,69+34=103', steps: 2 };
@@ -130,7 +133,7 @@ describe('adversarial-critic arena', () => {
         return turn;
       },
     });
-    const right = (working: string) => { const [first, ...rest] = chainSums(working)!.split(','); return [first, ...rest.map((x, k) => `${k ? rest[k - 1] : first}+${working.split(',')[k + 1].split(/[+=]/)[1]}=${x}`)].join(','); };
+    const right = (working: string) => { const sums = rightResults(ops, working)!.split(',').map(Number); return [sums[0], ...sums.slice(1).map((x, k) => `${sums[k]}+${x - sums[k]}=${x}`)].join(','); };
     const arena = new AdversarialCriticArena({ corrupter: 'slip', verdicts: 2, checkFirst: true }, arithmetic);
     const [e] = await play(arena, critic(right));
     expect(e.turns.filter((t) => t.compare === 'episode:check')).to.have.length(4);
