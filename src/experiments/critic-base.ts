@@ -10,13 +10,15 @@
  *   verdict, with held-out greedy accuracy every `--every` steps on carry slips and on random
  *   numbers. If this stays near chance, so will the RL critic: the ceiling is the model's.
  * Errors are planted as the arena plants them (`--corrupter slip|random`, on a random step).
- * With `--check-first` the critic is taught the arena's checkFirst turns: shown the steps
- * without results it writes each step's true sum (arithmetic the solver it starts from can
- * do), and shown those sums beside the results it gives the verdict (random, or right under
+ * With `--check-first` the critic is taught the arena's checkFirst turns: shown the task and
+ * the working's first step it solves on rightly (what the solver it starts from can do), and
+ * shown its results beside the shown ones it gives the verdict (random, or right under
  * `--labels right`); held-out accuracy then runs both turns greedily, the verdict after the
- * model's own check.
+ * model's own check. `--per-step` (with --check-first; a diagnostic layout) asks of each step
+ * alone whether its result agrees with the right one written before it (`69+34=102>103?`,
+ * 'y' or 'n'), the verdict being the first step it says 'n' to.
  *
- *   npx tsx src/experiments/critic-base.ts --from checkpoints/base-sum3-working --out checkpoints/base-sum3-critic [--labels random|right] [--steps 150] [--corrupter random|slip] [--check-first]
+ *   npx tsx src/experiments/critic-base.ts --from checkpoints/base-sum3-working --out checkpoints/base-sum3-critic [--labels random|right] [--steps 150] [--corrupter random|slip] [--check-first [--per-step]]
  */
 import { firstValueFrom, toArray } from 'rxjs';
 import { AdversarialCriticArena } from '../../arenas/critic.js';
@@ -73,7 +75,14 @@ const seed = Number(arg('seed', '1'));
 const rng = new Rng(seed);
 const difficulty = arithmetic.validate({ digits: 2, operands: 3, operators: '+', scratchpad: true });
 const train = Array.from({ length: 8192 }, (_, i) => ({ ...arithmetic.generate(rng, difficulty, i), id: `critic-train-${seed}-${i}` }));
-const all = (await showings(train, arg('corrupter', 'random'))).flatMap((s) => [
+const perStep = flag('per-step');
+/** --per-step (a diagnostic layout): step k alone with the right result before the shown one, `12+34+56=69+34=102>103?`, and whether they agree */
+const stepPrompt = (s: Showing, k: number, own: string) => tokenizer.prompt(`${s.task.prompt}${s.working.split(',')[k].replace('=', `=${own.split(',')[k] ?? ''}>`)}?`, role.kind);
+const stepTruth = (s: Showing, k: number) => (truth(s.task, s.working).split(',')[k] === s.working.split(',')[k].split('=')[1] ? 'y' : 'n');
+const all = perStep ? (await showings(train, arg('corrupter', 'random'))).flatMap((s) => [
+  { prompt: prompt(s, 'check'), completion: tokens(solvedOn(s)) },
+  ...Array.from({ length: s.steps }, (_, k) => ({ prompt: stepPrompt(s, k, truth(s.task, s.working)), completion: tokens(labels === 'right' ? stepTruth(s, k) : rng.next() < 0.5 ? 'y' : 'n') })),
+]) : (await showings(train, arg('corrupter', 'random'))).flatMap((s) => [
   { prompt: prompt(s), completion: tokens(labels === 'right' ? s.verdict : String(rng.int(s.steps + 1))) },
   ...(checkFirst ? [{ prompt: prompt(s, 'check'), completion: tokens(solvedOn(s)) }] : []),
 ]);
@@ -86,7 +95,15 @@ const probes = { slip: await showings(heldout, 'slip'), random: await showings(h
 /** Greedy verdict accuracy on `set`, after the model's own greedy check when it checks first (and the share of checks that are the true sums). */
 function accuracy(set: Showing[]): { verdict: number; check?: number } {
   const checks = checkFirst ? greedyTexts(model, tokenizer, set.map((s) => prompt(s, 'check')), 16).map((t, i) => role.parse(t, { task: set[i].task, working: set[i].working, steps: set[i].steps, stage: 'check' }).value ?? '') : [];
-  const verdicts = greedyTexts(model, tokenizer, set.map((s, i) => prompt(s, undefined, checks[i])), 2);
+  // per step: the first step it says 'n' to is its verdict
+  const marks = perStep ? set.map((s) => Array.from({ length: s.steps }, () => '')) : [];
+  if (perStep) {
+    for (let k = 0; k < Math.max(...set.map((s) => s.steps)); k++) {
+      const asked = set.flatMap((s, i) => (k < s.steps ? [i] : []));
+      greedyTexts(model, tokenizer, asked.map((i) => stepPrompt(set[i], k, checks[i])), 2).forEach((t, j) => (marks[asked[j]][k] = t.trim()));
+    }
+  }
+  const verdicts = perStep ? marks.map((m) => String(m.indexOf('n') + 1)) : greedyTexts(model, tokenizer, set.map((s, i) => prompt(s, undefined, checks[i])), 2);
   if (process.env.CRITIC_SAMPLES) console.log(JSON.stringify(set.slice(0, 5).map((s, i) => `${role.render({ task: s.task, working: s.working, steps: s.steps, stage: 'check' })} ${checks[i]} -> ${verdicts[i]} (${s.verdict})`)));
   const verdict = verdicts.filter((t, i) => t.trim().slice(-1) === set[i].verdict).length / set.length;
   return { verdict: +verdict.toFixed(3), ...(checkFirst ? { check: +(checks.filter((c, i) => c === truth(set[i].task, set[i].working)).length / set.length).toFixed(3) } : {}) };
