@@ -23,11 +23,12 @@ export interface CriticArenaOptions extends Record<string, unknown> {
   /** what a sneaky attempt without a rule-confirmed error costs the sneaky role */
   penalty: number;
   /**
-   * before each verdict the critic writes what each step sums to, shown the steps without
-   * their results, then gives its verdict shown its sums beside the results (CriticRole);
-   * the check is paid by the true sums (the `verdict` judge reads them as its truth), in a
-   * comparison group of its own. Why: checking a sum in the pass that reads it is beyond
-   * these models even on right labels, while comparing two numbers side by side is not
+   * before each verdict the critic checks: shown the task and the working's first step
+   * without its result it solves on, then gives its verdict shown its results beside the
+   * shown ones (CriticRole). The check is paid by the results of right working from that
+   * first step (rightResults; the `verdict` judge reads them as its truth), in a comparison
+   * group of its own. Why: checking a sum in the pass that reads it is beyond these models,
+   * and a critic that wrote its sums after reading the shown ones copied them
    */
   checkFirst: boolean;
 }
@@ -52,7 +53,7 @@ const SLIPS = [-10, -1, 1, 10];
  * the critic earns +1 or -1 alone. The critic's rewards come from the `verdict` judge (each
  * verdict's turn carries its truth as its task's answer), the sneaky role's from `outcome`.
  * With `corrupter: random | slip` the environment plants the error and only the critic acts.
- * With `checkFirst` each verdict follows the critic's own check of the steps' sums.
+ * With `checkFirst` each verdict follows the critic's own check, the working solved on.
  */
 export class AdversarialCriticArena implements Arena {
   readonly kind = 'adversarial-critic';
@@ -134,7 +135,7 @@ export class AdversarialCriticArena implements Arena {
    * naming the first wrong step) and on right working (`critic/right_accuracy`: saying '0'),
    * its valid rate, and the sneaky role's valid rate (a rule-confirmed error) and win rate
    * (the share of its valid attempts where most verdicts missed). A critic that checks first
-   * also gets `critic/check_accuracy`: the share of its checks that are each step's true sum.
+   * also gets `critic/check_accuracy`: the share of its checks that reach right working's results.
    */
   metrics(episodes: readonly Episode[]): Record<string, number> {
     const m: Record<string, number> = {};

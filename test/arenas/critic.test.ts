@@ -111,7 +111,7 @@ describe('adversarial-critic arena', () => {
     expect(bad.turns.every((t) => !t.action.valid && /0 \(none\) to 2/.test(t.action.error!))).to.equal(true);
   });
 
-  it('checkFirst: the critic solves on from the first step, then judges with its results beside the shown ones; its checks are paid by the true sums', async () => {
+  it('checkFirst: the critic solves on from the first step, then judges with its results beside the shown ones; its checks are paid by right working\'s results', async () => {
     const ops = [12, 34, 56];
     expect(rightResults(ops, '12+56=69,69+34=103')).to.equal('68,102');
     expect(rightResults(ops, '12+56=68,67+34=101')).to.equal('68,102');
@@ -139,7 +139,7 @@ describe('adversarial-critic arena', () => {
     expect(e.turns.filter((t) => t.compare === 'episode:check')).to.have.length(4);
     expect(e.turns.filter((t) => t.compare === 'episode')).to.have.length(4);
     expect(arena.metrics([e])).to.deep.include({ 'critic/accuracy': 1, 'critic/check_accuracy': 1 });
-    // the verdict judge pays each check by the true sums, as it pays each verdict by the truth
+    // the verdict judge pays each check by right working's results, as it pays each verdict by the truth
     const paid = makeJudge('verdict', { role: 'critic', wrong: -1, invalid: -1 }).score([e])[0];
     expect(paid).to.deep.equal(e.turns.map(() => 1));
     // a check that says each step's shown result agrees with any working: it never finds the error
