@@ -16,9 +16,9 @@
  * `--labels right`); held-out accuracy then runs both turns greedily, the verdict after the
  * model's own check. `--per-step` (with --check-first; a diagnostic layout) asks of each step
  * alone whether its result agrees with the right one written before it (`69+34=102>103?`,
- * 'y' or 'n'), the verdict being the first step it says 'n' to.
+ * 'y' or 'n'), the verdict being the first step it says 'n' to; `--bare` leaves the task out.
  *
- *   npx tsx src/experiments/critic-base.ts --from checkpoints/base-sum3-working --out checkpoints/base-sum3-critic [--labels random|right] [--steps 150] [--corrupter random|slip] [--check-first [--per-step]]
+ *   npx tsx src/experiments/critic-base.ts --from checkpoints/base-sum3-working --out checkpoints/base-sum3-critic [--labels random|right] [--steps 150] [--corrupter random|slip] [--check-first [--per-step [--bare]]]
  */
 import { firstValueFrom, toArray } from 'rxjs';
 import { AdversarialCriticArena } from '../../arenas/critic.js';
@@ -77,7 +77,8 @@ const difficulty = arithmetic.validate({ digits: 2, operands: 3, operators: '+',
 const train = Array.from({ length: 8192 }, (_, i) => ({ ...arithmetic.generate(rng, difficulty, i), id: `critic-train-${seed}-${i}` }));
 const perStep = flag('per-step');
 /** --per-step (a diagnostic layout): step k alone with the right result before the shown one, `12+34+56=69+34=102>103?`, and whether they agree */
-const stepPrompt = (s: Showing, k: number, own: string) => tokenizer.prompt(`${s.task.prompt}${s.working.split(',')[k].replace('=', `=${own.split(',')[k] ?? ''}>`)}?`, role.kind);
+const bare = flag('bare');
+const stepPrompt = (s: Showing, k: number, own: string) => tokenizer.prompt(`${bare ? '' : s.task.prompt}${s.working.split(',')[k].replace('=', `=${own.split(',')[k] ?? ''}>`)}?`, role.kind);
 const stepTruth = (s: Showing, k: number) => (truth(s.task, s.working).split(',')[k] === s.working.split(',')[k].split('=')[1] ? 'y' : 'n');
 const all = perStep ? (await showings(train, arg('corrupter', 'random'))).flatMap((s) => [
   { prompt: prompt(s, 'check'), completion: tokens(solvedOn(s)) },
