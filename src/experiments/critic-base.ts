@@ -50,7 +50,7 @@ async function showings(tasks: { id: string; family: string; prompt: string }[],
   const seen: Showing[] = [];
   const ctx: ArenaContext = {
     async act(_r, o, options) {
-      // a check turn answers with the true sums, so that the verdict turn that follows is asked as the arena asks it
+      // a check turn answers with the right results, so that the verdict turn that follows is asked as the arena asks it
       const check = o.stage === 'check' ? truth(o.task, o.working as string) : null;
       if (check === null) seen.push({ task: o.task, working: o.working as string, steps: o.steps as number, verdict: options!.task!.answer! });
       return { index: 0, role: 'critic', model: 'm', prompt: [], completion: [], logProbs: [], entropy: [], selfCertainty: [], text: check ?? '', action: { valid: check !== null, value: check } } as Turn;
@@ -60,7 +60,7 @@ async function showings(tasks: { id: string; family: string; prompt: string }[],
   return seen;
 }
 
-/** The critic's prompt tokens for a showing: its verdict turn (after the true sums, when it checks first) or its check turn. */
+/** The critic's prompt tokens for a showing: its verdict turn (after a check, the right one unless given, when it checks first) or its check turn. */
 const prompt = (s: Showing, stage?: 'check', check?: string) => tokenizer.prompt(role.render({ task: s.task, working: s.working, steps: s.steps, ...(stage ? { stage } : {}), ...(checkFirst && !stage ? { check: check ?? truth(s.task, s.working) } : {}) }), role.kind);
 const tokens = (text: string) => [...tokenizer.encode(text), tokenizer.eos];
 /** The results a right check of `working` reaches. */
@@ -80,20 +80,18 @@ const perStep = flag('per-step');
 const bare = flag('bare');
 const stepPrompt = (s: Showing, k: number, own: string) => tokenizer.prompt(`${bare ? '' : s.task.prompt}${s.working.split(',')[k].replace('=', `=${own.split(',')[k] ?? ''}>`)}?`, role.kind);
 const stepTruth = (s: Showing, k: number) => (truth(s.task, s.working).split(',')[k] === s.working.split(',')[k].split('=')[1] ? 'y' : 'n');
-const all = perStep ? (await showings(train, arg('corrupter', 'random'))).flatMap((s) => [
-  { prompt: prompt(s, 'check'), completion: tokens(solvedOn(s)) },
-  ...Array.from({ length: s.steps }, (_, k) => ({ prompt: stepPrompt(s, k, truth(s.task, s.working)), completion: tokens(labels === 'right' ? stepTruth(s, k) : rng.next() < 0.5 ? 'y' : 'n') })),
-]) : (await showings(train, arg('corrupter', 'random'))).flatMap((s) => [
-  { prompt: prompt(s), completion: tokens(labels === 'right' ? s.verdict : String(rng.int(s.steps + 1))) },
-  ...(checkFirst ? [{ prompt: prompt(s, 'check'), completion: tokens(solvedOn(s)) }] : []),
-]);
+if (perStep && !checkFirst) throw new Error('--per-step: needs --check-first (each step is asked beside the check)');
+const checkExample = (s: Showing) => ({ prompt: prompt(s, 'check'), completion: tokens(solvedOn(s)) });
+const all = (await showings(train, arg('corrupter', 'random'))).flatMap((s) => (perStep
+  ? [checkExample(s), ...Array.from({ length: s.steps }, (_, k) => ({ prompt: stepPrompt(s, k, truth(s.task, s.working)), completion: tokens(labels === 'right' ? stepTruth(s, k) : rng.next() < 0.5 ? 'y' : 'n') }))]
+  : [{ prompt: prompt(s), completion: tokens(labels === 'right' ? s.verdict : String(rng.int(s.steps + 1))) }, ...(checkFirst ? [checkExample(s)] : [])]));
 // an example longer than the model's context (a long slip's verdict) is left out, and counted
 const examples = all.filter((e) => e.prompt.length + e.completion.length - 1 <= model.config.context);
 if (examples.length < all.length) console.log(`left out ${all.length - examples.length} of ${all.length} examples, longer than the context`);
 const heldout = readTasksJsonl(arg('heldout', 'checkpoints/base-sum3-working/heldout.jsonl'), 'arithmetic', () => undefined);
 const probes = { slip: await showings(heldout, 'slip'), random: await showings(heldout, 'random') };
 
-/** Greedy verdict accuracy on `set`, after the model's own greedy check when it checks first (and the share of checks that are the true sums). */
+/** Greedy verdict accuracy on `set`, after the model's own greedy check when it checks first (and the share of checks that reach the right results). */
 function accuracy(set: Showing[]): { verdict: number; check?: number } {
   const checks = checkFirst ? greedyTexts(model, tokenizer, set.map((s) => prompt(s, 'check')), 16).map((t, i) => role.parse(t, { task: set[i].task, working: set[i].working, steps: set[i].steps, stage: 'check' }).value ?? '') : [];
   // per step: the first step it says 'n' to is its verdict
@@ -105,7 +103,6 @@ function accuracy(set: Showing[]): { verdict: number; check?: number } {
     }
   }
   const verdicts = perStep ? marks.map((m) => String(m.indexOf('n') + 1)) : greedyTexts(model, tokenizer, set.map((s, i) => prompt(s, undefined, checks[i])), 2);
-  if (process.env.CRITIC_SAMPLES) console.log(JSON.stringify(set.slice(0, 5).map((s, i) => `${role.render({ task: s.task, working: s.working, steps: s.steps, stage: 'check' })} ${checks[i]} -> ${verdicts[i]} (${s.verdict})`)));
   const verdict = verdicts.filter((t, i) => t.trim().slice(-1) === set[i].verdict).length / set.length;
   return { verdict: +verdict.toFixed(3), ...(checkFirst ? { check: +(checks.filter((c, i) => c === truth(set[i].task, set[i].working)).length / set.length).toFixed(3) } : {}) };
 }
