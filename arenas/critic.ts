@@ -2,7 +2,7 @@ import type { Observable } from 'rxjs';
 import { fromRun } from './operators/from-run.js';
 import type { Episode, Task, Turn } from '../src/core/types.js';
 import type { TaskFamily } from '../src/tasks/types.js';
-import { firstWrongStep, plantError, rightResults, scratchpadTarget, sumOperands } from '../src/tasks/scratchpad.js';
+import { firstWrongStep, plantError, rightResults, scratchpadTarget, stepResults, sumOperands } from '../src/tasks/scratchpad.js';
 import { hashText } from '../src/util/hash.js';
 import { Rng } from '../src/util/rng.js';
 import { invalid } from '../roles/types.js';
@@ -31,6 +31,15 @@ export interface CriticArenaOptions extends Record<string, unknown> {
    * and a critic that wrote its sums after reading the shown ones copied them
    */
   checkFirst: boolean;
+  /**
+   * with checkFirst: after its check the critic is asked of each step alone, without the task,
+   * whether the shown result agrees with its own (`69+34=102>103?`, 'y' or 'n'), each answer
+   * paid by that step's truth (right working's result is the shown one) as a process reward
+   * model is, in a comparison group per step; its verdict is the first step it says 'n' to
+   * ('0' if none). Why: asked after the three-number task, no layout of the comparison was
+   * learned even from right labels; asked alone it was (docs/judges.md)
+   */
+  perStep: boolean;
 }
 
 /** The comparison group of a critic's checks (checkFirst), apart from its verdicts. */
@@ -67,7 +76,9 @@ export class AdversarialCriticArena implements Arena {
       verdicts: positiveInteger,
       penalty: (v) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? undefined : 'a number >= 0'),
       checkFirst: (v) => (typeof v === 'boolean' ? undefined : 'true or false'),
-    }, { corrupter: 'sneaky', verdicts: 2, penalty: 1, checkFirst: false });
+      perStep: (v) => (typeof v === 'boolean' ? undefined : 'true or false'),
+    }, { corrupter: 'sneaky', verdicts: 2, penalty: 1, checkFirst: false, perStep: false });
+    if (this.options.perStep && !this.options.checkFirst) throw new Error('arena.options.perStep: needs checkFirst (each step is asked beside the critic\'s own result)');
     if (this.options.corrupter === 'given' && !given) throw new Error("arena.options.corrupter: 'given' is for the critic evaluator, whose data file carries each task's working");
     if (family.name !== 'arithmetic') throw new Error(`arena 'adversarial-critic' does not serve task family '${family.name}': it needs sums worked step by step (family 'arithmetic')`);
     this.roles = this.options.corrupter === 'sneaky' ? { sneaky: 'sneaky', critic: 'critic' } : { critic: 'critic' };
@@ -89,6 +100,7 @@ export class AdversarialCriticArena implements Arena {
       const check = attempt.action.valid ? firstWrongStep(operands, attempt.action.value!) : null;
       if (check && 'first' in check && check.first === 0) attempt.action = invalid('the rule checker finds no wrong step: nothing was planted');
       else if (check && 'error' in check) attempt.action = invalid(check.error);
+      else if (check && this.options.checkFirst && firstDisagreement(operands, attempt.action.value!) !== check.first) attempt.action = invalid('the first wrong step is an operand of step 1 that is not the task\'s: a critic that solves on from the shown first step cannot see it');
       emit(attempt);
       if (!attempt.action.valid) {
         emit({ end: true, outcome: { sneaky: -this.options.penalty }, info: { planted: null } });
@@ -105,29 +117,39 @@ export class AdversarialCriticArena implements Arena {
       planted = plantError(right, at, this.options.corrupter === 'slip' ? slip(result, rng) : randomOfLength(result, rng));
     }
     const truth = String((firstWrongStep(operands, planted!) as { first: number }).first);
-    const ask = async (working: string, answer: string, showing: string) => {
+    /** the critic's verdicts on one showing, `verdicts` times: a step, '0', or null for an invalid one */
+    const ask = async (working: string, answer: string, showing: string): Promise<(string | null)[]> => {
       const judged: Task = { id: `${task.id}/${showing}`, family: task.family, prompt: task.prompt, answer };
-      const checked: Task = { id: `${task.id}/${showing}/check`, family: task.family, prompt: task.prompt, answer: rightResults(operands, working)! };
-      const verdict = async (): Promise<Turn> => {
-        if (!this.options.checkFirst) return ctx.act('critic', { task, working, steps }, { compare: 'episode', task: judged });
+      const results = rightResults(operands, working)!;
+      const checked: Task = { id: `${task.id}/${showing}/check`, family: task.family, prompt: task.prompt, answer: results };
+      const verdict = async (): Promise<string | null> => {
+        if (!this.options.checkFirst) return own(await ctx.act('critic', { task, working, steps }, { compare: 'episode', task: judged }));
         const check = await ctx.act('critic', { task, working, steps, stage: 'check' }, { compare: CHECK_SCOPE, task: checked });
         emit(check);
-        return ctx.act('critic', { task, working, steps, check: check.action.valid ? check.action.value! : '' }, { compare: 'episode', task: judged });
+        const seen = { task, working, steps, check: check.action.valid ? check.action.value! : '' };
+        if (!this.options.perStep) return own(await ctx.act('critic', seen, { compare: 'episode', task: judged }));
+        const shown = stepResults(working)!;
+        const marks = await Promise.all(shown.map((result, k) => ctx.act('critic', { ...seen, step: k + 1 }, {
+          compare: `episode:step${k + 1}`,
+          task: { id: `${task.id}/${showing}/step${k + 1}`, family: task.family, prompt: task.prompt, answer: results.split(',')[k] === result ? 'y' : 'n' },
+        })));
+        marks.forEach((t) => emit(t));
+        return marks.every((t) => t.action.valid) ? String(marks.findIndex((t) => t.action.value === 'n') + 1) : null;
       };
-      const turns = await Promise.all(Array.from({ length: this.options.verdicts }, verdict));
-      turns.forEach((t) => emit(t));
-      return turns;
+      return Promise.all(Array.from({ length: this.options.verdicts }, verdict));
+    };
+    /** a verdict turn's verdict, emitted */
+    const own = (t: Turn): string | null => {
+      emit(t);
+      return t.action.valid ? t.action.value : null;
     };
     // the order of the two showings is drawn, so the critic cannot learn it from the turn order
-    const showings: [string, string, string][] = [[planted!, truth, 'planted'], [right, '0', 'right']];
+    const showings: [string, string, 'planted' | 'right'][] = [[planted!, truth, 'planted'], [right, '0', 'right']];
     if (rng.next() < 0.5) showings.reverse();
-    let verdicts: Turn[] = [];
-    for (const [working, answer, showing] of showings) {
-      const turns = await ask(working, answer, showing);
-      if (showing === 'planted') verdicts = turns;
-    }
-    const critic = verdicts.map((t) => (t.action.valid && t.action.value === truth ? 1 : -1) as number).reduce((a, b) => a + b, 0) / verdicts.length;
-    emit({ end: true, ...(this.options.corrupter === 'sneaky' ? { outcome: { sneaky: -critic } } : {}), info: { planted, truth } });
+    const verdicts: Record<string, (string | null)[]> = {};
+    for (const [working, answer, showing] of showings) verdicts[showing] = await ask(working, answer, showing);
+    const critic = verdicts.planted.map((v) => (v === truth ? 1 : -1) as number).reduce((a, b) => a + b, 0) / verdicts.planted.length;
+    emit({ end: true, ...(this.options.corrupter === 'sneaky' ? { outcome: { sneaky: -critic } } : {}), info: { planted, truth, verdicts } });
   }
 
   /**
@@ -135,24 +157,30 @@ export class AdversarialCriticArena implements Arena {
    * naming the first wrong step) and on right working (`critic/right_accuracy`: saying '0'),
    * its valid rate, and the sneaky role's valid rate (a rule-confirmed error) and win rate
    * (the share of its valid attempts where most verdicts missed). A critic that checks first
-   * also gets `critic/check_accuracy`: the share of its checks that reach right working's results.
+   * also gets `critic/check_accuracy`: the share of its checks that reach right working's
+   * results; asked per step, `critic/step_accuracy`: the share of steps it says rightly agree or not.
    */
   metrics(episodes: readonly Episode[]): Record<string, number> {
     const m: Record<string, number> = {};
-    const critic = episodes.flatMap((e) => e.turns.filter((t) => t.role === 'critic' && t.task?.answer !== undefined));
-    const verdicts = critic.filter((t) => t.compare !== CHECK_SCOPE);
-    const checks = critic.filter((t) => t.compare === CHECK_SCOPE);
-    const share = (ts: Turn[], f: (t: Turn) => boolean) => ts.filter(f).length / ts.length;
-    const right = (t: Turn) => t.action.valid && t.action.value === t.task!.answer;
-    if (verdicts.length) {
-      m['critic/accuracy'] = share(verdicts, right);
-      m['critic/valid_rate'] = share(verdicts, (t) => t.action.valid);
+    const share = <T>(xs: T[], f: (x: T) => boolean) => xs.filter(f).length / xs.length;
+    const asked = episodes.flatMap((e) => {
+      const info = e.info as { truth?: string; verdicts?: Record<string, (string | null)[]> } | undefined;
+      return Object.entries(info?.verdicts ?? {}).flatMap(([showing, vs]) => vs.map((v) => ({ showing, right: v === (showing === 'planted' ? info!.truth : '0'), valid: v !== null })));
+    });
+    if (asked.length) {
+      m['critic/accuracy'] = share(asked, (v) => v.right);
+      m['critic/valid_rate'] = share(asked, (v) => v.valid);
       for (const showing of ['planted', 'right']) {
-        const some = verdicts.filter((t) => t.task!.id.endsWith(`/${showing}`));
-        if (some.length) m[`critic/${showing}_accuracy`] = share(some, right);
+        const some = asked.filter((v) => v.showing === showing);
+        if (some.length) m[`critic/${showing}_accuracy`] = share(some, (v) => v.right);
       }
     }
+    const critic = episodes.flatMap((e) => e.turns.filter((t) => t.role === 'critic' && t.task?.answer !== undefined));
+    const right = (t: Turn) => t.action.valid && t.action.value === t.task!.answer;
+    const checks = critic.filter((t) => t.compare === CHECK_SCOPE);
     if (checks.length) m['critic/check_accuracy'] = share(checks, right);
+    const steps = critic.filter((t) => t.compare?.startsWith('episode:step'));
+    if (steps.length) m['critic/step_accuracy'] = share(steps, right);
     const attempts = episodes.flatMap((e) => e.turns.filter((t) => t.role === 'sneaky'));
     if (attempts.length) {
       m['sneaky/valid_rate'] = share(attempts, (t) => t.action.valid);
@@ -161,6 +189,12 @@ export class AdversarialCriticArena implements Arena {
     }
     return m;
   }
+}
+
+/** The first step (1-based) whose shown result is not right working's from the shown first step (rightResults), 0 if none: where a check finds the working wrong. */
+function firstDisagreement(operands: readonly number[], working: string): number {
+  const right = rightResults(operands, working)!.split(',');
+  return stepResults(working)!.findIndex((r, k) => r !== right[k]) + 1;
 }
 
 /** A carry slip: the result shifted by 1 or 10, up or down, staying a whole number. */

@@ -26,7 +26,9 @@ export class ProposerRole implements Role {
  * its results, `68,102`), then shown the working with its own result before each shown one
  * (`observation.check`: `12+56=68>69,69+34=102>103?`) it gives the verdict. Why two turns: a
  * critic that wrote its sums after reading the shown results copied them (`2+29=41` checked
- * as 41) and learned nothing, even from right labels.
+ * as 41) and learned nothing, even from right labels. Asked per step (`observation.step`,
+ * 1-based, with the check) it is shown that step alone, its own result before the shown one,
+ * `69+34=102>103?`, and says whether they agree, 'y' or 'n'.
  */
 export class CriticRole implements Role {
   readonly kind = 'critic';
@@ -36,7 +38,9 @@ export class CriticRole implements Role {
     if (typeof o.check !== 'string') return `${o.task.prompt}${o.working}?`;
     // its own sum where the solver writes a result, then the shown one: each shown digit a fixed distance from its match
     const own = o.check.split(',');
-    return `${o.task.prompt}${o.working.split(',').map((step, i) => step.replace('=', `=${own[i] ?? ''}>`)).join(',')}?`;
+    const steps = o.working.split(',').map((step, i) => step.replace('=', `=${own[i] ?? ''}>`));
+    if (typeof o.step === 'number') return `${steps[o.step - 1]}?`;
+    return `${o.task.prompt}${steps.join(',')}?`;
   }
   /** A verdict after its own check is one digit and the end of sequence. */
   maxNewTokens(o: Observation): number | undefined {
@@ -50,7 +54,7 @@ export class CriticRole implements Role {
       return results && results.length === steps ? valid(results.join(',')) : invalid(`a check goes on from the first step to working of ${steps} steps, got ${JSON.stringify(text)}`);
     }
     const verdict = text.slice(-1);
-    if (typeof o?.working === 'string') {
+    if (typeof o?.working === 'string' && typeof o.step !== 'number') {
       return /^\d$/.test(verdict) && Number(verdict) <= steps ? valid(verdict) : invalid(`the first wrong step is a digit from 0 (none) to ${steps}, got ${JSON.stringify(text)}`);
     }
     return verdict === 'y' || verdict === 'n' ? valid(verdict) : invalid(`a verdict ends in 'y' or 'n', got ${JSON.stringify(text)}`);

@@ -14,11 +14,12 @@
  * the working's first step it solves on rightly (what the solver it starts from can do), and
  * shown its results beside the shown ones it gives the verdict (random, or right under
  * `--labels right`); held-out accuracy then runs both turns greedily, the verdict after the
- * model's own check. `--per-step` (with --check-first; a diagnostic layout) asks of each step
+ * model's own check. `--per-step` (with --check-first; the arena's perStep) asks of each step
  * alone whether its result agrees with the right one written before it (`69+34=102>103?`,
- * 'y' or 'n'), the verdict being the first step it says 'n' to; `--bare` leaves the task out.
+ * 'y' or 'n'), the verdict being the first step it says 'n' to; `--with-task` (a diagnostic)
+ * writes the task before each step.
  *
- *   npx tsx src/experiments/critic-base.ts --from checkpoints/base-sum3-working --out checkpoints/base-sum3-critic [--labels random|right] [--steps 150] [--corrupter random|slip] [--check-first [--per-step [--bare]]]
+ *   npx tsx src/experiments/critic-base.ts --from checkpoints/base-sum3-working --out checkpoints/base-sum3-critic [--labels random|right] [--steps 150] [--corrupter random|slip] [--check-first [--per-step [--with-task]]]
  */
 import { firstValueFrom, toArray } from 'rxjs';
 import { AdversarialCriticArena } from '../../arenas/critic.js';
@@ -76,9 +77,9 @@ const rng = new Rng(seed);
 const difficulty = arithmetic.validate({ digits: 2, operands: 3, operators: '+', scratchpad: true });
 const train = Array.from({ length: 8192 }, (_, i) => ({ ...arithmetic.generate(rng, difficulty, i), id: `critic-train-${seed}-${i}` }));
 const perStep = flag('per-step');
-/** --per-step (a diagnostic layout): step k alone with the right result before the shown one, `12+34+56=69+34=102>103?`, and whether they agree */
-const bare = flag('bare');
-const stepPrompt = (s: Showing, k: number, own: string) => tokenizer.prompt(`${bare ? '' : s.task.prompt}${s.working.split(',')[k].replace('=', `=${own.split(',')[k] ?? ''}>`)}?`, role.kind);
+/** --per-step: step k alone with the critic's result before the shown one, as the arena's perStep asks it (`69+34=102>103?`), and whether they agree; --with-task (a diagnostic layout) writes the task before it */
+const withTask = flag('with-task');
+const stepPrompt = (s: Showing, k: number, own: string) => tokenizer.prompt(`${withTask ? s.task.prompt : ''}${role.render({ task: s.task, working: s.working, steps: s.steps, check: own, step: k + 1 })}`, role.kind);
 const stepTruth = (s: Showing, k: number) => (truth(s.task, s.working).split(',')[k] === s.working.split(',')[k].split('=')[1] ? 'y' : 'n');
 if (perStep && !checkFirst) throw new Error('--per-step: needs --check-first (each step is asked beside the check)');
 const checkExample = (s: Showing) => ({ prompt: prompt(s, 'check'), completion: tokens(solvedOn(s)) });

@@ -147,10 +147,61 @@ describe('adversarial-critic arena', () => {
     expect(arena.metrics(copying)).to.deep.include({ 'critic/planted_accuracy': 0, 'critic/right_accuracy': 1, 'critic/check_accuracy': 0.5 });
   });
 
+  it('perStep: after its check the critic says of each step alone whether its result agrees, paid per step; its verdict is the first step it rejects', async () => {
+    const role = new CriticRole();
+    const o = { task, working: '12+56=69,69+34=103', steps: 2, check: '68,102' };
+    expect(role.render({ ...o, step: 2 })).to.equal('69+34=102>103?');
+    expect(role.parse('n', { ...o, step: 2 })).to.deep.include({ valid: true, value: 'n' });
+    expect(role.parse('1', { ...o, step: 2 }).valid).to.equal(false);
+    expect(role.maxNewTokens({ ...o, step: 1 })).to.equal(2);
+    // a critic whose check solves on rightly (or copies the shown results) and that says 'n' where its result differs
+    const critic = (copy: boolean): ArenaContext => ({
+      async act(r, ob, options) {
+        const shown = stepResults(ob.working as string)!;
+        const sums = copy ? shown.map(Number) : rightResults(sumOperands(ob.task.prompt)!, ob.working as string)!.split(',').map(Number);
+        const k = (ob.step as number) - 1;
+        const text = ob.stage === 'check' ? [sums[0], ...sums.slice(1).map((x, i) => `${sums[i]}+${x - sums[i]}=${x}`)].join(',') : (ob.check as string).split(',')[k] === shown[k] ? 'y' : 'n';
+        return { index: 0, role: r, model: 'm', prompt: [1], completion: [2], logProbs: [0], entropy: [0], selfCertainty: [0], text, action: role.parse(text, ob), compare: options!.compare, task: options!.task } as Turn;
+      },
+    });
+    const arena = new AdversarialCriticArena({ corrupter: 'slip', verdicts: 2, checkFirst: true, perStep: true }, arithmetic);
+    const tasks = Array.from({ length: 12 }, (_, i) => ({ id: `s${i}`, family: 'arithmetic', prompt: `${10 + i}+${20 + 2 * i}+${30 + 3 * i}=` }));
+    const episodes = await play(arena, critic(false), tasks);
+    const e = episodes[0];
+    // per showing and verdict: one check and one answer per step, each step its own comparison group
+    expect(e.turns.filter((t) => t.compare === 'episode:check')).to.have.length(4);
+    expect(e.turns.filter((t) => t.compare === 'episode:step1')).to.have.length(4);
+    expect(e.turns.filter((t) => t.compare === 'episode:step2')).to.have.length(4);
+    expect(e.turns.some((t) => t.compare === 'episode')).to.equal(false);
+    expect(arena.metrics(episodes)).to.deep.include({ 'critic/accuracy': 1, 'critic/planted_accuracy': 1, 'critic/right_accuracy': 1, 'critic/step_accuracy': 1, 'critic/check_accuracy': 1 });
+    // a slip in step 1 makes step 2 disagree too: both are 'n', and the verdict is still step 1
+    const slipped = episodes.find((x) => (x.info as { truth: string }).truth === '1')!;
+    const planted = slipped.turns.filter((t) => /planted\/step/.test(t.task?.id ?? ''));
+    expect(planted.map((t) => t.task!.answer)).to.deep.equal(['n', 'n', 'n', 'n']);
+    expect((slipped.info as { verdicts: Record<string, string[]> }).verdicts.planted).to.deep.equal(['1', '1']);
+    // the verdict judge pays each step's answer by that step's truth
+    expect(makeJudge('verdict', { role: 'critic', wrong: -1, invalid: -1 }).score([e])[0]).to.deep.equal(e.turns.map(() => 1));
+    // a check that copies the shown results agrees with every step: it finds no error
+    const copying = await play(arena, critic(true), tasks);
+    expect(arena.metrics(copying)).to.deep.include({ 'critic/planted_accuracy': 0, 'critic/right_accuracy': 1 });
+    expect(() => new AdversarialCriticArena({ perStep: true }, arithmetic)).to.throw(/perStep: needs checkFirst/);
+  });
+
+  it('checkFirst: a sneaky error only in step 1\'s operands, which a check from the shown first step cannot see, is an invalid attempt', async () => {
+    const arena = new AdversarialCriticArena({ checkFirst: true }, arithmetic);
+    // 12+57=69 misreads 34 as 57 (wrong by the rule checker) but every sum from it is right
+    const [hidden] = await play(arena, scripted(() => '12+57=69,69+34=103', () => '0'));
+    expect(hidden.turns.map((t) => t.role)).to.deep.equal(['sneaky']);
+    expect(hidden.turns[0].action.error).to.match(/cannot see it/);
+    // a misread in step 2 is seen: the check adds the task's operand
+    const [seen] = await play(arena, scripted(() => '12+56=68,68+35=103', () => '0'));
+    expect(seen.turns[0].action.valid).to.equal(true);
+  });
+
   it('checks its options and its tasks', async () => {
     expect(() => ARENA_KINDS['adversarial-critic']({ corrupter: 'model' }, arithmetic)).to.throw(/corrupter: must be 'sneaky', 'random', 'slip' or 'given'/);
     expect(() => ARENA_KINDS['adversarial-critic']({ corrupter: 'given' }, arithmetic)).to.throw(/'given' is for the critic evaluator/);
-    expect(() => ARENA_KINDS['adversarial-critic']({ verdict: 2 }, arithmetic)).to.throw(/unknown option.*known: corrupter, verdicts, penalty, checkFirst/);
+    expect(() => ARENA_KINDS['adversarial-critic']({ verdict: 2 }, arithmetic)).to.throw(/unknown option.*known: corrupter, verdicts, penalty, checkFirst, perStep/);
     const arena = new AdversarialCriticArena({}, arithmetic);
     await play(arena, scripted(() => '', () => '0'), [{ id: 'x', family: 'arithmetic', prompt: '12*3=' }]).then(() => expect.fail('should reject'), (e: Error) => expect(e.message).to.match(/not a sum/));
   });

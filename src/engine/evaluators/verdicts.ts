@@ -99,7 +99,7 @@ export function criticFactory(check: (where: string) => TaskCheck): EvaluatorFac
     const corrupter = (spec.options.corrupter as string | undefined) ?? 'slip';
     const given = corrupter === 'given' ? givenWorkings(spec.options.data as string, where) : undefined;
     // asked as the training arena asks it (a critic that checks first checks first here too)
-    const arena = new AdversarialCriticArena({ corrupter, verdicts: 1, checkFirst: plan.arena.options.checkFirst }, plan.family, given);
+    const arena = new AdversarialCriticArena({ corrupter, verdicts: 1, checkFirst: plan.arena.options.checkFirst, perStep: plan.arena.options.perStep }, plan.family, given);
     return new VerdictsEvaluator(spec.name, spec.every ?? c.eval.every, 'critic', arena, tasks, { critic: { role: plan.roles.critic, model: c.roles.critic.model, maxNewTokens: c.roles.critic.maxNewTokens } }, { temperature: (spec.options.temperature as number | undefined) ?? 0, maxNewTokens: c.arena.maxNewTokens, seed: c.seed });
   };
 }
