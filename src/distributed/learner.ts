@@ -167,10 +167,14 @@ export class RedisRollouts {
           const done = found.returnvalue ?? (await this.retrying(() => Job.fromId<RolloutJob, RolloutResult>(this.queue, jobId(job))))?.returnvalue;
           if (done) results[k] = done;
         }
-        else if (state === 'failed' && /cannot be fetched/.test(found.failedReason ?? '')) {
-          await this.retrying(() => found.remove());
+        else if (state === 'failed') {
+          // as above: a job read before it failed has no reason yet (seen once, in a Redis restart); it is read again
+          const failed = found.failedReason === undefined ? await this.retrying(() => Job.fromId<RolloutJob, RolloutResult>(this.queue, jobId(job))) : found;
+          if (failed && !/cannot be fetched/.test(failed.failedReason ?? '')) throw new Error(`rollout job ${jobId(job)} failed: ${failed.failedReason}`);
+          // weights Redis lost (it restarted), or the job itself: played again with the weights held now
+          if (failed) await this.retrying(() => failed.remove());
           jobs[k] = await this.requeue(job);
-        } else if (state === 'failed') throw new Error(`rollout job ${jobId(job)} failed: ${found.failedReason}`);
+        }
       }
       // until a job ends (an event), or 250 ms pass: a lost job or a missed event is found by looking again
       if (results.some((r) => r === undefined) && !this.ended) await new Promise<void>((resolve) => { const t = setTimeout(resolve, 250); this.wake = () => { clearTimeout(t); resolve(); }; });
