@@ -18,7 +18,7 @@ export interface CriticArenaOptions extends Record<string, unknown> {
    * ProcessBench's are: a held-out test)
    */
   corrupter: 'sneaky' | 'random' | 'slip' | 'given';
-  /** the critic's verdicts on each showing (its comparison group is the episode's verdicts) */
+  /** the critic's verdicts on each showing (a verdict turn's comparison group is the episode's verdicts; per step, the episode's answers to that step) */
   verdicts: number;
   /** what a sneaky attempt without a rule-confirmed error costs the sneaky role */
   penalty: number;
@@ -60,9 +60,14 @@ const SLIPS = [-10, -1, 1, 10];
  * first wrong step and -1 otherwise (an invalid verdict too), and the sneaky role's outcome
  * is minus the mean of those, so it wins +1 when every verdict misses. On the right working
  * the critic earns +1 or -1 alone. The critic's rewards come from the `verdict` judge (each
- * verdict's turn carries its truth as its task's answer), the sneaky role's from `outcome`.
- * With `corrupter: random | slip` the environment plants the error and only the critic acts.
- * With `checkFirst` each verdict follows the critic's own check, the working solved on.
+ * verdict's turn, or with `perStep` each step's answer, carries its truth as its task's
+ * answer), the sneaky role's from `outcome`, computed on the verdicts (per step: the first
+ * step rejected). With `corrupter: random | slip` the environment plants the error and only
+ * the critic acts. With `checkFirst` each verdict follows the critic's own check, the
+ * working solved on, and a sneaky attempt whose first wrong step such a check cannot see (a
+ * misread operand with a right sum, where right working from the shown first step agrees) is
+ * invalid: the game is about errors the critic can find. The verdicts are kept in the
+ * episode's info (`verdicts: { planted, right }`, null for an invalid one).
  */
 export class AdversarialCriticArena implements Arena {
   readonly kind = 'adversarial-critic';
@@ -100,7 +105,10 @@ export class AdversarialCriticArena implements Arena {
       const check = attempt.action.valid ? firstWrongStep(operands, attempt.action.value!) : null;
       if (check && 'first' in check && check.first === 0) attempt.action = invalid('the rule checker finds no wrong step: nothing was planted');
       else if (check && 'error' in check) attempt.action = invalid(check.error);
-      else if (check && this.options.checkFirst && firstDisagreement(operands, attempt.action.value!) !== check.first) attempt.action = invalid('the first wrong step is an operand of step 1 that is not the task\'s: a critic that solves on from the shown first step cannot see it');
+      else if (check && this.options.checkFirst && firstDisagreement(operands, attempt.action.value!) !== check.first) {
+        const seen = firstDisagreement(operands, attempt.action.value!);
+        attempt.action = invalid(`the first wrong step is ${check.first}, but right working from the shown first step first differs ${seen ? `at step ${seen}` : 'nowhere'} (a misread operand with a right sum): a critic that checks cannot see it`);
+      }
       emit(attempt);
       if (!attempt.action.valid) {
         emit({ end: true, outcome: { sneaky: -this.options.penalty }, info: { planted: null } });
@@ -134,7 +142,7 @@ export class AdversarialCriticArena implements Arena {
           task: { id: `${task.id}/${showing}/step${k + 1}`, family: task.family, prompt: task.prompt, answer: results.split(',')[k] === result ? 'y' : 'n' },
         })));
         marks.forEach((t) => emit(t));
-        return marks.every((t) => t.action.valid) ? String(marks.findIndex((t) => t.action.value === 'n') + 1) : null;
+        return firstRejected(marks.map((t) => (t.action.valid ? t.action.value : null)));
       };
       return Promise.all(Array.from({ length: this.options.verdicts }, verdict));
     };
@@ -189,6 +197,19 @@ export class AdversarialCriticArena implements Arena {
     }
     return m;
   }
+}
+
+/**
+ * A per-step critic's verdict from its answers in step order ('y', 'n', null for invalid): the
+ * first step it says 'n' to, '0' when it says 'y' to all, null when an invalid answer comes
+ * before any 'n' (what follows a rejected step does not change the verdict).
+ */
+export function firstRejected(marks: readonly (string | null)[]): string | null {
+  for (const [k, m] of marks.entries()) {
+    if (m === null) return null;
+    if (m === 'n') return String(k + 1);
+  }
+  return '0';
 }
 
 /** The first step (1-based) whose shown result is not right working's from the shown first step (rightResults), 0 if none: where a check finds the working wrong. */

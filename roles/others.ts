@@ -39,10 +39,13 @@ export class CriticRole implements Role {
     // its own sum where the solver writes a result, then the shown one: each shown digit a fixed distance from its match
     const own = o.check.split(',');
     const steps = o.working.split(',').map((step, i) => step.replace('=', `=${own[i] ?? ''}>`));
-    if (typeof o.step === 'number') return `${steps[o.step - 1]}?`;
+    if (typeof o.step === 'number') {
+      if (!Number.isInteger(o.step) || o.step < 1 || o.step > steps.length) throw new RangeError(`observation.step: a step of the working, 1 to ${steps.length}, got ${o.step}`);
+      return `${steps[o.step - 1]}?`;
+    }
     return `${o.task.prompt}${steps.join(',')}?`;
   }
-  /** A verdict after its own check is one digit and the end of sequence. */
+  /** A verdict after its own check is one character (a step's digit, or per step 'y' or 'n') and the end of sequence. */
   maxNewTokens(o: Observation): number | undefined {
     return typeof o.check === 'string' ? 2 : undefined;
   }

@@ -170,7 +170,8 @@ export class RedisRollouts {
         else if (state === 'failed') {
           // as above: a job read before it failed has no reason yet (seen once, in a Redis restart); it is read again
           const failed = found.failedReason === undefined ? await this.retrying(() => Job.fromId<RolloutJob, RolloutResult>(this.queue, jobId(job))) : found;
-          if (failed && !/cannot be fetched/.test(failed.failedReason ?? '')) throw new Error(`rollout job ${jobId(job)} failed: ${failed.failedReason}`);
+          if (failed && failed.failedReason === undefined) continue; // still no reason: looked at again on the next pass
+          if (failed && !/cannot be fetched/.test(failed.failedReason)) throw new Error(`rollout job ${jobId(job)} failed: ${failed.failedReason}`);
           // weights Redis lost (it restarted), or the job itself: played again with the weights held now
           if (failed) await this.retrying(() => failed.remove());
           jobs[k] = await this.requeue(job);

@@ -22,7 +22,7 @@
  *   npx tsx src/experiments/critic-base.ts --from checkpoints/base-sum3-working --out checkpoints/base-sum3-critic [--labels random|right] [--steps 150] [--corrupter random|slip] [--check-first [--per-step [--with-task]]]
  */
 import { firstValueFrom, toArray } from 'rxjs';
-import { AdversarialCriticArena } from '../../arenas/critic.js';
+import { AdversarialCriticArena, firstRejected } from '../../arenas/critic.js';
 import { playGroups } from '../../arenas/operators/play-groups.js';
 import type { ArenaContext } from '../../arenas/types.js';
 import { CriticRole } from '../../roles/others.js';
@@ -82,6 +82,8 @@ const withTask = flag('with-task');
 const stepPrompt = (s: Showing, k: number, own: string) => tokenizer.prompt(`${withTask ? s.task.prompt : ''}${role.render({ task: s.task, working: s.working, steps: s.steps, check: own, step: k + 1 })}`, role.kind);
 const stepTruth = (s: Showing, k: number) => (truth(s.task, s.working).split(',')[k] === s.working.split(',')[k].split('=')[1] ? 'y' : 'n');
 if (perStep && !checkFirst) throw new Error('--per-step: needs --check-first (each step is asked beside the check)');
+if (withTask && !perStep) throw new Error('--with-task: needs --per-step (it writes the task before each step asked alone)');
+if (flag('bare')) throw new Error('--bare: gone; --per-step now asks each step without the task (the arena\'s perStep), --with-task writes it before');
 const checkExample = (s: Showing) => ({ prompt: prompt(s, 'check'), completion: tokens(solvedOn(s)) });
 const all = (await showings(train, arg('corrupter', 'random'))).flatMap((s) => (perStep
   ? [checkExample(s), ...Array.from({ length: s.steps }, (_, k) => ({ prompt: stepPrompt(s, k, truth(s.task, s.working)), completion: tokens(labels === 'right' ? stepTruth(s, k) : rng.next() < 0.5 ? 'y' : 'n') }))]
@@ -103,7 +105,7 @@ function accuracy(set: Showing[]): { verdict: number; check?: number } {
       greedyTexts(model, tokenizer, asked.map((i) => stepPrompt(set[i], k, checks[i])), 2).forEach((t, j) => (marks[asked[j]][k] = t.trim()));
     }
   }
-  const verdicts = perStep ? marks.map((m) => String(m.indexOf('n') + 1)) : greedyTexts(model, tokenizer, set.map((s, i) => prompt(s, undefined, checks[i])), 2);
+  const verdicts = perStep ? marks.map((m) => firstRejected(m.map((x) => (x === 'y' || x === 'n' ? x : null))) ?? '') : greedyTexts(model, tokenizer, set.map((s, i) => prompt(s, undefined, checks[i])), 2);
   const verdict = verdicts.filter((t, i) => t.trim().slice(-1) === set[i].verdict).length / set.length;
   return { verdict: +verdict.toFixed(3), ...(checkFirst ? { check: +(checks.filter((c, i) => c === truth(set[i].task, set[i].working)).length / set.length).toFixed(3) } : {}) };
 }
@@ -122,6 +124,6 @@ for (let step = 1; step <= steps; step++) {
 trainer.dispose();
 const out = arg('out', '');
 if (out) {
-  await saveModel(out, model, tokenizer, { made: 'src/experiments/critic-base.ts', from: arg('from'), steps, labels, corrupter: arg('corrupter', 'random'), checkFirst });
+  await saveModel(out, model, tokenizer, { made: 'src/experiments/critic-base.ts', from: arg('from'), steps, labels, corrupter: arg('corrupter', 'random'), checkFirst, perStep, withTask });
   console.log(`wrote ${out}`);
 }

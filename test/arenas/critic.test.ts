@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { firstValueFrom, toArray } from 'rxjs';
 import { AdversarialCriticArena, ARENA_KINDS, playGroups, type ArenaContext } from '../../arenas/index.js';
+import { firstRejected } from '../../arenas/critic.js';
 import { makeJudge } from '../../judges/registry.js';
 import { CriticRole, SneakyRole } from '../../roles/index.js';
 import type { Episode, Task, Turn } from '../../src/core/types.js';
@@ -185,6 +186,35 @@ describe('adversarial-critic arena', () => {
     const copying = await play(arena, critic(true), tasks);
     expect(arena.metrics(copying)).to.deep.include({ 'critic/planted_accuracy': 0, 'critic/right_accuracy': 1 });
     expect(() => new AdversarialCriticArena({ perStep: true }, arithmetic)).to.throw(/perStep: needs checkFirst/);
+    expect(() => role.render({ ...o, step: 3 })).to.throw(/1 to 2, got 3/);
+  });
+
+  it('perStep by hand: a slip in step 2 is y then n; the verdict is the first n, and an invalid answer before any n voids it', async () => {
+    // the critic's answers are scripted per step, whatever it is shown; a check that always solves rightly
+    const answers = (step1: string, step2: string): ArenaContext => ({
+      async act(r, ob, options) {
+        const sums = rightResults(sumOperands(ob.task.prompt)!, ob.working as string)!.split(',').map(Number);
+        const text = ob.stage === 'check' ? [sums[0], ...sums.slice(1).map((x, i) => `${sums[i]}+${x - sums[i]}=${x}`)].join(',') : ob.step === 1 ? step1 : step2;
+        return { index: 0, role: r, model: 'm', prompt: [1], completion: [2], logProbs: [0], entropy: [0], selfCertainty: [0], text, action: new CriticRole().parse(text, ob), compare: options!.compare, task: options!.task } as Turn;
+      },
+    });
+    const arena = new AdversarialCriticArena({ corrupter: 'slip', verdicts: 1, checkFirst: true, perStep: true }, arithmetic);
+    const tasks = Array.from({ length: 12 }, (_, i) => ({ id: `h${i}`, family: 'arithmetic', prompt: `${10 + i}+${20 + 2 * i}+${30 + 3 * i}=` }));
+    const episodes = await play(arena, answers('y', 'n'), tasks);
+    const second = episodes.find((e) => (e.info as { truth: string }).truth === '2')!;
+    const truths = (showing: string) => second.turns.filter((t) => t.task!.id.includes(`/${showing}/step`)).map((t) => t.task!.answer);
+    expect([truths('planted'), truths('right')]).to.deep.equal([['y', 'n'], ['y', 'y']]);
+    expect((second.info as { verdicts: unknown }).verdicts).to.deep.include({ planted: ['2'], right: ['2'] });
+    // 'y' then 'n' names step 2 everywhere: right on step-2 slips, wrong on step-1 slips and on right working
+    const m = arena.metrics(episodes);
+    const share2 = episodes.filter((e) => (e.info as { truth: string }).truth === '2').length / episodes.length;
+    expect(m['critic/planted_accuracy']).to.be.closeTo(share2, 1e-9);
+    expect(m['critic/right_accuracy']).to.equal(0);
+    expect(firstRejected(['n', null])).to.equal('1');
+    expect(firstRejected([null, 'n'])).to.equal(null);
+    expect(firstRejected(['y', 'y'])).to.equal('0');
+    const voided = await play(arena, answers('x', 'n'), tasks.slice(0, 2));
+    expect(arena.metrics(voided)).to.deep.include({ 'critic/valid_rate': 0, 'critic/accuracy': 0 });
   });
 
   it('checkFirst: a sneaky error only in step 1\'s operands, which a check from the shown first step cannot see, is an invalid attempt', async () => {
@@ -196,6 +226,12 @@ describe('adversarial-critic arena', () => {
     // a misread in step 2 is seen: the check adds the task's operand
     const [seen] = await play(arena, scripted(() => '12+56=68,68+35=103', () => '0'));
     expect(seen.turns[0].action.valid).to.equal(true);
+    // so is a step-2 operand misread with a right sum: right working adds the task's 34 and agrees, and the attempt says so
+    const [later] = await play(arena, scripted(() => '12+56=68,70+32=102', () => '0'));
+    expect(later.turns[0].action.error).to.match(/first wrong step is 2, but right working from the shown first step first differs nowhere/);
+    // without checkFirst the same attempts are played
+    const [played] = await play(new AdversarialCriticArena({}, arithmetic), scripted(() => '12+57=69,69+34=103', () => '0'));
+    expect(played.turns[0].action.valid).to.equal(true);
   });
 
   it('checks its options and its tasks', async () => {

@@ -19,7 +19,8 @@ import { evaluatorOptions, isNonNegativeNumber, isPath, isPositiveInt, isPositiv
  * measures the same), and the arena's metrics for `role` are the measure, its prefix
  * dropped. The judge arena's: `accuracy`, `f1`, `position_consistency` (pairwise),
  * `valid_rate`, `judged_share`; the critic arena's: `accuracy`, `planted_accuracy`,
- * `right_accuracy`, `valid_rate`. No model learns here.
+ * `right_accuracy`, `valid_rate`, and for a critic that checks first `check_accuracy` (and
+ * per step `step_accuracy`). No model learns here.
  */
 export class VerdictsEvaluator implements Evaluator {
   constructor(
