@@ -40,6 +40,13 @@ export interface CriticArenaOptions extends Record<string, unknown> {
    * learned even from right labels; asked alone it was (docs/judges.md)
    */
   perStep: boolean;
+  /**
+   * what the sneaky role writes: 'working' (its own working for the task, from the task alone)
+   * or 'result' (SPC's rewrite of one step: shown the task and right working up to a step
+   * drawn per task, without that step's result, it writes the result, and every later step
+   * follows rightly from it, as plantError does; a right result is no error and invalid)
+   */
+  sneakyWrites: 'working' | 'result';
 }
 
 /** The comparison group of a critic's checks (checkFirst), apart from its verdicts. */
@@ -82,7 +89,8 @@ export class AdversarialCriticArena implements Arena {
       penalty: (v) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? undefined : 'a number >= 0'),
       checkFirst: (v) => (typeof v === 'boolean' ? undefined : 'true or false'),
       perStep: (v) => (typeof v === 'boolean' ? undefined : 'true or false'),
-    }, { corrupter: 'sneaky', verdicts: 2, penalty: 1, checkFirst: false, perStep: false });
+      sneakyWrites: (v) => (v === 'working' || v === 'result' ? undefined : "'working' or 'result'"),
+    }, { corrupter: 'sneaky', verdicts: 2, penalty: 1, checkFirst: false, perStep: false, sneakyWrites: 'working' });
     if (this.options.perStep && !this.options.checkFirst) throw new Error('arena.options.perStep: needs checkFirst (each step is asked beside the critic\'s own result)');
     if (this.options.corrupter === 'given' && !given) throw new Error("arena.options.corrupter: 'given' is for the critic evaluator, whose data file carries each task's working");
     if (family.name !== 'arithmetic') throw new Error(`arena 'adversarial-critic' does not serve task family '${family.name}': it needs sums worked step by step (family 'arithmetic')`);
@@ -101,7 +109,17 @@ export class AdversarialCriticArena implements Arena {
     const steps = operands.length - 1;
     let planted: string | null;
     if (this.options.corrupter === 'sneaky') {
-      const attempt = await ctx.act('sneaky', { task }, { compare: 'group' });
+      const rewrite = this.options.sneakyWrites === 'result';
+      const at = rewrite ? 1 + rng.int(steps) : 0;
+      // shown right working up to step `at` without its result, it writes that result
+      const prefix = right.split(',').slice(0, at).join(',').replace(/=\d+$/, '=');
+      const attempt = await ctx.act('sneaky', rewrite ? { task, prefix } : { task }, { compare: 'group' });
+      if (rewrite && attempt.action.valid) {
+        const value = Number(attempt.action.value);
+        const result = Number(stepResults(right)![at - 1]);
+        if (value === result) attempt.action = invalid(`step ${at}'s result ${value} is right: nothing was planted`);
+        else attempt.action = { ...attempt.action, value: plantError(right, at, value) };
+      }
       const check = attempt.action.valid ? firstWrongStep(operands, attempt.action.value!) : null;
       if (check && 'first' in check && check.first === 0) attempt.action = invalid('the rule checker finds no wrong step: nothing was planted');
       else if (check && 'error' in check) attempt.action = invalid(check.error);

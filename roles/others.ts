@@ -73,18 +73,30 @@ const firstStep = (working: string) => working.split(',')[0].replace(/=\d*$/, '=
  * with the solver's token. SPC also shows the right solution to rewrite; the small models
  * here have 40 positions, too few for right working, the task and new working, so it writes
  * from the task alone. Its output must be working; whether it is wrong is the arena's rule
- * checker's call.
+ * checker's call. Shown right working up to a step without its result (`observation.prefix`,
+ * the arena's `sneakyWrites: result`: `12+34+56=12+56=`), it writes that step's result as a
+ * solver would (`69`, or `69,69+34=103`: only the first number is read), SPC's rewrite of one step.
  */
 export class SneakyRole implements Role {
   readonly kind = 'sneaky';
   readonly token = 'solver';
   constructor(private readonly parseAnswer: (output: string) => Action) {}
   render(o: Observation): string {
-    return o.task.prompt;
+    return typeof o.prefix === 'string' ? `${o.task.prompt}${o.prefix}` : o.task.prompt;
   }
-  parse(output: string): Action {
-    const parsed = this.parseAnswer(output.trim());
-    return parsed.valid ? valid(output.trim()) : parsed;
+  /** A rewritten result is at most 3 digits and what follows it (the sums here stay under 1,000). */
+  maxNewTokens(o: Observation): number | undefined {
+    return typeof o.prefix === 'string' ? 4 : undefined;
+  }
+  parse(output: string, o?: Observation): Action {
+    const text = output.trim();
+    if (typeof o?.prefix === 'string') {
+      // the step's result is what it writes first; a solver goes on with the next steps, which are not read
+      const result = text.split(',')[0];
+      return /^(0|[1-9]\d*)$/.test(result) && Number.isSafeInteger(Number(result)) ? valid(result) : invalid(`a rewritten step's result is a whole number, got ${JSON.stringify(text)}`);
+    }
+    const parsed = this.parseAnswer(text);
+    return parsed.valid ? valid(text) : parsed;
   }
 }
 

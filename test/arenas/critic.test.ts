@@ -234,10 +234,46 @@ describe('adversarial-critic arena', () => {
     expect(played.turns[0].action.valid).to.equal(true);
   });
 
+  it('sneakyWrites result: shown right working up to a step, the sneaky writes its result; the rest follows from it, and a right result is invalid', async () => {
+    const arena = new AdversarialCriticArena({ corrupter: 'sneaky', verdicts: 1, sneakyWrites: 'result' }, arithmetic);
+    const sneaky = new SneakyRole((o) => arithmetic.parseAnswer(o));
+    const seen: string[] = [];
+    // a sneaky role that adds `shift` to the right result of the step it is shown, written as a solver goes on
+    const ctx = (shift: number): ArenaContext => ({
+      async act(r, o, options) {
+        let text = '0';
+        if (r === 'sneaky') {
+          const prompt = sneaky.render(o);
+          seen.push(prompt);
+          const [a, b] = (o.prefix as string).split(',').pop()!.split(/[+=]/).map(Number);
+          text = `${a + b + shift},junk`;
+        }
+        const action = r === 'sneaky' ? sneaky.parse(text, o) : new CriticRole().parse(text, o);
+        return { index: 0, role: r, model: 'm', prompt: [1], completion: [2], logProbs: [0], entropy: [0], selfCertainty: [0], text, action, compare: options?.compare, task: options?.task } as Turn;
+      },
+    });
+    const tasks = Array.from({ length: 16 }, (_, i) => ({ id: `w${i}`, family: 'arithmetic', prompt: `${10 + i}+${20 + 2 * i}+${30 + 3 * i}=` }));
+    const episodes = await play(arena, ctx(10), tasks);
+    for (const e of episodes) {
+      const { planted, truth } = e.info as { planted: string; truth: string };
+      const right = scratchpadTarget(sumOperands(e.task.prompt)!, new Rng(hashText(e.task.id)));
+      expect(planted).to.equal(plantError(right, Number(truth), Number(stepResults(right)![Number(truth) - 1]) + 10));
+    }
+    expect(new Set(episodes.map((e) => (e.info as { truth: string }).truth))).to.deep.equal(new Set(['1', '2']));
+    expect(seen[0]).to.match(/^\d+\+\d+\+\d+=\d+\+\d+=(\d+,\d+\+\d+=)?$/);
+    expect(sneaky.maxNewTokens({ task, prefix: '12+56=' })).to.equal(4);
+    // the right result plants nothing: invalid, the penalty, no critic turn
+    const [same] = await play(arena, ctx(0), tasks.slice(0, 1));
+    expect(same.turns.map((t) => t.role)).to.deep.equal(['sneaky']);
+    expect(same.turns[0].action.error).to.match(/is right: nothing was planted/);
+    expect(same.outcome).to.deep.equal({ sneaky: -1 });
+    expect(sneaky.parse('x1', { task, prefix: '12+56=' }).valid).to.equal(false);
+  });
+
   it('checks its options and its tasks', async () => {
     expect(() => ARENA_KINDS['adversarial-critic']({ corrupter: 'model' }, arithmetic)).to.throw(/corrupter: must be 'sneaky', 'random', 'slip' or 'given'/);
     expect(() => ARENA_KINDS['adversarial-critic']({ corrupter: 'given' }, arithmetic)).to.throw(/'given' is for the critic evaluator/);
-    expect(() => ARENA_KINDS['adversarial-critic']({ verdict: 2 }, arithmetic)).to.throw(/unknown option.*known: corrupter, verdicts, penalty, checkFirst, perStep/);
+    expect(() => ARENA_KINDS['adversarial-critic']({ verdict: 2 }, arithmetic)).to.throw(/unknown option.*known: corrupter, verdicts, penalty, checkFirst, perStep, sneakyWrites/);
     const arena = new AdversarialCriticArena({}, arithmetic);
     await play(arena, scripted(() => '', () => '0'), [{ id: 'x', family: 'arithmetic', prompt: '12*3=' }]).then(() => expect.fail('should reject'), (e: Error) => expect(e.message).to.match(/not a sum/));
   });
