@@ -91,6 +91,7 @@ export class AdversarialCriticArena implements Arena {
       perStep: (v) => (typeof v === 'boolean' ? undefined : 'true or false'),
       sneakyWrites: (v) => (v === 'working' || v === 'result' ? undefined : "'working' or 'result'"),
     }, { corrupter: 'sneaky', verdicts: 2, penalty: 1, checkFirst: false, perStep: false, sneakyWrites: 'working' });
+    if (this.options.sneakyWrites !== 'working' && this.options.corrupter !== 'sneaky') throw new Error(`arena.options.sneakyWrites: applies to corrupter 'sneaky', not '${this.options.corrupter}'`);
     if (this.options.perStep && !this.options.checkFirst) throw new Error('arena.options.perStep: needs checkFirst (each step is asked beside the critic\'s own result)');
     if (this.options.corrupter === 'given' && !given) throw new Error("arena.options.corrupter: 'given' is for the critic evaluator, whose data file carries each task's working");
     if (family.name !== 'arithmetic') throw new Error(`arena 'adversarial-critic' does not serve task family '${family.name}': it needs sums worked step by step (family 'arithmetic')`);

@@ -268,6 +268,7 @@ describe('adversarial-critic arena', () => {
     expect(same.turns[0].action.error).to.match(/is right: nothing was planted/);
     expect(same.outcome).to.deep.equal({ sneaky: -1 });
     expect(sneaky.parse('x1', { task, prefix: '12+56=' }).valid).to.equal(false);
+    expect(() => new AdversarialCriticArena({ corrupter: 'random', sneakyWrites: 'result' }, arithmetic)).to.throw(/applies to corrupter 'sneaky', not 'random'/);
   });
 
   it('checks its options and its tasks', async () => {
