@@ -2,7 +2,7 @@ import type { Observable } from 'rxjs';
 import { fromRun } from './operators/from-run.js';
 import type { Episode, Task, Turn } from '../src/core/types.js';
 import type { TaskFamily } from '../src/tasks/types.js';
-import { firstWrongStep, plantError, rightResults, scratchpadTarget, stepResults, sumOperands } from '../src/tasks/scratchpad.js';
+import { firstWrongStep, plantError, resultsAgree, rightResults, scratchpadTarget, stepResults, sumOperands } from '../src/tasks/scratchpad.js';
 import { hashText } from '../src/util/hash.js';
 import { Rng } from '../src/util/rng.js';
 import { invalid } from '../roles/types.js';
@@ -122,10 +122,10 @@ export class AdversarialCriticArena implements Arena {
         else attempt.action = { ...attempt.action, value: plantError(right, at, value) };
       }
       const check = attempt.action.valid ? firstWrongStep(operands, attempt.action.value!) : null;
+      const seen = check && 'first' in check && this.options.checkFirst ? resultsAgree(operands, attempt.action.value!)!.indexOf(false) + 1 : 0;
       if (check && 'first' in check && check.first === 0) attempt.action = invalid('the rule checker finds no wrong step: nothing was planted');
       else if (check && 'error' in check) attempt.action = invalid(check.error);
-      else if (check && this.options.checkFirst && firstDisagreement(operands, attempt.action.value!) !== check.first) {
-        const seen = firstDisagreement(operands, attempt.action.value!);
+      else if (check && this.options.checkFirst && seen !== check.first) {
         attempt.action = invalid(`the first wrong step is ${check.first}, but right working from the shown first step first differs ${seen ? `at step ${seen}` : 'nowhere'} (a misread operand with a right sum): a critic that checks cannot see it`);
       }
       emit(attempt);
@@ -155,10 +155,9 @@ export class AdversarialCriticArena implements Arena {
         emit(check);
         const seen = { task, working, steps, check: check.action.valid ? check.action.value! : '' };
         if (!this.options.perStep) return own(await ctx.act('critic', seen, { compare: 'episode', task: judged }));
-        const shown = stepResults(working)!;
-        const marks = await Promise.all(shown.map((result, k) => ctx.act('critic', { ...seen, step: k + 1 }, {
+        const marks = await Promise.all(resultsAgree(operands, working)!.map((agrees, k) => ctx.act('critic', { ...seen, step: k + 1 }, {
           compare: `episode:step${k + 1}`,
-          task: { id: `${task.id}/${showing}/step${k + 1}`, family: task.family, prompt: task.prompt, answer: results.split(',')[k] === result ? 'y' : 'n' },
+          task: { id: `${task.id}/${showing}/step${k + 1}`, family: task.family, prompt: task.prompt, answer: agrees ? 'y' : 'n' },
         })));
         marks.forEach((t) => emit(t));
         return firstRejected(marks.map((t) => (t.action.valid ? t.action.value : null)));
@@ -229,12 +228,6 @@ export function firstRejected(marks: readonly (string | null)[]): string | null 
     if (m === 'n') return String(k + 1);
   }
   return '0';
-}
-
-/** The first step (1-based) whose shown result is not right working's from the shown first step (rightResults), 0 if none: where a check finds the working wrong. */
-function firstDisagreement(operands: readonly number[], working: string): number {
-  const right = rightResults(operands, working)!.split(',');
-  return stepResults(working)!.findIndex((r, k) => r !== right[k]) + 1;
 }
 
 /** A carry slip: the result shifted by 1 or 10, up or down, staying a whole number. */

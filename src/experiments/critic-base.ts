@@ -31,7 +31,7 @@ import type { Task, Turn } from '../core/types.js';
 import { saveModel } from '../models/store.js';
 import { SupervisedTrainer } from '../models/supervised.js';
 import { arithmetic } from '../tasks/arithmetic.js';
-import { rightResults, sumOperands } from '../tasks/scratchpad.js';
+import { resultsAgree, rightResults, sumOperands } from '../tasks/scratchpad.js';
 import { readTasksJsonl } from '../tasks/jsonl.js';
 import { Rng } from '../util/rng.js';
 import { arg, flag, greedyTexts, loadLanguageModel } from './script.js';
@@ -80,7 +80,7 @@ const perStep = flag('per-step');
 /** --per-step: step k alone with the critic's result before the shown one, as the arena's perStep asks it (`69+34=102>103?`), and whether they agree; --with-task (a diagnostic layout) writes the task before it */
 const withTask = flag('with-task');
 const stepPrompt = (s: Showing, k: number, own: string) => tokenizer.prompt(`${withTask ? s.task.prompt : ''}${role.render({ task: s.task, working: s.working, steps: s.steps, check: own, step: k + 1 })}`, role.kind);
-const stepTruth = (s: Showing, k: number) => (truth(s.task, s.working).split(',')[k] === s.working.split(',')[k].split('=')[1] ? 'y' : 'n');
+const stepTruth = (s: Showing, k: number) => (resultsAgree(sumOperands(s.task.prompt)!, s.working)![k] ? 'y' : 'n');
 if (perStep && !checkFirst) throw new Error('--per-step: needs --check-first (each step is asked beside the check)');
 if (withTask && !perStep) throw new Error('--with-task: needs --per-step (it writes the task before each step asked alone)');
 if (flag('bare')) throw new Error('--bare: gone; --per-step now asks each step without the task (the arena\'s perStep), --with-task writes it before');

@@ -107,6 +107,16 @@ export function rightResults(operands: readonly number[], working: string): stri
   return sums.join(',');
 }
 
+/**
+ * Per step, whether working's shown result is right working's from its first step
+ * (rightResults): what a critic that checks and compares should say of each step.
+ * `12+56=69,69+34=103` gives [false, false]; null unless every step has the form a+b=c.
+ */
+export function resultsAgree(operands: readonly number[], working: string): boolean[] | null {
+  const right = rightResults(operands, working);
+  return right === null ? null : stepResults(working)!.map((r, k) => r === right.split(',')[k]);
+}
+
 /** The results of working, `12+56=68,68+34=102` gives ['68', '102']; null unless every step has the form a+b=c. */
 export function stepResults(working: string): string[] | null {
   const results: string[] = [];
