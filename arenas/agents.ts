@@ -38,7 +38,9 @@ export class Agents implements ArenaContext {
     const prompt = this.tokenizer.prompt(b.role.render(observation), b.role.token ?? b.role.kind);
     const most = b.maxNewTokens ?? this.sampling.maxNewTokens;
     const maxNewTokens = Math.min(most, b.role.maxNewTokens?.(observation) ?? most);
-    const g = await b.server.generate(prompt, { ...this.sampling, maxNewTokens, temperature: b.temperature ?? this.sampling.temperature, eos: this.tokenizer.eos });
+    const stops = b.role.stops?.(observation);
+    const stop = stops?.length ? { stop: stops.map((ch) => this.stopToken(ch, b.role.kind)) } : {};
+    const g = await b.server.generate(prompt, { ...this.sampling, maxNewTokens, temperature: b.temperature ?? this.sampling.temperature, eos: this.tokenizer.eos, ...stop });
     const body = g.stopped ? g.tokens.slice(0, -1) : g.tokens;
     const text = this.tokenizer.decode(body);
     const action = g.stopped ? b.role.parse(text, observation) : { valid: false, value: null, error: `no end of sequence within ${g.tokens.length} tokens` };
@@ -46,5 +48,12 @@ export class Agents implements ArenaContext {
     if (options.compare) turn.compare = options.compare;
     if (options.task) turn.task = options.task;
     return turn;
+  }
+
+  /** A stop is one token, so one character of the vocabulary. */
+  private stopToken(ch: string, kind: string): number {
+    const ids = this.tokenizer.encode(ch);
+    if (ids.length !== 1) throw new Error(`role '${kind}': a stop is one character, got ${JSON.stringify(ch)}`);
+    return ids[0];
   }
 }

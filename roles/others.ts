@@ -88,12 +88,14 @@ export class SneakyRole implements Role {
   maxNewTokens(o: Observation): number | undefined {
     return typeof o.prefix === 'string' ? 4 : undefined;
   }
+  /** A rewritten step's result ends where a solver ends a step: the sampler stops at ',' (a last step's result ends at EOS). */
+  stops(o: Observation): readonly string[] | undefined {
+    return typeof o.prefix === 'string' ? [','] : undefined;
+  }
   parse(output: string, o?: Observation): Action {
     const text = output.trim();
     if (typeof o?.prefix === 'string') {
-      // the step's result is what it writes first; a solver goes on with the next steps, which are not read
-      const result = text.split(',')[0];
-      return /^(0|[1-9]\d*)$/.test(result) && Number.isSafeInteger(Number(result)) ? valid(result) : invalid(`a rewritten step's result is a whole number, got ${JSON.stringify(text)}`);
+      return /^(0|[1-9]\d*)$/.test(text) && Number.isSafeInteger(Number(text)) ? valid(text) : invalid(`a rewritten step's result is a whole number, got ${JSON.stringify(text)}`);
     }
     const parsed = this.parseAnswer(text);
     return parsed.valid ? valid(text) : parsed;

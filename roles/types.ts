@@ -27,6 +27,12 @@ export interface Role {
    * sampler stops there, and the prompt may fill the rest of the context
    */
   maxNewTokens?(observation: Observation): number | undefined;
+  /**
+   * characters that end an answer to this observation as the end of sequence does, left out
+   * of the parsed text (a step's result written mid-working ends at its ',', where a model
+   * that writes working goes on with the next step): the action is what comes before
+   */
+  stops?(observation: Observation): readonly string[] | undefined;
 }
 
 /** Answer parsing of a task family, which the solver role borrows. */

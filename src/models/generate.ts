@@ -11,19 +11,21 @@ export interface GenerateOptions extends SamplingOptions {
   maxNewTokens: number;
   /** a row stops after emitting this token (kept in its output); omit to never stop early */
   eos?: number;
+  /** more tokens a row stops after, as after EOS (a rewritten step's result ends at its ',') */
+  stop?: readonly number[];
   /** seed of the sampler: same seed, same backend, same tokens */
   seed?: number;
 }
 
 export interface Generation {
-  /** the new tokens, ending with EOS when the row stopped on it */
+  /** the new tokens, ending with EOS (or a stop token) when the row stopped on it */
   tokens: number[];
   /** log-probability of each new token (see sampleToken) */
   logProbs: number[];
   /** entropy and self-certainty of the model's distribution at each new token (temperature 1) */
   entropy: number[];
   selfCertainty: number[];
-  /** true when the row emitted EOS */
+  /** true when the row emitted EOS or a stop token */
   stopped: boolean;
 }
 
@@ -67,7 +69,7 @@ export function generate(model: TinyLM, prompts: readonly (readonly number[])[],
         row.logProbs.push(logProb);
         row.entropy.push(stats.entropy);
         row.selfCertainty.push(stats.selfCertainty);
-        row.stopped = token === o.eos;
+        row.stopped = token === o.eos || (o.stop?.includes(token) ?? false);
         next[b] = token;
         if (!row.stopped) active++;
       }

@@ -50,7 +50,7 @@ export class RemoteServer {
   async generate(prompt: number[], options: GenerateOptions): Promise<Generation> {
     let r: OpenAI.Completion;
     try {
-      r = await this.client.completions.create({ model: this.spec.model, prompt: this.tokenizer.decode(prompt), max_tokens: options.maxNewTokens, temperature: options.temperature ?? 1, top_p: options.topP ?? 1, logprobs: 0 });
+      r = await this.client.completions.create({ model: this.spec.model, prompt: this.tokenizer.decode(prompt), max_tokens: options.maxNewTokens, temperature: options.temperature ?? 1, top_p: options.topP ?? 1, logprobs: 0, ...(options.stop?.length ? { stop: options.stop.map((t) => this.tokenizer.decode([t])) } : {}) });
     } catch (e) {
       // a 4xx other than 408/409/429 is this request's fault (the config's): not transient
       const status = (e as { status?: number }).status;
@@ -60,6 +60,7 @@ export class RemoteServer {
     const c = r.choices[0];
     // characters the run's tokenizer lacks become '?': the text stays data for the role to parse
     const tokens = this.tokenizer.encode([...c.text].map((ch) => (this.tokenizer.knows(ch) ? ch : '?')).join(''));
+    // the endpoint leaves out the stop it met and does not say which: EOS stands for it (the role's text is the same)
     const stopped = c.finish_reason === 'stop';
     if (stopped) tokens.push(this.tokenizer.eos);
     const given = c.logprobs?.token_logprobs;

@@ -57,6 +57,19 @@ describe('Agents.act', () => {
     expect(turn.action).to.deep.equal({ valid: false, value: null, error: 'no end of sequence within 4 tokens' });
   });
 
+  it("asks the server to stop at a role's stop characters and parses what comes before", async () => {
+    // guards against: a step's result written mid-working running on into the next step (never stopping)
+    const tokens = tokenizer.encode('42+');
+    const { server, requests } = fakeServer(tokens, true);
+    const role = { ...recordingRole(), stops: () => ['+'] };
+    const turn = await new Agents({ solver: { role, model: 'm', server } }, tokenizer, sampling).act('solver', { task });
+    expect(requests[0].options).to.deep.equal({ ...sampling, eos: tokenizer.eos, stop: tokenizer.encode('+') });
+    expect(role.parsed).to.deep.equal(['42']);
+    expect(turn).to.deep.include({ text: '42', completion: tokens });
+    const long = { ...recordingRole(), stops: () => ['+='] };
+    await new Agents({ solver: { role: long, model: 'm', server } }, tokenizer, sampling).act('solver', { task }).then(() => expect.fail('should reject'), (e: Error) => expect(e.message).to.match(/a stop is one character, got "\+="/));
+  });
+
   it('names the bound roles when asked for an unbound one', async () => {
     const { server } = fakeServer([tokenizer.eos], true);
     const agents = new Agents({ solver: { role: recordingRole(), model: 'm', server } }, tokenizer, sampling);

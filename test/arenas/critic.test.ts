@@ -238,7 +238,7 @@ describe('adversarial-critic arena', () => {
     const arena = new AdversarialCriticArena({ corrupter: 'sneaky', verdicts: 1, sneakyWrites: 'result' }, arithmetic);
     const sneaky = new SneakyRole((o) => arithmetic.parseAnswer(o));
     const seen: string[] = [];
-    // a sneaky role that adds `shift` to the right result of the step it is shown, written as a solver goes on
+    // a sneaky role that adds `shift` to the right result of the step it is shown (the sampler stops at its ',')
     const ctx = (shift: number): ArenaContext => ({
       async act(r, o, options) {
         let text = '0';
@@ -246,7 +246,8 @@ describe('adversarial-critic arena', () => {
           const prompt = sneaky.render(o);
           seen.push(prompt);
           const [a, b] = (o.prefix as string).split(',').pop()!.split(/[+=]/).map(Number);
-          text = `${a + b + shift},junk`;
+          expect(sneaky.stops(o)).to.deep.equal([',']);
+          text = `${a + b + shift}`;
         }
         const action = r === 'sneaky' ? sneaky.parse(text, o) : new CriticRole().parse(text, o);
         return { index: 0, role: r, model: 'm', prompt: [1], completion: [2], logProbs: [0], entropy: [0], selfCertainty: [0], text, action, compare: options?.compare, task: options?.task } as Turn;
@@ -268,6 +269,8 @@ describe('adversarial-critic arena', () => {
     expect(same.turns[0].action.error).to.match(/is right: nothing was planted/);
     expect(same.outcome).to.deep.equal({ sneaky: -1 });
     expect(sneaky.parse('x1', { task, prefix: '12+56=' }).valid).to.equal(false);
+    expect(sneaky.parse('68,68+', { task, prefix: '12+56=' }).valid).to.equal(false);
+    expect(sneaky.stops({ task })).to.equal(undefined);
     expect(() => new AdversarialCriticArena({ corrupter: 'random', sneakyWrites: 'result' }, arithmetic)).to.throw(/applies to corrupter 'sneaky', not 'random'/);
   });
 

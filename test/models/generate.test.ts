@@ -116,10 +116,9 @@ describe('models/generate', () => {
   });
 
   describe('stopping', () => {
-    it('a row stops at EOS (kept in its tokens, stopped: true) while the other rows continue', () => {
-      const maxNewTokens = 10;
+    /** A token that row 0 first emits a few steps in (at `at`) and row 1 never emits, greedy. */
+    const stopper = (maxNewTokens: number) => {
       const base = generate(model, prompts, { maxNewTokens, temperature: 0 });
-      // Choose as EOS a token that row 0 first emits a few steps in and row 1 never emits.
       let eos = -1;
       let at = -1;
       for (let j = 2; j < maxNewTokens - 2 && eos < 0; j++) {
@@ -127,6 +126,12 @@ describe('models/generate', () => {
         if (!base[1].tokens.includes(t) && base[0].tokens.indexOf(t) === j) [eos, at] = [t, j];
       }
       expect(eos, `no usable EOS in ${JSON.stringify(base.map((g) => g.tokens))}`).to.be.at.least(0);
+      return { base, eos, at };
+    };
+
+    it('a row stops at EOS (kept in its tokens, stopped: true) while the other rows continue', () => {
+      const maxNewTokens = 10;
+      const { base, eos, at } = stopper(maxNewTokens);
 
       const gens = generate(model, prompts, { maxNewTokens, temperature: 0, eos });
       expect(gens[0].tokens).to.deep.equal(base[0].tokens.slice(0, at + 1));
@@ -143,6 +148,19 @@ describe('models/generate', () => {
         expect(g.tokens, `row ${b}`).to.deep.equal(first < 0 ? base[b].tokens : base[b].tokens.slice(0, first + 1));
         expect(g.stopped, `row ${b}`).to.equal(first >= 0);
       });
+    });
+
+    it('a stop token ends a row as EOS does, and EOS still ends rows beside it', () => {
+      const maxNewTokens = 10;
+      const { base, eos: stop, at } = stopper(maxNewTokens);
+      const gens = generate(model, prompts, { maxNewTokens, temperature: 0, stop: [stop] });
+      expect(gens[0]).to.deep.include({ tokens: base[0].tokens.slice(0, at + 1), stopped: true });
+      expect(gens[1]).to.deep.include({ tokens: base[1].tokens, stopped: false });
+      // row 1's first token as EOS: it stops there, row 0 still at the stop token
+      const both = generate(model, prompts, { maxNewTokens, temperature: 0, eos: base[1].tokens[0], stop: [stop] });
+      expect(both[1]).to.deep.include({ tokens: base[1].tokens.slice(0, 1), stopped: true });
+      const first = base[0].tokens.indexOf(base[1].tokens[0]);
+      expect(both[0].tokens).to.deep.equal(base[0].tokens.slice(0, (first >= 0 && first < at ? first : at) + 1));
     });
 
     it('maxNewTokens is respected: every row gets exactly that many tokens without EOS', () => {

@@ -5,6 +5,8 @@ import OpenAI from 'openai';
 import { initBackend } from '../../src/backend/index.js';
 import { loadModel } from '../../src/models/store.js';
 import { BatchingServer } from '../../src/serving/server.js';
+import { RemoteServer } from '../../src/openai/remote.js';
+import type { CharTokenizer } from '../../src/tokenizer/index.js';
 
 describe('coevolve serve (OpenAI API)', function () {
   this.timeout(60000);
@@ -12,6 +14,7 @@ describe('coevolve serve (OpenAI API)', function () {
   let child: ChildProcess;
   let client: OpenAI;
   let greedy: string;
+  let tokenizer: CharTokenizer;
 
   before(async () => {
     ({ url, child } = await startServe(['--api-key', 'secret-key']));
@@ -22,8 +25,19 @@ describe('coevolve serve (OpenAI API)', function () {
     if (loaded.kind !== 'tinylm' || !loaded.tokenizer) throw new Error('base-add2 is a tinylm with a tokenizer');
     const g = await new BatchingServer('ref', loaded.model).generate(loaded.tokenizer.prompt('12+34=', 'solver'), { maxNewTokens: 4, temperature: 0, eos: loaded.tokenizer.eos });
     greedy = loaded.tokenizer.decode(g.stopped ? g.tokens.slice(0, -1) : g.tokens);
+    tokenizer = loaded.tokenizer;
   });
   after(() => child?.kill('SIGTERM'));
+
+  it("a remote role's stop tokens reach the endpoint as stop strings: its answer ends before them", async () => {
+    // guards against: a role that stops at ',' on a local model running on past it on a remote one
+    process.env.COEVOLVE_TEST_KEY = 'secret-key';
+    const remote = new RemoteServer('solver', { url, model: 'base-add2', apiKeyEnv: 'COEVOLVE_TEST_KEY', timeoutMs: 5000, retries: 0 }, tokenizer);
+    expect(greedy.length, `greedy answer ${greedy}`).to.be.at.least(2);
+    const g = await remote.generate(tokenizer.prompt('12+34=', 'solver'), { maxNewTokens: 4, temperature: 0, stop: tokenizer.encode(greedy[1]) });
+    expect(g.stopped).to.equal(true);
+    expect(tokenizer.decode(g.tokens)).to.equal(greedy.slice(0, greedy.indexOf(greedy[1])));
+  });
 
   it('lists its model', async () => {
     const models = await client.models.list();
