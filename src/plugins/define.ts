@@ -123,6 +123,10 @@ export interface RoleSpec {
   render(observation: Observation): string;
   /** never throws: bad output is `{ valid: false, value: null, error }` */
   parse(output: string, observation: Observation): Action;
+  /** the most new tokens an answer to this observation needs, when fewer than the role's */
+  maxNewTokens?(observation: Observation): number | undefined;
+  /** characters that end an answer as the end of sequence does, left out of the parsed text */
+  stops?(observation: Observation): readonly string[] | undefined;
 }
 
 /**
@@ -133,8 +137,8 @@ export interface RoleSpec {
 export function defineRole(name: string, role: RoleSpec | RoleFactory): Definition<'role', RoleFactory> {
   if (typeof role === 'function') return define('role', name, role);
   if (typeof role?.render !== 'function' || typeof role.parse !== 'function') throw new Error(`defineRole('${name}'): give { render(observation), parse(output, observation) } or a factory (parseAnswer) => Role`);
-  const { token, render, parse } = role;
-  return define('role', name, () => ({ kind: name, ...(token ? { token } : {}), render, parse }));
+  const { token, render, parse, maxNewTokens, stops } = role;
+  return define('role', name, () => ({ kind: name, ...(token ? { token } : {}), render, parse, ...(maxNewTokens ? { maxNewTokens } : {}), ...(stops ? { stops } : {}) }));
 }
 
 /**

@@ -42,6 +42,11 @@ describe('plugin definitions', () => {
     expect(r.kind).to.equal('echo');
     expect(r.token).to.equal('solver');
     expect(r.render({ task: { id: 't', family: 'f', prompt: 'p' } })).to.equal('>p');
+    // its optional sampling methods are kept
+    const task = { id: 't', family: 'f', prompt: 'p' };
+    const s = defineRole('step', { render: () => '', parse: (out) => ({ valid: true, value: out }), maxNewTokens: () => 4, stops: () => [','] }).value(() => ({ valid: false, value: null }));
+    expect([s.maxNewTokens?.({ task }), s.stops?.({ task })]).to.deep.equal([4, [',']]);
+    expect(r.stops).to.equal(undefined);
   });
 
   it("an arena factory must make an arena of the defined kind", () => {
