@@ -185,6 +185,9 @@ export class AdversarialCriticArena implements Arena {
    * (the share of its valid attempts where most verdicts missed). A critic that checks first
    * also gets `critic/check_accuracy`: the share of its checks that reach right working's
    * results; asked per step, `critic/step_accuracy`: the share of steps it says rightly agree or not.
+   * What was planted: `planted/one_digit`, `planted/many_digits`, `planted/length`, the shares
+   * of planted errors whose wrong result differs from the right one in one digit, in more, or
+   * in its digit count (errorKind).
    */
   metrics(episodes: readonly Episode[]): Record<string, number> {
     const m: Record<string, number> = {};
@@ -207,6 +210,11 @@ export class AdversarialCriticArena implements Arena {
     if (checks.length) m['critic/check_accuracy'] = share(checks, right);
     const steps = critic.filter((t) => t.compare?.startsWith('episode:step'));
     if (steps.length) m['critic/step_accuracy'] = share(steps, right);
+    const kinds = episodes.flatMap((e) => {
+      const info = e.info as { planted?: string | null; truth?: string } | undefined;
+      return info?.planted && info.truth ? [errorKind(sumOperands(e.task.prompt)!, info.planted, Number(info.truth))] : [];
+    });
+    if (kinds.length) for (const kind of ['one_digit', 'many_digits', 'length'] as const) m[`planted/${kind}`] = share(kinds, (k) => k === kind);
     const attempts = episodes.flatMap((e) => e.turns.filter((t) => t.role === 'sneaky'));
     if (attempts.length) {
       m['sneaky/valid_rate'] = share(attempts, (t) => t.action.valid);
@@ -228,6 +236,18 @@ export function firstRejected(marks: readonly (string | null)[]): string | null 
     if (m === 'n') return String(k + 1);
   }
   return '0';
+}
+
+/**
+ * How a planted step's result differs from right working's (from the shown first step): in one
+ * digit, in more, or in its digit count. Why: which errors the sneaky role settles on is what
+ * the critic learns from; a carry slip is one digit, a random number of as many digits mostly more.
+ */
+function errorKind(operands: readonly number[], working: string, step: number): 'one_digit' | 'many_digits' | 'length' {
+  const shown = stepResults(working)![step - 1];
+  const right = rightResults(operands, working)!.split(',')[step - 1];
+  if (shown.length !== right.length) return 'length';
+  return [...shown].filter((d, i) => d !== right[i]).length === 1 ? 'one_digit' : 'many_digits';
 }
 
 /** A carry slip: the result shifted by 1 or 10, up or down, staying a whole number. */
