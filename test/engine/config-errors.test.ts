@@ -67,12 +67,18 @@ describe('run: bad configs stop before any work', () => {
 });
 
 describe('shipped configs', () => {
-  it('every experiment config in configs/ validates and resolves', async () => {
+  it('every experiment config in configs/ and its folders validates and resolves', async () => {
     const { readdirSync } = await import('node:fs');
     const { loadConfig } = await import('../../src/config/load.js');
     const { createContainer, Resolver } = await import('../../src/engine/registry.js');
-    const files = readdirSync('configs').filter((f) => f.endsWith('.yaml') && !f.startsWith('pretrain'));
-    expect(files).to.include.members(['default.yaml', 'rlvr.yaml', 'ttrl.yaml', 'self-certainty.yaml']);
-    for (const f of files) createContainer().get(Resolver).plan(loadConfig(join('configs', f)));
+    const files = readdirSync('configs', { recursive: true }).map(String).filter((f) => f.endsWith('.yaml') && !f.split('/').pop()!.startsWith('pretrain'));
+    expect(files).to.include.members(['default.yaml', 'rlvr.yaml', 'ttrl.yaml', 'self-certainty.yaml', 'critics/spc-sum3-steps-random-from-350.yaml']);
+    for (const f of files) {
+      try {
+        createContainer().get(Resolver).plan(loadConfig(join('configs', f)));
+      } catch (e) {
+        throw new Error(`configs/${f}: ${(e as Error).message}`, { cause: e });
+      }
+    }
   });
 });
