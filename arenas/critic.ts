@@ -47,6 +47,15 @@ export interface CriticArenaOptions extends Record<string, unknown> {
    * follows rightly from it, as plantError does; a right result is no error and invalid)
    */
   sneakyWrites: 'working' | 'result';
+  /**
+   * with perStep, the comparison group of an answer to a step: 'episode' (the episode's answers
+   * to that step over both showings, so an answer on planted working is weighed against one on
+   * right working) or 'showing' (the answers to that step of one showing: GRPO's group of
+   * answers to one prompt). Why 'showing': a confidently wrong answer is rarely contradicted,
+   * and GRPO's division by the group's standard deviation weighs the rare right answer among
+   * answers to the same prompt by 1/sqrt(q(1-q)) where a pooled group does not
+   */
+  stepGroups: 'episode' | 'showing';
 }
 
 /** The comparison group of a critic's checks (checkFirst), apart from its verdicts. */
@@ -90,8 +99,10 @@ export class AdversarialCriticArena implements Arena {
       checkFirst: (v) => (typeof v === 'boolean' ? undefined : 'true or false'),
       perStep: (v) => (typeof v === 'boolean' ? undefined : 'true or false'),
       sneakyWrites: (v) => (v === 'working' || v === 'result' ? undefined : "'working' or 'result'"),
-    }, { corrupter: 'sneaky', verdicts: 2, penalty: 1, checkFirst: false, perStep: false, sneakyWrites: 'working' });
+      stepGroups: (v) => (v === 'episode' || v === 'showing' ? undefined : "'episode' or 'showing'"),
+    }, { corrupter: 'sneaky', verdicts: 2, penalty: 1, checkFirst: false, perStep: false, sneakyWrites: 'working', stepGroups: 'episode' });
     if (this.options.sneakyWrites !== 'working' && this.options.corrupter !== 'sneaky') throw new Error(`arena.options.sneakyWrites: applies to corrupter 'sneaky', not '${this.options.corrupter}'`);
+    if (this.options.stepGroups !== 'episode' && !this.options.perStep) throw new Error('arena.options.stepGroups: applies to perStep answers');
     if (this.options.perStep && !this.options.checkFirst) throw new Error('arena.options.perStep: needs checkFirst (each step is asked beside the critic\'s own result)');
     if (this.options.corrupter === 'given' && !given) throw new Error("arena.options.corrupter: 'given' is for the critic evaluator, whose data file carries each task's working");
     if (family.name !== 'arithmetic') throw new Error(`arena 'adversarial-critic' does not serve task family '${family.name}': it needs sums worked step by step (family 'arithmetic')`);
@@ -156,7 +167,7 @@ export class AdversarialCriticArena implements Arena {
         const seen = { task, working, steps, check: check.action.valid ? check.action.value! : '' };
         if (!this.options.perStep) return own(await ctx.act('critic', seen, { compare: 'episode', task: judged }));
         const marks = await Promise.all(resultsAgree(operands, working)!.map((agrees, k) => ctx.act('critic', { ...seen, step: k + 1 }, {
-          compare: `episode:step${k + 1}`,
+          compare: this.options.stepGroups === 'showing' ? `episode:${showing}:step${k + 1}` : `episode:step${k + 1}`,
           task: { id: `${task.id}/${showing}/step${k + 1}`, family: task.family, prompt: task.prompt, answer: agrees ? 'y' : 'n' },
         })));
         marks.forEach((t) => emit(t));
@@ -208,7 +219,7 @@ export class AdversarialCriticArena implements Arena {
     const right = (t: Turn) => t.action.valid && t.action.value === t.task!.answer;
     const checks = critic.filter((t) => t.compare === CHECK_SCOPE);
     if (checks.length) m['critic/check_accuracy'] = share(checks, right);
-    const steps = critic.filter((t) => t.compare?.startsWith('episode:step'));
+    const steps = critic.filter((t) => /^episode:(\w+:)?step\d+$/.test(t.compare ?? ''));
     if (steps.length) m['critic/step_accuracy'] = share(steps, right);
     const kinds = episodes.flatMap((e) => {
       const info = e.info as { planted?: string | null; truth?: string } | undefined;

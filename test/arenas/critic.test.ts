@@ -5,6 +5,7 @@ import { firstRejected } from '../../arenas/critic.js';
 import { makeJudge } from '../../judges/registry.js';
 import { CriticRole, SneakyRole } from '../../roles/index.js';
 import type { Episode, Task, Turn } from '../../src/core/types.js';
+import { comparisonGroup } from '../../src/core/groups.js';
 import { arithmetic } from '../../src/tasks/arithmetic.js';
 import { firstWrongStep, plantError, rightResults, scratchpadTarget, stepResults, sumOperands } from '../../src/tasks/scratchpad.js';
 import { hashText } from '../../src/util/hash.js';
@@ -193,6 +194,37 @@ describe('adversarial-critic arena', () => {
     expect(() => role.render({ ...o, step: 3 })).to.throw(/1 to 2, got 3/);
   });
 
+  it("stepGroups 'showing': each step's answers are compared within one showing, GRPO's group of one prompt", async () => {
+    const role = new CriticRole();
+    // says 'y' to every step after a right check: right on right working, wrong on the planted step
+    const yes: ArenaContext = {
+      async act(r, ob, options) {
+        const sums = rightResults(sumOperands(ob.task.prompt)!, ob.working as string)!.split(',').map(Number);
+        const text = ob.stage === 'check' ? [sums[0], ...sums.slice(1).map((x, i) => `${sums[i]}+${x - sums[i]}=${x}`)].join(',') : 'y';
+        return { index: 0, role: r, model: 'm', prompt: [1], completion: [2], logProbs: [0], entropy: [0], selfCertainty: [0], text, action: role.parse(text, ob), compare: options!.compare, task: options!.task } as Turn;
+      },
+    };
+    const tasks = [{ id: 's0', family: 'arithmetic', prompt: '12+34+56=' }];
+    const [pooled] = await play(new AdversarialCriticArena({ corrupter: 'slip', verdicts: 2, checkFirst: true, perStep: true }, arithmetic), yes, tasks);
+    const arena = new AdversarialCriticArena({ corrupter: 'slip', verdicts: 2, checkFirst: true, perStep: true, stepGroups: 'showing' }, arithmetic);
+    const [e] = await play(arena, yes, tasks);
+    const truth = (e.info as { truth: string }).truth;
+    const groups = (x: typeof e) => new Set(x.turns.filter((t) => t.compare !== 'episode:check').map((t) => comparisonGroup(x, t))).size;
+    expect(groups(pooled)).to.equal(2);
+    expect(groups(e)).to.equal(4);
+    for (const showing of ['planted', 'right']) {
+      const answers = e.turns.filter((t) => t.compare === `episode:${showing}:step${truth}`);
+      expect(answers).to.have.length(2);
+      expect(answers.every((t) => t.task!.id.includes(`/${showing}/`))).to.equal(true);
+    }
+    // the planted step's answers in a group of their own: both 'y', both wrong
+    const rewards = makeJudge('verdict', { role: 'critic', wrong: -1, invalid: -1 }).score([e])[0];
+    const planted = e.turns.flatMap((t, i) => (t.compare === `episode:planted:step${truth}` ? [rewards[i]] : []));
+    expect(planted).to.deep.equal([-1, -1]);
+    expect(arena.metrics([e])['critic/step_accuracy']).to.be.above(0).and.below(1);
+    expect(() => new AdversarialCriticArena({ checkFirst: true, stepGroups: 'showing' }, arithmetic)).to.throw(/stepGroups: applies to perStep/);
+  });
+
   it('perStep by hand: a slip in step 2 is y then n; the verdict is the first n, and an invalid answer before any n voids it', async () => {
     // the critic's answers are scripted per step, whatever it is shown; a check that always solves rightly
     const answers = (step1: string, step2: string): ArenaContext => ({
@@ -281,7 +313,7 @@ describe('adversarial-critic arena', () => {
   it('checks its options and its tasks', async () => {
     expect(() => ARENA_KINDS['adversarial-critic']({ corrupter: 'model' }, arithmetic)).to.throw(/corrupter: must be 'sneaky', 'random', 'slip' or 'given'/);
     expect(() => ARENA_KINDS['adversarial-critic']({ corrupter: 'given' }, arithmetic)).to.throw(/'given' is for the critic evaluator/);
-    expect(() => ARENA_KINDS['adversarial-critic']({ verdict: 2 }, arithmetic)).to.throw(/unknown option.*known: corrupter, verdicts, penalty, checkFirst, perStep, sneakyWrites/);
+    expect(() => ARENA_KINDS['adversarial-critic']({ verdict: 2 }, arithmetic)).to.throw(/unknown option.*known: corrupter, verdicts, penalty, checkFirst, perStep, sneakyWrites, stepGroups/);
     const arena = new AdversarialCriticArena({}, arithmetic);
     await play(arena, scripted(() => '', () => '0'), [{ id: 'x', family: 'arithmetic', prompt: '12*3=' }]).then(() => expect.fail('should reject'), (e: Error) => expect(e.message).to.match(/not a sum/));
   });
