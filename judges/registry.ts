@@ -38,6 +38,8 @@ export type JudgeFactory = (options: Record<string, unknown>, deps: JudgeDeps) =
 type Check = (value: unknown) => string | undefined;
 
 const finite: Check = (v) => (typeof v === 'number' && Number.isFinite(v) ? undefined : 'a finite number');
+const weights: Check = (v) =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((w) => typeof w === 'number' && Number.isFinite(w) && w > 0) ? undefined : 'a map from a truth to a weight > 0';
 const text: Check = (v) => (typeof v === 'string' && v !== '' ? undefined : 'a non-empty string');
 const roles: Check = (v) =>
   (typeof v === 'string' && v !== '') ||
@@ -77,7 +79,7 @@ function checkOptions(kind: string, options: unknown, spec: Record<string, Check
  * - 'verifier': role, name, correct, wrong, invalid — needs `deps.verify`;
  * - 'majority': role, name, minShare (0..1);
  * - 'outcome': role, name: the arena's outcome for the role (a game's return per seat);
- * - 'verdict': role (default 'judge'), name, correct, wrong, invalid, score ('verdict' | 'working'): whether a judge's verdict (or its working before it) is right;
+ * - 'verdict': role (default 'judge'), name, correct, wrong, invalid, score ('verdict' | 'working'), weights (truth -> a weight > 0): whether a judge's verdict (or its working before it) is right;
  * - 'peer': role, name, invalid: the share of 'y' verdicts other turns gave an answer (peer judgement, a judge in the loop);
  * - 'self-certainty': role, name, normalize ('none' | 'group'), invalidReward;
  * - 'learnability' (Absolute Zero), 'uncertainty' (R-Zero) and 'coverage': proposer rewards
@@ -93,7 +95,7 @@ export const JUDGE_KINDS: Readonly<Record<string, JudgeFactory>> = Object.freeze
     return new VerifierJudge(deps.verify, o);
   },
   outcome: (options) => new OutcomeJudge(checkOptions('outcome', options, { role: roles, name: text })),
-  verdict: (options) => new VerdictJudge(checkOptions('verdict', options, { role: roles, name: text, correct: finite, wrong: finite, invalid: finite, score: oneOf('verdict', 'working') })),
+  verdict: (options) => new VerdictJudge(checkOptions('verdict', options, { role: roles, name: text, correct: finite, wrong: finite, invalid: finite, score: oneOf('verdict', 'working'), weights })),
   peer: (options) => new PeerJudge(checkOptions('peer', options, { role: roles, name: text, invalid: finite })),
   majority: (options) => new MajorityJudge(checkOptions('majority', options, { role: roles, name: text, minShare: finite, maxShare: finite })),
   learnability: (options, deps) => new LearnabilityJudge(deps?.verify, checkOptions('learnability', options, { role: roles, solver: roles, p: oneOf('verifier', 'vote'), invalid: finite, name: text })),

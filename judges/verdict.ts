@@ -19,6 +19,16 @@ export interface VerdictOptions {
    * pays the form of the reasoning besides the verdict.
    */
   score?: 'verdict' | 'working';
+  /**
+   * class weights: a turn whose truth is a key earns its reward (right, wrong or invalid) times
+   * that weight; other truths weigh 1. Why: a step critic sees many more right steps than
+   * wrong ones, and an error kind it cannot yet tell from right working is 'y' most of the
+   * time, so 'n' is rarely sampled there and the policy gradient that would teach the
+   * difference vanishes; weighting the rarer class (SPC balances its critic's positive and
+   * negative examples) keeps 'n' tried. Within a comparison group of one truth the weight
+   * cancels under GRPO's division by the standard deviation, so it acts where truths are pooled
+   */
+  weights?: Record<string, number>;
 }
 
 /**
@@ -32,12 +42,14 @@ export class VerdictJudge implements Judge {
   readonly roles: ReadonlySet<RoleId>;
   private readonly r: { correct: number; wrong: number; invalid: number };
   private readonly working: boolean;
+  private readonly weights: Readonly<Record<string, number>>;
 
   constructor(options: VerdictOptions = {}) {
     this.name = options.name ?? 'verdict';
     this.roles = roleSet(options.role ?? 'judge', this.name);
     this.r = { correct: options.correct ?? 1, wrong: options.wrong ?? 0, invalid: options.invalid ?? 0 };
     this.working = options.score === 'working';
+    this.weights = options.weights ?? {};
   }
 
   score(batch: readonly Episode[]): BatchRewards {
@@ -45,10 +57,11 @@ export class VerdictJudge implements Judge {
       e.turns.map((t) => {
         const truth = this.working ? t.task?.target?.slice(0, -1) : t.task?.answer;
         if (!this.roles.has(t.role) || truth === undefined) return null;
-        if (!t.action.valid) return this.r.invalid;
+        const weight = Object.hasOwn(this.weights, truth) ? this.weights[truth] : 1;
+        if (!t.action.valid) return weight * this.r.invalid;
         // the working is everything before the verdict, the output's last character
         const said = this.working ? t.text.trim().slice(0, -1) : t.action.value;
-        return said === truth ? this.r.correct : this.r.wrong;
+        return weight * (said === truth ? this.r.correct : this.r.wrong);
       }),
     );
   }

@@ -33,4 +33,13 @@ describe('judges/verdict', () => {
     expect(judge.score([e])).to.deep.equal([[1, null, null]]);
     expect(() => makeJudge('verdict', { score: 'sum' })).to.throw(/verdict.*score/);
   });
+
+  it('weights: a turn whose truth is a key earns its reward times the weight, right, wrong or invalid', () => {
+    const judge = makeJudge('verdict', { wrong: -1, invalid: -1, weights: { n: 2 } });
+    const e = verdicts(['46y', 'y'], ['46n', 'y'], ['46n', 'n'], ['46y', 'n']);
+    e.turns.push({ ...turn({ role: 'judge', text: '46?', valid: false }, 4), task: judged('n') });
+    expect(judge.score([e])).to.deep.equal([[1, -1, 2, -2, -2]]);
+    expect(() => makeJudge('verdict', { weights: { n: 0 } })).to.throw(/weights.*weight > 0/);
+    expect(() => makeJudge('verdict', { weights: [2] })).to.throw(/weights/);
+  });
 });
