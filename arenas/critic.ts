@@ -56,6 +56,14 @@ export interface CriticArenaOptions extends Record<string, unknown> {
    * answers to the same prompt by 1/sqrt(q(1-q)) where a pooled group does not
    */
   stepGroups: 'episode' | 'showing';
+  /**
+   * with checkFirst: the check is written by the role 'checker' (a critic kind; bind it to a
+   * frozen copy of the critic's start, `train: false`) instead of the critic, which then
+   * learns only its verdicts. Why: the check is long working and the verdict one token; at a
+   * learning rate where the verdict learns a new comparison, the critic's own checks fell
+   * from 0.83 to under 0.1 right in 25 iterations (measured at lr 1e-3, with KL 0.05 or 0.5)
+   */
+  checker: boolean;
 }
 
 /** The comparison group of a critic's checks (checkFirst), apart from its verdicts. */
@@ -100,13 +108,15 @@ export class AdversarialCriticArena implements Arena {
       perStep: (v) => (typeof v === 'boolean' ? undefined : 'true or false'),
       sneakyWrites: (v) => (v === 'working' || v === 'result' ? undefined : "'working' or 'result'"),
       stepGroups: (v) => (v === 'episode' || v === 'showing' ? undefined : "'episode' or 'showing'"),
-    }, { corrupter: 'sneaky', verdicts: 2, penalty: 1, checkFirst: false, perStep: false, sneakyWrites: 'working', stepGroups: 'episode' });
+      checker: (v) => (typeof v === 'boolean' ? undefined : 'true or false'),
+    }, { corrupter: 'sneaky', verdicts: 2, penalty: 1, checkFirst: false, perStep: false, sneakyWrites: 'working', stepGroups: 'episode', checker: false });
+    if (this.options.checker && !this.options.checkFirst) throw new Error('arena.options.checker: needs checkFirst (the checker writes the check)');
     if (this.options.sneakyWrites !== 'working' && this.options.corrupter !== 'sneaky') throw new Error(`arena.options.sneakyWrites: applies to corrupter 'sneaky', not '${this.options.corrupter}'`);
     if (this.options.stepGroups !== 'episode' && !this.options.perStep) throw new Error('arena.options.stepGroups: applies to perStep answers');
     if (this.options.perStep && !this.options.checkFirst) throw new Error('arena.options.perStep: needs checkFirst (each step is asked beside the critic\'s own result)');
     if (this.options.corrupter === 'given' && !given) throw new Error("arena.options.corrupter: 'given' is for the critic evaluator, whose data file carries each task's working");
     if (family.name !== 'arithmetic') throw new Error(`arena 'adversarial-critic' does not serve task family '${family.name}': it needs sums worked step by step (family 'arithmetic')`);
-    this.roles = this.options.corrupter === 'sneaky' ? { sneaky: 'sneaky', critic: 'critic' } : { critic: 'critic' };
+    this.roles = { ...(this.options.corrupter === 'sneaky' ? { sneaky: 'sneaky' } : {}), critic: 'critic', ...(this.options.checker ? { checker: 'critic' } : {}) };
   }
 
   play(task: Task, ctx: ArenaContext): Observable<Turn | EpisodeEnd> {
@@ -162,7 +172,7 @@ export class AdversarialCriticArena implements Arena {
       const checked: Task = { id: `${task.id}/${showing}/check`, family: task.family, prompt: task.prompt, answer: results };
       const verdict = async (): Promise<string | null> => {
         if (!this.options.checkFirst) return own(await ctx.act('critic', { task, working, steps }, { compare: 'episode', task: judged }));
-        const check = await ctx.act('critic', { task, working, steps, stage: 'check' }, { compare: CHECK_SCOPE, task: checked });
+        const check = await ctx.act(this.options.checker ? 'checker' : 'critic', { task, working, steps, stage: 'check' }, { compare: CHECK_SCOPE, task: checked });
         emit(check);
         const seen = { task, working, steps, check: check.action.valid ? check.action.value! : '' };
         if (!this.options.perStep) return own(await ctx.act('critic', seen, { compare: 'episode', task: judged }));
@@ -215,7 +225,7 @@ export class AdversarialCriticArena implements Arena {
         if (some.length) m[`critic/${showing}_accuracy`] = share(some, (v) => v.right);
       }
     }
-    const critic = episodes.flatMap((e) => e.turns.filter((t) => t.role === 'critic' && t.task?.answer !== undefined));
+    const critic = episodes.flatMap((e) => e.turns.filter((t) => (t.role === 'critic' || t.role === 'checker') && t.task?.answer !== undefined));
     const right = (t: Turn) => t.action.valid && t.action.value === t.task!.answer;
     const checks = critic.filter((t) => t.compare === CHECK_SCOPE);
     if (checks.length) m['critic/check_accuracy'] = share(checks, right);

@@ -225,6 +225,30 @@ describe('adversarial-critic arena', () => {
     expect(() => new AdversarialCriticArena({ checkFirst: true, stepGroups: 'showing' }, arithmetic)).to.throw(/stepGroups: applies to perStep/);
   });
 
+  it("checker: the role 'checker' writes every check, the critic only its step answers", async () => {
+    const role = new CriticRole();
+    const acted: string[] = [];
+    const ctx: ArenaContext = {
+      async act(r, ob, options) {
+        acted.push(`${r}:${ob.stage ?? 'step'}`);
+        const sums = rightResults(sumOperands(ob.task.prompt)!, ob.working as string)!.split(',').map(Number);
+        const text = ob.stage === 'check' ? [sums[0], ...sums.slice(1).map((x, i) => `${sums[i]}+${x - sums[i]}=${x}`)].join(',') : (ob.check as string).split(',')[(ob.step as number) - 1] === stepResults(ob.working as string)![(ob.step as number) - 1] ? 'y' : 'n';
+        return { index: 0, role: r, model: 'm', prompt: [1], completion: [2], logProbs: [0], entropy: [0], selfCertainty: [0], text, action: role.parse(text, ob), compare: options!.compare, task: options!.task } as Turn;
+      },
+    };
+    const arena = new AdversarialCriticArena({ corrupter: 'slip', verdicts: 2, checkFirst: true, perStep: true, checker: true }, arithmetic);
+    expect(arena.roles).to.deep.equal({ critic: 'critic', checker: 'critic' });
+    const episodes = await play(arena, ctx, [{ id: 's0', family: 'arithmetic', prompt: '12+34+56=' }]);
+    expect(new Set(acted)).to.deep.equal(new Set(['checker:check', 'critic:step']));
+    expect(episodes[0].turns.filter((t) => t.role === 'checker')).to.have.length(4);
+    expect(arena.metrics(episodes)).to.deep.include({ 'critic/check_accuracy': 1, 'critic/planted_accuracy': 1, 'critic/right_accuracy': 1 });
+    // the verdict judge pays the critic's answers and abstains on the checker's checks
+    const rewards = makeJudge('verdict', { role: 'critic', wrong: -1, invalid: -1 }).score(episodes)[0];
+    expect(episodes[0].turns.map((t, i) => (t.role === 'checker' ? rewards[i] : 'x')).filter((r) => r !== 'x')).to.deep.equal([null, null, null, null]);
+    expect(() => new AdversarialCriticArena({ checker: true }, arithmetic)).to.throw(/checker: needs checkFirst/);
+    expect(new AdversarialCriticArena({ corrupter: 'sneaky', checkFirst: true, checker: true }, arithmetic).roles).to.deep.equal({ sneaky: 'sneaky', critic: 'critic', checker: 'critic' });
+  });
+
   it('perStep by hand: a slip in step 2 is y then n; the verdict is the first n, and an invalid answer before any n voids it', async () => {
     // the critic's answers are scripted per step, whatever it is shown; a check that always solves rightly
     const answers = (step1: string, step2: string): ArenaContext => ({
@@ -313,7 +337,7 @@ describe('adversarial-critic arena', () => {
   it('checks its options and its tasks', async () => {
     expect(() => ARENA_KINDS['adversarial-critic']({ corrupter: 'model' }, arithmetic)).to.throw(/corrupter: must be 'sneaky', 'random', 'slip' or 'given'/);
     expect(() => ARENA_KINDS['adversarial-critic']({ corrupter: 'given' }, arithmetic)).to.throw(/'given' is for the critic evaluator/);
-    expect(() => ARENA_KINDS['adversarial-critic']({ verdict: 2 }, arithmetic)).to.throw(/unknown option.*known: corrupter, verdicts, penalty, checkFirst, perStep, sneakyWrites, stepGroups/);
+    expect(() => ARENA_KINDS['adversarial-critic']({ verdict: 2 }, arithmetic)).to.throw(/unknown option.*known: corrupter, verdicts, penalty, checkFirst, perStep, sneakyWrites, stepGroups, checker/);
     const arena = new AdversarialCriticArena({}, arithmetic);
     await play(arena, scripted(() => '', () => '0'), [{ id: 'x', family: 'arithmetic', prompt: '12*3=' }]).then(() => expect.fail('should reject'), (e: Error) => expect(e.message).to.match(/not a sum/));
   });

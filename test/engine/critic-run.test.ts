@@ -52,6 +52,20 @@ describe('an adversarial-critic run', function () {
     expect(Math.max(...turns.filter((t) => t.compare === 'episode:check').map((t) => t.completion.length))).to.be.above(2);
   });
 
+  it('a frozen checker writes the checks, in training and held out, and only the critic learns', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'coevolve-critic-'));
+    // one held-out set (a solver's own errors), to keep it short
+    await runCommand(criticRun(root, (c) => { c.evaluators = c.evaluators!.filter((e) => e.name === 'solver'); }, 'configs/critics/spc-sum3-steps-random-checker.yaml'), { set: [] });
+    const rows = readFileSync(join(root, 'spc-sum3-steps-random-checker', 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const last = rows.find((r) => r.iteration === 2);
+    // 4 tasks x 4 episodes x 2 showings x 2 verdicts: one check each by the checker, two step answers by the critic
+    expect(last['turns/checker']).to.equal(64);
+    expect(last['turns/critic']).to.equal(128);
+    expect(last['losses/critic/loss']).to.be.a('number');
+    expect(Object.keys(last).some((k) => k.startsWith('losses/checker'))).to.equal(false);
+    expect(last['eval/solver/check_accuracy']).to.be.within(0.5, 1);
+  });
+
   it('refuses a given-working evaluator whose file has no working, before any work', async () => {
     const root = mkdtempSync(join(tmpdir(), 'coevolve-critic-'));
     const path = criticRun(root, (c) => {

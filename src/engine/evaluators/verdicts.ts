@@ -100,8 +100,10 @@ export function criticFactory(check: (where: string) => TaskCheck): EvaluatorFac
     const corrupter = (spec.options.corrupter as string | undefined) ?? 'slip';
     const given = corrupter === 'given' ? givenWorkings(spec.options.data as string, where) : undefined;
     // asked as the training arena asks it (a critic that checks first checks first here too)
-    const arena = new AdversarialCriticArena({ corrupter, verdicts: 1, checkFirst: plan.arena.options.checkFirst, perStep: plan.arena.options.perStep }, plan.family, given);
-    return new VerdictsEvaluator(spec.name, spec.every ?? c.eval.every, 'critic', arena, tasks, { critic: { role: plan.roles.critic, model: c.roles.critic.model, maxNewTokens: c.roles.critic.maxNewTokens } }, { temperature: (spec.options.temperature as number | undefined) ?? 0, maxNewTokens: c.arena.maxNewTokens, seed: c.seed });
+    const { checkFirst, perStep, checker } = plan.arena.options;
+    const arena = new AdversarialCriticArena({ corrupter, verdicts: 1, checkFirst, perStep, checker }, plan.family, given);
+    const seat = (id: string) => ({ role: plan.roles[id], model: c.roles[id].model, maxNewTokens: c.roles[id].maxNewTokens });
+    return new VerdictsEvaluator(spec.name, spec.every ?? c.eval.every, 'critic', arena, tasks, { critic: seat('critic'), ...(checker ? { checker: seat('checker') } : {}) }, { temperature: (spec.options.temperature as number | undefined) ?? 0, maxNewTokens: c.arena.maxNewTokens, seed: c.seed });
   };
 }
 
