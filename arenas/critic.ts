@@ -59,9 +59,10 @@ export interface CriticArenaOptions extends Record<string, unknown> {
   /**
    * with checkFirst: the check is written by the role 'checker' (a critic kind; bind it to a
    * frozen copy of the critic's start, `train: false`) instead of the critic, which then
-   * learns only its verdicts. Why: the check is long working and the verdict one token; at a
-   * learning rate where the verdict learns a new comparison, the critic's own checks fell
-   * from 0.83 to under 0.1 right in 25 iterations (measured at lr 1e-3, with KL 0.05 or 0.5)
+   * learns only its verdicts. Why: the check is long working and the verdict one token; at
+   * lr 1e-3 the critic's own checks fell from 0.83 to under 0.1 right in 25 iterations (KL
+   * 0.05 or 0.5), and a frozen checker keeps them right whatever the verdict's rate (the
+   * verdicts alone still degraded at 1e-3: docs/judges.md)
    */
   checker: boolean;
 }
