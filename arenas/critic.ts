@@ -209,7 +209,8 @@ export class AdversarialCriticArena implements Arena {
    * results; asked per step, `critic/step_accuracy`: the share of steps it says rightly agree or not.
    * What was planted: `planted/one_digit`, `planted/many_digits`, `planted/length`, the shares
    * of planted errors whose wrong result differs from the right one in one digit, in more, or
-   * in its digit count (errorKind).
+   * in its digit count (errorKind), and `critic/found/<kind>`, the share of the critic's
+   * verdicts on each kind that name the first wrong step: where its blind spot is.
    */
   metrics(episodes: readonly Episode[]): Record<string, number> {
     const m: Record<string, number> = {};
@@ -233,10 +234,15 @@ export class AdversarialCriticArena implements Arena {
     const steps = critic.filter((t) => /^episode:(\w+:)?step\d+$/.test(t.compare ?? ''));
     if (steps.length) m['critic/step_accuracy'] = share(steps, right);
     const kinds = episodes.flatMap((e) => {
-      const info = e.info as { planted?: string | null; truth?: string } | undefined;
-      return info?.planted && info.truth ? [errorKind(sumOperands(e.task.prompt)!, info.planted, Number(info.truth))] : [];
+      const info = e.info as { planted?: string | null; truth?: string; verdicts?: Record<string, (string | null)[]> } | undefined;
+      if (!info?.planted || !info.truth) return [];
+      return [{ kind: errorKind(sumOperands(e.task.prompt)!, info.planted, Number(info.truth)), found: (info.verdicts?.planted ?? []).map((v) => v === info.truth) }];
     });
-    if (kinds.length) for (const kind of ['one_digit', 'many_digits', 'length'] as const) m[`planted/${kind}`] = share(kinds, (k) => k === kind);
+    for (const kind of kinds.length ? (['one_digit', 'many_digits', 'length'] as const) : []) {
+      m[`planted/${kind}`] = share(kinds, (k) => k.kind === kind);
+      const found = kinds.filter((k) => k.kind === kind).flatMap((k) => k.found);
+      if (found.length) m[`critic/found/${kind}`] = share(found, (f) => f);
+    }
     const attempts = episodes.flatMap((e) => e.turns.filter((t) => t.role === 'sneaky'));
     if (attempts.length) {
       m['sneaky/valid_rate'] = share(attempts, (t) => t.action.valid);

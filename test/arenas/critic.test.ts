@@ -70,7 +70,7 @@ describe('adversarial-critic arena', () => {
     expect(byShowing.filter(([s]) => s === 'planted').map(([, r]) => r)).to.deep.equal([-1, -1]);
     expect(byShowing.filter(([s]) => s === 'right').map(([, r]) => r)).to.deep.equal([1, 1]);
     expect(makeJudge('outcome', { role: 'sneaky' }).score([e])[0][0]).to.equal(1);
-    expect(arena.metrics([e])).to.deep.equal({ 'critic/accuracy': 0.5, 'critic/valid_rate': 1, 'critic/planted_accuracy': 0, 'critic/right_accuracy': 1, 'sneaky/valid_rate': 1, 'sneaky/win_rate': 1, 'planted/one_digit': 1, 'planted/many_digits': 0, 'planted/length': 0 });
+    expect(arena.metrics([e])).to.deep.equal({ 'critic/accuracy': 0.5, 'critic/valid_rate': 1, 'critic/planted_accuracy': 0, 'critic/right_accuracy': 1, 'sneaky/valid_rate': 1, 'sneaky/win_rate': 1, 'planted/one_digit': 1, 'planted/many_digits': 0, 'planted/length': 0, 'critic/found/one_digit': 0 });
     // a critic that checks every sum finds the slip: the sneaky role loses -1
     const [caught] = await play(arena, scripted(sneaky, checksSums));
     expect(caught.outcome).to.deep.equal({ sneaky: -1 });
@@ -110,9 +110,11 @@ describe('adversarial-critic arena', () => {
       }
     }
     // what was planted, by how the wrong result differs from the right one (68 for 12+56)
-    const kinds = ['12+56=78,78+34=112', '12+56=99,99+34=133', '12+56=8,8+34=42', '12+56=69,69+34=103'].map((planted) => ({ task: { prompt: '12+34+56=' }, info: { planted, truth: '1' }, turns: [] }) as unknown as Episode);
+    const kinds = ['12+56=78,78+34=112', '12+56=99,99+34=133', '12+56=8,8+34=42', '12+56=69,69+34=103'].map((planted, i) => ({ task: { prompt: '12+34+56=' }, info: { planted, truth: '1', verdicts: { planted: i === 0 ? ['0', '0'] : ['1', i === 3 ? '0' : '1'] } }, turns: [] }) as unknown as Episode);
     const shares = new AdversarialCriticArena({ corrupter: 'random' }, arithmetic).metrics(kinds);
     expect([shares['planted/one_digit'], shares['planted/many_digits'], shares['planted/length']]).to.deep.equal([0.5, 0.25, 0.25]);
+    // the tens digit (78 for 68) missed twice, the units (69) found once in two: one-digit errors found 1 in 4
+    expect([shares['critic/found/one_digit'], shares['critic/found/many_digits'], shares['critic/found/length']]).to.deep.equal([0.25, 1, 1]);
     const [bad] = await play(new AdversarialCriticArena({ corrupter: 'slip', verdicts: 1 }, arithmetic), scripted(() => '', () => '7'));
     expect(bad.turns.every((t) => !t.action.valid && /0 \(none\) to 2/.test(t.action.error!))).to.equal(true);
   });
