@@ -4,6 +4,7 @@ import { AdversarialCriticArena, ARENA_KINDS, playGroups, type ArenaContext } fr
 import { firstRejected } from '../../arenas/critic.js';
 import { makeJudge } from '../../judges/registry.js';
 import { CriticRole, SneakyRole } from '../../roles/index.js';
+import type { Observation } from '../../roles/types.js';
 import type { Episode, Task, Turn } from '../../src/core/types.js';
 import { comparisonGroup } from '../../src/core/groups.js';
 import { arithmetic } from '../../src/tasks/arithmetic.js';
@@ -33,6 +34,25 @@ const task: Task = { id: 't1', family: 'arithmetic', prompt: '12+34+56=', answer
 const play = async (arena: AdversarialCriticArena, ctx: ArenaContext, tasks: Task[] = [task], group = 1): Promise<Episode[]> => firstValueFrom(playGroups(arena, tasks, group, ctx).pipe(toArray()));
 /** A critic that checks each step's sum (not the operands): a perfect critic for slips in a sum. */
 const checksSums = (working: string) => String(working.split(',').findIndex((s) => { const [a, b, c] = s.split(/[+=]/).map(Number); return a + b !== c; }) + 1);
+/**
+ * A critic that checks first (its check solves on rightly from the shown first step, or with
+ * `copy` writes the shown results), each step answered by `answer`; `acted` lists who acted at
+ * which stage. It answers as whichever role it is asked as (the critic, or a checker).
+ */
+function checking(answer: (ob: Observation) => string, copy = false): ArenaContext & { acted: string[] } {
+  const acted: string[] = [];
+  return {
+    acted,
+    async act(r, ob, options) {
+      acted.push(`${r}:${ob.stage ?? 'step'}`);
+      const sums = copy ? stepResults(ob.working as string)!.map(Number) : rightResults(sumOperands(ob.task.prompt)!, ob.working as string)!.split(',').map(Number);
+      const text = ob.stage === 'check' ? [sums[0], ...sums.slice(1).map((x, i) => `${sums[i]}+${x - sums[i]}=${x}`)].join(',') : answer(ob);
+      return { index: 0, role: r, model: 'm', prompt: [1], completion: [2], logProbs: [0], entropy: [0], selfCertainty: [0], text, action: new CriticRole().parse(text, ob), compare: options!.compare, task: options!.task } as Turn;
+    },
+  };
+}
+/** A step answer that compares the check's result with the shown one. */
+const agrees = (ob: Observation) => ((ob.check as string).split(',')[(ob.step as number) - 1] === stepResults(ob.working as string)![(ob.step as number) - 1] ? 'y' : 'n');
 
 describe('step checker', () => {
   it('names the first step that adds wrongly, breaks the chain, or uses an operand twice or not at all', () => {
@@ -163,15 +183,7 @@ describe('adversarial-critic arena', () => {
     expect(role.parse('1', { ...o, step: 2 }).valid).to.equal(false);
     expect(role.maxNewTokens({ ...o, step: 1 })).to.equal(2);
     // a critic whose check solves on rightly (or copies the shown results) and that says 'n' where its result differs
-    const critic = (copy: boolean): ArenaContext => ({
-      async act(r, ob, options) {
-        const shown = stepResults(ob.working as string)!;
-        const sums = copy ? shown.map(Number) : rightResults(sumOperands(ob.task.prompt)!, ob.working as string)!.split(',').map(Number);
-        const k = (ob.step as number) - 1;
-        const text = ob.stage === 'check' ? [sums[0], ...sums.slice(1).map((x, i) => `${sums[i]}+${x - sums[i]}=${x}`)].join(',') : (ob.check as string).split(',')[k] === shown[k] ? 'y' : 'n';
-        return { index: 0, role: r, model: 'm', prompt: [1], completion: [2], logProbs: [0], entropy: [0], selfCertainty: [0], text, action: role.parse(text, ob), compare: options!.compare, task: options!.task } as Turn;
-      },
-    });
+    const critic = (copy: boolean) => checking(agrees, copy);
     const arena = new AdversarialCriticArena({ corrupter: 'slip', verdicts: 2, checkFirst: true, perStep: true }, arithmetic);
     const tasks = Array.from({ length: 12 }, (_, i) => ({ id: `s${i}`, family: 'arithmetic', prompt: `${10 + i}+${20 + 2 * i}+${30 + 3 * i}=` }));
     const episodes = await play(arena, critic(false), tasks);
@@ -197,15 +209,8 @@ describe('adversarial-critic arena', () => {
   });
 
   it("stepGroups 'showing': each step's answers are compared within one showing, GRPO's group of one prompt", async () => {
-    const role = new CriticRole();
     // says 'y' to every step after a right check: right on right working, wrong on the planted step
-    const yes: ArenaContext = {
-      async act(r, ob, options) {
-        const sums = rightResults(sumOperands(ob.task.prompt)!, ob.working as string)!.split(',').map(Number);
-        const text = ob.stage === 'check' ? [sums[0], ...sums.slice(1).map((x, i) => `${sums[i]}+${x - sums[i]}=${x}`)].join(',') : 'y';
-        return { index: 0, role: r, model: 'm', prompt: [1], completion: [2], logProbs: [0], entropy: [0], selfCertainty: [0], text, action: role.parse(text, ob), compare: options!.compare, task: options!.task } as Turn;
-      },
-    };
+    const yes = checking(() => 'y');
     const tasks = [{ id: 's0', family: 'arithmetic', prompt: '12+34+56=' }];
     const [pooled] = await play(new AdversarialCriticArena({ corrupter: 'slip', verdicts: 2, checkFirst: true, perStep: true }, arithmetic), yes, tasks);
     const arena = new AdversarialCriticArena({ corrupter: 'slip', verdicts: 2, checkFirst: true, perStep: true, stepGroups: 'showing' }, arithmetic);
@@ -228,20 +233,11 @@ describe('adversarial-critic arena', () => {
   });
 
   it("checker: the role 'checker' writes every check, the critic only its step answers", async () => {
-    const role = new CriticRole();
-    const acted: string[] = [];
-    const ctx: ArenaContext = {
-      async act(r, ob, options) {
-        acted.push(`${r}:${ob.stage ?? 'step'}`);
-        const sums = rightResults(sumOperands(ob.task.prompt)!, ob.working as string)!.split(',').map(Number);
-        const text = ob.stage === 'check' ? [sums[0], ...sums.slice(1).map((x, i) => `${sums[i]}+${x - sums[i]}=${x}`)].join(',') : (ob.check as string).split(',')[(ob.step as number) - 1] === stepResults(ob.working as string)![(ob.step as number) - 1] ? 'y' : 'n';
-        return { index: 0, role: r, model: 'm', prompt: [1], completion: [2], logProbs: [0], entropy: [0], selfCertainty: [0], text, action: role.parse(text, ob), compare: options!.compare, task: options!.task } as Turn;
-      },
-    };
+    const ctx = checking(agrees);
     const arena = new AdversarialCriticArena({ corrupter: 'slip', verdicts: 2, checkFirst: true, perStep: true, checker: true }, arithmetic);
     expect(arena.roles).to.deep.equal({ critic: 'critic', checker: 'critic' });
     const episodes = await play(arena, ctx, [{ id: 's0', family: 'arithmetic', prompt: '12+34+56=' }]);
-    expect(new Set(acted)).to.deep.equal(new Set(['checker:check', 'critic:step']));
+    expect(new Set(ctx.acted)).to.deep.equal(new Set(['checker:check', 'critic:step']));
     expect(episodes[0].turns.filter((t) => t.role === 'checker')).to.have.length(4);
     expect(arena.metrics(episodes)).to.deep.include({ 'critic/check_accuracy': 1, 'critic/planted_accuracy': 1, 'critic/right_accuracy': 1 });
     // the verdict judge pays the critic's answers and abstains on the checker's checks
@@ -253,13 +249,7 @@ describe('adversarial-critic arena', () => {
 
   it('perStep by hand: a slip in step 2 is y then n; the verdict is the first n, and an invalid answer before any n voids it', async () => {
     // the critic's answers are scripted per step, whatever it is shown; a check that always solves rightly
-    const answers = (step1: string, step2: string): ArenaContext => ({
-      async act(r, ob, options) {
-        const sums = rightResults(sumOperands(ob.task.prompt)!, ob.working as string)!.split(',').map(Number);
-        const text = ob.stage === 'check' ? [sums[0], ...sums.slice(1).map((x, i) => `${sums[i]}+${x - sums[i]}=${x}`)].join(',') : ob.step === 1 ? step1 : step2;
-        return { index: 0, role: r, model: 'm', prompt: [1], completion: [2], logProbs: [0], entropy: [0], selfCertainty: [0], text, action: new CriticRole().parse(text, ob), compare: options!.compare, task: options!.task } as Turn;
-      },
-    });
+    const answers = (step1: string, step2: string) => checking((ob) => (ob.step === 1 ? step1 : step2));
     const arena = new AdversarialCriticArena({ corrupter: 'slip', verdicts: 1, checkFirst: true, perStep: true }, arithmetic);
     const tasks = Array.from({ length: 12 }, (_, i) => ({ id: `h${i}`, family: 'arithmetic', prompt: `${10 + i}+${20 + 2 * i}+${30 + 3 * i}=` }));
     const episodes = await play(arena, answers('y', 'n'), tasks);

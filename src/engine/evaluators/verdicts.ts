@@ -47,6 +47,11 @@ export class VerdictsEvaluator implements Evaluator {
   }
 }
 
+/** A role's seat at a held-out table: the run's own role, model and token budget. */
+function seatOf(c: Parameters<EvaluatorFactory>[1], plan: Parameters<EvaluatorFactory>[2], id: string) {
+  return { role: plan.roles[id], model: c.roles[id].model, maxNewTokens: c.roles[id].maxNewTokens };
+}
+
 /** The labeled held-out tasks of an evaluator's `data` option. */
 function heldOut(check: (where: string) => TaskCheck, spec: Parameters<EvaluatorFactory>[0], family: string, where: string): Task[] {
   const data = spec.options.data as string | undefined;
@@ -73,14 +78,13 @@ export function verdictsFactory(check: (where: string) => TaskCheck): EvaluatorF
     const repeats = (spec.options.repeats as number | undefined) ?? 1;
     // each repeat is its own task id, so the arena draws its showing orders afresh
     const tasks = heldOut(check, spec, plan.family.name, where).flatMap((t) => Array.from({ length: repeats }, (_, r) => (r === 0 ? t : { ...t, id: `${t.id}~${r}` })));
-    const seat = (id: 'solver' | 'judge') => ({ role: plan.roles[id], model: c.roles[id].model, maxNewTokens: c.roles[id].maxNewTokens });
     // the answers are sampled (a greedy solver would write one answer, with nothing to tell apart); the verdicts at `temperature` when given
     const arenaTemperature = c.arena.temperature > 0 ? c.arena.temperature : 1;
     const sampled = (spec.options.answerTemperature as number | undefined) ?? arenaTemperature;
-    const judge = { ...seat('judge'), temperature: (spec.options.temperature as number | undefined) ?? arenaTemperature };
+    const judge = { ...seatOf(c, plan, 'judge'), temperature: (spec.options.temperature as number | undefined) ?? arenaTemperature };
     // held out means the solver's own answers: nothing planted
     const arena = plan.arena.options.plant ? new JudgeArena({ ...plan.arena.options, plant: 0 }, plan.family) : plan.arena;
-    return new VerdictsEvaluator(spec.name, spec.every ?? c.eval.every, 'judge', arena, tasks, { solver: seat('solver'), judge }, { temperature: sampled, maxNewTokens: c.arena.maxNewTokens, seed: c.seed });
+    return new VerdictsEvaluator(spec.name, spec.every ?? c.eval.every, 'judge', arena, tasks, { solver: seatOf(c, plan, 'solver'), judge }, { temperature: sampled, maxNewTokens: c.arena.maxNewTokens, seed: c.seed });
   };
 }
 
@@ -102,8 +106,7 @@ export function criticFactory(check: (where: string) => TaskCheck): EvaluatorFac
     // asked as the training arena asks it (a critic that checks first checks first here too)
     const { checkFirst, perStep, checker } = plan.arena.options;
     const arena = new AdversarialCriticArena({ corrupter, verdicts: 1, checkFirst, perStep, checker }, plan.family, given);
-    const seat = (id: string) => ({ role: plan.roles[id], model: c.roles[id].model, maxNewTokens: c.roles[id].maxNewTokens });
-    return new VerdictsEvaluator(spec.name, spec.every ?? c.eval.every, 'critic', arena, tasks, { critic: seat('critic'), ...(checker ? { checker: seat('checker') } : {}) }, { temperature: (spec.options.temperature as number | undefined) ?? 0, maxNewTokens: c.arena.maxNewTokens, seed: c.seed });
+    return new VerdictsEvaluator(spec.name, spec.every ?? c.eval.every, 'critic', arena, tasks, { critic: seatOf(c, plan, 'critic'), ...(checker ? { checker: seatOf(c, plan, 'checker') } : {}) }, { temperature: (spec.options.temperature as number | undefined) ?? 0, maxNewTokens: c.arena.maxNewTokens, seed: c.seed });
   };
 }
 
