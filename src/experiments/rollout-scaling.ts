@@ -1,6 +1,6 @@
 /**
  * Rollouts on worker processes through Redis, measured on the default experiment:
- *   npx tsx src/experiments/rollout-scaling.ts --out runs/distributed [--iterations 20] [--curve 200] [--seeds 1,2]
+ *   npx tsx src/experiments/rollout-scaling.ts --out runs/distributed [--iterations 20] [--curve 200] [--seeds 1,2] [--gc parallel|single]
  * 1. Throughput: rollout tokens/s during rollout phases (median over iterations 3..N) with one
  *    and with two `coevolve worker` processes, beside in-process rollouts on one thread and
  *    on every core; the learner trains on one thread. The workload is the default experiment
@@ -27,8 +27,11 @@ const config = arg('config', 'configs/default.yaml');
 // the throughput workload: the default experiment with this many seeds per iteration (8: 2,048 solver answers and 256 proposals an iteration)
 const perIteration = arg('per-iteration', '8');
 const jobEpisodes = arg('job-episodes', '128');
-// off: tfjs's own kernels everywhere (native products contend for a shared cache across processes here)
+// off: tfjs's own kernels everywhere (with native products a worker leans harder on V8's GC helper threads: docs/distributed.md)
 const accelerate = arg('accelerate', 'auto');
+// parallel: node's default GC helper threads; single: worker processes run V8 with --single-threaded-gc, so one worker stays on one core
+const gc = arg('gc', 'parallel');
+if (gc !== 'single' && gc !== 'parallel') throw new Error(`--gc: single or parallel, got '${gc}'`);
 mkdirSync(out, { recursive: true });
 
 const freePort = () => new Promise<number>((resolve) => { const s = createServer(); s.listen(0, '127.0.0.1', () => { const p = (s.address() as { port: number }).port; s.close(() => resolve(p)); }); });
@@ -39,7 +42,7 @@ await new Promise((r) => setTimeout(r, 500));
 
 function startWorkers(n: number, queue: string): Promise<ChildProcess[]> {
   return Promise.all(Array.from({ length: n }, () => new Promise<ChildProcess>((resolve, reject) => {
-    const w = spawn(process.execPath, ['bin/coevolve.js', 'worker', '--redis', url, '--queue', queue, '--accelerate', accelerate], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const w = spawn(process.execPath, [...(gc === 'single' ? ['--single-threaded-gc'] : []), 'bin/coevolve.js', 'worker', '--redis', url, '--queue', queue, '--accelerate', accelerate], { stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
     w.stderr!.on('data', (d: Buffer) => { if (/taking rollout jobs/.test((err += d.toString()))) resolve(w); });
     w.once('exit', (c) => reject(new Error(`worker exited ${c}: ${err}`)));
@@ -83,6 +86,7 @@ try {
   results.perIteration = perIteration;
   results.accelerate = accelerate;
   results.jobEpisodes = jobEpisodes;
+  results.workerGc = gc;
   results.scaling_2_over_1_workers = speed['redis-2workers'].rollout_tokens_per_s / speed['redis-1worker'].rollout_tokens_per_s;
   if (curve > 0) {
     const curves: Record<string, Array<Record<string, number>>> = {};
