@@ -38,6 +38,7 @@ export class Agents implements ArenaContext {
     const prompt = this.tokenizer.prompt(b.role.render(observation), b.role.token ?? b.role.kind);
     const most = b.maxNewTokens ?? this.sampling.maxNewTokens;
     const maxNewTokens = Math.min(most, b.role.maxNewTokens?.(observation) ?? most);
+    if (options.given !== undefined) return this.give(roleId, b, prompt, observation, { ...options, given: options.given });
     const stops = b.role.stops?.(observation);
     const stop = stops?.length ? { stop: stops.map((ch) => this.stopToken(ch, b.role.kind)) } : {};
     const g = await b.server.generate(prompt, { ...this.sampling, maxNewTokens, temperature: b.temperature ?? this.sampling.temperature, eos: this.tokenizer.eos, ...stop });
@@ -45,6 +46,18 @@ export class Agents implements ArenaContext {
     const text = this.tokenizer.decode(body);
     const action = g.stopped ? b.role.parse(text, observation) : { valid: false, value: null, error: `no end of sequence within ${g.tokens.length} tokens` };
     const turn: Turn = { index: 0, role: roleId, model: b.model, prompt, completion: g.tokens, logProbs: g.logProbs, entropy: g.entropy, selfCertainty: g.selfCertainty, text, action };
+    if (options.compare) turn.compare = options.compare;
+    if (options.task) turn.task = options.task;
+    return turn;
+  }
+
+  /** A turn whose completion is `options.given` and the end of sequence, scored under the role's model. */
+  private async give(roleId: RoleId, b: AgentBinding, prompt: number[], observation: Observation, options: ActOptions & { given: string }): Promise<Turn> {
+    if (!b.server.logProbs) throw new Error(`role '${roleId}': a given completion is scored by its model, and model '${b.model}' cannot score (a remote model)`);
+    const completion = [...this.tokenizer.encode(options.given), this.tokenizer.eos];
+    const logProbs = await b.server.logProbs({ prompt, completion }, b.temperature ?? this.sampling.temperature ?? 1);
+    const zeros = completion.map(() => 0);
+    const turn: Turn = { index: 0, role: roleId, model: b.model, prompt, completion, logProbs, entropy: zeros, selfCertainty: zeros, text: options.given, action: b.role.parse(options.given, observation), given: true };
     if (options.compare) turn.compare = options.compare;
     if (options.task) turn.task = options.task;
     return turn;

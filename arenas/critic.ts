@@ -7,7 +7,7 @@ import { hashText } from '../src/util/hash.js';
 import { Rng } from '../src/util/rng.js';
 import { invalid } from '../roles/types.js';
 import { arenaOptions, positiveInteger } from './options.js';
-import type { Arena, ArenaContext, EpisodeEnd } from './types.js';
+import type { ActOptions, Arena, ArenaContext, EpisodeEnd } from './types.js';
 
 export interface CriticArenaOptions extends Record<string, unknown> {
   /**
@@ -65,6 +65,16 @@ export interface CriticArenaOptions extends Record<string, unknown> {
    * verdicts alone still degraded at 1e-3: docs/judges.md)
    */
   checker: boolean;
+  /**
+   * with perStep: where a sampled answer to a step is wrong and the critic's own result for
+   * that step is right (so the answer is the comparison of two shown numbers), the right
+   * answer is added as a given turn (ActOptions.given) in the same comparison group, paid as
+   * any answer. Why: a confidently wrong 'y' (p(n) about 0.06 on the sneaky role's tens-digit
+   * errors, whose checks were right 0.93 to 0.95 of the time) gets a policy-gradient pull of
+   * about p(n)(1 - p(n)) times the advantage gap, a tenth of supervision's 1 - p(n); the given
+   * 'n' is pulled as supervision would be. Given turns stay out of the verdicts and accuracies.
+   */
+  guide: boolean;
 }
 
 /** The comparison group of a critic's checks (checkFirst), apart from its verdicts. */
@@ -110,7 +120,9 @@ export class AdversarialCriticArena implements Arena {
       sneakyWrites: (v) => (v === 'working' || v === 'result' ? undefined : "'working' or 'result'"),
       stepGroups: (v) => (v === 'episode' || v === 'showing' ? undefined : "'episode' or 'showing'"),
       checker: (v) => (typeof v === 'boolean' ? undefined : 'true or false'),
-    }, { corrupter: 'sneaky', verdicts: 2, penalty: 1, checkFirst: false, perStep: false, sneakyWrites: 'working', stepGroups: 'episode', checker: false });
+      guide: (v) => (typeof v === 'boolean' ? undefined : 'true or false'),
+    }, { corrupter: 'sneaky', verdicts: 2, penalty: 1, checkFirst: false, perStep: false, sneakyWrites: 'working', stepGroups: 'episode', checker: false, guide: false });
+    if (this.options.guide && !this.options.perStep) throw new Error('arena.options.guide: applies to perStep answers');
     if (this.options.checker && !this.options.checkFirst) throw new Error('arena.options.checker: needs checkFirst (the checker writes the check)');
     if (this.options.sneakyWrites !== 'working' && this.options.corrupter !== 'sneaky') throw new Error(`arena.options.sneakyWrites: applies to corrupter 'sneaky', not '${this.options.corrupter}'`);
     if (this.options.stepGroups !== 'episode' && !this.options.perStep) throw new Error('arena.options.stepGroups: applies to perStep answers');
@@ -177,12 +189,19 @@ export class AdversarialCriticArena implements Arena {
         emit(check);
         const seen = { task, working, steps, check: check.action.valid ? check.action.value! : '' };
         if (!this.options.perStep) return own(await ctx.act('critic', seen, { compare: 'episode', task: judged }));
-        const marks = await Promise.all(resultsAgree(operands, working)!.map((agrees, k) => ctx.act('critic', { ...seen, step: k + 1 }, {
-          compare: this.options.stepGroups === 'showing' ? `episode:${showing}:step${k + 1}` : `episode:step${k + 1}`,
-          task: { id: `${task.id}/${showing}/step${k + 1}`, family: task.family, prompt: task.prompt, answer: agrees ? 'y' : 'n' },
-        })));
-        marks.forEach((t) => emit(t));
-        return firstRejected(marks.map((t) => (t.action.valid ? t.action.value : null)));
+        const mine = check.action.valid ? check.action.value!.split(',') : [];
+        const answered = await Promise.all(resultsAgree(operands, working)!.map(async (agrees, k) => {
+          const filed: ActOptions & { task: Task } = {
+            compare: this.options.stepGroups === 'showing' ? `episode:${showing}:step${k + 1}` : `episode:step${k + 1}`,
+            task: { id: `${task.id}/${showing}/step${k + 1}`, family: task.family, prompt: task.prompt, answer: agrees ? 'y' : 'n' },
+          };
+          const mark = await ctx.act('critic', { ...seen, step: k + 1 }, filed);
+          const missed = !(mark.action.valid && mark.action.value === filed.task.answer);
+          const guided = this.options.guide && missed && mine[k] === results.split(',')[k];
+          return { mark, given: guided ? await ctx.act('critic', { ...seen, step: k + 1 }, { ...filed, given: filed.task.answer! }) : undefined };
+        }));
+        for (const { mark, given } of answered) [mark, given].forEach((t) => t && emit(t));
+        return firstRejected(answered.map(({ mark: t }) => (t.action.valid ? t.action.value : null)));
       };
       return Promise.all(Array.from({ length: this.options.verdicts }, verdict));
     };
@@ -231,7 +250,7 @@ export class AdversarialCriticArena implements Arena {
     const right = (t: Turn) => t.action.valid && t.action.value === t.task!.answer;
     const checks = critic.filter((t) => t.compare === CHECK_SCOPE);
     if (checks.length) m['critic/check_accuracy'] = share(checks, right);
-    const steps = critic.filter((t) => /^episode:(\w+:)?step\d+$/.test(t.compare ?? ''));
+    const steps = critic.filter((t) => !t.given && /^episode:(\w+:)?step\d+$/.test(t.compare ?? ''));
     if (steps.length) m['critic/step_accuracy'] = share(steps, right);
     const kinds = episodes.flatMap((e) => {
       const info = e.info as { planted?: string | null; truth?: string; verdicts?: Record<string, (string | null)[]> } | undefined;

@@ -13,6 +13,14 @@ export interface EpisodeEnd {
 export interface ActOptions {
   compare?: CompareScope;
   task?: Task;
+  /**
+   * The completion is this text (and the end of sequence), not sampled: a demonstration of
+   * the right answer where the role missed it. Its log-probs are scored under the acting
+   * model, so the update treats it as a sample drawn at that probability (LUFFY's off-policy
+   * guidance with the behaviour policy taken as the current one, without its shaping).
+   * The turn is marked `given`.
+   */
+  given?: string;
 }
 
 /** What an arena may do: ask a role to act on an observation, and look at what the loop remembers. */

@@ -50,6 +50,8 @@ export interface Turn {
   task?: Task;
   /** which turns its advantage is computed against (default 'group'); see comparisonGroup */
   compare?: CompareScope;
+  /** true when the completion was given (ActOptions.given), not sampled: its entropy and self-certainty are zeros, and accuracy metrics leave it out */
+  given?: boolean;
   /** the arena's own outcome for this turn alone, when it has one (a re-rollout's result); the `outcome` judge prefers it to the episode's */
   outcome?: number;
   /** as stored: the reward the judges gave it, combined by weight (absent when every judge abstained) */

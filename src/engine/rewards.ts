@@ -117,8 +117,10 @@ export function rolloutMetrics(plan: Plan, episodes: readonly Episode[], scored:
   const labeled = solver.filter(({ e, t }) => taskOf(e, t).answer !== undefined);
   if (labeled.length) m['accuracy/train'] = mean(labeled.map(({ e, t }) => (t.action.valid && plan.family.verify(taskOf(e, t), t.text) ? 1 : 0)));
   m['rollout/valid_rate'] = mean(solver.map(({ t }) => (t.action.valid ? 1 : 0)));
-  m['rollout/entropy'] = mean(episodes.flatMap((e) => e.turns.flatMap((t) => t.entropy)));
-  m['rollout/self_certainty'] = mean(episodes.flatMap((e) => e.turns.flatMap((t) => t.selfCertainty)));
+  // a given turn's were not sampled (zeros)
+  const sampled = episodes.flatMap((e) => e.turns.filter((t) => !t.given));
+  m['rollout/entropy'] = mean(sampled.flatMap((t) => t.entropy));
+  m['rollout/self_certainty'] = mean(sampled.flatMap((t) => t.selfCertainty));
   // the solver's comparison groups: the answers to one task
   const groups = [...groupBy(solver, ({ e, t }) => comparisonGroup(e, t)).entries()];
   m['rollout/distinct_answers'] = mean(groups.map(([, g]) => new Set(g.map(({ t }) => voteOf(t)).filter((x) => x !== null)).size));

@@ -29,6 +29,8 @@ interface Pending<I, O> { input: I; resolve: (o: O) => void; reject: (e: unknown
 /** What an agent asks of a model: one completion per prompt (a BatchingServer, or a remote endpoint). */
 export interface GenerateServer {
   generate(prompt: number[], options: GenerateOptions): Promise<Generation>;
+  /** per-token log-probs of a given completion (a local model's server; a remote one has none) */
+  logProbs?(input: PolicyInput, temperature?: number): Promise<number[]>;
 }
 
 export class BatchingServer {

@@ -70,6 +70,22 @@ describe('Agents.act', () => {
     await new Agents({ solver: { role: long, model: 'm', server } }, tokenizer, sampling).act('solver', { task }).then(() => expect.fail('should reject'), (e: Error) => expect(e.message).to.match(/a stop is one character, got "\+="/));
   });
 
+  it('given: the completion is the given text and EOS, scored by the model, not sampled', async () => {
+    // guards against: a demonstration trained with log-probs it was never scored at, or sampled anyway
+    const { server, requests } = fakeServer(tokenizer.encode('7'), true);
+    const scored: { prompt: number[]; completion: number[]; temperature?: number }[] = [];
+    const scoring = Object.assign(server, { logProbs: async (input: { prompt: number[]; completion: number[] }, temperature?: number) => (scored.push({ ...input, temperature }), input.completion.map((_, i) => -1 - i)) });
+    const role = recordingRole();
+    const agents = new Agents({ solver: { role, model: 'm', server: scoring, temperature: 0.5 } }, tokenizer, sampling);
+    const turn = await agents.act('solver', { task }, { compare: 'episode', given: '42' });
+    const completion = [...tokenizer.encode('42'), tokenizer.eos];
+    expect(requests).to.have.length(0);
+    expect(scored).to.deep.equal([{ prompt: tokenizer.prompt('40+2=', 'solver'), completion, temperature: 0.5 }]);
+    expect(turn).to.deep.include({ completion, logProbs: [-1, -2, -3], entropy: [0, 0, 0], text: '42', given: true, compare: 'episode', action: { valid: true, value: '42' } });
+    const remote = new Agents({ solver: { role, model: 'r', server: fakeServer([], true).server } }, tokenizer, sampling);
+    await remote.act('solver', { task }, { given: '42' }).then(() => expect.fail('should reject'), (e: Error) => expect(e.message).to.match(/model 'r' cannot score/));
+  });
+
   it('names the bound roles when asked for an unbound one', async () => {
     const { server } = fakeServer([tokenizer.eos], true);
     const agents = new Agents({ solver: { role: recordingRole(), model: 'm', server } }, tokenizer, sampling);

@@ -46,8 +46,8 @@ function checking(answer: (ob: Observation) => string, copy = false): ArenaConte
     async act(r, ob, options) {
       acted.push(`${r}:${ob.stage ?? 'step'}`);
       const sums = copy ? stepResults(ob.working as string)!.map(Number) : rightResults(sumOperands(ob.task.prompt)!, ob.working as string)!.split(',').map(Number);
-      const text = ob.stage === 'check' ? [sums[0], ...sums.slice(1).map((x, i) => `${sums[i]}+${x - sums[i]}=${x}`)].join(',') : answer(ob);
-      return { index: 0, role: r, model: 'm', prompt: [1], completion: [2], logProbs: [0], entropy: [0], selfCertainty: [0], text, action: new CriticRole().parse(text, ob), compare: options!.compare, task: options!.task } as Turn;
+      const text = ob.stage === 'check' ? [sums[0], ...sums.slice(1).map((x, i) => `${sums[i]}+${x - sums[i]}=${x}`)].join(',') : options?.given ?? answer(ob);
+      return { index: 0, role: r, model: 'm', prompt: [1], completion: [2], logProbs: [0], entropy: [0], selfCertainty: [0], text, action: new CriticRole().parse(text, ob), compare: options!.compare, task: options!.task, ...(options?.given !== undefined ? { given: true } : {}) } as Turn;
     },
   };
 }
@@ -247,6 +247,30 @@ describe('adversarial-critic arena', () => {
     expect(new AdversarialCriticArena({ corrupter: 'sneaky', checkFirst: true, checker: true }, arithmetic).roles).to.deep.equal({ sneaky: 'sneaky', critic: 'critic', checker: 'critic' });
   });
 
+  it('guide: a missed step whose own result is right gets its right answer as a given turn, grouped and paid as any, left out of verdicts and accuracies', async () => {
+    const tasks = [{ id: 's0', family: 'arithmetic', prompt: '12+34+56=' }];
+    const options = { corrupter: 'slip', verdicts: 2, checkFirst: true, perStep: true };
+    // says 'y' to every step: wrong only on the planted step, where its own (right) result differs from the shown one
+    const [plain] = await play(new AdversarialCriticArena(options, arithmetic), checking(() => 'y'), tasks);
+    const arena = new AdversarialCriticArena({ ...options, guide: true }, arithmetic);
+    const [e] = await play(arena, checking(() => 'y'), tasks);
+    const truth = (e.info as { truth: string }).truth;
+    const given = e.turns.filter((t) => t.given);
+    expect(given).to.have.length(2);
+    expect(given.every((t) => t.text === 'n' && t.compare === `episode:step${truth}` && t.task!.id === `s0/planted/step${truth}`)).to.equal(true);
+    expect(e.turns.length).to.equal(plain.turns.length + 2);
+    expect(e.info).to.deep.equal(plain.info);
+    const rewards = makeJudge('verdict', { role: 'critic', wrong: -1, invalid: -1 }).score([e])[0];
+    expect(e.turns.flatMap((t, i) => (t.given ? [rewards[i]] : []))).to.deep.equal([1, 1]);
+    expect(arena.metrics([e])['critic/step_accuracy']).to.equal(new AdversarialCriticArena(options, arithmetic).metrics([plain])['critic/step_accuracy']);
+    // a check that copies the shown results holds the planted value: the answer is no comparison of the right sum, so nothing is given
+    const [copied] = await play(arena, checking(() => 'y', true), tasks);
+    expect(copied.turns.filter((t) => t.given)).to.have.length(0);
+    // a right answer needs no guide
+    expect((await play(arena, checking(agrees), tasks))[0].turns.filter((t) => t.given)).to.have.length(0);
+    expect(() => new AdversarialCriticArena({ checkFirst: true, guide: true }, arithmetic)).to.throw(/guide: applies to perStep/);
+  });
+
   it('perStep by hand: a slip in step 2 is y then n; the verdict is the first n, and an invalid answer before any n voids it', async () => {
     // the critic's answers are scripted per step, whatever it is shown; a check that always solves rightly
     const answers = (step1: string, step2: string) => checking((ob) => (ob.step === 1 ? step1 : step2));
@@ -329,7 +353,7 @@ describe('adversarial-critic arena', () => {
   it('checks its options and its tasks', async () => {
     expect(() => ARENA_KINDS['adversarial-critic']({ corrupter: 'model' }, arithmetic)).to.throw(/corrupter: must be 'sneaky', 'random', 'slip' or 'given'/);
     expect(() => ARENA_KINDS['adversarial-critic']({ corrupter: 'given' }, arithmetic)).to.throw(/'given' is for the critic evaluator/);
-    expect(() => ARENA_KINDS['adversarial-critic']({ verdict: 2 }, arithmetic)).to.throw(/unknown option.*known: corrupter, verdicts, penalty, checkFirst, perStep, sneakyWrites, stepGroups, checker/);
+    expect(() => ARENA_KINDS['adversarial-critic']({ verdict: 2 }, arithmetic)).to.throw(/unknown option.*known: corrupter, verdicts, penalty, checkFirst, perStep, sneakyWrites, stepGroups, checker, guide/);
     const arena = new AdversarialCriticArena({}, arithmetic);
     await play(arena, scripted(() => '', () => '0'), [{ id: 'x', family: 'arithmetic', prompt: '12*3=' }]).then(() => expect.fail('should reject'), (e: Error) => expect(e.message).to.match(/not a sum/));
   });
