@@ -36,31 +36,32 @@ export class Agents implements ArenaContext {
     const b = this.bindings[roleId];
     if (!b) throw new Error(`arena asked role '${roleId}' to act; bound roles: ${Object.keys(this.bindings).join(', ')}`);
     const prompt = this.tokenizer.prompt(b.role.render(observation), b.role.token ?? b.role.kind);
+    const turn = options.given === undefined ? await this.sample(roleId, b, prompt, observation) : await this.give(roleId, b, prompt, observation, options.given);
+    if (options.compare) turn.compare = options.compare;
+    if (options.task) turn.task = options.task;
+    return turn;
+  }
+
+  /** A turn whose completion the role's model samples. */
+  private async sample(roleId: RoleId, b: AgentBinding, prompt: number[], observation: Observation): Promise<Turn> {
     const most = b.maxNewTokens ?? this.sampling.maxNewTokens;
     const maxNewTokens = Math.min(most, b.role.maxNewTokens?.(observation) ?? most);
-    if (options.given !== undefined) return this.give(roleId, b, prompt, observation, { ...options, given: options.given });
     const stops = b.role.stops?.(observation);
     const stop = stops?.length ? { stop: stops.map((ch) => this.stopToken(ch, b.role.kind)) } : {};
     const g = await b.server.generate(prompt, { ...this.sampling, maxNewTokens, temperature: b.temperature ?? this.sampling.temperature, eos: this.tokenizer.eos, ...stop });
     const body = g.stopped ? g.tokens.slice(0, -1) : g.tokens;
     const text = this.tokenizer.decode(body);
     const action = g.stopped ? b.role.parse(text, observation) : { valid: false, value: null, error: `no end of sequence within ${g.tokens.length} tokens` };
-    const turn: Turn = { index: 0, role: roleId, model: b.model, prompt, completion: g.tokens, logProbs: g.logProbs, entropy: g.entropy, selfCertainty: g.selfCertainty, text, action };
-    if (options.compare) turn.compare = options.compare;
-    if (options.task) turn.task = options.task;
-    return turn;
+    return { index: 0, role: roleId, model: b.model, prompt, completion: g.tokens, logProbs: g.logProbs, entropy: g.entropy, selfCertainty: g.selfCertainty, text, action };
   }
 
-  /** A turn whose completion is `options.given` and the end of sequence, scored under the role's model. */
-  private async give(roleId: RoleId, b: AgentBinding, prompt: number[], observation: Observation, options: ActOptions & { given: string }): Promise<Turn> {
+  /** A turn whose completion is `text` and the end of sequence, scored under the role's model. */
+  private async give(roleId: RoleId, b: AgentBinding, prompt: number[], observation: Observation, text: string): Promise<Turn> {
     if (!b.server.logProbs) throw new Error(`role '${roleId}': a given completion is scored by its model, and model '${b.model}' cannot score (a remote model)`);
-    const completion = [...this.tokenizer.encode(options.given), this.tokenizer.eos];
+    const completion = [...this.tokenizer.encode(text), this.tokenizer.eos];
     const logProbs = await b.server.logProbs({ prompt, completion }, b.temperature ?? this.sampling.temperature ?? 1);
     const zeros = completion.map(() => 0);
-    const turn: Turn = { index: 0, role: roleId, model: b.model, prompt, completion, logProbs, entropy: zeros, selfCertainty: zeros, text: options.given, action: b.role.parse(options.given, observation), given: true };
-    if (options.compare) turn.compare = options.compare;
-    if (options.task) turn.task = options.task;
-    return turn;
+    return { index: 0, role: roleId, model: b.model, prompt, completion, logProbs, entropy: zeros, selfCertainty: zeros, text, action: b.role.parse(text, observation), given: true };
   }
 
   /** A stop is one token, so one character of the vocabulary. */

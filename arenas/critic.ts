@@ -190,6 +190,7 @@ export class AdversarialCriticArena implements Arena {
         const seen = { task, working, steps, check: check.action.valid ? check.action.value! : '' };
         if (!this.options.perStep) return own(await ctx.act('critic', seen, { compare: 'episode', task: judged }));
         const mine = check.action.valid ? check.action.value!.split(',') : [];
+        const rightSteps = results.split(',');
         const answered = await Promise.all(resultsAgree(operands, working)!.map(async (agrees, k) => {
           const filed: ActOptions & { task: Task } = {
             compare: this.options.stepGroups === 'showing' ? `episode:${showing}:step${k + 1}` : `episode:step${k + 1}`,
@@ -197,7 +198,7 @@ export class AdversarialCriticArena implements Arena {
           };
           const mark = await ctx.act('critic', { ...seen, step: k + 1 }, filed);
           const missed = !(mark.action.valid && mark.action.value === filed.task.answer);
-          const guided = this.options.guide && missed && mine[k] === results.split(',')[k];
+          const guided = this.options.guide && missed && mine[k] === rightSteps[k];
           return { mark, given: guided ? await ctx.act('critic', { ...seen, step: k + 1 }, { ...filed, given: filed.task.answer! }) : undefined };
         }));
         for (const { mark, given } of answered) [mark, given].forEach((t) => t && emit(t));
