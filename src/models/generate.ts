@@ -56,8 +56,8 @@ export function generate(model: TinyLM, prompts: readonly (readonly number[])[],
   const forward = activeSgemm() ? nativeForward(model, B, leftPad) : tfjsForward(model, B, leftPad);
   try {
     let values = forward.feed(padded, P);
+    const next = new Int32Array(B); // read by feed before it returns, so one array serves every step
     for (let step = 0; step < o.maxNewTokens; step++) {
-      const next = new Int32Array(B);
       let active = 0;
       for (let b = 0; b < B; b++) {
         const row = out[b];
@@ -91,7 +91,7 @@ interface Forward {
 /** The native step (see NativeDecoder), used when a native sgemm serves the backend. */
 function nativeForward(model: TinyLM, B: number, leftPad: number[]): Forward {
   const decoder = new NativeDecoder(model, activeSgemm()!, B, leftPad);
-  return { feed: (tokens, T) => decoder.feed(tokens, T), dispose: () => undefined };
+  return { feed: (tokens, T) => decoder.feed(tokens, T), dispose: () => decoder.release() };
 }
 
 /** TinyLM.forward on tfjs tensors, the reference path. */

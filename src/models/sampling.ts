@@ -16,6 +16,10 @@ export function validateSampling(o: SamplingOptions): void {
   if (!(topP > 0 && topP <= 1)) throw new Error(`sampling: topP must be in (0, 1], got ${topP}`);
 }
 
+// the unnormalised probabilities of the row being sampled: one array per vocabulary size, not
+// one per token, since an off-heap array a token makes the GC run for memory pressure
+let weights = new Float64Array(0);
+
 /**
  * Picks one token from a row of logits and returns it with its log-probability under
  * the temperature-scaled distribution before top-k/top-p filtering (temperature 1 when
@@ -27,7 +31,8 @@ export function sampleToken(logits: Float32Array, o: SamplingOptions, rng: Rng):
   const tau = temperature === 0 ? 1 : temperature;
   let max = -Infinity;
   for (let i = 0; i < V; i++) max = Math.max(max, logits[i] / tau);
-  const probs = new Float64Array(V);
+  if (weights.length !== V) weights = new Float64Array(V);
+  const probs = weights;
   let total = 0;
   for (let i = 0; i < V; i++) total += probs[i] = Math.exp(logits[i] / tau - max);
   const logZ = Math.log(total) + max;

@@ -17,24 +17,40 @@ const NEG = -1e9; // as TinyLM: added to masked attention scores
  */
 export class NativeDecoder {
   private readonly w: Record<string, Float32Array> = {};
-  private readonly keys: Float32Array[];
-  private readonly vals: Float32Array[];
+  private readonly cache: KVCache;
+  /** the step's arrays for the last T fed (a decode feeds the prompt, then T = 1 at every step) */
+  private step?: Scratch;
+  private readonly shape: string;
   private past = 0;
 
   constructor(private readonly model: TinyLM, private readonly sgemm: Sgemm, private readonly B: number, private readonly leftPad: readonly number[]) {
     for (const [name, v] of Object.entries(model.weights)) this.w[name] = v.dataSync() as Float32Array;
-    const { context, dModel, nLayers } = model.config;
-    this.keys = Array.from({ length: nLayers }, () => new Float32Array(B * context * dModel));
-    this.vals = Array.from({ length: nLayers }, () => new Float32Array(B * context * dModel));
+    const { context, dModel: d, nLayers, nHeads: H, vocabSize } = model.config;
+    this.shape = `${B} ${context} ${d} ${H} ${nLayers} ${vocabSize}`;
+    // every position a step reads was written earlier in this decode, so a reused cache needs no clearing
+    this.cache = idle.take(`kv ${this.shape}`) as KVCache | undefined ?? (() => {
+      const keys = Array.from({ length: nLayers }, () => new Float32Array(B * context * d));
+      const vals = Array.from({ length: nLayers }, () => new Float32Array(B * context * d));
+      return { keys, vals, keyViews: keys.map((a) => heads(a, B, H, context * d, d / H)), valViews: vals.map((a) => heads(a, B, H, context * d, d / H)) };
+    })();
   }
 
-  /** Feeds `tokens` [B, T] (row-major) after the cached ones; returns the last position's logits [B, V]. */
+  /** Hands this decoder's arrays to the next decoder of the same shape on this thread; the decoder is not to be fed after. */
+  release(): void {
+    idle.give(`kv ${this.shape}`, this.cache);
+    if (this.step) idle.give(`step ${this.step.T} ${this.shape}`, this.step);
+    this.step = undefined;
+  }
+
+  /** Feeds `tokens` [B, T] (row-major) after the cached ones; returns the last position's logits [B, V], valid until the next feed. */
   feed(tokens: Int32Array, T: number): Float32Array {
     const { B, leftPad, past } = this;
-    const { dModel: d, nHeads: H, nLayers, context, vocabSize: V } = this.model.config;
+    const { dModel: d, nLayers, context } = this.model.config;
+    const { keys, vals, keyViews, valViews } = this.cache;
     if (past + T > context) throw new Error(`tinylm: sequence of ${past + T} tokens exceeds context ${context}`);
     const R = B * T;
-    const x = new Float32Array(R * d);
+    const s = this.scratch(T);
+    const { x, normed, q, kv, y, hidden, tmp } = s;
     const tok = this.w.tok_emb, pos = this.w.pos_emb;
     for (let b = 0; b < B; b++) {
       for (let t = 0; t < T; t++) {
@@ -42,20 +58,20 @@ export class NativeDecoder {
         for (let j = 0; j < d; j++) x[r * d + j] = tok[id * d + j] + pos[p * d + j];
       }
     }
-    const normed = new Float32Array(R * d), q = new Float32Array(R * d), kv = new Float32Array(R * d), y = new Float32Array(R * d);
-    const hidden = new Float32Array(R * 4 * d), tmp = new Float32Array(R * d);
-    const scale = 1 / Math.sqrt(d / H);
-    const probs = new Float32Array(T * (past + T));
+    const scale = 1 / Math.sqrt(d / this.model.config.nHeads);
     for (let i = 0; i < nLayers; i++) {
       const p = `h${i}.`;
       layerNormRows(x, normed, R, d, this.w[p + 'ln1.g'], this.w[p + 'ln1.b']);
       this.affine(normed, R, d, d, p + 'q', q);
-      for (const [name, cache] of [['k', this.keys[i]], ['v', this.vals[i]]] as const) {
+      for (const [name, cache] of [['k', keys[i]], ['v', vals[i]]] as const) {
         this.affine(normed, R, d, d, p + name, kv);
-        for (let b = 0; b < B; b++) cache.set(kv.subarray(b * T * d, (b + 1) * T * d), (b * context + past) * d);
+        for (let b = 0; b < B; b++) {
+          const from = b * T * d, to = (b * context + past) * d;
+          for (let j = 0; j < T * d; j++) cache[to + j] = kv[from + j];
+        }
       }
       for (let j = 0; j < R * d; j++) q[j] *= scale; // float32 rounding, as tfjs's q.mul(scale)
-      this.attend(q, this.keys[i], this.vals[i], y, T, probs);
+      this.attend(s, keyViews[i], valViews[i], T);
       this.affine(y, R, d, d, p + 'proj', tmp);
       for (let j = 0; j < R * d; j++) x[j] += tmp[j];
       layerNormRows(x, normed, R, d, this.w[p + 'ln2.g'], this.w[p + 'ln2.b']);
@@ -64,29 +80,48 @@ export class NativeDecoder {
       this.affine(hidden, R, 4 * d, d, p + 'out', tmp);
       for (let j = 0; j < R * d; j++) x[j] += tmp[j];
     }
-    const last = new Float32Array(B * d);
-    for (let b = 0; b < B; b++) last.set(x.subarray((b * T + T - 1) * d, (b * T + T) * d), b * d);
-    const lastNormed = new Float32Array(B * d);
+    const { last, lastNormed, logits } = s;
+    for (let b = 0; b < B; b++) {
+      const from = (b * T + T - 1) * d;
+      for (let j = 0; j < d; j++) last[b * d + j] = x[from + j];
+    }
     layerNormRows(last, lastNormed, B, d, this.w['ln_f.g'], this.w['ln_f.b']);
-    const logits = new Float32Array(B * V);
-    this.affine(lastNormed, B, d, V, 'head', logits);
+    this.affine(lastNormed, B, d, this.model.config.vocabSize, 'head', logits);
     this.past += T;
     return logits;
   }
 
+  /** The arrays of a step of T tokens, kept while T stays the same. */
+  private scratch(T: number): Scratch {
+    if (this.step?.T === T) return this.step;
+    if (this.step) idle.give(`step ${this.step.T} ${this.shape}`, this.step);
+    this.step = idle.take(`step ${T} ${this.shape}`) as Scratch | undefined;
+    if (this.step) return this.step;
+    const { B } = this;
+    const { dModel: d, nHeads: H, context, vocabSize: V } = this.model.config;
+    const R = B * T, f = (n: number) => new Float32Array(n);
+    const q = f(R * d), y = f(R * d);
+    this.step = {
+      T, x: f(R * d), normed: f(R * d), q, kv: f(R * d), y, hidden: f(R * 4 * d), tmp: f(R * d),
+      probs: f(T * context), last: f(B * d), lastNormed: f(B * d), logits: f(B * V), qViews: heads(q, B, H, T * d, d / H), yViews: heads(y, B, H, T * d, d / H),
+    };
+    return this.step;
+  }
+
   /**
-   * Causal attention of the scaled queries q [B*T, d] over the cached keys and values
+   * Causal attention of the step's scaled queries q [B*T, d] over the cached keys and values
    * [B, context, d], per row and head: scores and the weighted sum are small native
    * products (strided views, no copies); masking and the softmax are loops.
    */
-  private attend(q: Float32Array, K: Float32Array, V: Float32Array, y: Float32Array, T: number, probs: Float32Array): void {
+  private attend(s: Scratch, K: Float32Array[], V: Float32Array[], T: number): void {
     const { B, leftPad, past } = this;
-    const { dModel: d, nHeads: H, context } = this.model.config;
-    const hd = d / H, S = past + T;
+    const H = this.model.config.nHeads;
+    const hd = this.model.config.dModel / H, S = past + T, d = this.model.config.dModel;
+    const { probs, qViews, yViews } = s;
     for (let b = 0; b < B; b++) {
       for (let h = 0; h < H; h++) {
-        const rows = b * T * d + h * hd, keys = b * context * d + h * hd;
-        this.sgemm(false, true, T, S, hd, q.subarray(rows), d, K.subarray(keys), d, 0, probs, S);
+        const i = b * H + h;
+        this.sgemm(false, true, T, S, hd, qViews[i], d, K[i], d, 0, probs, S);
         for (let t = 0; t < T; t++) {
           const o = t * S;
           let max = -Infinity;
@@ -98,7 +133,7 @@ export class NativeDecoder {
           for (let s = 0; s < S; s++) total += probs[o + s] = Math.exp(probs[o + s] - max);
           for (let s = 0; s < S; s++) probs[o + s] /= total;
         }
-        this.sgemm(false, false, T, hd, S, probs, S, V.subarray(keys), d, 0, y.subarray(rows), d);
+        this.sgemm(false, false, T, hd, S, probs, S, V[i], d, 0, yViews[i], d);
       }
     }
   }
@@ -108,3 +143,42 @@ export class NativeDecoder {
     affine(this.sgemm, x, rows, k, n, this.w[name + '.w'], this.w[name + '.b'], out);
   }
 }
+
+interface Scratch {
+  T: number;
+  x: Float32Array; normed: Float32Array; q: Float32Array; kv: Float32Array; y: Float32Array; hidden: Float32Array; tmp: Float32Array;
+  probs: Float32Array; last: Float32Array; lastNormed: Float32Array; logits: Float32Array;
+  /** each row's and head's slice of q and y */
+  qViews: Float32Array[]; yViews: Float32Array[];
+}
+
+interface KVCache {
+  keys: Float32Array[]; vals: Float32Array[];
+  /** per layer, each row's and head's slice of the keys and values */
+  keyViews: Float32Array[][]; valViews: Float32Array[][];
+}
+
+/** Views of each of B rows (`row` floats apart) and H heads (`hd` apart) of a; index b H + h. */
+function heads(a: Float32Array, B: number, H: number, row: number, hd: number): Float32Array[] {
+  return Array.from({ length: B * H }, (_, i) => a.subarray(Math.floor(i / H) * row + (i % H) * hd));
+}
+
+/**
+ * The arrays of finished decodes on this thread, by shape, for the next decode to take: a
+ * rollout decodes batch after batch of the same shape, and making its thousands of head views
+ * and megabytes of arrays anew each time was most of what the collector had to do (measured
+ * with V8's sampling heap profiler). A few shapes are kept, the oldest dropped.
+ */
+const idle = new (class {
+  private readonly kept = new Map<string, unknown>();
+  take(key: string): unknown {
+    const v = this.kept.get(key);
+    this.kept.delete(key);
+    return v;
+  }
+  give(key: string, v: unknown): void {
+    this.kept.delete(key);
+    this.kept.set(key, v);
+    if (this.kept.size > 8) this.kept.delete(this.kept.keys().next().value!);
+  }
+})();
