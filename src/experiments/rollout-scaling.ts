@@ -1,11 +1,15 @@
 /**
  * Rollouts on worker processes through Redis, measured on the default experiment:
- *   npx tsx src/experiments/rollout-scaling.ts --out runs/distributed [--iterations 20] [--curve 200] [--seeds 1,2] [--gc parallel|single]
+ *   npx tsx src/experiments/rollout-scaling.ts --out runs/distributed [--iterations 20] [--curve 200] [--seeds 1,2] [--gc parallel|single] [--repeats R] [--workers-only] [--pin]
  * 1. Throughput: rollout tokens/s during rollout phases (median over iterations 3..N) with one
  *    and with two `coevolve worker` processes, beside in-process rollouts on one thread and
  *    on every core; the learner trains on one thread. The workload is the default experiment
  *    with --per-iteration seeds an iteration (default 8; the default's 1 makes a rollout phase
  *    of 0.1 s, where the queue's fixed costs are a third of it).
+ *    With --repeats R, the one- and two-worker conditions run R times, alternating, and the
+ *    ratio is reported per pair and as the median of the pairs (a run carries about 15% noise
+ *    on this machine); --workers-only skips the in-process conditions; --pin runs worker k on
+ *    core k only (taskset), its GC helper threads included.
  * 2. With --curve K: the learning curve (the evaluators' held-out accuracy) over K
  *    iterations, in-process against two workers, for each seed.
  * Needs Debian's redis-server; starts it on a free loopback port and stops it. Resumable: a
@@ -14,10 +18,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { runExperiment } from '../engine/experiment.js';
 import { RunStore, type MetricsRow } from '../store/run.js';
-import { arg } from './script.js';
+import { arg, flag } from './script.js';
 
 const out = arg('out', 'runs/distributed');
 const iterations = Number(arg('iterations', '20'));
@@ -32,6 +37,10 @@ const accelerate = arg('accelerate', 'auto');
 // parallel: node's default GC helper threads; single: worker processes run V8 with --single-threaded-gc, so one worker stays on one core
 const gc = arg('gc', 'parallel');
 if (gc !== 'single' && gc !== 'parallel') throw new Error(`--gc: single or parallel, got '${gc}'`);
+const repeats = Number(arg('repeats', '1'));
+if (!Number.isInteger(repeats) || repeats < 1) throw new Error(`--repeats: a positive integer, got '${arg('repeats', '1')}'`);
+const workersOnly = flag('workers-only');
+const pin = flag('pin');
 mkdirSync(out, { recursive: true });
 
 const freePort = () => new Promise<number>((resolve) => { const s = createServer(); s.listen(0, '127.0.0.1', () => { const p = (s.address() as { port: number }).port; s.close(() => resolve(p)); }); });
@@ -41,8 +50,11 @@ const url = `redis://127.0.0.1:${port}`;
 await new Promise((r) => setTimeout(r, 500));
 
 function startWorkers(n: number, queue: string): Promise<ChildProcess[]> {
-  return Promise.all(Array.from({ length: n }, () => new Promise<ChildProcess>((resolve, reject) => {
-    const w = spawn(process.execPath, [...(gc === 'single' ? ['--single-threaded-gc'] : []), 'bin/coevolve.js', 'worker', '--redis', url, '--queue', queue, '--accelerate', accelerate], { stdio: ['ignore', 'ignore', 'pipe'] });
+  return Promise.all(Array.from({ length: n }, (_, k) => new Promise<ChildProcess>((resolve, reject) => {
+    const node = [process.execPath, ...(gc === 'single' ? ['--single-threaded-gc'] : []), 'bin/coevolve.js', 'worker', '--redis', url, '--queue', queue, '--accelerate', accelerate];
+    // --pin: worker k and all its threads on core k (util-linux's taskset), so one worker is one core
+    const [cmd, ...args] = pin ? ['taskset', '-c', String(k % availableParallelism()), ...node] : node;
+    const w = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
     w.stderr!.on('data', (d: Buffer) => { if (/taking rollout jobs/.test((err += d.toString()))) resolve(w); });
     w.once('exit', (c) => reject(new Error(`worker exited ${c}: ${err}`)));
@@ -70,12 +82,14 @@ const phase = (rows: MetricsRow[], key: string) => median(rows.filter((r) => r.i
 const results: Record<string, unknown> = { config, iterations, machine: '2 cores', redis: 'local redis-server' };
 try {
   const brief = [`iterations=${iterations}`, 'eval.every=100000', 'evaluators=[]', 'checkpointEvery=100000', `tasks.perIteration=${perIteration}`, `accelerate=${accelerate}`];
-  const conditions: Array<[string, string[], number]> = [
+  const conditions: Array<[string, string[], number]> = workersOnly ? [] : [
     ['inproc-1thread', [...brief, 'workers=1'], 0],
     ['inproc-2threads', [...brief, 'workers=2'], 0],
-    ['redis-1worker', [...brief, 'workers=1'], 1],
-    ['redis-2workers', [...brief, 'workers=1'], 2],
   ];
+  for (let r = 1; r <= repeats; r++) {
+    const tag = r === 1 ? '' : `-r${r}`;
+    conditions.push([`redis-1worker${tag}`, [...brief, 'workers=1'], 1], [`redis-2workers${tag}`, [...brief, 'workers=1'], 2]);
+  }
   const speed: Record<string, Record<string, number>> = {};
   for (const [name, set, n] of conditions) {
     const rows = await condition(name, set, n);
@@ -87,7 +101,10 @@ try {
   results.accelerate = accelerate;
   results.jobEpisodes = jobEpisodes;
   results.workerGc = gc;
-  results.scaling_2_over_1_workers = speed['redis-2workers'].rollout_tokens_per_s / speed['redis-1worker'].rollout_tokens_per_s;
+  results.pinned = pin;
+  const pairs = Array.from({ length: repeats }, (_, i) => (i ? `-r${i + 1}` : '')).map((t) => speed[`redis-2workers${t}`].rollout_tokens_per_s / speed[`redis-1worker${t}`].rollout_tokens_per_s);
+  results.scaling_2_over_1_workers = median(pairs);
+  results.scaling_per_pair = pairs;
   if (curve > 0) {
     const curves: Record<string, Array<Record<string, number>>> = {};
     for (const seed of seeds) {
