@@ -28,7 +28,7 @@ export class NativeDecoder {
     const { context, dModel: d, nLayers, nHeads: H, vocabSize } = model.config;
     this.shape = `${B} ${context} ${d} ${H} ${nLayers} ${vocabSize}`;
     // every position a step reads was written earlier in this decode, so a reused cache needs no clearing
-    this.cache = idle.take(`kv ${this.shape}`) as KVCache | undefined ?? (() => {
+    this.cache = (idle.take(`kv ${this.shape}`) as KVCache | undefined) ?? (() => {
       const keys = Array.from({ length: nLayers }, () => new Float32Array(B * context * d));
       const vals = Array.from({ length: nLayers }, () => new Float32Array(B * context * d));
       return { keys, vals, keyViews: keys.map((a) => heads(a, B, H, context * d, d / H)), valViews: vals.map((a) => heads(a, B, H, context * d, d / H)) };
@@ -167,18 +167,28 @@ function heads(a: Float32Array, B: number, H: number, row: number, hd: number): 
  * The arrays of finished decodes on this thread, by shape, for the next decode to take: a
  * rollout decodes batch after batch of the same shape, and making its thousands of head views
  * and megabytes of arrays anew each time was most of what the collector had to do (measured
- * with V8's sampling heap profiler). A few shapes are kept, the oldest dropped.
+ * with V8's sampling heap profiler). The most recent are kept, at most 8 and 256 MB (prompts
+ * of many lengths or a large model would otherwise hold memory no decode will take).
  */
 const idle = new (class {
-  private readonly kept = new Map<string, unknown>();
-  take(key: string): unknown {
-    const v = this.kept.get(key);
+  private readonly kept = new Map<string, { v: KVCache | Scratch; bytes: number }>();
+  private bytes = 0;
+  take(key: string): KVCache | Scratch | undefined {
+    const e = this.kept.get(key);
+    if (!e) return undefined;
     this.kept.delete(key);
-    return v;
+    this.bytes -= e.bytes;
+    return e.v;
   }
-  give(key: string, v: unknown): void {
-    this.kept.delete(key);
-    this.kept.set(key, v);
-    if (this.kept.size > 8) this.kept.delete(this.kept.keys().next().value!);
+  give(key: string, v: KVCache | Scratch): void {
+    this.take(key);
+    const arrays = 'keys' in v ? [...v.keys, ...v.vals] : Object.values(v).filter((a): a is Float32Array => a instanceof Float32Array);
+    const bytes = arrays.reduce((n, a) => n + a.byteLength, 0);
+    this.kept.set(key, { v, bytes });
+    this.bytes += bytes;
+    for (const [k] of this.kept) {
+      if (this.kept.size <= 8 && this.bytes <= 256 * 2 ** 20) break;
+      this.take(k);
+    }
   }
 })();
