@@ -182,6 +182,7 @@ export class AdversarialCriticArena implements Arena {
     const ask = async (working: string, answer: string, showing: string): Promise<(string | null)[]> => {
       const judged: Task = { id: `${task.id}/${showing}`, family: task.family, prompt: task.prompt, answer };
       const results = rightResults(operands, working)!;
+      const rightSteps = results.split(',');
       const checked: Task = { id: `${task.id}/${showing}/check`, family: task.family, prompt: task.prompt, answer: results };
       const verdict = async (): Promise<string | null> => {
         if (!this.options.checkFirst) return own(await ctx.act('critic', { task, working, steps }, { compare: 'episode', task: judged }));
@@ -190,7 +191,6 @@ export class AdversarialCriticArena implements Arena {
         const seen = { task, working, steps, check: check.action.valid ? check.action.value! : '' };
         if (!this.options.perStep) return own(await ctx.act('critic', seen, { compare: 'episode', task: judged }));
         const mine = check.action.valid ? check.action.value!.split(',') : [];
-        const rightSteps = results.split(',');
         const answered = await Promise.all(resultsAgree(operands, working)!.map(async (agrees, k) => {
           const filed: ActOptions & { task: Task } = {
             compare: this.options.stepGroups === 'showing' ? `episode:${showing}:step${k + 1}` : `episode:step${k + 1}`,

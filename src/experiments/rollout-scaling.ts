@@ -86,10 +86,9 @@ try {
     ['inproc-1thread', [...brief, 'workers=1'], 0],
     ['inproc-2threads', [...brief, 'workers=2'], 0],
   ];
-  for (let r = 1; r <= repeats; r++) {
-    const tag = r === 1 ? '' : `-r${r}`;
-    conditions.push([`redis-1worker${tag}`, [...brief, 'workers=1'], 1], [`redis-2workers${tag}`, [...brief, 'workers=1'], 2]);
-  }
+  // the pairs' names: redis-1worker, redis-2workers, then -r2, -r3, ... appended
+  const tags = Array.from({ length: repeats }, (_, i) => (i ? `-r${i + 1}` : ''));
+  for (const tag of tags) conditions.push([`redis-1worker${tag}`, [...brief, 'workers=1'], 1], [`redis-2workers${tag}`, [...brief, 'workers=1'], 2]);
   const speed: Record<string, Record<string, number>> = {};
   for (const [name, set, n] of conditions) {
     const rows = await condition(name, set, n);
@@ -102,7 +101,7 @@ try {
   results.jobEpisodes = jobEpisodes;
   results.workerGc = gc;
   results.pinned = pin;
-  const pairs = Array.from({ length: repeats }, (_, i) => (i ? `-r${i + 1}` : '')).map((t) => speed[`redis-2workers${t}`].rollout_tokens_per_s / speed[`redis-1worker${t}`].rollout_tokens_per_s);
+  const pairs = tags.map((t) => speed[`redis-2workers${t}`].rollout_tokens_per_s / speed[`redis-1worker${t}`].rollout_tokens_per_s);
   results.scaling_2_over_1_workers = median(pairs);
   results.scaling_per_pair = pairs;
   if (curve > 0) {

@@ -45,7 +45,7 @@ export class NativeDecoder {
   /** Feeds `tokens` [B, T] (row-major) after the cached ones; returns the last position's logits [B, V], valid until the next feed. */
   feed(tokens: Int32Array, T: number): Float32Array {
     const { B, leftPad, past } = this;
-    const { dModel: d, nLayers, context } = this.model.config;
+    const { dModel: d, nHeads: H, nLayers, context, vocabSize: V } = this.model.config;
     const { keys, vals, keyViews, valViews } = this.cache;
     if (past + T > context) throw new Error(`tinylm: sequence of ${past + T} tokens exceeds context ${context}`);
     const R = B * T;
@@ -58,7 +58,7 @@ export class NativeDecoder {
         for (let j = 0; j < d; j++) x[r * d + j] = tok[id * d + j] + pos[p * d + j];
       }
     }
-    const scale = 1 / Math.sqrt(d / this.model.config.nHeads);
+    const scale = 1 / Math.sqrt(d / H);
     for (let i = 0; i < nLayers; i++) {
       const p = `h${i}.`;
       layerNormRows(x, normed, R, d, this.w[p + 'ln1.g'], this.w[p + 'ln1.b']);
@@ -86,7 +86,7 @@ export class NativeDecoder {
       for (let j = 0; j < d; j++) last[b * d + j] = x[from + j];
     }
     layerNormRows(last, lastNormed, B, d, this.w['ln_f.g'], this.w['ln_f.b']);
-    this.affine(lastNormed, B, d, this.model.config.vocabSize, 'head', logits);
+    this.affine(lastNormed, B, d, V, 'head', logits);
     this.past += T;
     return logits;
   }
@@ -115,8 +115,8 @@ export class NativeDecoder {
    */
   private attend(s: Scratch, K: Float32Array[], V: Float32Array[], T: number): void {
     const { B, leftPad, past } = this;
-    const H = this.model.config.nHeads;
-    const hd = this.model.config.dModel / H, S = past + T, d = this.model.config.dModel;
+    const { dModel: d, nHeads: H } = this.model.config;
+    const hd = d / H, S = past + T;
     const { probs, qViews, yViews } = s;
     for (let b = 0; b < B; b++) {
       for (let h = 0; h < H; h++) {
