@@ -1,9 +1,11 @@
 #!/usr/bin/env node
-// The `coevolve` command. The package ships TypeScript and runs it through tsx's loader,
-// registered here so the command works without a build step (the flag tells the package's
-// entry, src/api/entry.js, which plugins import, that it is registered already).
-import { register } from 'tsx/esm/api';
+// The `coevolve` command: the compiled CLI in dist/, which `npm ci` (prepare) and `npm run
+// build` write. Nothing is compiled at start; tsx is loaded only for plugins written in TypeScript.
+import { existsSync } from 'node:fs';
 
-register();
-globalThis[Symbol.for('coevolve.tsx-registered')] = true;
-await import('../src/cli/main.ts');
+const main = new URL('../dist/src/cli/main.js', import.meta.url);
+if (!existsSync(main)) {
+  console.error('coevolve: dist/ is missing; run `npm run build` (npm ci runs it) in the coevolve folder');
+  process.exit(1);
+}
+await import(main.href);

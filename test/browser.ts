@@ -1,17 +1,13 @@
-import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
-
-const CHROMIUM = '/usr/bin/chromium';
+import { find } from './needs.js';
 
 /**
  * Debian's headless chromium, driven by playwright-core (no browser download), or undefined
- * when it is not installed; with COEVOLVE_REQUIRE_BROWSER set (CI installs it) a missing
- * browser fails instead.
+ * when it is not installed (tests then skip with `need(this, 'browser')`); with
+ * COEVOLVE_REQUIRE_BROWSER set (CI installs it) a missing browser fails instead.
  */
 export async function launchBrowser(): Promise<Browser | undefined> {
-  if (!existsSync(CHROMIUM)) {
-    if (process.env.COEVOLVE_REQUIRE_BROWSER) throw new Error(`${CHROMIUM} is missing (apt-get install chromium)`);
-    return undefined;
-  }
-  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu'] }); // playwright gives each launch a fresh profile
+  const at = find('browser');
+  if (!at) return undefined;
+  return chromium.launch({ executablePath: at, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'] }); // playwright gives each launch a fresh profile
 }

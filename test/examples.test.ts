@@ -7,13 +7,14 @@ import { parse } from 'yaml';
 import { runExperiment } from '../src/engine/experiment.js';
 import { pretrain, PretrainSchema } from '../src/engine/pretrain.js';
 import type { MetricsRow } from '../src/store/run.js';
+import { TEST_BACKEND } from './needs.js';
 
 // Every example in examples/ runs here, briefly (two iterations on the cpu backend): an
 // example that stops working fails the suite, and a new one without a check below does too.
 describe('examples', function () {
   this.timeout(300000);
   const root = mkdtempSync(join(tmpdir(), 'coevolve-examples-'));
-  const brief = ['iterations=2', 'backend=cpu', 'workers=1', 'checkpointEvery=2', 'eval.every=2'];
+  const brief = ['iterations=2', `backend=${TEST_BACKEND}`, 'workers=1', 'checkpointEvery=2', 'eval.every=2'];
   const run = async (name: string, set: string[] = []): Promise<MetricsRow> => {
     const { metrics } = await runExperiment(`examples/${name}/config.yaml`, { set: [...brief, ...set], out: join(root, name), log: () => {} });
     return metrics.find((r) => r.iteration === 2)!;
@@ -31,7 +32,7 @@ describe('examples', function () {
       expect(last['reward/hinter']).to.equal(last['accuracy/train']); // the hinter earns whether its solver was right
     },
     'task-family': async () => {
-      const config = PretrainSchema.parse({ ...parse(readFileSync('examples/task-family/pretrain.yaml', 'utf8')), out: join(root, 'base-compare'), backend: 'cpu', workers: 1 });
+      const config = PretrainSchema.parse({ ...parse(readFileSync('examples/task-family/pretrain.yaml', 'utf8')), out: join(root, 'base-compare'), backend: TEST_BACKEND, workers: 1 });
       const base = await pretrain({ ...config, train: { ...config.train, steps: 20 } }, { log: () => {} });
       expect(base.heldOut.tasks).to.equal(128);
       const last = await run('task-family', [`models.main.checkpoint=${base.checkpoint}`]);

@@ -1,8 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
-
-const REDIS = '/usr/bin/redis-server';
+import { find } from './needs.js';
 
 /** A free TCP port on loopback. */
 export function freePort(): Promise<number> {
@@ -16,12 +14,10 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** A throwaway redis-server on 127.0.0.1 (no persistence); undefined when Debian's redis-server is missing, unless COEVOLVE_REQUIRE_REDIS. */
+/** A throwaway redis-server on 127.0.0.1 (no persistence); undefined when Debian's redis-server is missing (tests then skip with `need(this, 'redis')`), unless COEVOLVE_REQUIRE_REDIS. */
 export async function startRedis(port?: number): Promise<{ url: string; port: number; process: ChildProcess; stop(): Promise<void> } | undefined> {
-  if (!existsSync(REDIS)) {
-    if (process.env.COEVOLVE_REQUIRE_REDIS) throw new Error(`${REDIS} is missing (apt-get install redis-server)`);
-    return undefined;
-  }
+  const REDIS = find('redis');
+  if (!REDIS) return undefined;
   const p = port ?? (await freePort());
   const child = spawn(REDIS, ['--port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'ignore'] });
   await new Promise<void>((resolve, reject) => {

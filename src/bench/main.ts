@@ -1,7 +1,9 @@
 // `npm run bench`: generated and trained tokens per second on the reference workload
-// (../shared/bench/README.md), on every backend that loads, with 1 worker and with one per
-// core (data-parallel training, generation split over the workers);
-// and, where Debian's python3-torch is installed, PyTorch's figures and our ratio to them.
+// (../shared/bench/README.md), with 1 worker and with one per core (data-parallel training,
+// generation split over the workers); and, where Debian's python3-torch is installed,
+// PyTorch's figures and our ratio to them. By default only what a user would pick: the
+// fast paths (tfjs-node where it installs, else wasm; native products when a library
+// loads). `--all` adds tfjs's plain cpu backend and every backend with native products off.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -17,8 +19,9 @@ import { REFERENCE_JOBS, REFERENCE_MODEL } from './workload.js';
 type Job = 'generate' | 'train';
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => { const i = args.indexOf(`--${name}`); return i >= 0 ? args[i + 1] : fallback; };
-const backends = option('backends', 'node,wasm,cpu').split(',') as BackendChoice[];
-const accelerations = option('accelerate', 'auto,off').split(',') as Accelerate[];
+const all = args.includes('--all');
+const backends = option('backends', all ? 'node,wasm,cpu' : 'node,wasm').split(',') as BackendChoice[];
+const accelerations = option('accelerate', all ? 'auto,off' : 'auto').split(',') as Accelerate[];
 const workerCounts = [...new Set(option('workers', `1,${Math.max(1, cpus().length)}`).split(',').map(Number))];
 if (workerCounts.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`bench: --workers takes positive integers separated by commas, got '${option('workers', '')}'`);
 // threads per native product: `auto` shares the cores among the workers (1 each with one per core)

@@ -1,21 +1,7 @@
-import 'reflect-metadata';
 import { Command, InvalidArgumentError } from 'commander';
-import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
-import { pretrain, PretrainSchema } from '../engine/pretrain.js';
-import { resolveTaskFamily } from '../engine/registry.js';
-import { evalCommand } from './eval.js';
-import { exportPolicyCommand } from './export-policy.js';
-import { reportCommand } from './report.js';
-import { writeReport } from '../report/index.js';
-import { exportRun } from '../export/trajectories.js';
-import { serveCommand } from './serve.js';
-import { startDashboard } from '../dashboard/server.js';
-import { startWorker } from '../distributed/worker.js';
-import { untilStopped, warnIfOpen } from './lifetime.js';
-import { runCommand } from './run.js';
-import { tasksCommand } from './tasks.js';
 
+// Every command imports what it uses when it runs: the tensor backend, BullMQ and the chart
+// renderer take seconds to load, and `coevolve --help` or a config error should not wait for them.
 const program = new Command('coevolve').description('Self-play and multi-agent co-evolution: roles, arenas, judges and joint RL updates');
 
 const nonNegativeInt = (v: string) => {
@@ -43,6 +29,9 @@ program.command('run')
   .option('--out <dir>', 'run directory, new or empty (default: <outDir>/<name>)')
   .option('--fresh-optimizer', 'with --resume: restart the optimizer when the checkpoint has no usable optimizer state')
   .action(async (config: string | undefined, o: { set: string[]; resume?: string; out?: string; freshOptimizer?: boolean }) => {
+    // the schema is checked before the engine (tensors, queues) loads, so a config error answers at once
+    if (config && !o.resume) (await import('../config/load.js')).loadConfig(config, o.set);
+    const { runCommand } = await import('./run.js');
     await runCommand(config, o);
   });
 
@@ -60,6 +49,7 @@ program.command('eval')
   .option('--accelerate <mode>', 'auto (native matrix products when a library loads) | off', 'auto')
   .option('--workers <n>', 'threads that generate, each with a replica of the model: auto (one per core) or a count', 'auto')
   .action(async (o) => {
+    const { evalCommand } = await import('./eval.js');
     console.log(JSON.stringify(await evalCommand(o)));
   });
 
@@ -75,6 +65,7 @@ program.command('tasks')
   .option('--exclude-pretrain <config>', 'skip every prompt of this pretraining config\'s corpus and held-out set (repeatable)', collect, [])
   .option('--exclude <file>', 'skip every prompt of this JSONL task file (repeatable)', collect, [])
   .action(async (o) => {
+    const [{ tasksCommand }, { resolveTaskFamily }] = await Promise.all([import('./tasks.js'), import('../engine/registry.js')]);
     console.log(JSON.stringify(tasksCommand(o, await resolveTaskFamily(o.family, o.plugin, '--family'))));
   });
 
@@ -84,8 +75,10 @@ program.command('report')
   .option('--keys <list>', 'comma-separated metric names for the tables (default: eval metrics)')
   .option('--out <dir>', 'write index.html and a PNG and an SVG per chart here')
   .action(async (dirs: string[], o: { keys?: string; out?: string }) => {
+    const { reportCommand } = await import('./report.js');
     for (const dir of dirs) console.log((dirs.length > 1 ? `# ${dir}\n` : '') + (await reportCommand(dir, o.keys?.split(','))));
     if (o.out) {
+      const { writeReport } = await import('../report/index.js');
       const written = await writeReport(dirs, o.out);
       console.error(`report: ${written.html} (${written.charts.length} charts)`);
     }
@@ -96,6 +89,7 @@ program.command('export')
   .argument('<dir>', 'run directory (read only)')
   .requiredOption('--out <file>', 'the JSONL file to write (must not exist)')
   .action(async (dir: string, o: { out: string }) => {
+    const { exportRun } = await import('../export/trajectories.js');
     console.log(JSON.stringify({ out: o.out, rows: await exportRun(dir, o.out) }));
   });
 
@@ -108,9 +102,11 @@ program.command('worker')
   .option('--accelerate <mode>', 'auto (native matrix products when a library loads) | off', 'auto')
   .option('--lock-ms <n>', 'a job\'s lock: a killed worker\'s job goes to another once it expires', positiveInt, 60000)
   .option('--stalled-ms <n>', 'how often stalled jobs are looked for', positiveInt, 15000)
-  .action(async (o: { redis: string; queue: string; plugin: string[]; backend: string; accelerate: string; lockMs: number; stalledMs: number }) => {
+  .option('--max-stalled <n>', 'times a job may stall before it fails as stalled (the learner then queues it again, up to rollout.jobRetries)', nonNegativeInt, 3)
+  .action(async (o: { redis: string; queue: string; plugin: string[]; backend: string; accelerate: string; lockMs: number; stalledMs: number; maxStalled: number }) => {
     if (o.accelerate !== 'auto' && o.accelerate !== 'off') throw new Error(`worker: --accelerate must be auto or off, got '${o.accelerate}'`);
-    const w = await startWorker({ redis: o.redis, queue: o.queue, plugins: o.plugin, backend: o.backend, accelerate: o.accelerate, lockMs: o.lockMs, stalledMs: o.stalledMs });
+    const [{ startWorker }, { untilStopped }] = await Promise.all([import('../distributed/worker.js'), import('./lifetime.js')]);
+    const w = await startWorker({ redis: o.redis, queue: o.queue, plugins: o.plugin, backend: o.backend, accelerate: o.accelerate, lockMs: o.lockMs, stalledMs: o.stalledMs, maxStalled: o.maxStalled });
     await untilStopped(() => w.close());
   });
 
@@ -122,6 +118,7 @@ program.command('dashboard')
   .option('--api-key <key>', 'require the key: a bearer token, or ?key= in the page URL (default: $COEVOLVE_API_KEY)')
   .action(async (o: { runs: string; host: string; port: number; apiKey?: string }) => {
     const apiKey = o.apiKey ?? process.env.COEVOLVE_API_KEY;
+    const [{ startDashboard }, { untilStopped, warnIfOpen }] = await Promise.all([import('../dashboard/server.js'), import('./lifetime.js')]);
     warnIfOpen(o.host, apiKey, 'the dashboard (every run)');
     const d = await startDashboard({ root: o.runs, host: o.host, port: o.port, apiKey });
     console.error(`dashboard of ${o.runs} at ${d.url}${apiKey ? '?key=<key>' : ''}`);
@@ -139,6 +136,7 @@ program.command('serve')
   .option('--max-body <bytes>', 'largest request body', positiveInt, 1 << 20)
   .option('--backend <name>', 'auto | gpu | node | wasm | cpu', 'auto')
   .action(async (checkpoint: string, o: { host: string; port: number; name?: string; role: string; apiKey?: string; maxBody: number; backend: string }) => {
+    const { serveCommand } = await import('./serve.js');
     await serveCommand(checkpoint, o);
   });
 
@@ -151,6 +149,7 @@ program.command('export-policy')
     return Number(v);
   })
   .action(async (dir: string, o: { out: string; iteration?: number }) => {
+    const { exportPolicyCommand } = await import('./export-policy.js');
     console.log(JSON.stringify(await exportPolicyCommand(dir, o)));
   });
 
@@ -159,6 +158,7 @@ program.command('pretrain')
   .argument('<config>', 'pretrain YAML')
   .option('--overwrite', 'replace the out: folder even if it holds files that are not a checkpoint')
   .action(async (path: string, o: { overwrite?: boolean }) => {
+    const [{ readFileSync }, { parse: parseYaml }, { pretrain, PretrainSchema }] = await Promise.all([import('node:fs'), import('yaml'), import('../engine/pretrain.js')]);
     const parsed = PretrainSchema.safeParse(parseYaml(readFileSync(path, 'utf8')));
     if (!parsed.success) throw new Error(`${path}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
     console.log(JSON.stringify(await pretrain(parsed.data, { overwrite: o.overwrite })));

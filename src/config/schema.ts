@@ -233,6 +233,7 @@ export const RolloutSchema = z
     jobEpisodes: posInt().default(64), // episodes per job (a group's members may go to different workers)
     isThreshold: z.number().positive().default(2), // verl's rollout_is_threshold: the cap of the truncated importance weights of stale rollouts
     weightsDir: z.string().min(1).optional(), // publish weights to this directory (every worker must read it) instead of Redis
+    jobRetries: int().min(0).default(3), // a job whose worker stalled past BullMQ's limit (blocked or died) or whose weights Redis lost is queued again this many times; past that the run stops, resumable
   })
   .superRefine((r, ctx) => {
     if (isRecord(r) && r.engine === 'redis' && r.url === undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: "required for engine 'redis', e.g. redis://127.0.0.1:6379" });

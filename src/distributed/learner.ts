@@ -28,6 +28,24 @@ export interface RedisRolloutConfig {
   jobEpisodes: number;
   /** where weights are published: Redis, or a directory every worker can read */
   weightsDir?: string;
+  /** how many times one job that ended for a passing reason (a stalled worker, lost weights) is queued again */
+  jobRetries: number;
+}
+
+/**
+ * A job that failed for good: its worker threw on every attempt (a bug, a kind it does not
+ * know), or it stalled more than `jobRetries` times. The run stops; the store keeps its last
+ * checkpoint, so `coevolve run --resume` continues once the cause is fixed.
+ */
+export class RolloutJobFailed extends Error {}
+
+/**
+ * Whether a failed job may simply be played again: its worker stalled past BullMQ's limit
+ * (killed, or its event loop blocked longer than the lock), or its weights were gone (Redis
+ * restarted without them). Anything else failed in the worker's own code on every attempt.
+ */
+function passing(reason: string): boolean {
+  return /cannot be fetched|stalled more than allowable limit/i.test(reason);
 }
 
 /** The URL with its password masked, for logs. */
@@ -50,6 +68,8 @@ export class RedisRollouts {
   private wake: () => void = () => {};
   /** a job ended since the last look */
   private ended = false;
+  /** how often each job id was queued again after a passing failure */
+  private readonly retried = new Map<string, number>();
 
   private constructor(
     private readonly o: RedisRolloutConfig,
@@ -171,9 +191,16 @@ export class RedisRollouts {
           // as above: a job read before it failed has no reason yet (seen once, in a Redis restart); it is read again
           const failed = found.failedReason === undefined ? await this.retrying(() => Job.fromId<RolloutJob, RolloutResult>(this.queue, jobId(job))) : found;
           if (failed && failed.failedReason === undefined) continue; // still no reason: looked at again on the next pass
-          if (failed && !/cannot be fetched/.test(failed.failedReason)) throw new Error(`rollout job ${jobId(job)} failed: ${failed.failedReason}`);
-          // weights Redis lost (it restarted), or the job itself: played again with the weights held now
-          if (failed) await this.retrying(() => failed.remove());
+          if (!failed) continue; // removed meanwhile: found missing, and queued again, on the next pass
+          const id = jobId(job);
+          const reason = failed.failedReason ?? '';
+          const tries = (this.retried.get(id) ?? 0) + 1;
+          if (!passing(reason)) throw new RolloutJobFailed(`rollout job ${id} (iteration ${iteration}) failed in its worker: ${reason}`);
+          if (tries > this.o.jobRetries) throw new RolloutJobFailed(`rollout job ${id} (iteration ${iteration}) failed ${tries} time${tries === 1 ? '' : 's'}, past rollout.jobRetries (${this.o.jobRetries}); the last time: ${reason}`);
+          this.retried.set(id, tries);
+          this.log(`rollouts: job ${id} ${reason}; queued again (${tries} of ${this.o.jobRetries})`);
+          // played again with the weights held now
+          await this.retrying(() => failed.remove());
           jobs[k] = await this.requeue(job);
         }
       }

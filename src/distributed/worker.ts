@@ -35,6 +35,8 @@ export interface WorkerOptions {
   lockMs?: number;
   /** how often stalled jobs are looked for (BullMQ stalledInterval) */
   stalledMs?: number;
+  /** how many times a job may stall (its worker killed or blocked past its lock) before it fails as stalled; the learner then queues it again (BullMQ maxStalledCount) */
+  maxStalled?: number;
   log?: (line: string) => void;
 }
 
@@ -121,7 +123,7 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
     concurrency: 1, // one thread of compute: more jobs at once would only interleave
     lockDuration: o.lockMs ?? 60000,
     stalledInterval: o.stalledMs ?? 15000,
-    maxStalledCount: 3,
+    maxStalledCount: o.maxStalled ?? 3,
   });
   worker.on('error', () => {});
   await worker.waitUntilReady();

@@ -12,7 +12,7 @@ import { JointTrainer } from '../rl/trainer.js';
 import { startReplicas, workerCount, type Replicas } from '../parallel/replicas.js';
 import { BatchingServer } from '../serving/server.js';
 import { RemoteModelError, remoteServers } from '../openai/remote.js';
-import { RedisRollouts } from '../distributed/learner.js';
+import { RedisRollouts, RolloutJobFailed } from '../distributed/learner.js';
 import { correctStale } from '../distributed/stale.js';
 import type { Episode } from '../core/types.js';
 import type { RunStore } from '../store/run.js';
@@ -87,6 +87,9 @@ async function iterate(c: ExperimentConfig, store: RunStore, o: LoopOptions, s: 
   const workersQueue = c.rollout.engine === 'redis' ? await RedisRollouts.connect({ ...c.rollout, url: c.rollout.url! }, s.log) : undefined;
   try {
     await iterateWith(c, store, o, s, workersQueue);
+  } catch (e) {
+    if (e instanceof RolloutJobFailed) throw new RolloutJobFailed(`${e.message}. The run stops; it resumes from its last checkpoint with: coevolve run --resume ${store.dir}`, { cause: e });
+    throw e;
   } finally {
     await workersQueue?.close();
   }

@@ -20,6 +20,8 @@ import { Rng } from '../util/rng.js';
 import { evaluateSolver, type EvalResult } from './evaluate.js';
 import { startReplicas, workerCount, type Replicas } from '../parallel/replicas.js';
 import { resolveTaskFamily } from './registry.js';
+import { JudgeCorpusSchema, judgeExamples } from './judge-corpus.js';
+import { readTasksJsonl } from '../tasks/jsonl.js';
 
 const Difficulty = z.record(z.string(), z.unknown());
 /** weighted difficulties; each difficulty is merged over `task.difficulty`, so shared fields are written once */
@@ -61,6 +63,11 @@ export const PretrainSchema = z.strictObject({
   init: z.string().optional(),
   /** modules that define task families (paths from the working directory, or package names), as an experiment's `plugins` */
   plugins: z.array(z.string().min(1)).default([]),
+  /** teach `init` the judge role's verdict format instead of solving (src/engine/judge-corpus.ts): its examples replace the solver corpus, whose held-out set still measures the solver */
+  judge: JudgeCorpusSchema.optional(),
+}).superRefine((c, ctx) => {
+  if (c.judge && c.init === undefined) ctx.addIssue({ code: 'custom', path: ['init'], message: 'a judge base starts from a solver: name its checkpoint' });
+  if (c.judge && c.proposer) ctx.addIssue({ code: 'custom', path: ['proposer'], message: 'a judge base teaches the judge role only; drop proposer or judge' });
 });
 export type PretrainConfig = z.output<typeof PretrainSchema>;
 
@@ -165,13 +172,12 @@ export async function pretrain(config: PretrainConfig, o: { overwrite?: boolean;
   const corpus = pretrainCorpus(config, family);
   const info = await initBackend(config.backend, config.accelerate);
   log(describeBackend(info));
-  const tokenizer = new CharTokenizer();
-  const examples = trainingExamples(corpus, tokenizer, family);
-  const model = config.init ? await initialModel(config, tokenizer) : new TinyLM({ ...config.model, vocabSize: tokenizer.size, seed: config.seed });
+  const { model, tokenizer } = config.init ? await initialModel(config) : { model: new TinyLM({ ...config.model, vocabSize: new CharTokenizer().size, seed: config.seed }), tokenizer: new CharTokenizer() };
+  const examples = config.judge ? judgeExamples(model, tokenizer, readTasksJsonl(config.judge.tasks, family.name), config.judge, config.seed) : trainingExamples(corpus, tokenizer, family);
   const workers = workerCount(config.workers);
   if (workers > 1) log(`workers: ${workers} threads, each with a replica of the model`);
   const replicas = await startReplicas(workers, { backend: info.chosen, accelerate: config.accelerate }, { base: model });
-  const base = { model, tokenizer, family, corpus, limits, proposalTokens: Math.max(0, ...examples.slice(corpus.train.length).map((e) => e.completion.length)), replicas };
+  const base = { model, tokenizer, family, corpus, limits, proposalTokens: config.proposer ? Math.max(0, ...examples.slice(corpus.train.length).map((e) => e.completion.length)) : 0, replicas };
   const watched = (e: BaseEvaluation) => (config.stopOn === 'heldout' ? e.heldOut.pass1 : e.sets[config.stopOn]);
   const t0 = performance.now();
   let steps = 0;
@@ -197,6 +203,7 @@ export async function pretrain(config: PretrainConfig, o: { overwrite?: boolean;
     name: config.name, steps, heldOutPass1: heldOut.pass1, task: config.task,
     ...(config.mixture && { mixture: config.mixture }),
     ...(config.proposer && { proposer: { ...config.proposer, ...stats } }),
+    ...(config.judge && { judge: config.judge, from: config.init }),
     ...(Object.keys(sets).length > 0 && { heldOutSets: sets }),
   };
   // The held-out prompts were never trained on: later RL runs evaluate on them.
@@ -206,16 +213,22 @@ export async function pretrain(config: PretrainConfig, o: { overwrite?: boolean;
   return { checkpoint: config.out, steps, heldOut, heldOutSets: sets, ...(stats && { proposer: stats }), seconds };
 }
 
-/** The `init:` checkpoint, checked to have the config's architecture and the default tokenizer. */
-async function initialModel(config: PretrainConfig, tokenizer: CharTokenizer): Promise<TinyLM> {
+/**
+ * The `init:` checkpoint, checked to have the config's architecture and, for a solver corpus,
+ * the default tokenizer. A judge base keeps its solver's tokenizer: the judge role's prompt is
+ * rendered in it, as the runs that load the base will.
+ */
+async function initialModel(config: PretrainConfig): Promise<{ model: TinyLM; tokenizer: CharTokenizer }> {
+  const tokenizer = new CharTokenizer();
   const loaded = await loadModel(config.init!);
   if (loaded.kind !== 'tinylm') throw new Error(`init: ${config.init} holds a ${loaded.kind}, not a tinylm`);
   for (const [k, v] of Object.entries(config.model)) {
     const have = (loaded.model.config as unknown as Record<string, unknown>)[k];
     if (have !== v) throw new Error(`init: ${config.init} has ${k} ${String(have)}, model.${k} says ${v}`);
   }
+  if (config.judge && loaded.tokenizer) return { model: loaded.model, tokenizer: loaded.tokenizer };
   if (JSON.stringify(loaded.tokenizer?.spec) !== JSON.stringify(tokenizer.spec)) throw new Error(`init: ${config.init} has another tokenizer than the default one pretrain uses`);
-  return loaded.model;
+  return { model: loaded.model, tokenizer };
 }
 
 interface Base { model: TinyLM; tokenizer: CharTokenizer; family: TaskFamily<unknown>; corpus: PretrainCorpus; limits: unknown; proposalTokens: number; replicas?: Replicas }

@@ -1,5 +1,4 @@
 /** What the experiment scripts share: their `--name value` arguments, loading a language model with its tokenizer, and greedy answers. */
-import { generate } from '../models/generate.js';
 import { loadModel } from '../models/store.js';
 import type { TinyLM } from '../models/tinylm.js';
 import type { CharTokenizer } from '../tokenizer/index.js';
@@ -24,11 +23,4 @@ export async function loadLanguageModel(dir: string): Promise<{ model: TinyLM; t
   return { model: loaded.model as TinyLM, tokenizer: loaded.tokenizer };
 }
 
-/** The greedy completion of each prompt as text (end of sequence dropped), generated 256 prompts at a time. */
-export function greedyTexts(model: TinyLM, tokenizer: CharTokenizer, prompts: readonly number[][], maxNewTokens: number, seed = 1): string[] {
-  const out: string[] = [];
-  for (let k = 0; k < prompts.length; k += 256) {
-    for (const g of generate(model, prompts.slice(k, k + 256), { maxNewTokens, temperature: 0, seed, eos: tokenizer.eos })) out.push(tokenizer.decode(g.tokens.filter((x) => x !== tokenizer.eos)));
-  }
-  return out;
-}
+export { greedyTexts } from '../models/greedy.js';

@@ -43,7 +43,7 @@ async function importPlugin(spec: string, cwd: string): Promise<Record<string, u
   if (isPath(spec)) {
     const file = resolve(cwd, spec);
     if (!existsSync(file)) throw new Error(`no such file ${file}`);
-    return import(pathToFileURL(file).href);
+    return importFile(file);
   }
   // A package beside coevolve resolves from here; one installed only where the run is
   // started (a global coevolve command) is found by its package.json under cwd.
@@ -52,8 +52,26 @@ async function importPlugin(spec: string, cwd: string): Promise<Record<string, u
   } catch (e) {
     const entry = packageEntry(spec, cwd);
     if (!entry) throw e;
-    return import(pathToFileURL(entry).href);
+    return importFile(entry);
   }
+}
+
+/**
+ * Imports a plugin file; one written in TypeScript first gets tsx's loader, once per thread.
+ * The package runs compiled, so tsx is loaded only for such plugins; from source (tests,
+ * scripts) a TypeScript loader is already in place.
+ */
+async function importFile(file: string): Promise<Record<string, unknown>> {
+  if (/\.[cm]?tsx?$/.test(file) && import.meta.url.endsWith('.js')) {
+    const registered = Symbol.for('coevolve.tsx-registered');
+    const flags = globalThis as Record<symbol, unknown>;
+    if (!flags[registered]) {
+      const { register } = await import('tsx/esm/api');
+      register();
+      flags[registered] = true;
+    }
+  }
+  return import(pathToFileURL(file).href);
 }
 
 /** The ESM entry of package `name` in the nearest node_modules above `cwd`, if any. */

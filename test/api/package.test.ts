@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { TEST_BACKEND } from '../needs.js';
 
 const PLUGIN = `import { defineArena, defineJudge, fromRun, type Arena } from 'coevolve';
 
@@ -19,7 +20,7 @@ export const twice = defineArena('twice', (): Arena => ({
 `;
 
 const CONFIG = {
-  name: 'outside', seed: 1, backend: 'cpu', iterations: 2, workers: 1, plugins: ['./plugin.ts'],
+  name: 'outside', seed: 1, backend: TEST_BACKEND, iterations: 2, workers: 1, plugins: ['./plugin.ts'],
   models: { main: { config: { dModel: 16, nHeads: 2, nLayers: 1, context: 24 } } },
   roles: { solver: { kind: 'solver', model: 'main' } },
   tasks: { family: 'arithmetic', difficulty: { digits: 1, operands: 2, operators: '+' }, train: { source: 'generate', count: 40 }, perIteration: 4 },

@@ -6,6 +6,7 @@ import { activeSgemm } from '../../src/backend/native/index.js';
 import { loadNative } from '../../src/backend/native/library.js';
 import { TinyLM } from '../../src/models/tinylm.js';
 import { generate } from '../../src/models/generate.js';
+import { need } from '../needs.js';
 
 // The tfjs kernels are the reference: native products must agree with them to 1e-4 on
 // products, logits, log-probs and gradients. CI installs the library and sets
@@ -63,10 +64,7 @@ function compute(): Record<string, Float32Array> {
 describe('native matrix products', () => {
   const lib = loadNative();
   before(function () {
-    if (!lib) {
-      if (process.env.COEVOLVE_REQUIRE_NATIVE) throw new Error('COEVOLVE_REQUIRE_NATIVE is set but no native library loaded');
-      this.skip();
-    }
+    need(this, 'native');
   });
 
   for (const backend of ['cpu', 'wasm'] as const) {

@@ -8,11 +8,12 @@ import { saveModel } from '../../src/models/store.js';
 import { arithmetic } from '../../src/tasks/arithmetic.js';
 import { generateTasks, writeTasksJsonl } from '../../src/tasks/jsonl.js';
 import { CharTokenizer } from '../../src/tokenizer/index.js';
+import { TEST_BACKEND } from '../needs.js';
 
 describe('coevolve eval', () => {
   const dir = mkdtempSync(join(tmpdir(), 'coevolve-eval-'));
   const data = join(dir, 'tasks.jsonl');
-  const base = { checkpoint: join(dir, 'm'), data, family: 'arithmetic', samples: 8, temperature: 1, maxNewTokens: 4, backend: 'cpu' };
+  const base = { checkpoint: join(dir, 'm'), data, family: 'arithmetic', samples: 8, temperature: 1, maxNewTokens: 4, backend: TEST_BACKEND };
 
   before(async () => {
     const tokenizer = new CharTokenizer();
@@ -65,7 +66,7 @@ describe('coevolve eval progress', function () {
     const chunks: string[] = [];
     const stream = { isTTY: true, columns: 160, write: (s: string) => chunks.push(s) };
     // 256 tasks, greedy then 8 samples each: 2,304 episodes through the batching server
-    await evalCommand({ checkpoint: 'checkpoints/base-add2', data: 'checkpoints/base-add2/heldout.jsonl', family: 'arithmetic', samples: 8, temperature: 1, maxNewTokens: 5, backend: 'cpu', workers: '1', stream });
+    await evalCommand({ checkpoint: 'checkpoints/base-add2', data: 'checkpoints/base-add2/heldout.jsonl', family: 'arithmetic', samples: 8, temperature: 1, maxNewTokens: 5, backend: TEST_BACKEND, workers: '1', stream });
     const draws = chunks.filter((c) => c.startsWith('\r'));
     const counts = draws.map((d) => Number(/ (\d+)\/2304 /.exec(d)?.[1]));
     expect(draws.length).to.be.above(2);
@@ -76,7 +77,7 @@ describe('coevolve eval progress', function () {
 
   it('writes a few plain lines when the stream is not a terminal', async () => {
     const lines: string[] = [];
-    await evalCommand({ checkpoint: 'checkpoints/base-add2', data: 'checkpoints/base-add2/heldout.jsonl', family: 'arithmetic', samples: 1, temperature: 1, maxNewTokens: 5, backend: 'cpu', workers: '1', stream: { write: (s: string) => lines.push(s) } });
+    await evalCommand({ checkpoint: 'checkpoints/base-add2', data: 'checkpoints/base-add2/heldout.jsonl', family: 'arithmetic', samples: 1, temperature: 1, maxNewTokens: 5, backend: TEST_BACKEND, workers: '1', stream: { write: (s: string) => lines.push(s) } });
     expect(lines.length).to.be.within(5, 12); // a line per 10% of 512 episodes, not 512
     expect(lines[lines.length - 1]).to.equal('eval episode 512/512\n');
   });

@@ -8,6 +8,7 @@ import { stringify } from 'yaml';
 import { startDashboard, type RunningDashboard } from '../../src/dashboard/server.js';
 import { launchBrowser } from '../browser.js';
 import { tinyConfig } from '../engine/fixtures.js';
+import { need } from '../needs.js';
 
 /** Every file under `dir` with its size and modification time. */
 function snapshot(dir: string): Record<string, string> {
@@ -40,7 +41,7 @@ describe('coevolve dashboard', function () {
   });
 
   it('shows a chart updating while a run progresses, then opens an episode from the browser, and writes nothing', async function () {
-    if (!browser) this.skip();
+    if (!browser) need(this, 'browser');
     // a run slow enough to watch: 150 iterations of 16 tasks x 8 answers on a small fresh model (with 40 it
     // timed out twice in CI-like runs: most likely the run ended before the first chart was drawn)
     const config = join(root, 'live.yaml');

@@ -15,6 +15,7 @@ import { RunStore } from '../../src/store/run.js';
 import { tinyConfig } from '../engine/fixtures.js';
 import { startRedis } from '../redis.js';
 import { startWorkerProcess } from './rollouts.test.js';
+import { need, TEST_BACKEND } from '../needs.js';
 
 /** Solver episodes on the shipped base, heavy enough (64 tasks x 8 answers per job) that a job lasts a while. */
 function heavy(root: string, url: string, queue: string, over: Partial<ExperimentInput> = {}): ExperimentInput {
@@ -53,7 +54,7 @@ describe('rollout faults: workers killed, Redis restarted, the learner resumed',
   const children: ChildProcess[] = [];
   before(async function () {
     redis = await startRedis();
-    if (!redis) this.skip();
+    if (!redis) need(this, 'redis');
   });
   afterEach(() => { for (const c of children.splice(0)) c.kill('SIGKILL'); });
   after(async () => redis?.stop());
@@ -76,6 +77,41 @@ describe('rollout faults: workers killed, Redis restarted, the learner resumed',
     expect(await job!.getState()).to.equal('completed');
     expect(job!.stalledCounter).to.be.at.least(1);
     await queue.close();
+  });
+
+  // A worker whose job stalls (here stopped by SIGSTOP; in practice killed, or its event loop
+  // blocked past its lock): with --max-stalled 0 the first stall fails the job as stalled.
+  const stalling = ['--lock-ms', '1000', '--stalled-ms', '300', '--max-stalled', '0'];
+  const stallOne = async (queueId: string, over: Partial<ExperimentInput>) => {
+    const root = mkdtempSync(join(tmpdir(), 'coevolve-stall-'));
+    const victim = await startWorkerProcess(redis!.url, queueId, stalling);
+    children.push(victim);
+    const queue = new Queue(queueName(queueId), { connection: { url: redis!.url } });
+    const out = join(root, 'run');
+    const log: string[] = [];
+    const run = runExperiment(heavy(root, redis!.url, queueId, over), { out, log: (l) => log.push(l) });
+    const ended = run.then(() => null, (e: Error) => e); // settled here, so a failure while the test waits is never unhandled
+    await until(async () => (await queue.getActiveCount()) > 0);
+    victim.kill('SIGSTOP');
+    children.push(await startWorkerProcess(redis!.url, queueId, stalling));
+    const err = await ended;
+    await queue.close();
+    return { out, log, err };
+  };
+
+  it('a job stalled past the limit is queued again: the run goes on, every episode once', async () => {
+    const { out, log, err } = await stallOne('stall', { iterations: 2 });
+    expect(err, err?.message).to.equal(null);
+    expect(log.some((l) => /job stalled more than allowable limit; queued again \(1 of 3\)/.test(l)), log.join('\n')).to.equal(true);
+    await exactlyOnce(out, 2, 64 * 8);
+  });
+
+  it('a job that stalls more than rollout.jobRetries times stops the run, saying how to resume; resumed, it completes', async () => {
+    const { out, err } = await stallOne('stall-stop', { iterations: 2, rollout: { engine: 'redis', url: redis!.url, queue: 'stall-stop', jobEpisodes: 256, jobRetries: 0 } });
+    expect(err?.message).to.match(/rollout job .* failed 1 time, past rollout\.jobRetries \(0\); the last time: job stalled more than allowable limit\. The run stops; it resumes from its last checkpoint with: coevolve run --resume /);
+    expect((await RunStore.open(out)).record.status).to.equal('failed');
+    await runExperiment(undefined, { resume: out, log: () => {} });
+    await exactlyOnce(out, 2, 64 * 8);
   });
 
   it('Redis restarted mid-run: the learner waits, saying so, and continues; every episode once', async () => {
@@ -120,7 +156,7 @@ describe('rollout faults: workers killed, Redis restarted, the learner resumed',
     const { metrics } = await runExperiment(heavy(root, redis!.url, 'stale', { iterations: 3, checkpointEvery: 1, trainer: { lr: 0.003 }, tasks: { ...heavy(root, '', '').tasks, perIteration: 8 }, rollout: { engine: 'redis', url: redis!.url, queue: 'stale', jobEpisodes: 32, maxStaleness: 1, isThreshold: 1.05 } }), { out, log: () => {} });
     expect(metrics.find((r) => r.iteration === 1)?.['rollout/staleness_max']).to.equal(0);
     expect(metrics.find((r) => r.iteration === 2)?.['rollout/staleness_max']).to.equal(1);
-    await initBackend('cpu');
+    await initBackend(TEST_BACKEND);
     const episodes = (await RunStore.open(out)).readEpisodes().filter((e) => e.iteration === 2);
     const loaded = await loadModel(join(out, 'checkpoints', 'iter-000001', 'main'));
     const server = new BatchingServer('check', loaded.model as never);

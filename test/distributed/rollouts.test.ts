@@ -7,10 +7,11 @@ import { runExperiment } from '../../src/engine/experiment.js';
 import { RunStore } from '../../src/store/run.js';
 import { tinyConfig } from '../engine/fixtures.js';
 import { startRedis } from '../redis.js';
+import { need, TEST_BACKEND } from '../needs.js';
 
 /** A `coevolve worker` process on `url`, resolved once it takes jobs. */
 export function startWorkerProcess(url: string, queue: string, extra: string[] = []): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['bin/coevolve.js', 'worker', '--redis', url, '--queue', queue, '--backend', 'cpu', '--lock-ms', '2000', '--stalled-ms', '500', ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, ['bin/coevolve.js', 'worker', '--redis', url, '--queue', queue, '--backend', TEST_BACKEND, '--lock-ms', '2000', '--stalled-ms', '500', ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
   return new Promise((resolve, reject) => {
     let err = '';
     child.stderr!.on('data', (d: Buffer) => {
@@ -26,7 +27,7 @@ describe('rollouts on worker processes through Redis', function () {
   const workers: ChildProcess[] = [];
   before(async function () {
     redis = await startRedis();
-    if (!redis) this.skip();
+    if (!redis) need(this, 'redis');
   });
   after(async () => {
     for (const w of workers) w.kill('SIGKILL');

@@ -5,11 +5,12 @@ import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { runCommand } from '../../src/cli/run.js';
 import type { ExperimentInput } from '../../src/config/schema.js';
+import { TEST_BACKEND } from '../needs.js';
 
 /** The shipped SPC config cut to two small iterations on one thread. */
 function criticRun(out: string, change: (c: ExperimentInput) => void = () => {}, config = 'configs/critics/spc-sum3.yaml'): string {
   const c = parse(readFileSync(config, 'utf8')) as ExperimentInput;
-  Object.assign(c, { iterations: 2, outDir: out, workers: 1, backend: 'cpu', eval: { every: 2 }, checkpointEvery: 2 });
+  Object.assign(c, { iterations: 2, outDir: out, workers: 1, backend: TEST_BACKEND, eval: { every: 2 }, checkpointEvery: 2 });
   c.tasks.perIteration = 4;
   change(c);
   const path = join(out, 'c.yaml');

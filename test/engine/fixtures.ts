@@ -1,11 +1,12 @@
 import type { ExperimentInput } from '../../src/config/schema.js';
+import { TEST_BACKEND } from '../needs.js';
 
 /** A tiny experiment that runs in well under a second per iteration on cpu or wasm. */
 export function tinyConfig(outDir: string, over: Partial<ExperimentInput> = {}): ExperimentInput {
   return {
     name: 'tiny',
     seed: 3,
-    backend: 'cpu',
+    backend: TEST_BACKEND,
     iterations: 4,
     outDir,
     models: { main: { config: { dModel: 16, nHeads: 2, nLayers: 1, context: 24 } } },

@@ -15,13 +15,14 @@ import { loadModel } from '../../src/models/store.js';
 import { checkpointName } from '../../src/store/run.js';
 import { PlayerRole } from '../../roles/player.js';
 import { initBackend } from '../../src/backend/index.js';
+import { TEST_BACKEND } from '../needs.js';
 
 const BASE = 'checkpoints/base-kuhn-text';
 
 /** A few iterations of Kuhn self-play by text from the shipped text base. */
 function kuhnRun(out: string): ExperimentInput {
   return {
-    name: 'kt', seed: 3, backend: 'cpu', iterations: 2, outDir: out,
+    name: 'kt', seed: 3, backend: TEST_BACKEND, iterations: 2, outDir: out,
     models: { main: { checkpoint: BASE } },
     roles: { seat0: { kind: 'player', model: 'main' }, seat1: { kind: 'player', model: 'main' } },
     tasks: { family: 'arithmetic', train: { source: 'none' }, perIteration: 8 },
@@ -77,7 +78,7 @@ describe('a game run and its exported policy', function () {
   });
 
   it('a text policy table is scored at the sampling temperature: greedy play is one move per state', async () => {
-    await initBackend('cpu');
+    await initBackend(TEST_BACKEND);
     const loaded = await loadModel(BASE);
     if (loaded.kind !== 'tinylm' || !loaded.tokenizer) throw new Error(`${BASE} is not a text model`);
     const seats = [0, 1].map(() => ({ role: new PlayerRole(), model: loaded.model }));
@@ -94,7 +95,7 @@ describe('a game run and its exported policy', function () {
   });
 
   it('an Elo pool restored from its state rates as the uninterrupted one, and a malformed state is refused', async () => {
-    await initBackend('cpu');
+    await initBackend(TEST_BACKEND);
     const loaded = await loadModel(BASE);
     if (loaded.kind !== 'tinylm' || !loaded.tokenizer) throw new Error(`${BASE} is not a text model`);
     const seats = ['seat0', 'seat1'].map((roleId) => ({ roleId, role: new PlayerRole(), model: 'main' }));

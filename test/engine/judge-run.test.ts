@@ -5,11 +5,12 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { runCommand } from '../../src/cli/run.js';
 import type { ExperimentInput } from '../../src/config/schema.js';
+import { TEST_BACKEND } from '../needs.js';
 
 /** Two iterations of the judge arena on the shipped base: a frozen solver, a judge trained by the verdict judge. */
 function judgeRun(out: string, evaluators: ExperimentInput['evaluators']): ExperimentInput {
   return {
-    name: 'jr', seed: 2, backend: 'cpu', iterations: 2, outDir: out, workers: 1,
+    name: 'jr', seed: 2, backend: TEST_BACKEND, iterations: 2, outDir: out, workers: 1,
     models: { solver: { checkpoint: 'checkpoints/base-add2' }, judge: { checkpoint: 'checkpoints/base-add2' } },
     roles: { solver: { kind: 'solver', model: 'solver' }, judge: { kind: 'judge', model: 'judge' } },
     phases: [{ roles: ['judge'], iterations: 1 }],

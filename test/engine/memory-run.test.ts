@@ -5,11 +5,12 @@ import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { runCommand } from '../../src/cli/run.js';
 import type { ExperimentInput } from '../../src/config/schema.js';
+import { TEST_BACKEND } from '../needs.js';
 
 /** A shipped memory config cut to two small iterations on one thread, over short dialogues. */
 function memoryRun(file: string, out: string): string {
   const c = parse(readFileSync(file, 'utf8')) as ExperimentInput;
-  Object.assign(c, { iterations: 2, outDir: out, workers: 1, backend: 'cpu', eval: { every: 2 }, checkpointEvery: 2 });
+  Object.assign(c, { iterations: 2, outDir: out, workers: 1, backend: TEST_BACKEND, eval: { every: 2 }, checkpointEvery: 2 });
   c.tasks.perIteration = 2;
   c.tasks.difficulty = { ...c.tasks.difficulty, sessions: 2 };
   c.evaluators = [

@@ -8,9 +8,10 @@ import { loadModel } from '../../src/models/store.js';
 import { arithmetic } from '../../src/tasks/arithmetic.js';
 import { disjointSplit, readTasksJsonl } from '../../src/tasks/jsonl.js';
 import type { Task } from '../../src/core/types.js';
+import { TEST_BACKEND } from '../needs.js';
 
 const base = {
-  name: 'p', seed: 3, backend: 'cpu', task: { family: 'arithmetic', difficulty: { digits: 3, operands: 2, operators: '+' } },
+  name: 'p', seed: 3, backend: TEST_BACKEND, task: { family: 'arithmetic', difficulty: { digits: 3, operands: 2, operators: '+' } },
   corpus: { train: 4000, heldOut: 64 }, model: { dModel: 8, nHeads: 2, nLayers: 1, context: 32 }, train: { steps: 2, batchSize: 8, lr: 0.01 },
   maxNewTokens: 5, out: 'unused',
 };

@@ -3,6 +3,7 @@ import * as tf from '@tensorflow/tfjs';
 import { initBackend } from '../../src/backend/index.js';
 import { loadNative } from '../../src/backend/native/library.js';
 import { TinyLM, type TinyLMConfig } from '../../src/models/tinylm.js';
+import { need } from '../needs.js';
 
 // TinyLM.score on the native path (forward and backward on plain arrays, src/models/native)
 // against tfjs's autodiff of the same model: log-probs, entropy, values and every gradient.
@@ -46,10 +47,7 @@ function compute(config: TinyLMConfig, temperature: number): Record<string, Floa
 
 describe('native TinyLM scoring', () => {
   before(function () {
-    if (!loadNative()) {
-      if (process.env.COEVOLVE_REQUIRE_NATIVE) throw new Error('COEVOLVE_REQUIRE_NATIVE is set but no native library loaded');
-      this.skip();
-    }
+    need(this, 'native');
   });
 
   const configs: [string, TinyLMConfig][] = [

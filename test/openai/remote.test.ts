@@ -7,10 +7,11 @@ import { parseConfig } from '../../src/config/load.js';
 import type { ExperimentInput } from '../../src/config/schema.js';
 import { runExperiment } from '../../src/engine/experiment.js';
 import { RunStore } from '../../src/store/run.js';
+import { TEST_BACKEND } from '../needs.js';
 
 /** The hint arena of examples/: a local hinter that trains, and a frozen solver on the remote endpoint. */
 const config = (root: string, url: string, iterations: number): ExperimentInput => ({
-  name: 'remote', seed: 1, backend: 'cpu', workers: 1, iterations, outDir: root, checkpointEvery: 4,
+  name: 'remote', seed: 1, backend: TEST_BACKEND, workers: 1, iterations, outDir: root, checkpointEvery: 4,
   plugins: ['./examples/two-role-arena/hint.ts'],
   models: { hinter: { checkpoint: 'checkpoints/base-add2' }, solver: { kind: 'remote', remote: { url, model: 'base-add2', retries: 1, timeoutMs: 3000 } } },
   roles: { hinter: { kind: 'hinter', model: 'hinter', maxNewTokens: 4 }, solver: { kind: 'hinted-solver', model: 'solver', train: false } },

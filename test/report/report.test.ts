@@ -8,6 +8,7 @@ import { runExperiment } from '../../src/engine/experiment.js';
 import { chartGroups, writeReport, type WrittenReport } from '../../src/report/index.js';
 import { launchBrowser } from '../browser.js';
 import { tinyConfig } from '../engine/fixtures.js';
+import { need } from '../needs.js';
 
 describe('coevolve report', function () {
   this.timeout(120000);
@@ -43,7 +44,7 @@ describe('coevolve report', function () {
   });
 
   it('the HTML report shows every chart drawn in a browser, and every PNG is not blank', async function () {
-    if (!browser) this.skip();
+    if (!browser) need(this, 'browser');
     const page = await browser!.newPage();
     await page.goto(pathToFileURL(written.html).href);
     const drawn = await page.$$eval('figure.chart', (figs) => figs.map((f) => ({

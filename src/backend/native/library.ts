@@ -57,8 +57,12 @@ export function loadNative(): NativeLibrary | null {
     return (loaded = null);
   }
   const errors: string[] = [];
-  // COEVOLVE_NATIVE=OpenBLAS (or oneDNN) picks one library, to compare them
+  // COEVOLVE_NATIVE=OpenBLAS (or oneDNN) picks one library, to compare them; none, no library (a machine without one)
   const pick = process.env.COEVOLVE_NATIVE?.toLowerCase();
+  if (pick === 'none') {
+    whyNot = 'COEVOLVE_NATIVE=none turns them off (unset, it loads libopenblas0-pthread when installed)';
+    return (loaded = null);
+  }
   const chosen = CANDIDATES.filter((c) => (pick ? c.name.toLowerCase() === pick : c.byDefault));
   if (chosen.length === 0) {
     whyNot = `COEVOLVE_NATIVE='${process.env.COEVOLVE_NATIVE}' names no library; known: ${CANDIDATES.map((c) => c.name).join(', ')}`;

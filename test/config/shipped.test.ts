@@ -1,0 +1,59 @@
+import { expect } from 'chai';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { loadConfig } from '../../src/config/load.js';
+import { PretrainSchema } from '../../src/engine/pretrain.js';
+
+/** Every YAML file under `dir`, recursively. */
+function yamlFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((f) => {
+    const p = join(dir, f);
+    return statSync(p).isDirectory() ? yamlFiles(p) : /\.ya?ml$/.test(f) ? [p] : [];
+  });
+}
+
+/** Every string in `value` that names a shipped path (checkpoints/..., configs/...), with where it sits. */
+function namedPaths(value: unknown, at = ''): Array<{ at: string; path: string }> {
+  if (typeof value === 'string') return /^(checkpoints|configs)\//.test(value) ? [{ at, path: value }] : [];
+  if (Array.isArray(value)) return value.flatMap((v, i) => namedPaths(v, `${at}[${i}]`));
+  if (value && typeof value === 'object') return Object.entries(value).flatMap(([k, v]) => namedPaths(v, at ? `${at}.${k}` : k));
+  return [];
+}
+
+const isPretrain = (raw: Record<string, unknown>) => 'corpus' in raw && 'out' in raw && !('roles' in raw);
+
+// A config shipped in configs/ runs on a fresh clone: every checkpoint or file it names is in
+// the repository, or is a checkpoint that a shipped pretrain config makes, and then the
+// config's header names that command (`coevolve pretrain <file>`).
+describe('the shipped configs', () => {
+  const files = yamlFiles('configs');
+  const raws = new Map(files.map((f) => [f, parse(readFileSync(f, 'utf8')) as Record<string, unknown>]));
+  const makers = new Map<string, string>(); // checkpoint folder -> the pretrain config that makes it
+  for (const [f, raw] of raws) if (isPretrain(raw)) makers.set(String(raw.out).replace(/\/$/, ''), f);
+
+  it('are many, of both kinds, and each parses against its schema', () => {
+    expect(files.length).to.be.above(40);
+    expect(makers.size).to.be.above(5);
+    for (const [f, raw] of raws) {
+      if (isPretrain(raw)) expect(PretrainSchema.safeParse(raw).success, f).to.equal(true);
+      else expect(() => loadConfig(f), f).to.not.throw();
+    }
+  });
+
+  it('name only paths that exist, or checkpoints a shipped pretrain config makes, named in their header', () => {
+    const problems: string[] = [];
+    for (const [f, raw] of raws) {
+      const header = readFileSync(f, 'utf8').split('\n').filter((l) => l.startsWith('#')).join('\n');
+      for (const { at, path } of namedPaths(raw)) {
+        if (isPretrain(raw) && at === 'out') continue;
+        if (existsSync(path)) continue;
+        const folder = path.match(/^checkpoints\/[^/]+/)?.[0];
+        const maker = folder && makers.get(folder);
+        if (!maker) problems.push(`${f}: ${at}: ${path} is missing, and no shipped pretrain config makes it`);
+        else if (!header.includes(`coevolve pretrain ${maker}`)) problems.push(`${f}: ${at}: ${path} is made by ${maker}, but the header does not say \`coevolve pretrain ${maker}\``);
+      }
+    }
+    expect(problems).to.deep.equal([]);
+  });
+});
