@@ -5,6 +5,10 @@ import { tidyKeep } from './ops.js';
 import { checkIds, type LayerCache, type TinyLM } from './tinylm.js';
 import { activeSgemm } from '../backend/native/index.js';
 import { NativeDecoder } from './native/decode.js';
+import { HfCausalLM, type HfLayerCache } from './hf/model.js';
+
+/** A language model generate() runs: coevolve's TinyLM, or a Hugging Face decoder. */
+export type LanguageModel = TinyLM | HfCausalLM;
 
 export interface GenerateOptions extends SamplingOptions {
   /** most tokens to add to each prompt */
@@ -35,7 +39,7 @@ export interface Generation {
  * get alone. One forward pass per new token for the whole batch; only the last position's
  * logits leave the backend, and sampling runs on the host with a seeded generator.
  */
-export function generate(model: TinyLM, prompts: readonly (readonly number[])[], o: GenerateOptions): Generation[] {
+export function generate(model: LanguageModel, prompts: readonly (readonly number[])[], o: GenerateOptions): Generation[] {
   validateSampling(o);
   if (!Number.isInteger(o.maxNewTokens) || o.maxNewTokens < 0) throw new Error(`generate: maxNewTokens must be a non-negative integer, got ${o.maxNewTokens}`);
   if (prompts.length === 0) return [];
@@ -45,7 +49,8 @@ export function generate(model: TinyLM, prompts: readonly (readonly number[])[],
   });
   const B = prompts.length;
   const P = Math.max(...prompts.map((p) => p.length));
-  const { context, vocabSize } = model.config;
+  const { vocabSize } = model.config;
+  const context = model.maxSequence;
   if (P + o.maxNewTokens > context) throw new Error(`generate: prompt of ${P} tokens + ${o.maxNewTokens} new exceeds context ${context}`);
   const leftPad = prompts.map((p) => P - p.length);
   const rng = new Rng(o.seed ?? 0);
@@ -53,7 +58,7 @@ export function generate(model: TinyLM, prompts: readonly (readonly number[])[],
   const padded = new Int32Array(B * P);
   prompts.forEach((p, b) => padded.set(p, b * P + leftPad[b]));
 
-  const forward = activeSgemm() ? nativeForward(model, B, leftPad) : tfjsForward(model, B, leftPad);
+  const forward = model instanceof HfCausalLM ? hfForward(model, B, leftPad) : activeSgemm() ? nativeForward(model, B, leftPad) : tfjsForward(model, B, leftPad);
   try {
     let values = forward.feed(padded, P);
     const next = new Int32Array(B); // read by feed before it returns, so one array serves every step
@@ -120,7 +125,39 @@ function tfjsForward(model: TinyLM, B: number, leftPad: number[]): Forward {
   };
 }
 
-function disposeCache(cache: LayerCache[]): void {
+/** HfCausalLM.forward on tfjs tensors: positions count from each row's first real token, pad keys masked. */
+function hfForward(model: HfCausalLM, B: number, leftPad: number[]): Forward {
+  let cache: HfLayerCache[] | undefined;
+  let past = 0;
+  return {
+    feed(tokens, T) {
+      const S = past + T;
+      const positions = new Int32Array(B * T);
+      const keyMask = new Float32Array(B * S).fill(1);
+      for (let b = 0; b < B; b++) {
+        for (let t = 0; t < T; t++) positions[b * T + t] = Math.max(0, past + t - leftPad[b]);
+        keyMask.fill(0, b * S, b * S + Math.min(leftPad[b], S));
+      }
+      const old = cache;
+      const r = tidyKeep(() => {
+        const f = model.forward(tf.tensor2d(tokens, [B, T], 'int32'), positions, keyMask, old);
+        const last = T === 1 ? f.hidden : f.hidden.slice([0, T - 1, 0], [-1, 1, -1]) as tf.Tensor3D;
+        return { logits: model.logits(last), cache: f.cache };
+      });
+      cache = r.cache;
+      past = S;
+      if (old) disposeCache(old);
+      const values = r.logits.dataSync() as Float32Array;
+      r.logits.dispose();
+      return values;
+    },
+    dispose() {
+      if (cache) disposeCache(cache);
+    },
+  };
+}
+
+function disposeCache(cache: Array<LayerCache | HfLayerCache>): void {
   for (const c of cache) {
     c.k.dispose();
     c.v.dispose();

@@ -3,6 +3,7 @@ import { Rng } from '../util/rng.js';
 import { linear, seededNormal, tokenEntropy, tokenLogProbs } from './ops.js';
 import { sampleToken, validateSampling } from './sampling.js';
 import type { Policy, PolicyInput, ScoredBatch } from './types.js';
+import { variablePrefix } from './names.js';
 
 /** Shape and initialisation of an `MlpPolicy`; `validateMlpConfig` checks it. */
 export interface MlpConfig {
@@ -39,7 +40,6 @@ export interface ActResult {
   values?: number[];
 }
 
-let modelCount = 0; // keeps variable names unique across models in one process
 const NEG = -1e9; // logit of an illegal action: exp underflows to exactly 0, and stays finite
 
 /** Throws an error naming the offending field when `c` cannot build a model. */
@@ -88,7 +88,7 @@ export class MlpPolicy implements Policy {
   constructor(readonly config: MlpConfig, initial?: Record<string, tf.Tensor>) {
     validateMlpConfig(config);
     const rng = new Rng(config.seed ?? 0);
-    modelCount++;
+    const prefix = variablePrefix('mlp');
     this.weights = {};
     const shapes = Object.entries(mlpWeightShapes(config));
     // Checked before any variable exists, so a bad checkpoint leaks nothing.
@@ -101,7 +101,7 @@ export class MlpPolicy implements Policy {
       const drawn = initialWeight(name, shape, rng);
       const given = initial?.[name];
       const init = given ?? tf.tensor(drawn, shape);
-      this.weights[name] = tf.variable(init, true, `mlp${modelCount}/${name}`);
+      this.weights[name] = tf.variable(init, true, `${prefix}/${name}`);
       if (!given) init.dispose();
     }
     this.rng = new Rng(rng.next() * 2 ** 32); // continues the seed's stream: act() is reproducible too

@@ -5,6 +5,7 @@ import type { Policy, PolicyInput, ScoredBatch } from './types.js';
 import { layoutBatch } from './score-batch.js';
 import { activeSgemm } from '../backend/native/index.js';
 import { nativeScore } from './native/scored.js';
+import { variablePrefix } from './names.js';
 
 export interface TinyLMConfig {
   /** number of token ids */
@@ -26,7 +27,6 @@ export interface TinyLMConfig {
 /** Per-layer keys and values kept during generation: [B, H, S, hd] each. */
 export interface LayerCache { k: tf.Tensor4D; v: tf.Tensor4D }
 
-let modelCount = 0; // keeps variable names unique across models in one process
 const NEG = -1e9; // added to masked attention scores; finite so a fully masked row stays finite
 
 export function validateConfig(c: TinyLMConfig): void {
@@ -76,11 +76,11 @@ export class TinyLM implements Policy {
   constructor(readonly config: TinyLMConfig, initial?: Record<string, tf.Tensor>) {
     validateConfig(config);
     const rng = new Rng(config.seed ?? 0);
-    modelCount++;
+    const prefix = variablePrefix('tinylm');
     this.weights = {};
     for (const [name, shape] of Object.entries(weightShapes(config))) {
       const init = initial?.[name] ?? tf.tensor(initialWeight(name, shape, config, rng), shape);
-      this.weights[name] = tf.variable(init, true, `tinylm${modelCount}/${name}`);
+      this.weights[name] = tf.variable(init, true, `${prefix}/${name}`);
       if (!initial?.[name]) init.dispose();
     }
   }

@@ -1,0 +1,237 @@
+/**
+ * A Hugging Face decoder (Llama, Qwen2, Qwen3, GPT-2) as a coevolve policy: the weights of a
+ * checkpoint directory as tfjs variables, named as transformers names them (nn.Linear weights
+ * held transposed, [in, out]), and one forward pass for the four families, checked against
+ * transformers' own logits, losses and gradients (test/models/hf-model.test.ts).
+ * Rows may be left-padded: each row's positions count from its first real token and its pad
+ * keys are masked, as transformers does with an attention mask and position ids.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { variablePrefix } from '../names.js';
+import { linear, tokenEntropy, tokenLogProbs } from '../ops.js';
+import { layoutBatch } from '../score-batch.js';
+import type { Policy, PolicyInput, ScoredBatch } from '../types.js';
+import { inverseFrequencies, readHfConfig, type HfConfig } from './config.js';
+import { IGNORED, weightSpecs } from './layout.js';
+import type { LoraAdapter } from './lora.js';
+import { readCheckpointTensors } from './safetensors.js';
+
+/** Per-layer keys and values kept during generation: [B, KV heads, S, head dim] each. */
+export interface HfLayerCache { k: tf.Tensor4D; v: tf.Tensor4D }
+
+const NEG = -1e9; // added to masked attention scores; finite so a fully masked row stays finite
+
+export class HfCausalLM implements Policy {
+  readonly kind = 'hf';
+  readonly hasValueHead = false;
+  readonly weights: Record<string, tf.Variable> = {};
+  private readonly invFreq?: Float32Array;
+
+  /** `tensors` by transformers name, as stored (nn.Linear weights [out, in]); they are copied. */
+  constructor(readonly config: HfConfig, tensors: Record<string, { shape: number[]; data: Float32Array | Float64Array }>, readonly dir?: string) {
+    const where = dir ?? 'checkpoint';
+    const specs = weightSpecs(config);
+    const known = new Set(specs.map((s) => s.name));
+    const extra = Object.keys(tensors).filter((n) => !known.has(n) && !IGNORED.test(n) && !(config.tied && n === 'lm_head.weight'));
+    if (extra.length) throw new Error(`${where}: weights this ${config.architecture} does not have: ${extra.slice(0, 5).join(', ')}${extra.length > 5 ? ` and ${extra.length - 5} more` : ''}`);
+    const prefix = variablePrefix('hf');
+    for (const s of specs) {
+      const t = tensors[s.name];
+      if (!t) throw new Error(`${where}: weight ${s.name} is missing`);
+      if (JSON.stringify(t.shape) !== JSON.stringify(s.shape)) throw new Error(`${where}: weight ${s.name} has shape ${JSON.stringify(t.shape)}, config.json implies ${JSON.stringify(s.shape)}`);
+      this.weights[s.name] = tf.tidy(() => {
+        const x = tf.tensor(Float32Array.from(t.data), s.shape);
+        return tf.variable(s.linear ? x.transpose() : x, true, `${prefix}/${s.name}`);
+      });
+    }
+    if (config.rope) this.invFreq = inverseFrequencies(config.rope, config.headDim);
+  }
+
+  /** Loads `DIR` (config.json and safetensors weights; float16 and bfloat16 are computed in float32). */
+  static load(dir: string): HfCausalLM {
+    const config = readHfConfig(dir);
+    return new HfCausalLM(config, readCheckpointTensors(dir), dir);
+  }
+
+  get maxSequence(): number {
+    return this.config.maxPositions;
+  }
+
+  variables(): tf.Variable[] {
+    return Object.values(this.weights);
+  }
+
+  dispose(): void {
+    for (const v of Object.values(this.weights)) v.dispose();
+  }
+
+  private w(name: string): tf.Tensor {
+    const x = this.weights[name];
+    if (!x) throw new Error(`hf: no weight ${name}`);
+    return x;
+  }
+
+  /**
+   * Hidden states after the final norm, [B, T, d], of `tokens` [B, T] at `positions` [B*T],
+   * continuing `cache` (S - T keys already held); `keyMask` [B*S] is 1 for real keys, 0 for pads.
+   */
+  forward(tokens: tf.Tensor2D, positions: Int32Array, keyMask: Float32Array, cache?: HfLayerCache[], adapter?: LoraAdapter): { hidden: tf.Tensor3D; cache: HfLayerCache[] } {
+    const c = this.config;
+    const [B, T] = tokens.shape;
+    const S = keyMask.length / B;
+    const past = S - T;
+    const bias = attentionBias(keyMask, B, T, past);
+    const gpt2 = c.architecture === 'GPT2LMHeadModel';
+    let x = tf.gather(this.w(gpt2 ? 'transformer.wte.weight' : 'model.embed_tokens.weight'), tokens) as tf.Tensor3D; // [B, T, d]
+    if (gpt2) x = x.add(tf.gather(this.w('transformer.wpe.weight'), tf.tensor2d(positions, [B, T], 'int32')));
+    const rot = this.invFreq && rotation(this.invFreq, positions, B, T); // cos, sin [B, 1, T, hd]
+    const next: HfLayerCache[] = [];
+    for (let l = 0; l < c.layers; l++) {
+      const { y, kv } = gpt2 ? this.gpt2Attention(l, x, bias, cache?.[l], adapter) : this.attention(l, x, bias, rot!, cache?.[l], adapter);
+      next.push(kv);
+      x = x.add(y);
+      x = x.add(gpt2 ? this.gpt2Mlp(l, x, adapter) : this.swiglu(l, x, adapter));
+    }
+    const hidden = (gpt2 ? this.layerNorm(x, 'transformer.ln_f') : this.rmsNorm(x, 'model.norm.weight')) as tf.Tensor3D;
+    return { hidden, cache: next };
+  }
+
+  private attention(l: number, x: tf.Tensor3D, bias: tf.Tensor, rot: { cos: tf.Tensor; sin: tf.Tensor }, cache?: HfLayerCache, adapter?: LoraAdapter): { y: tf.Tensor3D; kv: HfLayerCache } {
+    const c = this.config;
+    const [B, T] = x.shape;
+    const p = `model.layers.${l}.self_attn.`;
+    const h = this.rmsNorm(x, `model.layers.${l}.input_layernorm.weight`);
+    const proj = (name: string, heads: number) => {
+      let y = this.linear(h, p + name, adapter).reshape([B, T, heads, c.headDim]); // [B, T, heads, hd]
+      if (c.qkNorm && name !== 'v_proj') y = this.rmsNorm(y, `${p}${name[0]}_norm.weight`);
+      return y.transpose([0, 2, 1, 3]) as tf.Tensor4D; // [B, heads, T, hd]
+    };
+    const q = rotate(proj('q_proj', c.heads), rot);
+    const k = cat(cache?.k, rotate(proj('k_proj', c.kvHeads), rot));
+    const v = cat(cache?.v, proj('v_proj', c.kvHeads));
+    const y = attend(q, repeatKv(k, c.heads / c.kvHeads), repeatKv(v, c.heads / c.kvHeads), bias); // [B, T, H*hd]
+    return { y: this.linear(y, p + 'o_proj', adapter) as tf.Tensor3D, kv: { k, v } };
+  }
+
+  private gpt2Attention(l: number, x: tf.Tensor3D, bias: tf.Tensor, cache?: HfLayerCache, adapter?: LoraAdapter): { y: tf.Tensor3D; kv: HfLayerCache } {
+    const c = this.config;
+    const [B, T] = x.shape;
+    const p = `transformer.h.${l}.`;
+    const qkv = this.linear(this.layerNorm(x, p + 'ln_1'), p + 'attn.c_attn', adapter);
+    const [q, k, v] = tf.split(qkv, 3, -1).map((t) => t.reshape([B, T, c.heads, c.headDim]).transpose([0, 2, 1, 3]) as tf.Tensor4D);
+    const keys = cat(cache?.k, k);
+    const values = cat(cache?.v, v);
+    const y = attend(q, keys, values, bias);
+    return { y: this.linear(y, p + 'attn.c_proj', adapter) as tf.Tensor3D, kv: { k: keys, v: values } };
+  }
+
+  private swiglu(l: number, x: tf.Tensor3D, adapter?: LoraAdapter): tf.Tensor3D {
+    const p = `model.layers.${l}.`;
+    const h = this.rmsNorm(x, p + 'post_attention_layernorm.weight');
+    const gate = this.linear(h, p + 'mlp.gate_proj', adapter);
+    return this.linear(gate.mul(tf.sigmoid(gate)).mul(this.linear(h, p + 'mlp.up_proj', adapter)), p + 'mlp.down_proj', adapter) as tf.Tensor3D;
+  }
+
+  private gpt2Mlp(l: number, x: tf.Tensor3D, adapter?: LoraAdapter): tf.Tensor3D {
+    const p = `transformer.h.${l}.`;
+    const h = this.linear(this.layerNorm(x, p + 'ln_2'), p + 'mlp.c_fc', adapter);
+    return this.linear(geluNew(h), p + 'mlp.c_proj', adapter) as tf.Tensor3D;
+  }
+
+  /** `x @ w + b` for the projection named `name` (its bias if it has one), plus the adapter's term when it adapts it. */
+  private linear(x: tf.Tensor, name: string, adapter?: LoraAdapter): tf.Tensor {
+    const y = linear(x, this.w(`${name}.weight`) as tf.Tensor2D, this.weights[`${name}.bias`]);
+    const delta = adapter?.delta(name, x);
+    return delta ? y.add(delta) : y;
+  }
+
+  private rmsNorm(x: tf.Tensor, gain: string): tf.Tensor {
+    return x.mul(tf.rsqrt(x.square().mean(-1, true).add(this.config.eps))).mul(this.w(gain));
+  }
+
+  private layerNorm(x: tf.Tensor, name: string): tf.Tensor {
+    const mean = x.mean(-1, true);
+    const centred = x.sub(mean);
+    return centred.mul(tf.rsqrt(centred.square().mean(-1, true).add(this.config.eps))).mul(this.w(`${name}.weight`)).add(this.w(`${name}.bias`));
+  }
+
+  /** Next-token logits from hidden states: [B, T, d] -> [B, T, V]. */
+  logits(hidden: tf.Tensor3D): tf.Tensor3D {
+    const c = this.config;
+    if (!c.tied) return linear(hidden, this.w('lm_head.weight') as tf.Tensor2D) as tf.Tensor3D;
+    const [B, T, d] = hidden.shape;
+    const table = this.w(c.architecture === 'GPT2LMHeadModel' ? 'transformer.wte.weight' : 'model.embed_tokens.weight');
+    return tf.matMul(hidden.reshape([B * T, d]), table, false, true).reshape([B, T, c.vocabSize]);
+  }
+
+  /** This base with `adapter` as a policy of its own: the adapter's variables train, the base stays frozen. */
+  adapted(adapter: LoraAdapter): Policy {
+    return { kind: 'hf-lora', hasValueHead: false, maxSequence: this.maxSequence, variables: () => adapter.variables(), score: (inputs, temperature) => this.score(inputs, temperature, adapter), dispose: () => adapter.dispose() };
+  }
+
+  /** See Policy.score; `temperature` divides the logits (0, greedy, scores at 1); with `adapter`, through its LoRA terms. */
+  score(inputs: readonly PolicyInput[], temperature = 1, adapter?: LoraAdapter): ScoredBatch {
+    if (inputs.length === 0) throw new Error('hf: nothing to score');
+    const { B, P, Tc, L, tokens, positions, leftPad, targets, mask } = layoutBatch(inputs);
+    if (L > this.maxSequence) throw new Error(`hf: a scoring pass of ${L} tokens exceeds max_position_embeddings ${this.maxSequence}`);
+    const keyMask = new Float32Array(B * L).fill(1);
+    leftPad.forEach((n, b) => keyMask.fill(0, b * L, b * L + n));
+    const { hidden } = this.forward(tf.tensor2d(tokens, [B, L], 'int32'), positions, keyMask, undefined, adapter);
+    const raw = this.logits(hidden.slice([0, P - 1, 0], [-1, Tc, -1]) as tf.Tensor3D);
+    const logits = temperature === 1 || temperature === 0 ? raw : (raw.div(temperature) as tf.Tensor3D);
+    const m = tf.tensor2d(mask, [B, Tc]);
+    return { logProbs: tokenLogProbs(logits, tf.tensor2d(targets, [B, Tc], 'int32')).mul(m) as tf.Tensor2D, entropy: tokenEntropy(logits), mask: m };
+  }
+}
+
+/** [B, 1, T, S]: pad keys and future keys masked; query t sits at S - T + t. */
+function attentionBias(keyMask: Float32Array, B: number, T: number, past: number): tf.Tensor {
+  const S = past + T;
+  const out = new Float32Array(B * T * S);
+  for (let b = 0; b < B; b++) for (let t = 0; t < T; t++) for (let s = 0; s < S; s++) if (s > past + t || keyMask[b * S + s] === 0) out[(b * T + t) * S + s] = NEG;
+  return tf.tensor4d(out, [B, 1, T, S]);
+}
+
+/** cos and sin of each position's angles, [B, 1, T, hd], the half-size angles repeated (transformers' layout). */
+function rotation(invFreq: Float32Array, positions: Int32Array, B: number, T: number): { cos: tf.Tensor; sin: tf.Tensor } {
+  const half = invFreq.length;
+  const cos = new Float32Array(B * T * 2 * half), sin = new Float32Array(B * T * 2 * half);
+  for (let r = 0; r < B * T; r++) {
+    for (let i = 0; i < half; i++) {
+      const angle = Math.fround(positions[r] * invFreq[i]);
+      cos[r * 2 * half + i] = cos[r * 2 * half + half + i] = Math.cos(angle);
+      sin[r * 2 * half + i] = sin[r * 2 * half + half + i] = Math.sin(angle);
+    }
+  }
+  return { cos: tf.tensor4d(cos, [B, 1, T, 2 * half]), sin: tf.tensor4d(sin, [B, 1, T, 2 * half]) };
+}
+
+/** x cos + rotate_half(x) sin, rotate_half(x) = [-x2, x1] for the halves x1, x2 of each head. */
+function rotate(x: tf.Tensor4D, rot: { cos: tf.Tensor; sin: tf.Tensor }): tf.Tensor4D {
+  const [x1, x2] = tf.split(x, 2, -1);
+  return x.mul(rot.cos).add(tf.concat([x2.neg(), x1], -1).mul(rot.sin)) as tf.Tensor4D;
+}
+
+function cat(past: tf.Tensor4D | undefined, now: tf.Tensor4D): tf.Tensor4D {
+  return past ? tf.concat([past, now], 2) : now;
+}
+
+/** Grouped-query attention: each of the kv heads serves `n` query heads in a row, [B, KV, S, hd] -> [B, KV*n, S, hd]. */
+function repeatKv(x: tf.Tensor4D, n: number): tf.Tensor4D {
+  if (n === 1) return x;
+  const [B, KV, S, hd] = x.shape;
+  // rank 3, whose tile has a gradient in tfjs (rank 5 has none)
+  return x.reshape([B * KV, 1, S * hd]).tile([1, n, 1]).reshape([B, KV * n, S, hd]);
+}
+
+/** softmax(q k^T / sqrt(hd) + bias) v, heads joined: [B, H, T, hd] -> [B, T, H*hd]. */
+function attend(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, bias: tf.Tensor): tf.Tensor3D {
+  const [B, H, T, hd] = q.shape;
+  const att = tf.softmax(tf.matMul(q.mul(1 / Math.sqrt(hd)), k, false, true).add(bias));
+  return tf.matMul(att, v).transpose([0, 2, 1, 3]).reshape([B, T, H * hd]);
+}
+
+/** GPT-2's gelu_new: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). */
+function geluNew(x: tf.Tensor): tf.Tensor {
+  return x.mul(0.5).mul(tf.tanh(x.add(x.pow(3).mul(0.044715)).mul(Math.sqrt(2 / Math.PI))).add(1));
+}

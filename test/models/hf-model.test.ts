@@ -1,0 +1,73 @@
+import { expect } from 'chai';
+import * as tf from '@tensorflow/tfjs';
+import { initBackend } from '../../src/backend/index.js';
+import { generate } from '../../src/models/generate.js';
+import { HfCausalLM } from '../../src/models/hf/model.js';
+import { weightSpecs } from '../../src/models/hf/layout.js';
+import { readSafetensors, type StoredTensor } from '../../src/models/hf/safetensors.js';
+import { TEST_BACKEND } from '../needs.js';
+import { FIXTURES, fixture, maxDiff, rows } from './hf-fixtures.js';
+
+// Each tiny checkpoint was written by transformers, with its logits, loss and gradients
+// (test/fixtures/hf/README.md): the forward pass must give them, for the four families.
+describe('Hugging Face decoders against transformers', function () {
+  this.timeout(60000);
+  before(async () => { await initBackend(TEST_BACKEND); });
+
+  for (const name of FIXTURES) {
+    describe(name, () => {
+      let model: HfCausalLM;
+      let ref: Record<string, StoredTensor>;
+      before(() => {
+        model = HfCausalLM.load(fixture(name));
+        ref = readSafetensors(`${fixture(name)}/reference.safetensors`).tensors;
+      });
+      after(() => model.dispose());
+
+      it('gives transformers\' logits (1e-4), unpadded and left-padded', () => {
+        const [B, T] = ref.ids.shape;
+        const all = new Int32Array(B * T).map((_, i) => i % T);
+        const logits = tf.tidy(() => model.logits(model.forward(tf.tensor2d(Int32Array.from(ref.ids.data), [B, T], 'int32'), all, new Float32Array(B * T).fill(1)).hidden).dataSync());
+        expect(maxDiff(logits, ref.logits.data)).to.be.below(1e-4);
+        const mask = Float32Array.from(ref.pad_mask.data);
+        const padded = tf.tidy(() => model.logits(model.forward(tf.tensor2d(Int32Array.from(ref.pad_ids.data), [B, T], 'int32'), Int32Array.from(ref.pad_pos.data), mask).hidden).dataSync());
+        const V = model.config.vocabSize;
+        let worst = 0;
+        for (let r = 0; r < B * T; r++) if (mask[r]) worst = Math.max(worst, maxDiff(padded.subarray(r * V, (r + 1) * V), ref.pad_logits.data.subarray(r * V, (r + 1) * V)));
+        expect(worst).to.be.below(1e-4);
+      });
+
+      it('generates transformers\' greedy ids from left-padded prompts, with its key/value cache', () => {
+        const mask = rows(ref.gen_prompt_mask);
+        const prompts = rows(ref.gen_prompt_ids).map((r, b) => r.filter((_, t) => mask[b][t] === 1));
+        expect(prompts.map((p) => p.length)).to.deep.equal([10, 10, 4]); // the fixture's left padding, so a padded row is generated
+        const before = tf.memory().numTensors;
+        const got = generate(model, prompts, { maxNewTokens: 12, temperature: 0 });
+        expect(tf.memory().numTensors).to.equal(before);
+        const P = ref.gen_prompt_ids.shape[1];
+        expect(got.map((g) => g.tokens)).to.deep.equal(rows(ref.gen_ids).map((r) => r.slice(P)));
+      });
+
+      it('gives transformers\' loss (1e-5) and every gradient (1e-4 relative by norm)', () => {
+        const [B, T] = ref.ids.shape;
+        const ids = Array.from(ref.ids.data);
+        const inputs = Array.from({ length: B }, (_, b) => ({ prompt: ids.slice(b * T, b * T + 1), completion: ids.slice(b * T + 1, (b + 1) * T) }));
+        const { value, grads } = tf.variableGrads(() => {
+          const s = model.score(inputs);
+          return s.logProbs.sum().neg().div(s.mask.sum()) as tf.Scalar;
+        }, model.variables());
+        expect(value.dataSync()[0]).to.be.closeTo(ref.loss.data[0], 1e-5);
+        const linear = new Set(weightSpecs(model.config).filter((s) => s.linear).map((s) => s.name));
+        for (const [n, v] of Object.entries(model.weights)) {
+          const g = grads[v.name];
+          const mine = linear.has(n) ? g.transpose().dataSync() : g.dataSync();
+          const theirs = ref[`grad.${n}`].data;
+          let diff = 0, norm = 0;
+          for (let i = 0; i < theirs.length; i++) { diff += (mine[i] - theirs[i]) ** 2; norm += theirs[i] ** 2; }
+          expect(Math.sqrt(diff / norm), n).to.be.below(1e-4);
+        }
+        tf.dispose([value, ...Object.values(grads)]);
+      });
+    });
+  }
+});
