@@ -1,7 +1,7 @@
 import type { RoleId, Turn } from '../src/core/types.js';
 import type { Role, Observation } from '../roles/types.js';
 import type { GenerateOptions, GenerateServer } from '../src/serving/server.js';
-import type { CharTokenizer } from '../src/tokenizer/index.js';
+import type { Tokenizer } from '../src/tokenizer/types.js';
 import type { ActOptions, ArenaContext } from './types.js';
 
 export interface AgentBinding {
@@ -13,6 +13,8 @@ export interface AgentBinding {
   maxNewTokens?: number;
   /** this role's sampling temperature, when not the sampling's (a greedy judge of sampled answers) */
   temperature?: number;
+  /** the tokenizer of this role's model, when not the shared one (each Hugging Face model has its own) */
+  tokenizer?: Tokenizer;
 }
 
 /**
@@ -23,7 +25,7 @@ export interface AgentBinding {
 export class Agents implements ArenaContext {
   constructor(
     private readonly bindings: Readonly<Record<RoleId, AgentBinding>>,
-    private readonly tokenizer: CharTokenizer,
+    private readonly tokenizer: Tokenizer,
     private readonly sampling: GenerateOptions,
     private readonly recent?: (prompt: string) => boolean,
   ) {}
@@ -35,7 +37,7 @@ export class Agents implements ArenaContext {
   async act(roleId: RoleId, observation: Observation, options: ActOptions = {}): Promise<Turn> {
     const b = this.bindings[roleId];
     if (!b) throw new Error(`arena asked role '${roleId}' to act; bound roles: ${Object.keys(this.bindings).join(', ')}`);
-    const prompt = this.tokenizer.prompt(b.role.render(observation), b.role.token ?? b.role.kind);
+    const prompt = (b.tokenizer ?? this.tokenizer).prompt(b.role.render(observation), b.role.token ?? b.role.kind);
     const turn = options.given === undefined ? await this.sample(roleId, b, prompt, observation) : await this.give(roleId, b, prompt, observation, options.given);
     if (options.compare) turn.compare = options.compare;
     if (options.task) turn.task = options.task;
@@ -46,11 +48,11 @@ export class Agents implements ArenaContext {
   private async sample(roleId: RoleId, b: AgentBinding, prompt: number[], observation: Observation): Promise<Turn> {
     const most = b.maxNewTokens ?? this.sampling.maxNewTokens;
     const maxNewTokens = Math.min(most, b.role.maxNewTokens?.(observation) ?? most);
-    const stops = b.role.stops?.(observation);
-    const stop = stops?.length ? { stop: stops.map((ch) => this.stopToken(ch, b.role.kind)) } : {};
-    const g = await b.server.generate(prompt, { ...this.sampling, maxNewTokens, temperature: b.temperature ?? this.sampling.temperature, eos: this.tokenizer.eos, ...stop });
+    const tokenizer = b.tokenizer ?? this.tokenizer;
+    const stop = [...(b.role.stops?.(observation) ?? []).map((ch) => this.stopToken(tokenizer, ch, b.role.kind)), ...tokenizer.stops];
+    const g = await b.server.generate(prompt, { ...this.sampling, maxNewTokens, temperature: b.temperature ?? this.sampling.temperature, eos: tokenizer.eos, ...(stop.length ? { stop } : {}) });
     const body = g.stopped ? g.tokens.slice(0, -1) : g.tokens;
-    const text = this.tokenizer.decode(body);
+    const text = tokenizer.decode(body);
     const action = g.stopped ? b.role.parse(text, observation) : { valid: false, value: null, error: `no end of sequence within ${g.tokens.length} tokens` };
     return { index: 0, role: roleId, model: b.model, prompt, completion: g.tokens, logProbs: g.logProbs, entropy: g.entropy, selfCertainty: g.selfCertainty, text, action };
   }
@@ -58,15 +60,16 @@ export class Agents implements ArenaContext {
   /** A turn whose completion is `text` and the end of sequence, scored under the role's model. */
   private async give(roleId: RoleId, b: AgentBinding, prompt: number[], observation: Observation, text: string): Promise<Turn> {
     if (!b.server.logProbs) throw new Error(`role '${roleId}': a given completion is scored by its model, and model '${b.model}' cannot score (a remote model)`);
-    const completion = [...this.tokenizer.encode(text), this.tokenizer.eos];
+    const tokenizer = b.tokenizer ?? this.tokenizer;
+    const completion = [...tokenizer.encode(text), tokenizer.eos];
     const logProbs = await b.server.logProbs({ prompt, completion }, b.temperature ?? this.sampling.temperature ?? 1);
     const zeros = completion.map(() => 0);
     return { index: 0, role: roleId, model: b.model, prompt, completion, logProbs, entropy: zeros, selfCertainty: zeros, text, action: b.role.parse(text, observation), given: true };
   }
 
   /** A stop is one token, so one character of the vocabulary. */
-  private stopToken(ch: string, kind: string): number {
-    const ids = this.tokenizer.encode(ch);
+  private stopToken(tokenizer: Tokenizer, ch: string, kind: string): number {
+    const ids = tokenizer.encode(ch);
     if (ids.length !== 1) throw new Error(`role '${kind}': a stop is one character, got ${JSON.stringify(ch)}`);
     return ids[0];
   }

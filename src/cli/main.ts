@@ -53,6 +53,23 @@ program.command('eval')
     console.log(JSON.stringify(await evalCommand(o)));
   });
 
+program.command('generate')
+  .description('one completion of a model: a Hugging Face directory (--adapter: a PEFT adapter on it), a run checkpoint or a TinyLM checkpoint')
+  .argument('<model>', 'the model directory')
+  .option('--adapter <dir>', 'a PEFT LoRA adapter directory to apply')
+  .option('--prompt <text>', 'the prompt as text (tokenized as transformers tokenizes it)')
+  .option('--prompt-ids <ids>', 'the prompt as token ids, e.g. 1,2,3')
+  .option('--chat', 'render --prompt as a user message through the chat template, with the generation prompt')
+  .option('--max-new-tokens <n>', 'most new tokens', positiveInt, 32)
+  .option('--temperature <t>', '0 is greedy', finiteNumber, 0)
+  .option('--seed <n>', 'sampling seed', nonNegativeInt, 0)
+  .option('--json', 'print {"ids", "logprobs", "text"} on one line')
+  .option('--backend <name>', 'auto | gpu | node | wasm | cpu', 'auto')
+  .action(async (model: string, o) => {
+    const { generateCommand } = await import('./generate.js');
+    console.log(await generateCommand(model, o));
+  });
+
 program.command('tasks')
   .description('write a seeded set of distinct tasks as JSONL ({"prompt","answer"} per line)')
   .requiredOption('--out <file>', 'where to write')

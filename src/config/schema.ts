@@ -79,16 +79,33 @@ export const RemoteSchema = z.strictObject({
   retries: int().min(0).default(2), // retries with exponential backoff on connection errors, timeouts, 429 and 5xx (the openai client's)
 });
 
+/** A LoRA adapter to train on a Hugging Face model, with PEFT's semantics (src/models/hf/lora.ts). */
+export const LoraSchema = z.strictObject({
+  r: posInt().default(8), // rank
+  alpha: z.number().positive().default(16), // scaling alpha / r
+  rslora: z.boolean().default(false), // scaling alpha / sqrt(r) instead
+  dropout: z.number().min(0).lt(1).default(0), // on the adapter's input, while training
+  targetModules: z.union([z.array(z.string().min(1)).min(1), z.string().min(1)]).default('all-linear'), // module names or suffixes, a whole-name regex, or all-linear (every projection but the head)
+});
+
 export const ModelSchema = z
   .strictObject({
     checkpoint: z.string().min(1).optional(), // dir of a saved model to start from
-    kind: z.enum(['tinylm', 'remote']).default('tinylm'), // model class: a TinyLM trained here, or a remote endpoint (inference only)
+    kind: z.enum(['tinylm', 'hf', 'remote']).default('tinylm'), // model class: a TinyLM trained here, a Hugging Face directory, or a remote endpoint (inference only)
     config: TinyLMConfigSchema.optional(), // architecture (for a fresh model, or checked against the checkpoint)
+    path: z.string().min(1).optional(), // kind hf: the Hugging Face model directory (config.json, safetensors, tokenizer.json); nothing is downloaded
+    adapter: z.string().min(1).optional(), // kind hf: a PEFT LoRA adapter directory to start from (then trained)
+    lora: LoraSchema.optional(), // kind hf: train a new LoRA adapter on the frozen base (default: full fine-tuning)
     reference: z.boolean().default(false), // keep a frozen copy for the KL term
     remote: RemoteSchema.optional(), // kind remote: where the model is served
   })
   .superRefine((m, ctx) => {
     if (!isRecord(m)) return;
+    if (m.kind === 'hf') {
+      if (m.path === undefined) ctx.addIssue({ code: 'custom', path: ['path'], message: "required for kind 'hf': a Hugging Face model directory" });
+      for (const f of ['checkpoint', 'config'] as const) if (m[f] !== undefined) ctx.addIssue({ code: 'custom', path: [f], message: "kind 'hf' reads its weights and architecture from path; remove it" });
+      if (m.adapter !== undefined && m.lora !== undefined) ctx.addIssue({ code: 'custom', path: ['lora'], message: 'the adapter directory has its own LoRA settings; give adapter or lora, not both' });
+    } else for (const f of ['path', 'adapter', 'lora'] as const) if (m[f] !== undefined) ctx.addIssue({ code: 'custom', path: [f], message: "only for kind 'hf'" });
     if (m.kind === 'remote') {
       if (m.remote === undefined) ctx.addIssue({ code: 'custom', path: ['remote'], message: "required for kind 'remote': { url, model }" });
       for (const f of ['checkpoint', 'config'] as const) if (m[f] !== undefined) ctx.addIssue({ code: 'custom', path: [f], message: "a remote model has no local weights; remove it" });
@@ -293,6 +310,8 @@ export const ExperimentSchema = z
         });
       }
     }
+    const hf = Object.entries(models).filter(([, m]) => isRecord(m) && m.kind === 'hf').map(([k]) => k);
+    if (hf.length && isRecord(c.rollout) && c.rollout.engine === 'redis') ctx.addIssue({ code: 'custom', path: ['rollout', 'engine'], message: `rollout workers play TinyLM models only so far; ${hf.join(', ')} (kind hf) roll out in this process: use engine local` });
     const arena: Record<string, unknown> = isRecord(c.arena) ? c.arena : {};
     if (typeof arena.trainPerGroup === 'number' && typeof arena.groupSize === 'number' && arena.trainPerGroup > arena.groupSize) {
       ctx.addIssue({ code: 'custom', path: ['arena', 'trainPerGroup'], message: `must be at most arena.groupSize (${arena.groupSize})` });

@@ -5,10 +5,10 @@ import { majorityLabel, voteOf } from '../../judges/majority.js';
 import { groupBy } from '../util/group.js';
 import { SolverRole } from '../../roles/solver.js';
 import type { Episode, Task } from '../core/types.js';
-import type { TinyLM } from '../models/tinylm.js';
+import type { LanguageModel } from '../models/generate.js';
 import { BatchingServer, type GenerateReplicas } from '../serving/server.js';
 import type { TaskFamily } from '../tasks/types.js';
-import type { CharTokenizer } from '../tokenizer/index.js';
+import type { Tokenizer } from '../tokenizer/types.js';
 
 export interface EvalResult {
   tasks: number;
@@ -30,7 +30,7 @@ export interface Shared {
 }
 
 /** Plays the solve arena on `tasks` through a batching server and returns the episodes. */
-export async function solveEpisodes(model: TinyLM, tokenizer: CharTokenizer, family: TaskFamily<unknown>, tasks: readonly Task[], group: number, sampling: { temperature: number; maxNewTokens: number; seed?: number } & Shared): Promise<Episode[]> {
+export async function solveEpisodes(model: LanguageModel, tokenizer: Tokenizer, family: TaskFamily<unknown>, tasks: readonly Task[], group: number, sampling: { temperature: number; maxNewTokens: number; seed?: number } & Shared): Promise<Episode[]> {
   const { replicas, id, onEpisode, ...options } = sampling; // the options travel with every request; the replicas stay here
   const server = new BatchingServer(id ?? 'eval', model, options.seed ?? 0, undefined, replicas);
   const agents = new Agents({ solver: { role: new SolverRole((o) => family.parseAnswer(o)), model: 'eval', server } }, tokenizer, options);
@@ -41,7 +41,7 @@ export async function solveEpisodes(model: TinyLM, tokenizer: CharTokenizer, fam
  * pass@1 with greedy decoding and maj@N with N answers sampled at `temperature`, on
  * labeled tasks. Model output is parsed by the task family, never evaluated.
  */
-export async function evaluateSolver(model: TinyLM, tokenizer: CharTokenizer, family: TaskFamily<unknown>, tasks: readonly Task[], o: { samples: number; maxNewTokens: number; temperature?: number; seed?: number } & Shared): Promise<EvalResult> {
+export async function evaluateSolver(model: LanguageModel, tokenizer: Tokenizer, family: TaskFamily<unknown>, tasks: readonly Task[], o: { samples: number; maxNewTokens: number; temperature?: number; seed?: number } & Shared): Promise<EvalResult> {
   if (tasks.length === 0) throw new Error('evaluate: no tasks');
   const greedy = await solveEpisodes(model, tokenizer, family, tasks, 1, { temperature: 0, maxNewTokens: o.maxNewTokens, replicas: o.replicas, id: o.id, onEpisode: o.onEpisode });
   const right = greedy.filter((e) => family.verify(e.task, e.turns[0].text) && e.turns[0].action.valid).length;
@@ -50,7 +50,7 @@ export async function evaluateSolver(model: TinyLM, tokenizer: CharTokenizer, fa
   return result;
 }
 
-async function majorityAccuracy(model: TinyLM, tokenizer: CharTokenizer, family: TaskFamily<unknown>, tasks: readonly Task[], o: { samples: number; maxNewTokens: number; temperature?: number; seed?: number } & Shared): Promise<number> {
+async function majorityAccuracy(model: LanguageModel, tokenizer: Tokenizer, family: TaskFamily<unknown>, tasks: readonly Task[], o: { samples: number; maxNewTokens: number; temperature?: number; seed?: number } & Shared): Promise<number> {
   const episodes = await solveEpisodes(model, tokenizer, family, tasks, o.samples, { temperature: o.temperature ?? 1, maxNewTokens: o.maxNewTokens, seed: o.seed, replicas: o.replicas, id: o.id, onEpisode: o.onEpisode });
   let right = 0;
   for (const group of groupBy(episodes, (e) => e.group).values()) {

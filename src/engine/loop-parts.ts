@@ -5,7 +5,7 @@ import type { ExperimentConfig } from '../config/schema.js';
 import type { Episode, Task } from '../core/types.js';
 import type { KlController } from '../rl/kl-reward.js';
 import type { ModelStep, TrainSample } from '../rl/trainer.js';
-import type { TinyLM } from '../models/tinylm.js';
+import type { LanguageModel } from '../models/generate.js';
 import { BatchingServer } from '../serving/server.js';
 import type { TaskFamily } from '../tasks/types.js';
 import { Rng } from '../util/rng.js';
@@ -46,7 +46,7 @@ export function roleTraining(c: ExperimentConfig, controllers: Readonly<Record<s
 }
 
 /** Reference log-probs for every scored turn whose role has a KL term (in the loss or the reward). */
-export async function addReferenceLogProbs(c: ExperimentConfig, scored: ScoredTurn[], references: Record<string, TinyLM>, temperature: number): Promise<void> {
+export async function addReferenceLogProbs(c: ExperimentConfig, scored: ScoredTurn[], references: Record<string, LanguageModel>, temperature: number): Promise<void> {
   const needs = (role: string) => (c.roles[role]?.klCoef ?? c.trainer.klCoef ?? 0) > 0 || c.roles[role]?.klReward !== undefined;
   const servers = Object.fromEntries(Object.entries(references).map(([id, m]) => [id, new BatchingServer(`${id}-ref`, m)]));
   await Promise.all(scored.map(async (s) => {

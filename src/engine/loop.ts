@@ -19,7 +19,7 @@ import type { RunStore } from '../store/run.js';
 import { evalMetrics, type Evaluator } from './evaluators/index.js';
 import { freshLoopState, loadLoopState, saveLoopState } from './loop-state.js';
 import { addReferenceLogProbs, hashSeed, iterationTasks, miniBatches, recordWrittenTasks, roleTraining, stepMetrics } from './loop-parts.js';
-import { loadModels, saveModels, saveReferences, type LoadedModels } from './models.js';
+import { loadModels, saveModels, saveReferences, tinyModels, type LoadedModels } from './models.js';
 import { phaseIndex, trainingRoles } from './phases.js';
 import { preflight, type Checked } from './preflight.js';
 import { GradientProbe } from './probe.js';
@@ -64,8 +64,10 @@ export async function runLoop(c: ExperimentConfig, store: RunStore, o: LoopOptio
   const models = loaded.models;
   // Old log-probs were taken at the sampling temperature, so the update scores at it too.
   const temperature = c.trainer.temperature ?? (c.arena.temperature > 0 ? c.arena.temperature : 1);
-  if (workers > 1) log(`workers: ${workers} threads${c.workers === 'auto' ? ' (auto: one per core)' : ''}, each with a replica of ${Object.keys(models).join(', ')}`);
-  const replicas = await startReplicas(workers, { backend: info.chosen, accelerate: c.accelerate }, models);
+  // replicas in worker threads copy TinyLM models; a Hugging Face model runs in this thread
+  const replicated = tinyModels(models);
+  if (workers > 1 && Object.keys(replicated).length) log(`workers: ${workers} threads${c.workers === 'auto' ? ' (auto: one per core)' : ''}, each with a replica of ${Object.keys(replicated).join(', ')}`);
+  const replicas = Object.keys(replicated).length ? await startReplicas(workers, { backend: info.chosen, accelerate: c.accelerate }, replicated) : undefined;
   try {
     await iterate(c, store, o, { plan, ...checked, ...loaded, resumeDir, temperature, replicas, log });
   } finally {
@@ -96,7 +98,7 @@ async function iterate(c: ExperimentConfig, store: RunStore, o: LoopOptions, s: 
 }
 
 async function iterateWith(c: ExperimentConfig, store: RunStore, o: LoopOptions, s: Setup, workersQueue: RedisRollouts | undefined): Promise<void> {
-  const { plan, train, evaluators, models, references, tokenizer, attachments, resumeDir, temperature, replicas, log } = s;
+  const { plan, train, evaluators, models, references, tokenizer, tokenizers, attachments, resumeDir, temperature, replicas, log } = s;
   const trainer = new JointTrainer(models, { ...c.trainer, temperature }, replicas);
   const remotes = remoteServers(c, tokenizer);
   const { rollout: _where, plugins: _code, ...jobConfig } = c; // jobs carry kinds by name, never code, nor the Redis URL
@@ -106,10 +108,10 @@ async function iterateWith(c: ExperimentConfig, store: RunStore, o: LoopOptions,
   }
   const state = resumeDir ? loadLoopState(resumeDir, c) : freshLoopState(c);
   for (const ev of evaluators) if (ev.restore && state.evaluators[ev.name] !== undefined) ev.restore(state.evaluators[ev.name]);
-  plan.live.alignment = (role, probe, chunks) => new GradientProbe(models[c.roles[role].model], tokenizer, probe, c.roles[role].kind, temperature).alignment(chunks);
+  plan.live.alignment = (role, probe, chunks) => new GradientProbe(models[c.roles[role].model], tokenizers[c.roles[role].model] ?? tokenizer, probe, c.roles[role].kind, temperature).alignment(chunks);
   const start = await store.resume();
   if (start > 0) log(`resuming after iteration ${start} from ${resumeDir}`);
-  if (workersQueue) await workersQueue.publish(models, tokenizer, start); // version v: the weights after v updates
+  if (workersQueue) await workersQueue.publish(tinyModels(models), tokenizer, start); // version v: the weights after v updates
   const sampling = { maxNewTokens: c.arena.maxNewTokens, temperature: c.arena.temperature, topK: c.arena.topK, topP: c.arena.topP };
   const progress = createProgress(c.iterations, { stream: o.stream, label: c.name });
   const evaluate = async (it: number, due: (e: Evaluator) => boolean, thorough: boolean) => {
@@ -118,7 +120,7 @@ async function iterateWith(c: ExperimentConfig, store: RunStore, o: LoopOptions,
       // a thorough evaluation (the start, the end) can take minutes: say what runs, and how long it took
       const t = performance.now();
       if (thorough) log(`evaluating ${ev.name || 'tasks.eval'} at iteration ${it}...`);
-      Object.assign(m, evalMetrics(ev, await ev.run({ models, tokenizer, family: plan.family, iteration: it, thorough, replicas })));
+      Object.assign(m, evalMetrics(ev, await ev.run({ models, tokenizer, tokenizers, family: plan.family, iteration: it, thorough, replicas })));
       if (thorough) log(`evaluated ${ev.name || 'tasks.eval'} in ${((performance.now() - t) / 1000).toFixed(1)}s`);
     }
     return m;
@@ -129,7 +131,7 @@ async function iterateWith(c: ExperimentConfig, store: RunStore, o: LoopOptions,
     const roles = trainingRoles(c, it);
     // rollout
     const servers = Object.fromEntries(Object.entries(models).map(([id, m]) => [id, new BatchingServer(id, m, hashSeed(c.seed, it, id), undefined, replicas)]));
-    const bindings = Object.fromEntries(Object.entries(c.roles).map(([id, r]) => [id, { role: plan.roles[id], model: r.model, server: servers[r.model] ?? remotes[r.model], maxNewTokens: r.maxNewTokens }]));
+    const bindings = Object.fromEntries(Object.entries(c.roles).map(([id, r]) => [id, { role: plan.roles[id], model: r.model, server: servers[r.model] ?? remotes[r.model], maxNewTokens: r.maxNewTokens, tokenizer: tokenizers[r.model] }]));
     const agents = new Agents(bindings, tokenizer, sampling, (p) => state.buffer.has(p));
     // an episode that meets a remote endpoint gone down is dropped and counted; the run goes on
     const failed: RemoteModelError[] = [];
@@ -163,7 +165,7 @@ async function iterateWith(c: ExperimentConfig, store: RunStore, o: LoopOptions,
     const t1 = performance.now();
     const steps = samples.length ? Array.from({ length: c.trainer.ppoEpochs }, (_, e) => miniBatches(samples, c.trainer.miniBatches, hashSeed(c.seed, it, `minibatch-${e}`)).map((part) => trainer.step(part))).flat() : [];
     const tTrain = (performance.now() - t1) / 1000;
-    if (workersQueue) await workersQueue.publish(models, tokenizer, it);
+    if (workersQueue) await workersQueue.publish(tinyModels(models), tokenizer, it);
     const metrics: Record<string, number> = { 'episodes/failed': failed.length, ...rolloutMetrics(plan, episodes, judged), ...(plan.arena.metrics?.(episodes) ?? {}), ...klMetrics, ...stale, samples: samples.length, lr };
     if (c.phases) metrics.phase = phaseIndex(c, it);
     const synced = refSyncDue(c.trainer.refSync, it);

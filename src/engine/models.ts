@@ -5,12 +5,24 @@ import { TinyLM, type TinyLMConfig } from '../models/tinylm.js';
 import type { ExperimentConfig } from '../config/schema.js';
 import { CharTokenizer } from '../tokenizer/index.js';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { baseSha256, loadHfPolicy, saveHfPolicy } from '../models/hf/checkpoint.js';
+import { LoraAdapter } from '../models/hf/lora.js';
+import { HfCausalLM } from '../models/hf/model.js';
+import { HfPolicy } from '../models/hf/policy.js';
+import { loadHfTokenizer } from '../models/hf/text.js';
+import type { Tokenizer } from '../tokenizer/types.js';
+
+/** A model trained in this process: coevolve's TinyLM, or a Hugging Face decoder with or without its own adapter. */
+export type RunModel = TinyLM | HfPolicy;
 
 export interface LoadedModels {
-  models: Record<string, TinyLM>;
-  references: Record<string, TinyLM>;
+  models: Record<string, RunModel>;
+  references: Record<string, RunModel>;
+  /** the TinyLM models' shared character tokenizer (the default one when there are none) */
   tokenizer: CharTokenizer;
+  /** each local model's tokenizer: the shared one for TinyLM, its own for a Hugging Face model */
+  tokenizers: Record<string, Tokenizer>;
   /** files saved with each model in `resumeDir` (its optimizer state), checked with it */
   attachments: Record<string, Record<string, Uint8Array>>;
 }
@@ -22,12 +34,22 @@ export interface LoadedModels {
  * one tokenizer, since roles on different models exchange text.
  */
 export async function loadModels(c: ExperimentConfig, resumeDir?: string, o: { freshOptimizer?: boolean } = {}): Promise<LoadedModels> {
-  const models: Record<string, TinyLM> = {};
-  const references: Record<string, TinyLM> = {};
+  const models: Record<string, RunModel> = {};
+  const references: Record<string, RunModel> = {};
   const attachments: Record<string, Record<string, Uint8Array>> = {};
+  const tokenizers: Record<string, Tokenizer> = {};
+  const hf = new HfBases();
   let tokenizer: CharTokenizer | undefined;
   for (const [id, spec] of Object.entries(c.models)) {
     if (spec.kind === 'remote') continue; // served elsewhere: no weights here
+    if (spec.kind === 'hf') {
+      const got = await hf.load(id, spec, resumeDir, o);
+      models[id] = got.policy;
+      tokenizers[id] = got.tokenizer;
+      if (got.attachments) attachments[id] = got.attachments;
+      if (spec.reference) references[id] = await hf.reference(id, spec, got.policy);
+      continue;
+    }
     const start = spec.checkpoint;
     const source = resumeDir ? join(resumeDir, id) : start;
     if (source) {
@@ -52,10 +74,65 @@ export async function loadModels(c: ExperimentConfig, resumeDir?: string, o: { f
       const synced = resumeDir && c.trainer.refSync ? join(resumeDir, referenceDirName(id)) : undefined;
       if (synced && !existsSync(synced)) throw new Error(`models.${id}: ${synced} is missing; a run with trainer.refSync saves its reference in every checkpoint`);
       const from = synced ?? start;
-      references[id] = from ? ((await loadModel(from)).model as TinyLM) : new TinyLM(models[id].config, resumeDir ? undefined : models[id].weights);
+      const own = models[id] as TinyLM;
+      references[id] = from ? ((await loadModel(from)).model as TinyLM) : new TinyLM(own.config, resumeDir ? undefined : own.weights);
     }
   }
-  return { models, references, tokenizer: tokenizer!, attachments };
+  const shared = tokenizer ?? new CharTokenizer();
+  for (const [id, m] of Object.entries(models)) if (m.kind === 'tinylm') tokenizers[id] = shared;
+  return { models, references, tokenizer: shared, tokenizers, attachments };
+}
+
+type ModelSpec = ExperimentConfig['models'][string];
+
+/**
+ * The Hugging Face bases of one run: a base is loaded once per directory and shared by every
+ * model that trains an adapter on it (one copy in memory, one adapter per model); a model that
+ * fine-tunes the base fully gets a copy of its own.
+ */
+class HfBases {
+  private readonly shared = new Map<string, HfCausalLM>();
+
+  private base(path: string, own: boolean): HfCausalLM {
+    const key = resolve(path);
+    if (own) return withHash(HfCausalLM.load(path));
+    if (!this.shared.has(key)) this.shared.set(key, withHash(HfCausalLM.load(path)));
+    return this.shared.get(key)!;
+  }
+
+  async load(id: string, spec: ModelSpec, resumeDir: string | undefined, o: { freshOptimizer?: boolean }): Promise<{ policy: HfPolicy; tokenizer: Tokenizer; attachments?: Record<string, Uint8Array> }> {
+    const path = spec.path!;
+    const tokenizer = loadHfTokenizer(path);
+    const full = !spec.lora && !spec.adapter;
+    if (resumeDir) {
+      const got = await loadHfPolicy(join(resumeDir, id), { base: this.base(path, full), ...(o.freshOptimizer ? { ignore: OPTIMIZER_FILES } : {}) });
+      return { policy: got.policy, tokenizer, attachments: got.attachments };
+    }
+    const base = this.base(path, full);
+    if (spec.adapter) return { policy: new HfPolicy(base, LoraAdapter.load(spec.adapter, base.config)), tokenizer };
+    if (spec.lora) return { policy: new HfPolicy(base, new LoraAdapter(base.config, spec.lora, hashSeedOf(id))), tokenizer };
+    return { policy: new HfPolicy(base), tokenizer };
+  }
+
+  /** The KL reference: the starting policy, frozen. An adapter's is a copy of its starting adapter on the shared base; a full model's, the base itself loaded again. */
+  async reference(id: string, spec: ModelSpec, policy: HfPolicy): Promise<HfPolicy> {
+    // the starting adapter, copied (a resumed run's reference is the adapter it starts from too, unless refSync saved one)
+    if (spec.adapter) return new HfPolicy(policy.base, LoraAdapter.load(spec.adapter, policy.base.config));
+    if (policy.adapter) return new HfPolicy(policy.base, new LoraAdapter(policy.base.config, spec.lora!, hashSeedOf(id)));
+    return new HfPolicy(this.base(spec.path!, true));
+  }
+}
+
+function withHash(m: HfCausalLM): HfCausalLM {
+  m.sha256 = baseSha256(m.dir!);
+  return m;
+}
+
+/** A seed per model id, so two adapters of one run start apart. */
+function hashSeedOf(id: string): number {
+  let h = 0;
+  for (const ch of id) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
+  return h;
 }
 
 /** The architecture of a model the config builds from scratch (no checkpoint). */
@@ -69,16 +146,27 @@ function referenceDirName(id: string): string {
 }
 
 /** Saves each reference beside its model in a run checkpoint, for a run whose references move. */
-export async function saveReferences(dir: string, references: Record<string, TinyLM>, tokenizer: CharTokenizer, extra: Record<string, unknown>): Promise<void> {
-  for (const [id, m] of Object.entries(references)) await saveModel(join(dir, referenceDirName(id)), m, tokenizer, extra);
+export async function saveReferences(dir: string, references: Record<string, RunModel>, tokenizer: CharTokenizer, extra: Record<string, unknown>): Promise<void> {
+  for (const [id, m] of Object.entries(references)) {
+    if (m.kind === 'hf') await saveHfPolicy(join(dir, referenceDirName(id)), m, extra);
+    else await saveModel(join(dir, referenceDirName(id)), m, tokenizer, extra);
+  }
 }
 
 /** Saves each model in `dir/<id>` with its attachments (its optimizer state), each checkpoint whole. */
-export async function saveModels(dir: string, models: Record<string, TinyLM>, tokenizer: CharTokenizer, extra: Record<string, unknown>, attachments: Record<string, Attachments> = {}): Promise<void> {
-  for (const [id, m] of Object.entries(models)) await saveModel(join(dir, id), m, tokenizer, extra, attachments[id]);
+export async function saveModels(dir: string, models: Record<string, RunModel>, tokenizer: CharTokenizer, extra: Record<string, unknown>, attachments: Record<string, Attachments> = {}): Promise<void> {
+  for (const [id, m] of Object.entries(models)) {
+    if (m.kind === 'hf') await saveHfPolicy(join(dir, id), m, extra, attachments[id]);
+    else await saveModel(join(dir, id), m, tokenizer, extra, attachments[id]);
+  }
 }
 
 function checkSame(a: CharTokenizer | undefined, b: CharTokenizer, id: string): CharTokenizer {
   if (a && JSON.stringify(a.spec) !== JSON.stringify(b.spec)) throw new Error(`models.${id}: its tokenizer differs from the other models'; roles on different models must share one`);
   return a ?? b;
+}
+
+/** The TinyLM models among `models`: what worker-thread replicas and rollout workers copy. */
+export function tinyModels(models: Readonly<Record<string, RunModel>>): Record<string, TinyLM> {
+  return Object.fromEntries(Object.entries(models).filter((e): e is [string, TinyLM] => e[1].kind === 'tinylm'));
 }

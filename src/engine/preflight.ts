@@ -10,6 +10,10 @@ import type { Plan } from './registry.js';
 import { loadTaskSets } from './task-sets.js';
 import { buildEvaluators, type Evaluator } from './evaluators/index.js';
 import { AccuracyEvaluator } from './evaluators/accuracy.js';
+import { join } from 'node:path';
+import { readHfConfig } from '../models/hf/config.js';
+import { loadHfTokenizer } from '../models/hf/text.js';
+import type { Tokenizer } from '../tokenizer/types.js';
 
 export interface Checked { train: Task[]; evalSet: Task[]; evaluators: Evaluator[] }
 
@@ -50,7 +54,7 @@ export async function preflight(c: ExperimentConfig, plan: Plan, warn: (line: st
   return { ...sets, train, evaluators };
 }
 
-interface Reader { tokenizer: CharTokenizer; context: number }
+interface Reader { tokenizer: Tokenizer; context: number }
 
 /** The tokenizer and context of each model, from its checkpoint (checked whole) or its fresh config. */
 async function modelReaders(c: ExperimentConfig): Promise<Record<string, Reader>> {
@@ -61,6 +65,10 @@ async function modelReaders(c: ExperimentConfig): Promise<Record<string, Reader>
       const tokenizer = new CharTokenizer();
       await new RemoteServer(id, spec.remote!, tokenizer).check();
       out[id] = { tokenizer, context: Infinity };
+      continue;
+    }
+    if (spec.kind === 'hf') {
+      out[id] = hfReader(id, spec.path!, spec.adapter);
       continue;
     }
     if (!spec.checkpoint) {
@@ -78,6 +86,18 @@ async function modelReaders(c: ExperimentConfig): Promise<Record<string, Reader>
     }
   }
   return out;
+}
+
+/** A Hugging Face model's tokenizer and context, its config, tokenizer and adapter checked before any weight is read. */
+function hfReader(id: string, path: string, adapter?: string): Reader {
+  try {
+    if (!existsSync(path)) throw new Error(`${path} does not exist`);
+    const config = readHfConfig(path);
+    if (adapter && !existsSync(join(adapter, 'adapter_config.json'))) throw new Error(`adapter: ${adapter} has no adapter_config.json (a PEFT adapter directory)`);
+    return { tokenizer: loadHfTokenizer(path), context: config.maxPositions };
+  } catch (e) {
+    throw new Error(`models.${id}.path: ${(e as Error).message}`);
+  }
 }
 
 /** Why `text`, as a prompt of a `roleKind`, cannot be read by a model, or undefined. */

@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import type { Task } from '../core/types.js';
 import type { Policy, PolicyInput } from '../models/types.js';
 import { padRows } from '../models/types.js';
-import type { CharTokenizer } from '../tokenizer/index.js';
+import type { Tokenizer } from '../tokenizer/types.js';
 
 /** A chunk: completions with one advantage each, as the policy-gradient update would see them. */
 export type ProbeChunk = readonly (PolicyInput & { advantage: number })[];
@@ -18,7 +18,7 @@ export type ProbeChunk = readonly (PolicyInput & { advantage: number })[];
 export class GradientProbe {
   private readonly inputs: PolicyInput[];
 
-  constructor(private readonly model: Policy, tokenizer: CharTokenizer, probe: readonly Task[], roleKind: string, private readonly temperature: number) {
+  constructor(private readonly model: Policy, tokenizer: Tokenizer, probe: readonly Task[], roleKind: string, private readonly temperature: number) {
     if (probe.length === 0) throw new Error('probe: the probe set is empty');
     this.inputs = probe.map((t) => {
       if (t.answer === undefined) throw new Error(`probe: task ${t.id} has no answer`);

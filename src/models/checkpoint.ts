@@ -39,7 +39,8 @@ export async function saveCheckpoint(dir: string, meta: CheckpointMeta, weights:
   const files: Record<string, Uint8Array> = { 'weights.bin': new Uint8Array(data), 'config.json': utf8(JSON.stringify(meta.config, null, 2)) };
   if (meta.tokenizer) files['tokenizer.json'] = utf8(JSON.stringify(meta.tokenizer, null, 2));
   for (const [name, body] of Object.entries(attachments)) {
-    if (OWN_FILES.includes(name) || basename(name) !== name || name.startsWith('.')) throw new Error(`checkpoint: attachment name '${name}' is not a plain file name of its own`);
+    // a name the checkpoint writes itself is refused; tokenizer.json is free when there is no tokenizer spec (a Hugging Face model brings its own)
+    if (name in files || name === MODEL_JSON || basename(name) !== name || name.startsWith('.')) throw new Error(`checkpoint: attachment name '${name}' is not a plain file name of its own`);
     files[name] = typeof body === 'string' ? utf8(body) : body;
   }
   const modelJson = seal({
@@ -158,7 +159,8 @@ export async function loadCheckpoint(
   const extra = [...got.keys()].filter((n) => !(n in want));
   if (extra.length) throw new Error(`checkpoint: ${where} has weights this config does not use: ${extra.join(', ')}`);
   const weights = tf.io.decodeWeights(bin.buffer.slice(bin.byteOffset, bin.byteOffset + bin.byteLength) as ArrayBuffer, specs);
-  const attachments = Object.fromEntries(Object.entries(files).filter(([n]) => !OWN_FILES.includes(n)));
+  const own = udm.tokenizer ? OWN_FILES : OWN_FILES.filter((n) => n !== 'tokenizer.json');
+  const attachments = Object.fromEntries(Object.entries(files).filter(([n]) => !own.includes(n)));
   return { meta: { kind, config, tokenizer: udm.tokenizer ?? undefined, extra: udm.extra ?? {} }, weights, attachments };
 }
 

@@ -5,10 +5,11 @@ import { tidyKeep } from './ops.js';
 import { checkIds, type LayerCache, type TinyLM } from './tinylm.js';
 import { activeSgemm } from '../backend/native/index.js';
 import { NativeDecoder } from './native/decode.js';
-import { HfCausalLM, type HfLayerCache } from './hf/model.js';
+import type { HfCausalLM, HfLayerCache } from './hf/model.js';
+import type { HfPolicy } from './hf/policy.js';
 
-/** A language model generate() runs: coevolve's TinyLM, or a Hugging Face decoder. */
-export type LanguageModel = TinyLM | HfCausalLM;
+/** A language model generate() runs: coevolve's TinyLM, or a Hugging Face decoder (alone or with an adapter). */
+export type LanguageModel = TinyLM | HfCausalLM | HfPolicy;
 
 export interface GenerateOptions extends SamplingOptions {
   /** most tokens to add to each prompt */
@@ -58,7 +59,7 @@ export function generate(model: LanguageModel, prompts: readonly (readonly numbe
   const padded = new Int32Array(B * P);
   prompts.forEach((p, b) => padded.set(p, b * P + leftPad[b]));
 
-  const forward = model instanceof HfCausalLM ? hfForward(model, B, leftPad) : activeSgemm() ? nativeForward(model, B, leftPad) : tfjsForward(model, B, leftPad);
+  const forward = model.kind === 'hf' ? hfForward(model, B, leftPad) : activeSgemm() ? nativeForward(model, B, leftPad) : tfjsForward(model, B, leftPad);
   try {
     let values = forward.feed(padded, P);
     const next = new Int32Array(B); // read by feed before it returns, so one array serves every step
@@ -126,7 +127,7 @@ function tfjsForward(model: TinyLM, B: number, leftPad: number[]): Forward {
 }
 
 /** HfCausalLM.forward on tfjs tensors: positions count from each row's first real token, pad keys masked. */
-function hfForward(model: HfCausalLM, B: number, leftPad: number[]): Forward {
+function hfForward(model: HfCausalLM | HfPolicy, B: number, leftPad: number[]): Forward {
   let cache: HfLayerCache[] | undefined;
   let past = 0;
   return {

@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { generate, type GenerateOptions as ModelGenerateOptions, type Generation } from '../models/generate.js';
-import type { TinyLM } from '../models/tinylm.js';
+import type { LanguageModel } from '../models/generate.js';
 import { microBatches, type PolicyInput } from '../models/types.js';
 import { groupBy } from '../util/group.js';
 import { Rng } from '../util/rng.js';
@@ -42,7 +42,7 @@ export class BatchingServer {
   readonly stats = { batches: 0, requests: 0, generatedTokens: 0, seconds: 0 };
 
   /** `replicas`: when they hold this model, each batch is cut into one shard per thread, each sampled with its own seed */
-  constructor(readonly id: string, readonly model: TinyLM, seed = 0, readonly maxBatch = 512, readonly replicas?: GenerateReplicas) {
+  constructor(readonly id: string, readonly model: LanguageModel, seed = 0, readonly maxBatch = 512, readonly replicas?: GenerateReplicas) {
     this.rng = new Rng(seed);
   }
 
@@ -68,7 +68,8 @@ export class BatchingServer {
 
   /** Why a request cannot run, or undefined: checked per request so one bad request fails alone. */
   private check(prompt: readonly number[], completion: readonly number[], extra: number): string | undefined {
-    const { vocabSize, context } = this.model.config;
+    const { vocabSize } = this.model.config;
+    const context = this.model.maxSequence;
     if (prompt.length === 0) return `server ${this.id}: empty prompt`;
     const bad = [...prompt, ...completion].find((id) => !Number.isInteger(id) || id < 0 || id >= vocabSize);
     if (bad !== undefined) return `server ${this.id}: token id ${bad} outside vocabulary of ${vocabSize}`;

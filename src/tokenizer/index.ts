@@ -1,3 +1,6 @@
+import type { Tokenizer } from './types.js';
+
+export type { Tokenizer } from './types.js';
 /** The default role names; each gets its own token so a shared model knows which part it plays. */
 export const DEFAULT_ROLES = ['proposer', 'solver', 'critic', 'judge', 'memory', 'player'] as const;
 
@@ -17,10 +20,12 @@ const SPECIALS = ['<pad>', '<bos>', '<eos>'] as const;
  * A character vocabulary with special tokens. Ids: 0 PAD, 1 BOS, 2 EOS, then one token per
  * role, then one per character. Plain JSON in and out (`spec`), so checkpoints carry it.
  */
-export class CharTokenizer {
+export class CharTokenizer implements Tokenizer {
   readonly pad = 0;
   readonly bos = 1;
   readonly eos = 2;
+  /** only EOS ends a completion */
+  readonly stops: readonly number[] = [];
   readonly size: number;
   private readonly charIds = new Map<string, number>();
   private readonly roleIds = new Map<string, number>();

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { initBackend } from '../../src/backend/index.js';
 import { LoraAdapter, targetModules } from '../../src/models/hf/lora.js';
 import { HfCausalLM } from '../../src/models/hf/model.js';
+import { HfPolicy } from '../../src/models/hf/policy.js';
 import { readSafetensors, type StoredTensor } from '../../src/models/hf/safetensors.js';
 import { TEST_BACKEND } from '../needs.js';
 import { FIXTURES, fixture, maxDiff } from './hf-fixtures.js';
@@ -35,7 +36,7 @@ describe('LoRA adapters against PEFT', function () {
       const [B, T] = ref.ids.shape;
       const logits = tf.tidy(() => model.logits(model.forward(tf.tensor2d(Int32Array.from(ref.ids.data), [B, T], 'int32'), new Int32Array(B * T).map((_, i) => i % T), new Float32Array(B * T).fill(1), undefined, adapter).hidden).dataSync());
       expect(maxDiff(logits, ref.lora_logits.data)).to.be.below(1e-4);
-      const policy = model.adapted(adapter);
+      const policy = new HfPolicy(model, adapter);
       expect(policy.variables()).to.have.length(2 * Object.keys(adapter.a).length);
       const { value, grads } = tf.variableGrads(() => meanLoss(model, inputsOf(ref.ids), adapter), policy.variables());
       expect(value.dataSync()[0]).to.be.closeTo(ref.lora_loss.data[0], 1e-5);

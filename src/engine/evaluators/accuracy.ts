@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import type { Task } from '../../core/types.js';
 import { readTasksJsonl, type TaskCheck } from '../../tasks/jsonl.js';
 import { evaluateSolver } from '../evaluate.js';
-import { evaluatorOptions, isNonNegativeInt, isPath, isPositiveNumber, pickRole, type Evaluator, type EvaluatorFactory } from './types.js';
+import { evaluatorOptions, isNonNegativeInt, isPath, isPositiveNumber, pickRole, tokenizerOf, type Evaluator, type EvaluatorFactory } from './types.js';
 
 /**
  * Held-out accuracy of a solver role on a JSONL file of labeled tasks: greedy pass@1 every
@@ -25,7 +25,7 @@ export class AccuracyEvaluator implements Evaluator {
 
   async run(ctx: Parameters<Evaluator['run']>[0]): Promise<Record<string, number>> {
     const samples = ctx.thorough ? this.o.samples : 0;
-    const r = await evaluateSolver(ctx.models[this.o.model], ctx.tokenizer, ctx.family, this.tasks, { samples, temperature: this.o.temperature, maxNewTokens: this.o.maxNewTokens, seed: this.o.seed + ctx.iteration, replicas: ctx.replicas, id: this.o.model });
+    const r = await evaluateSolver(ctx.models[this.o.model], tokenizerOf(ctx, this.o.model), ctx.family, this.tasks, { samples, temperature: this.o.temperature, maxNewTokens: this.o.maxNewTokens, seed: this.o.seed + ctx.iteration, replicas: ctx.replicas, id: this.o.model });
     return { pass1: r.pass1, ...(r.majN !== undefined ? { [`maj${r.samples}`]: r.majN } : {}) };
   }
 }

@@ -5,7 +5,7 @@ import { randomActor, roundRobin, tableActor, type Actor } from '../../games/mat
 import { eloRatings } from '../../games/pool.js';
 import type { Game } from '../../games/types.js';
 import { textPolicyTable } from './exploitability.js';
-import { evaluatorOptions, isPositiveInt, type EvalContext, type Evaluator, type EvaluatorFactory } from './types.js';
+import { evaluatorOptions, isPositiveInt, tokenizerOf, type EvalContext, type Evaluator, type EvaluatorFactory } from './types.js';
 
 /** What the evaluator keeps between evaluations, and in each checkpoint: its snapshots, oldest first. */
 interface EloState { snapshots: { name: string; table: TabularPolicy }[]; evaluations: number }
@@ -37,7 +37,7 @@ export class EloEvaluator implements Evaluator {
   }
 
   async run(ctx: EvalContext): Promise<Record<string, number>> {
-    const { table } = textPolicyTable(this.game, this.seats.map((s) => ({ ...s, model: ctx.models[s.model] })), ctx.tokenizer, this.o.temperature);
+    const { table } = textPolicyTable(this.game, this.seats.map((s) => ({ ...s, model: ctx.models[s.model], tokenizer: tokenizerOf(ctx, s.model) })), ctx.tokenizer, this.o.temperature);
     const players: Record<string, Actor> = { random: randomActor };
     for (const snap of this.s.snapshots) players[snap.name] = tableActor(snap.table);
     players.current = tableActor(table);

@@ -2,7 +2,7 @@ import { firstValueFrom, from, mergeMap, toArray } from 'rxjs';
 import { Agents } from '../../../arenas/agents.js';
 import { BatchingServer } from '../../serving/server.js';
 import { bigramEntropy } from '../../../arenas/propose-solve.js';
-import { evaluatorOptions, isMapping, isPositiveInt, isPositiveNumber, pickRole, type EvalContext, type Evaluator, type EvaluatorFactory } from './types.js';
+import { evaluatorOptions, isMapping, isPositiveInt, isPositiveNumber, pickRole, tokenizerOf, type EvalContext, type Evaluator, type EvaluatorFactory } from './types.js';
 import type { Role } from '../../../roles/types.js';
 
 /**
@@ -21,7 +21,7 @@ export class ProposalsEvaluator implements Evaluator {
 
   async run(ctx: EvalContext): Promise<Record<string, number>> {
     const server = new BatchingServer(this.o.model, ctx.models[this.o.model], this.o.seed + ctx.iteration, undefined, ctx.replicas);
-    const agents = new Agents({ [this.role]: { role: this.proposer, model: this.o.model, server } }, ctx.tokenizer, { temperature: this.o.temperature, maxNewTokens: this.o.maxNewTokens });
+    const agents = new Agents({ [this.role]: { role: this.proposer, model: this.o.model, server, tokenizer: tokenizerOf(ctx, this.o.model) } }, ctx.tokenizer, { temperature: this.o.temperature, maxNewTokens: this.o.maxNewTokens });
     const seed = { id: 'seed', family: ctx.family.name, prompt: '' };
     const turns = await firstValueFrom(from(Array.from({ length: this.o.samples })).pipe(mergeMap(() => agents.act(this.role, { task: seed })), toArray()));
     const tasks = turns.flatMap((t) => {

@@ -1,14 +1,17 @@
 import type { ExperimentConfig } from '../../config/schema.js';
-import type { TinyLM } from '../../models/tinylm.js';
+import type { RunModel } from '../models.js';
 import type { GenerateReplicas } from '../../serving/server.js';
 import type { TaskFamily } from '../../tasks/types.js';
-import type { CharTokenizer } from '../../tokenizer/index.js';
+import type { Tokenizer } from '../../tokenizer/types.js';
 import type { Plan } from '../registry.js';
 
 /** What an evaluator reads when it runs: the live models, by id, and the run's settings. */
 export interface EvalContext {
-  models: Readonly<Record<string, TinyLM>>;
-  tokenizer: CharTokenizer;
+  models: Readonly<Record<string, RunModel>>;
+  /** the shared tokenizer (TinyLM's; what a remote model's turns are written in) */
+  tokenizer: Tokenizer;
+  /** each local model's own tokenizer */
+  tokenizers?: Readonly<Record<string, Tokenizer>>;
   family: TaskFamily<unknown>;
   /** the iteration evaluated (seeds sampling, so a resumed run measures the same) */
   iteration: number;
@@ -73,3 +76,8 @@ export const isPositiveNumber = (v: unknown) => (typeof v === 'number' && Number
 export const isNonNegativeNumber = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? undefined : 'a number >= 0 (0: greedy)');
 export const isPath = (v: unknown) => (typeof v === 'string' && v !== '' ? undefined : 'a file path');
 export const isMapping = (v: unknown) => (typeof v === 'object' && v !== null && !Array.isArray(v) ? undefined : 'a mapping');
+
+/** The tokenizer of model `id`: its own, or the shared one. */
+export function tokenizerOf(ctx: EvalContext, id: string): Tokenizer {
+  return ctx.tokenizers?.[id] ?? ctx.tokenizer;
+}

@@ -11,7 +11,7 @@ import { BatchingServer } from '../../serving/server.js';
 import { readTasksJsonl, type TaskCheck } from '../../tasks/jsonl.js';
 import { hashSeed } from '../loop-parts.js';
 import { firstWrongStep, sumOperands } from '../../tasks/scratchpad.js';
-import { evaluatorOptions, isNonNegativeNumber, isPath, isPositiveInt, isPositiveNumber, type EvalContext, type Evaluator, type EvaluatorFactory } from './types.js';
+import { evaluatorOptions, isNonNegativeNumber, isPath, isPositiveInt, isPositiveNumber, tokenizerOf, type EvalContext, type Evaluator, type EvaluatorFactory } from './types.js';
 
 /**
  * A judge or critic measured on held-out tasks: an arena plays each task once with the run's
@@ -39,7 +39,7 @@ export class VerdictsEvaluator implements Evaluator {
       if (!servers.has(model)) servers.set(model, new BatchingServer(`${this.name}-${model}`, ctx.models[model], hashSeed(this.o.seed, ctx.iteration, `eval-${this.name}-${model}`), undefined, ctx.replicas));
       return servers.get(model)!;
     };
-    const bindings = Object.fromEntries(Object.entries(this.seats).map(([id, s]) => [id, { role: s.role, model: s.model, maxNewTokens: s.maxNewTokens, temperature: s.temperature, server: serverOf(s.model) }]));
+    const bindings = Object.fromEntries(Object.entries(this.seats).map(([id, s]) => [id, { role: s.role, model: s.model, maxNewTokens: s.maxNewTokens, temperature: s.temperature, server: serverOf(s.model), tokenizer: tokenizerOf(ctx, s.model) }]));
     const agents = new Agents(bindings, ctx.tokenizer, { maxNewTokens: this.o.maxNewTokens, temperature: this.o.temperature });
     const episodes = await firstValueFrom(playGroups(this.arena, this.tasks, 1, agents).pipe(toArray()));
     const prefix = `${this.role}/`;

@@ -71,6 +71,17 @@ export class LoraAdapter {
     }
   }
 
+  /** A copy with the same settings and the current weights (a frozen KL reference, say). */
+  clone(): LoraAdapter {
+    const weights = tf.tidy(() => Object.fromEntries(Object.keys(this.a).map((m) => [m, { a: this.a[m].transpose().dataSync() as Float32Array, b: this.b[m].transpose().dataSync() as Float32Array }])));
+    return new LoraAdapter(this.model, this.config, 0, weights);
+  }
+
+  /** The adapter's variables by name (`<module>.lora_A`, `<module>.lora_B`), as checkpoints and reference syncs name them. */
+  named(): Record<string, tf.Variable> {
+    return Object.fromEntries([...Object.entries(this.a).map(([m, v]) => [`${m}.lora_A`, v]), ...Object.entries(this.b).map(([m, v]) => [`${m}.lora_B`, v])]);
+  }
+
   variables(): tf.Variable[] {
     return [...Object.values(this.a), ...Object.values(this.b)];
   }

@@ -8,7 +8,8 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { variablePrefix } from '../names.js';
-import { linear, tokenEntropy, tokenLogProbs } from '../ops.js';
+import { linear } from '../ops.js';
+import { headScores } from './head.js';
 import { layoutBatch } from '../score-batch.js';
 import type { Policy, PolicyInput, ScoredBatch } from '../types.js';
 import { inverseFrequencies, readHfConfig, type HfConfig } from './config.js';
@@ -25,6 +26,8 @@ export class HfCausalLM implements Policy {
   readonly kind = 'hf';
   readonly hasValueHead = false;
   readonly weights: Record<string, tf.Variable> = {};
+  /** the sha256 of the directory's config and weights as loaded, once computed (checkpoints record it) */
+  sha256?: string;
   private readonly invFreq?: Float32Array;
 
   /** `tensors` by transformers name, as stored (nn.Linear weights [out, in]); they are copied. */
@@ -155,18 +158,18 @@ export class HfCausalLM implements Policy {
     return centred.mul(tf.rsqrt(centred.square().mean(-1, true).add(this.config.eps))).mul(this.w(`${name}.weight`)).add(this.w(`${name}.bias`));
   }
 
+  /** The head's weight: the embedding table [V, d] when tied, else lm_head held [d, V]. */
+  private headWeight(): tf.Tensor2D {
+    const c = this.config;
+    if (!c.tied) return this.w('lm_head.weight') as tf.Tensor2D;
+    return this.w(c.architecture === 'GPT2LMHeadModel' ? 'transformer.wte.weight' : 'model.embed_tokens.weight') as tf.Tensor2D;
+  }
+
   /** Next-token logits from hidden states: [B, T, d] -> [B, T, V]. */
   logits(hidden: tf.Tensor3D): tf.Tensor3D {
     const c = this.config;
-    if (!c.tied) return linear(hidden, this.w('lm_head.weight') as tf.Tensor2D) as tf.Tensor3D;
     const [B, T, d] = hidden.shape;
-    const table = this.w(c.architecture === 'GPT2LMHeadModel' ? 'transformer.wte.weight' : 'model.embed_tokens.weight');
-    return tf.matMul(hidden.reshape([B * T, d]), table, false, true).reshape([B, T, c.vocabSize]);
-  }
-
-  /** This base with `adapter` as a policy of its own: the adapter's variables train, the base stays frozen. */
-  adapted(adapter: LoraAdapter): Policy {
-    return { kind: 'hf-lora', hasValueHead: false, maxSequence: this.maxSequence, variables: () => adapter.variables(), score: (inputs, temperature) => this.score(inputs, temperature, adapter), dispose: () => adapter.dispose() };
+    return tf.matMul(hidden.reshape([B * T, d]), this.headWeight(), false, c.tied).reshape([B, T, c.vocabSize]);
   }
 
   /** See Policy.score; `temperature` divides the logits (0, greedy, scores at 1); with `adapter`, through its LoRA terms. */
@@ -177,10 +180,12 @@ export class HfCausalLM implements Policy {
     const keyMask = new Float32Array(B * L).fill(1);
     leftPad.forEach((n, b) => keyMask.fill(0, b * L, b * L + n));
     const { hidden } = this.forward(tf.tensor2d(tokens, [B, L], 'int32'), positions, keyMask, undefined, adapter);
-    const raw = this.logits(hidden.slice([0, P - 1, 0], [-1, Tc, -1]) as tf.Tensor3D);
-    const logits = temperature === 1 || temperature === 0 ? raw : (raw.div(temperature) as tf.Tensor3D);
+    const d = this.config.hidden;
+    const rows = hidden.slice([0, P - 1, 0], [-1, Tc, -1]).reshape([B * Tc, d]) as tf.Tensor2D;
+    // chunked over rows, so [B, Tc, V] logits never exist at once (src/models/hf/head.ts)
+    const { logProbs, entropy } = headScores(rows, this.headWeight(), this.config.tied, targets, temperature);
     const m = tf.tensor2d(mask, [B, Tc]);
-    return { logProbs: tokenLogProbs(logits, tf.tensor2d(targets, [B, Tc], 'int32')).mul(m) as tf.Tensor2D, entropy: tokenEntropy(logits), mask: m };
+    return { logProbs: logProbs.reshape([B, Tc]).mul(m) as tf.Tensor2D, entropy: entropy.reshape([B, Tc]) as tf.Tensor2D, mask: m };
   }
 }
 

@@ -1,0 +1,62 @@
+/**
+ * The vocabulary projection for scoring, in row chunks: each chunk's logits [rows, V] exist
+ * only while that chunk is computed, forward and backward, so `[batch, tokens, vocabulary]`
+ * logits never exist at once (151,669 columns for Qwen). The backward pass recomputes a
+ * chunk's logits from the saved hidden states instead of keeping them: peak memory is one
+ * chunk's logits plus the hidden states, for one extra head product per chunk.
+ *
+ * Per row: logp = log_softmax(z)[target] and H = -sum p log p, for z = h W / temperature.
+ * d logp / dz = onehot - p;  dH / dz = -p (log p + H).
+ */
+import * as tf from '@tensorflow/tfjs';
+
+/** Rows per chunk: a chunk's logits take rows x V x 4 bytes (64 MB for 100 rows of Qwen's vocabulary). */
+export const HEAD_CHUNK_BYTES = 64 << 20;
+
+/**
+ * Target log-probs and entropies [N] of rows `hidden` [N, d] under the head `w` ([d, V], or
+ * [V, d] when `tied`, the embedding table), logits divided by `temperature`; `chunkRows`
+ * overrides the rows per chunk (HEAD_CHUNK_BYTES of logits by default).
+ */
+export function headScores(hidden: tf.Tensor2D, w: tf.Tensor2D, tied: boolean, targets: Int32Array, temperature = 1, chunkRows?: number): { logProbs: tf.Tensor1D; entropy: tf.Tensor1D } {
+  const [N] = hidden.shape;
+  const V = tied ? w.shape[0] : w.shape[1];
+  const rows = chunkRows ?? Math.max(1, Math.floor(HEAD_CHUNK_BYTES / (4 * V)));
+  const logProbs: tf.Tensor1D[] = [];
+  const entropy: tf.Tensor1D[] = [];
+  for (let start = 0; start < N; start += rows) {
+    const n = Math.min(rows, N - start);
+    const both = chunk(targets.subarray(start, start + n), V, tied, temperature)(hidden.slice([start, 0], [n, -1]), w); // [n, 2]
+    const [lp, h] = tf.split(both, 2, 1);
+    logProbs.push(lp.reshape([n]));
+    entropy.push(h.reshape([n]));
+  }
+  return { logProbs: tf.concat(logProbs), entropy: tf.concat(entropy) };
+}
+
+/** One chunk as a custom gradient: [rows, 2] holding each row's logp and H (tfjs's customGrad has one output); the backward recomputes its logits. */
+function chunk(targets: Int32Array, V: number, tied: boolean, temperature: number): (h: tf.Tensor2D, w: tf.Tensor2D) => tf.Tensor2D {
+  const t = temperature === 0 ? 1 : temperature; // greedy scores at 1, as the sampler reports greedy tokens
+  const logits = (h: tf.Tensor2D, w: tf.Tensor2D) => tf.matMul(h, w, false, tied).div(t) as tf.Tensor2D;
+  const oneHot = () => tf.oneHot(tf.tensor1d(targets, 'int32'), V) as tf.Tensor2D;
+  const f = tf.customGrad(((h: tf.Tensor2D, w: tf.Tensor2D, save: tf.GradSaveFunc) => {
+    save([h, w]);
+    const logp = tf.logSoftmax(logits(h, w));
+    const value = tf.stack([logp.mul(oneHot()).sum(-1), logp.exp().mul(logp).sum(-1).neg()], 1) as tf.Tensor2D;
+    return {
+      value,
+      gradFunc: (dy: tf.Tensor2D, saved: tf.Tensor[]) => {
+        const [dLogp, dEntropy] = tf.split(dy, 2, 1);
+        const [hs, ws] = saved as tf.Tensor2D[];
+        const lp = tf.logSoftmax(logits(hs, ws));
+        const p = lp.exp();
+        const H = p.mul(lp).sum(-1, true).neg();
+        const dz = oneHot().sub(p).mul(dLogp).add(p.mul(lp.add(H)).neg().mul(dEntropy)).div(t) as tf.Tensor2D;
+        const dh = tf.matMul(dz, ws, false, !tied);
+        const dw = tied ? tf.matMul(dz, hs, true, false) : tf.matMul(hs, dz, true, false);
+        return [dh, dw];
+      },
+    };
+  }) as unknown as Parameters<typeof tf.customGrad>[0]);
+  return f as unknown as (h: tf.Tensor2D, w: tf.Tensor2D) => tf.Tensor2D;
+}

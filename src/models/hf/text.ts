@@ -1,0 +1,28 @@
+/**
+ * A Hugging Face model's tokenizer as roles use one (src/tokenizer/types.ts): a prompt is the
+ * role's text as transformers' `tokenizer(text)` encodes it (with the special tokens its
+ * post-processor adds, a Llama's BOS say); a completion
+ * ends at an eos id or the chat template's end of turn. Without any end id a role could never
+ * finish a turn, so such a directory is refused.
+ */
+import type { Tokenizer } from '../../tokenizer/types.js';
+import { HfTokenizer } from './tokenizer.js';
+
+/** The tokenizer of `dir` for roles. */
+export function loadHfTokenizer(dir: string): Tokenizer {
+  return roleTokenizer(HfTokenizer.fromDirectory(dir), dir);
+}
+
+/** `tk` as roles use it; `where` names it in errors. */
+export function roleTokenizer(tk: HfTokenizer, where: string): Tokenizer {
+  const ends = [...new Set([...tk.eosIds, ...tk.endOfTurnIds])];
+  if (!ends.length) throw new Error(`${where}: no end-of-sequence id (generation_config.json or config.json eos_token_id, or tokenizer_config.json eos_token): a role's turn could never end`);
+  return {
+    size: tk.vocabSize,
+    eos: ends[0],
+    stops: ends.slice(1),
+    prompt: (text) => tk.encode(text),
+    encode: (text) => tk.encode(text, { addSpecialTokens: false }),
+    decode: (ids) => tk.decode(ids, { skipSpecialTokens: true }),
+  };
+}

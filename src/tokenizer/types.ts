@@ -1,0 +1,19 @@
+/**
+ * What roles, arenas and the loop need of a model's tokenizer, whichever kind the model is:
+ * coevolve's CharTokenizer (TinyLM) or a Hugging Face tokenizer (src/models/hf). Roles
+ * exchange text; each model reads and writes ids in its own vocabulary.
+ */
+export interface Tokenizer {
+  /** how many ids the vocabulary has */
+  readonly size: number;
+  /** the id that ends a completion (kept in it, as a turn's last token) */
+  readonly eos: number;
+  /** more ids that end a completion as eos does (a model's other eos ids, a chat template's end of turn) */
+  readonly stops: readonly number[];
+  /** the ids a model sees for a role's prompt text */
+  prompt(text: string, role?: string): number[];
+  /** text to ids, no special tokens added */
+  encode(text: string): number[];
+  /** ids to text, special tokens dropped */
+  decode(ids: readonly number[]): string;
+}

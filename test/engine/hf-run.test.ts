@@ -1,0 +1,93 @@
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import type { ExperimentInput } from '../../src/config/schema.js';
+import { runExperiment } from '../../src/engine/experiment.js';
+import { RunStore } from '../../src/store/run.js';
+import { writeTinyHf } from '../models/hf-tiny.js';
+import { TEST_BACKEND } from '../needs.js';
+
+/** RLVR on a tiny Qwen3-architecture directory: its own byte-level tokenizer, its eos, its weights. */
+function hfConfig(root: string, base: string, model: Record<string, unknown>, over: Partial<ExperimentInput> = {}): ExperimentInput {
+  return {
+    name: 'hf', seed: 3, backend: TEST_BACKEND, workers: 1, iterations: 2, outDir: root, checkpointEvery: 1,
+    models: { main: { kind: 'hf', path: base, ...model } },
+    roles: { solver: { kind: 'solver', model: 'main' } },
+    tasks: { family: 'arithmetic', difficulty: { digits: 1, operands: 2, operators: '+' }, train: { source: 'generate', count: 40 }, eval: { source: 'generate', count: 4 }, perIteration: 4 },
+    arena: { groupSize: 4, maxNewTokens: 4, temperature: 1 },
+    judges: [{ kind: 'verifier' }],
+    trainer: { lr: 1e-3 },
+    eval: { every: 2, samples: 2 },
+    ...over,
+  } as ExperimentInput;
+}
+
+const bin = new URL('../../bin/coevolve.js', import.meta.url).pathname;
+const rows = (dir: string) => (existsSync(join(dir, 'metrics.jsonl')) ? readFileSync(join(dir, 'metrics.jsonl'), 'utf8').split('\n').filter((l) => l.trim()).flatMap((l) => { try { return [JSON.parse(l)]; } catch { return []; } }) : []);
+
+/** The coevolve command; killed (resolving null) once `killWhen` holds. */
+function cli(args: string[], killWhen?: () => boolean): Promise<number | null> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d) => { err += d; });
+    const timer = killWhen && setInterval(() => { if (killWhen()) child.kill('SIGKILL'); }, 20);
+    child.on('exit', (code, signal) => {
+      if (timer) clearInterval(timer);
+      if (code) reject(new Error(`exit ${code}: ${err}`));
+      else resolve(signal === 'SIGKILL' ? null : code);
+    });
+  });
+}
+
+describe('a run on a Hugging Face model', function () {
+  this.timeout(120000);
+  const root = mkdtempSync(join(tmpdir(), 'coevolve-hfrun-'));
+  const base = writeTinyHf(join(root, 'base'));
+
+  it('LoRA: trains the adapter only, never writes the base, and checkpoints a PEFT adapter', async () => {
+    const out = join(root, 'lora');
+    const weights = readFileSync(join(base, 'model.safetensors'));
+    const { metrics } = await runExperiment(hfConfig(root, base, { lora: { r: 2, alpha: 4 } }), { out, log: () => {} });
+    const last = metrics.find((r) => r.iteration === 2)!;
+    expect(last['turns/solver']).to.equal(16);
+    expect(last['losses/main/loss']).to.be.a('number');
+    expect(last['eval/pass1']).to.be.within(0, 1);
+    expect(readFileSync(join(base, 'model.safetensors')).equals(weights), 'the base is never written').to.equal(true);
+    const ck = join(out, 'checkpoints', 'iter-000002', 'main');
+    for (const f of ['adapter_config.json', 'adapter_model.safetensors', 'optimizer.bin']) expect(existsSync(join(ck, f)), f).to.equal(true);
+    expect((await RunStore.open(out)).record.iterations).to.equal(2);
+  });
+
+  it('LoRA: a run killed after a checkpoint resumes, and its later iterations equal an uninterrupted run\'s', async () => {
+    const config = join(root, 'resume.yaml');
+    writeFileSync(config, stringify(hfConfig(root, base, { lora: { r: 2, alpha: 4 } }, { iterations: 6, checkpointEvery: 2 })));
+    const whole = join(root, 'whole');
+    await cli(['run', config, '--out', whole]);
+    const cut = join(root, 'cut');
+    expect(await cli(['run', config, '--out', cut], () => rows(cut).some((r) => r.iteration >= 3))).to.equal(null);
+    await cli(['run', '--resume', cut]);
+    const keys = ['reward/solver', 'losses/main/loss', 'rollout/entropy'];
+    const pick = (dir: string) => rows(dir).filter((r) => r.iteration > 4).map((r) => keys.map((k) => r[k]));
+    expect(pick(cut)).to.have.length(2);
+    expect(pick(cut)).to.deep.equal(pick(whole));
+  });
+
+  it('full fine-tuning: the checkpoint is a Hugging Face directory', async () => {
+    const out = join(root, 'full');
+    await runExperiment(hfConfig(root, base, {}, { iterations: 1 }), { out, log: () => {} });
+    const ck = join(out, 'checkpoints', 'iter-000001', 'main');
+    for (const f of ['config.json', 'model.safetensors', 'tokenizer.json', 'optimizer.bin']) expect(existsSync(join(ck, f)), f).to.equal(true);
+  });
+
+  it('refuses a missing directory and a rollout on workers before any work', async () => {
+    const err = await runExperiment(hfConfig(root, join(root, 'nope'), {}), { out: join(root, 'bad'), log: () => {} }).then(() => null, (e: Error) => e);
+    expect(err?.message).to.match(/models\.main\.path: .*nope does not exist/);
+    const redis = await runExperiment(hfConfig(root, base, {}, { rollout: { engine: 'redis', url: 'redis://127.0.0.1:1' } }), { out: join(root, 'bad2'), log: () => {} }).then(() => null, (e: Error) => e);
+    expect(redis?.message).to.match(/rollout\.engine: rollout workers play TinyLM models only so far; main \(kind hf\)/);
+    expect(existsSync(join(root, 'bad'))).to.equal(false);
+  });
+});
