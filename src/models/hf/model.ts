@@ -83,7 +83,7 @@ export class HfCausalLM implements Policy {
     const [B, T] = tokens.shape;
     const S = keyMask.length / B;
     const past = S - T;
-    const bias = attentionBias(keyMask, B, T, past);
+    const bias = attentionBias(keyMask, B, T, past, gpt2OrMha(c) ? 1 : c.heads / c.kvHeads);
     const gpt2 = c.architecture === 'GPT2LMHeadModel';
     let x = tf.gather(this.w(gpt2 ? 'transformer.wte.weight' : 'model.embed_tokens.weight'), tokens) as tf.Tensor3D; // [B, T, d]
     if (gpt2) x = x.add(tf.gather(this.w('transformer.wpe.weight'), tf.tensor2d(positions, [B, T], 'int32')));
@@ -99,7 +99,7 @@ export class HfCausalLM implements Policy {
     return { hidden, cache: next };
   }
 
-  private attention(l: number, x: tf.Tensor3D, bias: tf.Tensor, rot: { cos: tf.Tensor; sin: tf.Tensor }, cache?: HfLayerCache, adapter?: LoraAdapter): { y: tf.Tensor3D; kv: HfLayerCache } {
+  private attention(l: number, x: tf.Tensor3D, bias: tf.Tensor, rot: { cos: tf.Tensor; sin: tf.Tensor; half: tf.Tensor2D }, cache?: HfLayerCache, adapter?: LoraAdapter): { y: tf.Tensor3D; kv: HfLayerCache } {
     const c = this.config;
     const [B, T] = x.shape;
     const p = `model.layers.${l}.self_attn.`;
@@ -112,7 +112,7 @@ export class HfCausalLM implements Policy {
     const q = rotate(proj('q_proj', c.heads), rot);
     const k = cat(cache?.k, rotate(proj('k_proj', c.kvHeads), rot));
     const v = cat(cache?.v, proj('v_proj', c.kvHeads));
-    const y = attend(q, repeatKv(k, c.heads / c.kvHeads), repeatKv(v, c.heads / c.kvHeads), bias); // [B, T, H*hd]
+    const y = attend(q, k, v, bias); // [B, T, H*hd]
     return { y: this.linear(y, p + 'o_proj', adapter) as tf.Tensor3D, kv: { k, v } };
   }
 
@@ -189,16 +189,24 @@ export class HfCausalLM implements Policy {
   }
 }
 
-/** [B, 1, T, S]: pad keys and future keys masked; query t sits at S - T + t. */
-function attentionBias(keyMask: Float32Array, B: number, T: number, past: number): tf.Tensor {
+const gpt2OrMha = (c: HfConfig) => c.architecture === 'GPT2LMHeadModel' || c.heads === c.kvHeads;
+
+/**
+ * [B, 1, groups*T, S]: pad keys and future keys masked; query t sits at S - T + t. With
+ * grouped-query attention the rows repeat once per query head of a kv head (see attend).
+ */
+function attentionBias(keyMask: Float32Array, B: number, T: number, past: number, groups: number): tf.Tensor {
   const S = past + T;
-  const out = new Float32Array(B * T * S);
-  for (let b = 0; b < B; b++) for (let t = 0; t < T; t++) for (let s = 0; s < S; s++) if (s > past + t || keyMask[b * S + s] === 0) out[(b * T + t) * S + s] = NEG;
-  return tf.tensor4d(out, [B, 1, T, S]);
+  const out = new Float32Array(B * groups * T * S);
+  for (let b = 0; b < B; b++) {
+    for (let t = 0; t < T; t++) for (let s = 0; s < S; s++) if (s > past + t || keyMask[b * S + s] === 0) out[(b * groups * T + t) * S + s] = NEG;
+    for (let g = 1; g < groups; g++) out.copyWithin((b * groups + g) * T * S, b * groups * T * S, (b * groups + 1) * T * S);
+  }
+  return tf.tensor4d(out, [B, 1, groups * T, S]);
 }
 
 /** cos and sin of each position's angles, [B, 1, T, hd], the half-size angles repeated (transformers' layout). */
-function rotation(invFreq: Float32Array, positions: Int32Array, B: number, T: number): { cos: tf.Tensor; sin: tf.Tensor } {
+function rotation(invFreq: Float32Array, positions: Int32Array, B: number, T: number): { cos: tf.Tensor; sin: tf.Tensor; half: tf.Tensor2D } {
   const half = invFreq.length;
   const cos = new Float32Array(B * T * 2 * half), sin = new Float32Array(B * T * 2 * half);
   for (let r = 0; r < B * T; r++) {
@@ -208,32 +216,47 @@ function rotation(invFreq: Float32Array, positions: Int32Array, B: number, T: nu
       sin[r * 2 * half + i] = sin[r * 2 * half + half + i] = Math.sin(angle);
     }
   }
-  return { cos: tf.tensor4d(cos, [B, 1, T, 2 * half]), sin: tf.tensor4d(sin, [B, 1, T, 2 * half]) };
+  return { cos: tf.tensor4d(cos, [B, 1, T, 2 * half]), sin: tf.tensor4d(sin, [B, 1, T, 2 * half]), half: halfTurn(2 * half) };
 }
 
-/** x cos + rotate_half(x) sin, rotate_half(x) = [-x2, x1] for the halves x1, x2 of each head. */
-function rotate(x: tf.Tensor4D, rot: { cos: tf.Tensor; sin: tf.Tensor }): tf.Tensor4D {
-  const [x1, x2] = tf.split(x, 2, -1);
-  return x.mul(rot.cos).add(tf.concat([x2.neg(), x1], -1).mul(rot.sin)) as tf.Tensor4D;
+/**
+ * x cos + rotate_half(x) sin, rotate_half(x) = [-x2, x1] for the halves x1, x2 of each head.
+ * rotate_half is a product with a signed permutation: on wasm, splitting the last axis is a
+ * strided copy that cost more than the rest of a decode step.
+ */
+function rotate(x: tf.Tensor4D, rot: { cos: tf.Tensor; sin: tf.Tensor; half: tf.Tensor2D }): tf.Tensor4D {
+  const [B, H, T, hd] = x.shape;
+  const turned = tf.matMul(x.reshape([B * H * T, hd]), rot.half).reshape(x.shape);
+  return x.mul(rot.cos).add(turned.mul(rot.sin)) as tf.Tensor4D;
+}
+
+/** The [hd, hd] matrix R with x R = rotate_half(x). */
+function halfTurn(hd: number): tf.Tensor2D {
+  const h = hd / 2;
+  const r = new Float32Array(hd * hd);
+  for (let i = 0; i < h; i++) {
+    r[(i + h) * hd + i] = -1; // output i takes -x2[i]
+    r[i * hd + i + h] = 1; // output i + h takes x1[i]
+  }
+  return tf.tensor2d(r, [hd, hd]);
 }
 
 function cat(past: tf.Tensor4D | undefined, now: tf.Tensor4D): tf.Tensor4D {
   return past ? tf.concat([past, now], 2) : now;
 }
 
-/** Grouped-query attention: each of the kv heads serves `n` query heads in a row, [B, KV, S, hd] -> [B, KV*n, S, hd]. */
-function repeatKv(x: tf.Tensor4D, n: number): tf.Tensor4D {
-  if (n === 1) return x;
-  const [B, KV, S, hd] = x.shape;
-  // rank 3, whose tile has a gradient in tfjs (rank 5 has none)
-  return x.reshape([B * KV, 1, S * hd]).tile([1, n, 1]).reshape([B, KV * n, S, hd]);
-}
-
-/** softmax(q k^T / sqrt(hd) + bias) v, heads joined: [B, H, T, hd] -> [B, T, H*hd]. */
+/**
+ * softmax(q k^T / sqrt(hd) + bias) v, heads joined: [B, H, T, hd] -> [B, T, H*hd]. With
+ * grouped-query attention (KV < H kv heads, each serving n = H / KV query heads in a row, as
+ * transformers' repeat_kv lays them out), the n query heads of a kv head are stacked as n*T
+ * rows against its keys, [B, KV, n*T, hd], instead of copying the keys n times.
+ */
 function attend(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, bias: tf.Tensor): tf.Tensor3D {
   const [B, H, T, hd] = q.shape;
-  const att = tf.softmax(tf.matMul(q.mul(1 / Math.sqrt(hd)), k, false, true).add(bias));
-  return tf.matMul(att, v).transpose([0, 2, 1, 3]).reshape([B, T, H * hd]);
+  const KV = k.shape[1];
+  const grouped = q.reshape([B, KV, (H / KV) * T, hd]);
+  const att = tf.softmax(tf.matMul(grouped.mul(1 / Math.sqrt(hd)), k, false, true).add(bias));
+  return tf.matMul(att, v).reshape([B, H, T, hd]).transpose([0, 2, 1, 3]).reshape([B, T, H * hd]);
 }
 
 /** GPT-2's gelu_new: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). */

@@ -1,0 +1,103 @@
+// `npm run bench:hf`: the real-architecture workload of ../shared/bench/README.md
+// (torch_llama.py): a Llama decoder of SmolLM2-135M's shape, random weights, timed on
+// generation with a key/value cache and on one clipped policy-gradient step with LoRA and in
+// full; and, where Debian's python3-torch is installed, PyTorch's figures on the same jobs and
+// our ratio to them. `--shape tiny` for a quick check, `--jobs generate,lora,full`, `--reps N`.
+import * as tf from '@tensorflow/tfjs';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { describeBackend, initBackend, type BackendChoice } from '../backend/index.js';
+import { generate } from '../models/generate.js';
+import { parseHfConfig } from '../models/hf/config.js';
+import { weightSpecs } from '../models/hf/layout.js';
+import { LoraAdapter } from '../models/hf/lora.js';
+import { HfCausalLM } from '../models/hf/model.js';
+import { HfPolicy } from '../models/hf/policy.js';
+import { Rng } from '../util/rng.js';
+
+const args = process.argv.slice(2);
+const option = (name: string, fallback: string) => { const i = args.indexOf(`--${name}`); return i >= 0 ? args[i + 1] : fallback; };
+const SHAPES = {
+  'smollm2-135m': { layers: 30, d: 576, heads: 9, kv: 3, hd: 64, ffn: 1536, vocab: 49152, theta: 100000 },
+  tiny: { layers: 2, d: 64, heads: 4, kv: 2, hd: 16, ffn: 160, vocab: 384, theta: 10000 },
+} as const;
+const shape = option('shape', 'smollm2-135m') as keyof typeof SHAPES;
+if (!(shape in SHAPES)) throw new Error(`bench:hf: --shape is one of ${Object.keys(SHAPES).join(', ')}`);
+const jobs = option('jobs', 'generate,lora,full').split(',');
+const reps = Number(option('reps', '3'));
+const [gB, gP, gN] = option('gen', '16,64,64').split(',').map(Number);
+const [tB, tT] = option('train', '8,256').split(',').map(Number);
+
+/** A model of the shape with random weights (std 0.02, norms 1), built in memory: nothing to download. */
+function build(): HfCausalLM {
+  const s = SHAPES[shape];
+  const config = parseHfConfig({ architectures: ['LlamaForCausalLM'], vocab_size: s.vocab, hidden_size: s.d, intermediate_size: s.ffn, num_hidden_layers: s.layers, num_attention_heads: s.heads, num_key_value_heads: s.kv, head_dim: s.hd, max_position_embeddings: 2048, rms_norm_eps: 1e-5, rope_theta: s.theta, tie_word_embeddings: true, hidden_act: 'silu' });
+  const rng = new Rng(0);
+  const tensors = Object.fromEntries(weightSpecs(config).map((w) => {
+    const n = w.shape.reduce((a, b) => a * b, 1);
+    return [w.name, { shape: w.shape, data: w.name.endsWith('norm.weight') ? new Float32Array(n).fill(1) : Float32Array.from({ length: n }, () => 0.02 * rng.normal()) }];
+  }));
+  return new HfCausalLM(config, tensors);
+}
+
+const randomIds = (rng: Rng, n: number, vocab: number) => Array.from({ length: n }, () => rng.int(vocab));
+
+/** x with no gradient flowing back through it (torch's detach; tfjs has none built in). */
+const detach = tf.customGrad(((x: tf.Tensor) => ({ value: x.clone(), gradFunc: (dy: tf.Tensor) => tf.zerosLike(dy) })) as unknown as Parameters<typeof tf.customGrad>[0]) as unknown as (x: tf.Tensor) => tf.Tensor;
+
+/** One clipped policy-gradient step (clip 0.2, a per-sequence advantage) on tB sequences of tT tokens, then Adam. */
+function trainStep(policy: HfPolicy, optimizer: tf.Optimizer, rng: Rng): void {
+  const vocab = policy.config.vocabSize;
+  const inputs = Array.from({ length: tB }, () => { const ids = randomIds(rng, tT, vocab); return { prompt: ids.slice(0, 1), completion: ids.slice(1) }; });
+  const adv = tf.tensor2d(Array.from({ length: tB }, () => rng.normal()), [tB, 1]);
+  const { grads } = tf.variableGrads(() => {
+    const { logProbs, mask } = policy.score(inputs);
+    const ratio = tf.exp(logProbs.sub(detach(logProbs)));
+    const loss = tf.minimum(ratio.mul(adv), ratio.clipByValue(0.8, 1.2).mul(adv)).mul(mask).sum().div(mask.sum()).neg();
+    return loss as tf.Scalar;
+  }, policy.variables());
+  optimizer.applyGradients(grads);
+  tf.dispose([adv, ...Object.values(grads)]);
+}
+
+function time(run: () => void): number {
+  run(); // warm-up
+  const t0 = performance.now();
+  for (let r = 0; r < reps; r++) run();
+  return (performance.now() - t0) / 1000 / reps;
+}
+
+const info = await initBackend(option('backend', 'auto') as BackendChoice);
+console.error(describeBackend(info));
+const ours: Record<string, number> = {};
+const base = build();
+const rng = new Rng(1);
+for (const job of jobs) {
+  let seconds: number;
+  if (job === 'generate') {
+    seconds = time(() => generate(base, Array.from({ length: gB }, () => randomIds(rng, gP, base.config.vocabSize)), { maxNewTokens: gN, temperature: 1, seed: 1 }));
+    ours[job] = (gB * gN) / seconds;
+  } else {
+    const policy = new HfPolicy(base, job === 'lora' ? new LoraAdapter(base.config, { r: 16, alpha: 32, targetModules: 'all-linear' }, 2) : undefined);
+    const optimizer = tf.train.adam(1e-5);
+    seconds = time(() => trainStep(policy, optimizer, rng));
+    optimizer.dispose();
+    policy.dispose();
+    ours[job] = (tB * tT) / seconds;
+  }
+  console.log(JSON.stringify({ impl: 'coevolve', backend: info.chosen, native: info.native ?? 'off', shape, job, seconds: +seconds.toFixed(4), tokens_per_s: +ours[job].toFixed(1), tensors: tf.memory().numTensors, mb: Math.round(tf.memory().numBytes / 2 ** 20) }));
+}
+const torchRef = resolve(option('torch-llama', '../shared/bench/torch_llama.py'));
+if (existsSync('/usr/bin/python3') && existsSync(torchRef)) {
+  try {
+    const text = execFileSync('/usr/bin/python3', [torchRef, '--threads', '1', '--shape', shape, '--jobs', jobs.join(','), '--reps', String(reps), '--gen', `${gB},${gP},${gN}`, '--train', `${tB},${tT}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    for (const line of text.trim().split('\n')) {
+      const r = JSON.parse(line) as { job: string; tokens_per_s: number };
+      console.log(line);
+      if (ours[r.job]) console.log(JSON.stringify({ job: r.job, shape, vs: 'pytorch-1-thread', ratio: +(ours[r.job] / r.tokens_per_s).toFixed(3) }));
+    }
+  } catch (e) {
+    console.error(`bench:hf: PyTorch's side did not run (${(e as Error).message.split('\n')[0]}); apt-get install python3-torch libopenblas0-pthread`);
+  }
+}
