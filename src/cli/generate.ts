@@ -6,17 +6,9 @@
  * `compute_transition_scores` gives for greedy search), and their text. This is also how a
  * model is checked from outside against transformers, greedy ids against greedy ids.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describeBackend, initBackend, type BackendChoice } from '../backend/index.js';
 import { generate, type LanguageModel } from '../models/generate.js';
-import { loadHfPolicy } from '../models/hf/checkpoint.js';
-import { LoraAdapter } from '../models/hf/lora.js';
-import { HfCausalLM } from '../models/hf/model.js';
-import { HfPolicy } from '../models/hf/policy.js';
-import { HfTokenizer } from '../models/hf/tokenizer.js';
-import { loadModel } from '../models/store.js';
-import { CharTokenizer } from '../tokenizer/index.js';
+import { openModel } from '../models/open.js';
 
 export interface GenerateCommandOptions {
   adapter?: string;
@@ -33,31 +25,23 @@ export interface GenerateCommandOptions {
 
 interface Loaded { model: LanguageModel; encode(text: string, chat: boolean): number[]; decode(ids: number[]): string | null; ends: number[] }
 
-/** Loads `path` (see the file's comment); refuses what it cannot read, naming it. */
+/** Loads `path` (see src/models/open.ts) with what the command needs of it. */
 async function load(path: string, adapter?: string): Promise<Loaded> {
-  if (!existsSync(path)) throw new Error(`generate: ${path} does not exist`);
-  const isCheckpoint = existsSync(join(path, 'model.json'));
-  const kind = isCheckpoint ? (JSON.parse(readFileSync(join(path, 'model.json'), 'utf8')) as { modelTopology?: { kind?: string } }).modelTopology?.kind : 'hf';
-  if (kind === 'hf') {
-    const policy = isCheckpoint ? (await loadHfPolicy(path)).policy : new HfPolicy(HfCausalLM.load(path));
-    const model = adapter ? new HfPolicy(policy.base, LoraAdapter.load(adapter, policy.base.config)) : policy;
+  const opened = await openModel(path, adapter).catch((e: Error) => { throw new Error(`generate: ${e.message}`); });
+  if (opened.kind === 'hf') {
+    const tk = opened.tokenizer;
     // a directory without tokenizer.json still generates from --prompt-ids; its text is then null
-    const dir = existsSync(join(path, 'tokenizer.json')) ? path : policy.base.dir!;
-    const tk = existsSync(join(dir, 'tokenizer.json')) ? HfTokenizer.fromDirectory(dir) : undefined;
     const noTokenizer = (): never => { throw new Error(`generate: ${path} has no tokenizer.json; give --prompt-ids`); };
     return {
-      model,
+      model: opened.policy,
       encode: (text, chat) => (!tk ? noTokenizer() : chat ? tk.chatIds([{ role: 'user', content: text }], { addGenerationPrompt: true }) : tk.encode(text)),
       decode: (ids) => (tk ? tk.decode(ids, { skipSpecialTokens: true }) : null),
-      ends: tk?.endOfTurnIds ?? policy.base.config.eosIds,
+      ends: tk?.endOfTurnIds.length ? tk.endOfTurnIds : opened.policy.config.eosIds,
     };
   }
-  if (adapter) throw new Error(`generate: --adapter applies to Hugging Face models; ${path} holds a ${kind}`);
-  const loaded = await loadModel(path);
-  if (loaded.kind !== 'tinylm') throw new Error(`generate: ${path} holds a ${loaded.kind}, not a language model`);
-  const tk = loaded.tokenizer ?? new CharTokenizer();
+  const tk = opened.tokenizer;
   return {
-    model: loaded.model,
+    model: opened.model,
     encode: (text, chat) => {
       if (chat) throw new Error('generate: --chat needs a model with a chat template (a Hugging Face directory)');
       return tk.prompt(text, 'solver');

@@ -143,8 +143,9 @@ program.command('dashboard')
   });
 
 program.command('serve')
-  .description('serve a checkpoint through OpenAI\'s API: /v1/models, /v1/completions, /v1/chat/completions (logprobs, streaming)')
-  .argument('<checkpoint>', 'a saved model')
+  .description('serve a model through OpenAI\'s API: /v1/models, /v1/completions (text or token ids), /v1/chat/completions (the chat template), logprobs, streaming')
+  .argument('<model>', 'a TinyLM checkpoint, a Hugging Face model directory, or a run checkpoint of one')
+  .option('--adapter <dir>', 'a PEFT LoRA adapter directory to apply (Hugging Face models)')
   .option('--host <host>', 'address to bind (keep it on loopback unless the API key is set)', '127.0.0.1')
   .option('--port <n>', 'port (0 picks a free one)', nonNegativeInt, 8000)
   .option('--name <id>', 'the model id clients name (default: the checkpoint folder\'s name)')
@@ -152,7 +153,7 @@ program.command('serve')
   .option('--api-key <key>', 'require Authorization: Bearer <key> (default: $COEVOLVE_API_KEY)')
   .option('--max-body <bytes>', 'largest request body', positiveInt, 1 << 20)
   .option('--backend <name>', 'auto | gpu | node | wasm | cpu', 'auto')
-  .action(async (checkpoint: string, o: { host: string; port: number; name?: string; role: string; apiKey?: string; maxBody: number; backend: string }) => {
+  .action(async (checkpoint: string, o: { host: string; port: number; name?: string; role: string; apiKey?: string; maxBody: number; backend: string; adapter?: string }) => {
     const { serveCommand } = await import('./serve.js');
     await serveCommand(checkpoint, o);
   });

@@ -7,8 +7,10 @@ import { badRequest } from './errors.js';
 /** A request as the server runs it, whichever endpoint it came by. */
 export interface Request {
   model: string;
-  /** the prompt texts (chat: the last user message), one choice set each */
-  prompts: string[];
+  /** the prompts, as text or token ids, one choice set each (completions) */
+  prompts: Array<string | number[]>;
+  /** the conversation (chat completions), rendered by the served model */
+  messages?: Array<{ role: string; content: string }>;
   maxTokens: number;
   temperature: number;
   topP: number;
@@ -54,21 +56,22 @@ function common(body: Body, known: readonly string[], maxTokensKey: string): Omi
   };
 }
 
-/** `POST /v1/completions`: prompt (a string or a list of them), logprobs (top alternatives, 0 to 5). */
+/** `POST /v1/completions`: prompt (a string, a list of token ids, or a list of either, as OpenAI's API takes), logprobs (top alternatives, 0 to 5). */
 export function completionRequest(body: Body): Request {
   const c = common(body, ['model', 'prompt', 'max_tokens', 'temperature', 'top_p', 'n', 'stream', 'logprobs', 'stop', 'echo', 'best_of'], 'max_tokens');
   if (body.echo === true) throw badRequest('echo', "'echo' is not supported by coevolve serve");
   if (body.best_of !== undefined && body.best_of !== null && body.best_of !== 1) throw badRequest('best_of', "'best_of' other than 1 is not supported by coevolve serve");
   const p = body.prompt;
-  const prompts = typeof p === 'string' ? [p] : p;
-  if (!Array.isArray(prompts) || prompts.length === 0 || prompts.length > 64 || !prompts.every((x) => typeof x === 'string' && x !== '')) {
-    throw badRequest('prompt', "'prompt' must be a non-empty string or a list of 1 to 64 of them");
+  const isIds = (x: unknown) => Array.isArray(x) && x.length > 0 && x.every((t) => Number.isInteger(t) && t >= 0);
+  const prompts = typeof p === 'string' || isIds(p) ? [p] : p;
+  if (!Array.isArray(prompts) || prompts.length === 0 || prompts.length > 64 || !prompts.every((x) => (typeof x === 'string' && x !== '') || isIds(x))) {
+    throw badRequest('prompt', "'prompt' must be a non-empty string, a list of token ids, or a list of 1 to 64 of either");
   }
   const logprobs = body.logprobs === undefined || body.logprobs === null ? undefined : num(body, 'logprobs', 0, (v) => Number.isInteger(v) && v >= 0 && v <= 5, 'an integer from 0 to 5');
-  return { ...c, prompts: prompts as string[], logprobs };
+  return { ...c, prompts: prompts as Array<string | number[]>, logprobs };
 }
 
-/** `POST /v1/chat/completions`: the last user message is the prompt (a TinyLM has no chat template); logprobs and top_logprobs (0 to 20). */
+/** `POST /v1/chat/completions`: the messages, rendered by the model's chat template (a TinyLM's prompt is the last user message); logprobs and top_logprobs (0 to 20). */
 export function chatRequest(body: Body): Request {
   const c = common(body, ['model', 'messages', 'max_tokens', 'max_completion_tokens', 'temperature', 'top_p', 'n', 'stream', 'logprobs', 'top_logprobs', 'stop'], body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens');
   const m = body.messages;
@@ -82,5 +85,5 @@ export function chatRequest(body: Body): Request {
   if (body.logprobs !== undefined && body.logprobs !== null && typeof body.logprobs !== 'boolean') throw badRequest('logprobs', "'logprobs' must be a boolean");
   const top = num(body, 'top_logprobs', 0, (v) => Number.isInteger(v) && v >= 0 && v <= 20, 'an integer from 0 to 20');
   if (body.top_logprobs !== undefined && body.logprobs !== true) throw badRequest('top_logprobs', "'top_logprobs' needs 'logprobs': true");
-  return { ...c, prompts: [user.content], logprobs: body.logprobs === true ? top : undefined };
+  return { ...c, prompts: [], messages: m as Array<{ role: string; content: string }>, logprobs: body.logprobs === true ? top : undefined };
 }

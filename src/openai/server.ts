@@ -10,20 +10,17 @@ import * as tf from '@tensorflow/tfjs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Generation } from '../models/generate.js';
-import type { TinyLM } from '../models/tinylm.js';
 import { BatchingServer } from '../serving/server.js';
-import type { CharTokenizer } from '../tokenizer/index.js';
+import type { ServedModel } from './served.js';
 import { bearerToken, keyMatches } from '../util/api-key.js';
 import { ApiError, badRequest } from './errors.js';
 import { chatRequest, completionRequest, type Request } from './protocol.js';
 
 export interface ServeOptions {
-  model: TinyLM;
-  tokenizer: CharTokenizer;
+  /** the model and how its prompts and text are made (served.ts) */
+  served: ServedModel;
   /** the model id clients name (`/v1/models`) */
   name: string;
-  /** the role token prompts start with (a role the model was trained in), default 'solver' */
-  role?: string;
   host?: string;
   /** 0 picks a free port */
   port?: number;
@@ -45,9 +42,8 @@ export interface RunningServer {
 interface Choice { tokens: number[]; text: string; logProbs: number[]; finish: 'stop' | 'length'; top?: Array<Array<{ token: string; logprob: number }>> }
 
 export async function serve(o: ServeOptions): Promise<RunningServer> {
-  const role = o.role ?? 'solver';
-  o.tokenizer.roleToken(role); // an unknown role fails here, before the server starts
-  const batching = new BatchingServer(o.name, o.model, o.seed ?? 0);
+  const m = o.served;
+  const batching = new BatchingServer(o.name, m.model, o.seed ?? 0);
   const created = Math.floor(Date.now() / 1000);
   const maxBody = o.maxBodyBytes ?? 1 << 20;
   let counter = 0;
@@ -65,7 +61,7 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
     const body = await readBody(req, maxBody);
     const r = chat ? chatRequest(body) : completionRequest(body);
     if (r.model !== o.name) throw new ApiError(404, `The model '${r.model}' does not exist; this server serves '${o.name}'`, 'model', 'model_not_found');
-    const prompts = r.prompts.map((p, i) => encode(p, i));
+    const prompts = r.messages ? [encode(r.messages, 0)] : r.prompts.map((p, i) => encode(p, i));
     const choices = await generate(prompts, r);
     const id = `${chat ? 'chatcmpl' : 'cmpl'}-${created}-${++counter}`;
     const usage = { prompt_tokens: prompts.reduce((a, p) => a + p.length, 0) * r.n, completion_tokens: choices.reduce((a, c) => a + c.tokens.length, 0) };
@@ -75,15 +71,15 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
       : { id, object: 'text_completion', created: now(), model: o.name, choices: choices.map((c, i) => ({ index: i, text: c.text, logprobs: r.logprobs === undefined ? null : completionLogprobs(c), finish_reason: c.finish })) };
     return json(res, 200, { ...body200, usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } });
 
-    /** A prompt's token ids; a character the model does not know, or a prompt with no room for max_tokens, is a 400. */
-    function encode(text: string, i: number): number[] {
+    /** A prompt's token ids; text the model cannot read, or a prompt with no room for max_tokens, is a 400. */
+    function encode(p: string | number[] | Array<{ role: string; content: string }>, i: number): number[] {
       let ids: number[];
       try {
-        ids = o.tokenizer.prompt(text, role);
+        ids = typeof p === 'string' || typeof p[0] === 'number' ? m.prompt(p as string | number[]) : m.chat(p as Array<{ role: string; content: string }>);
       } catch (e) {
         throw badRequest(chat ? 'messages' : 'prompt', `prompt ${i}: ${(e as Error).message}`);
       }
-      const context = o.model.config.context;
+      const context = m.context;
       if (ids.length + r.maxTokens > context) {
         throw badRequest('max_tokens', `This model's context is ${context} tokens; prompt ${i} takes ${ids.length}, so max_tokens may be at most ${context - ids.length}, got ${r.maxTokens}`);
       }
@@ -92,7 +88,7 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   };
 
   async function generate(prompts: number[][], r: Request): Promise<Choice[]> {
-    const options = { maxNewTokens: r.maxTokens, temperature: r.temperature, topP: r.topP, eos: o.tokenizer.eos };
+    const options = { maxNewTokens: r.maxTokens, temperature: r.temperature, topP: r.topP, eos: m.eos, ...(m.stops.length ? { stop: m.stops } : {}) };
     const runs = prompts.flatMap((p) => Array.from({ length: r.n }, () => ({ prompt: p, gen: batching.generate(p, options) })));
     const gens = await Promise.all(runs.map((x) => x.gen));
     return gens.map((g, i) => choice(runs[i].prompt, g, r));
@@ -102,13 +98,17 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
     let tokens = g.stopped ? g.tokens.slice(0, -1) : g.tokens;
     let finish: Choice['finish'] = g.stopped ? 'stop' : 'length';
     // cut at the first stop string, as OpenAI does (the stop string itself is not returned)
-    const text = o.tokenizer.decode(tokens);
+    let text = m.decode(tokens);
     const cut = Math.min(...r.stop.map((s) => text.indexOf(s)).filter((k) => k >= 0));
     if (Number.isFinite(cut)) {
-      tokens = tokens.slice(0, [...text.slice(0, cut)].length);
+      // the tokens wholly before the stop string, and the text up to it (a token may hold several characters)
+      let k = 0;
+      while (k < tokens.length && m.decode(tokens.slice(0, k + 1)).length <= cut) k++;
+      tokens = tokens.slice(0, k);
+      text = text.slice(0, cut);
       finish = 'stop';
     }
-    const c: Choice = { tokens, text: o.tokenizer.decode(tokens), logProbs: g.logProbs.slice(0, tokens.length), finish };
+    const c: Choice = { tokens, text, logProbs: g.logProbs.slice(0, tokens.length), finish };
     if (r.logprobs) c.top = topAlternatives(prompt, tokens, r.logprobs);
     return c;
   }
@@ -117,15 +117,14 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   function topAlternatives(prompt: number[], completion: number[], k: number): Array<Array<{ token: string; logprob: number }>> {
     if (completion.length === 0) return [];
     const { values, indices } = tf.tidy(() => {
-      const { logits } = o.model.completionLogits([{ prompt, completion }]);
-      const top = tf.topk(tf.logSoftmax(logits.squeeze([0]) as tf.Tensor2D), k);
+      const top = tf.topk(m.positionLogProbs(prompt, completion), k);
       return { values: top.values.arraySync() as number[][], indices: top.indices.arraySync() as number[][] };
     });
-    return values.map((row, t) => row.map((logprob, j) => ({ token: o.tokenizer.decode([indices[t][j]], true), logprob })));
+    return values.map((row, t) => row.map((logprob, j) => ({ token: m.tokenText(indices[t][j]), logprob })));
   }
 
   function tokenText(id: number): string {
-    return o.tokenizer.decode([id], true);
+    return m.tokenText(id);
   }
 
   function completionLogprobs(c: Choice) {
@@ -164,7 +163,8 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
       const err = e instanceof ApiError ? e : new ApiError(500, `internal error: ${(e as Error).message}`);
       if (res.headersSent) res.end();
       else json(res, err.status, err.body());
-      if (err.status === 413) req.destroy();
+      // drain what the client is still sending (up to a bound) so it reads the 413 rather than a reset connection
+      if (err.status === 413) drain(req, 8 * maxBody);
     });
   });
   server.listen(o.port ?? 8000, o.host ?? '127.0.0.1');
@@ -182,6 +182,16 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
 }
 
 const now = () => Math.floor(Date.now() / 1000);
+
+/** Reads and drops the rest of a refused request body, closing the connection past `bound` bytes. */
+function drain(req: IncomingMessage, bound: number): void {
+  let seen = 0;
+  req.on('data', (chunk: Buffer) => {
+    seen += chunk.length;
+    if (seen > bound) req.destroy();
+  });
+  req.resume();
+}
 
 function json(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
