@@ -2,7 +2,8 @@
 // (torch_llama.py): a Llama decoder of SmolLM2-135M's shape, random weights, timed on
 // generation with a key/value cache and on one clipped policy-gradient step with LoRA and in
 // full; and, where Debian's python3-torch is installed, PyTorch's figures on the same jobs and
-// our ratio to them. `--shape tiny` for a quick check, `--jobs generate,lora,full`, `--reps N`.
+// our ratio to them. `--shape tiny` for a quick check, `--jobs generate,lora,full`, `--reps N`,
+// `--micro N` sequences per training pass (default 2).
 import * as tf from '@tensorflow/tfjs';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -28,6 +29,9 @@ const jobs = option('jobs', 'generate,lora,full').split(',');
 const reps = Number(option('reps', '3'));
 const [gB, gP, gN] = option('gen', '16,64,64').split(',').map(Number);
 const [tB, tT] = option('train', '8,256').split(',').map(Number);
+// sequences per forward/backward pass: the step's gradients add up over passes, as the trainer's
+// micro-batches do; wasm's 4 GB heap holds a 135M model's activations for 2 sequences of 256, not 8
+const micro = Number(option('micro', '2'));
 
 /** A model of the shape with random weights (std 0.02, norms 1), built in memory: nothing to download. */
 function build(): HfCausalLM {
@@ -46,19 +50,28 @@ const randomIds = (rng: Rng, n: number, vocab: number) => Array.from({ length: n
 /** x with no gradient flowing back through it (torch's detach; tfjs has none built in). */
 const detach = tf.customGrad(((x: tf.Tensor) => ({ value: x.clone(), gradFunc: (dy: tf.Tensor) => tf.zerosLike(dy) })) as unknown as Parameters<typeof tf.customGrad>[0]) as unknown as (x: tf.Tensor) => tf.Tensor;
 
-/** One clipped policy-gradient step (clip 0.2, a per-sequence advantage) on tB sequences of tT tokens, then Adam. */
+/** One clipped policy-gradient step (clip 0.2, a per-sequence advantage) on tB sequences of tT tokens, in passes of `micro` sequences, then Adam. */
 function trainStep(policy: HfPolicy, optimizer: tf.Optimizer, rng: Rng): void {
   const vocab = policy.config.vocabSize;
-  const inputs = Array.from({ length: tB }, () => { const ids = randomIds(rng, tT, vocab); return { prompt: ids.slice(0, 1), completion: ids.slice(1) }; });
-  const adv = tf.tensor2d(Array.from({ length: tB }, () => rng.normal()), [tB, 1]);
-  const { grads } = tf.variableGrads(() => {
-    const { logProbs, mask } = policy.score(inputs);
-    const ratio = tf.exp(logProbs.sub(detach(logProbs)));
-    const loss = tf.minimum(ratio.mul(adv), ratio.clipByValue(0.8, 1.2).mul(adv)).mul(mask).sum().div(mask.sum()).neg();
-    return loss as tf.Scalar;
-  }, policy.variables());
-  optimizer.applyGradients(grads);
-  tf.dispose([adv, ...Object.values(grads)]);
+  let sum: tf.NamedTensorMap | undefined;
+  for (let start = 0; start < tB; start += micro) {
+    const n = Math.min(micro, tB - start);
+    const inputs = Array.from({ length: n }, () => { const ids = randomIds(rng, tT, vocab); return { prompt: ids.slice(0, 1), completion: ids.slice(1) }; });
+    const adv = tf.tensor2d(Array.from({ length: n }, () => rng.normal()), [n, 1]);
+    const { grads } = tf.variableGrads(() => {
+      const { logProbs, mask } = policy.score(inputs);
+      const ratio = tf.exp(logProbs.sub(detach(logProbs)));
+      // the mean over the whole step's tokens, so the passes' gradients add up to the step's
+      return tf.minimum(ratio.mul(adv), ratio.clipByValue(0.8, 1.2).mul(adv)).mul(mask).sum().div(tB * (tT - 1)).neg() as tf.Scalar;
+    }, policy.variables());
+    adv.dispose();
+    if (!sum) sum = grads;
+    else {
+      for (const k of Object.keys(grads)) { const next = sum[k].add(grads[k]); sum[k].dispose(); grads[k].dispose(); sum[k] = next; }
+    }
+  }
+  optimizer.applyGradients(sum!);
+  tf.dispose(Object.values(sum!));
 }
 
 function time(run: () => void): number {

@@ -22,6 +22,21 @@ import { startReplicas, workerCount, type Replicas } from '../parallel/replicas.
 import { resolveTaskFamily } from './registry.js';
 import { JudgeCorpusSchema, judgeExamples } from './judge-corpus.js';
 import { readTasksJsonl } from '../tasks/jsonl.js';
+import { ArchitectureSchema, createHfModel, writeHfDirectory } from '../models/hf/create.js';
+import { HfPolicy } from '../models/hf/policy.js';
+import { roleTokenizer } from '../models/hf/text.js';
+import type { LanguageModel } from '../models/generate.js';
+import type { Tokenizer } from '../tokenizer/types.js';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** The file a pretrained Hugging Face base records its pretraining in (steps, held-out accuracy), beside the model's own files. */
+const PRETRAIN_RECORD = 'coevolve-pretrain.json';
+
+/** Throws unless `dir` is absent, empty, or a base pretrain wrote (its record file is there). */
+function checkHfReplaceable(dir: string): void {
+  if (existsSync(dir) && readdirSync(dir).length > 0 && !existsSync(join(dir, PRETRAIN_RECORD))) throw new Error(`${dir} holds files that are not a base pretrain wrote`);
+}
 
 const Difficulty = z.record(z.string(), z.unknown());
 /** weighted difficulties; each difficulty is merged over `task.difficulty`, so shared fields are written once */
@@ -48,7 +63,9 @@ export const PretrainSchema = z.strictObject({
   /** more held-out sets, evaluated and saved beside the checkpoint as `<name>.jsonl`; distinct prompts, none in the corpus */
   heldOutSets: z.record(z.string().regex(/^(?!heldout$)[A-Za-z0-9][A-Za-z0-9_-]*$/, 'a set name is a plain name other than heldout'), z.strictObject({ difficulty: Difficulty.default({}), count: z.number().int().positive() })).default({}),
   /** TinyLM shape; vocabSize comes from the tokenizer */
-  model: z.strictObject({ dModel: z.number().int().positive(), nHeads: z.number().int().positive(), nLayers: z.number().int().positive(), context: z.number().int().positive() }),
+  model: z.strictObject({ dModel: z.number().int().positive(), nHeads: z.number().int().positive(), nLayers: z.number().int().positive(), context: z.number().int().positive() }).optional(),
+  /** instead of a TinyLM, a new model of a real architecture with a real tokenizer, written as a Hugging Face directory */
+  architecture: ArchitectureSchema.optional(),
   train: z.strictObject({ steps: z.number().int().positive(), batchSize: z.number().int().positive(), lr: z.number().positive() }),
   /** check held-out greedy accuracy this often, and stop once it reaches `stopAtAccuracy` (a deliberately partial base) */
   evalEvery: z.number().int().positive().default(50),
@@ -68,6 +85,8 @@ export const PretrainSchema = z.strictObject({
 }).superRefine((c, ctx) => {
   if (c.judge && c.init === undefined) ctx.addIssue({ code: 'custom', path: ['init'], message: 'a judge base starts from a solver: name its checkpoint' });
   if (c.judge && c.proposer) ctx.addIssue({ code: 'custom', path: ['proposer'], message: 'a judge base teaches the judge role only; drop proposer or judge' });
+  if ((c.model === undefined) === (c.architecture === undefined)) ctx.addIssue({ code: 'custom', path: ['model'], message: 'give model (a TinyLM) or architecture (a Hugging Face model), one of them' });
+  if (c.architecture && (c.init || c.judge)) ctx.addIssue({ code: 'custom', path: ['architecture'], message: 'a new architecture starts from its own initialisation: drop init and judge' });
 });
 export type PretrainConfig = z.output<typeof PretrainSchema>;
 
@@ -117,12 +136,12 @@ function cellDifficulty(family: TaskFamily<unknown>, base: Record<string, unknow
 }
 
 /** The proposer's prompt: its role renders a request for a new task of the family. */
-function proposerPrompt(tokenizer: CharTokenizer, family: TaskFamily<unknown>): number[] {
+function proposerPrompt(tokenizer: Tokenizer, family: TaskFamily<unknown>): number[] {
   return tokenizer.prompt(new ProposerRole().render({ task: { id: 'seed', family: family.name, prompt: '' } }), 'proposer');
 }
 
 /** Supervised examples: each solver task's answer (or working), and each proposer task's prompt as what the proposer writes. */
-function trainingExamples(corpus: PretrainCorpus, tokenizer: CharTokenizer, family: TaskFamily<unknown>): PolicyInput[] {
+function trainingExamples(corpus: PretrainCorpus, tokenizer: Tokenizer, family: TaskFamily<unknown>): PolicyInput[] {
   const solver = corpus.train.map((t) => ({ prompt: tokenizer.prompt(t.prompt, 'solver'), completion: [...tokenizer.encode(t.target ?? t.answer!), tokenizer.eos] }));
   const prompt = proposerPrompt(tokenizer, family);
   return [...solver, ...corpus.proposals.map((t) => ({ prompt, completion: [...tokenizer.encode(t.prompt), tokenizer.eos] }))];
@@ -133,7 +152,7 @@ function trainingExamples(corpus: PretrainCorpus, tokenizer: CharTokenizer, fami
  * parser inside `limits`; valid ones are counted by the family's measure (its values
  * joined by '/', e.g. operands/digits/minDigits/totalDigits for arithmetic).
  */
-export async function sampleProposals(model: TinyLM, tokenizer: CharTokenizer, family: TaskFamily<unknown>, limits: unknown, o: { samples: number; maxNewTokens: number; seed: number }): Promise<ProposalStats> {
+export async function sampleProposals(model: LanguageModel, tokenizer: Tokenizer, family: TaskFamily<unknown>, limits: unknown, o: { samples: number; maxNewTokens: number; seed: number }): Promise<ProposalStats> {
   if (!family.parseProposal || !family.measure) throw new Error(`proposer: task family '${family.name}' cannot read proposals (no parseProposal and measure)`);
   const server = new BatchingServer('proposer', model, o.seed);
   const agents = new Agents({ proposer: { role: new ProposerRole(), model: 'proposer', server } }, tokenizer, { temperature: 1, maxNewTokens: o.maxNewTokens });
@@ -160,7 +179,8 @@ export async function pretrain(config: PretrainConfig, o: { overwrite?: boolean;
   const log = o.log ?? console.error;
   if (!o.overwrite) {
     try {
-      checkReplaceable(config.out);
+      if (config.architecture) checkHfReplaceable(config.out);
+      else checkReplaceable(config.out);
     } catch (e) {
       throw new Error(`out: ${(e as Error).message}; pass --overwrite to replace the folder`);
     }
@@ -172,11 +192,15 @@ export async function pretrain(config: PretrainConfig, o: { overwrite?: boolean;
   const corpus = pretrainCorpus(config, family);
   const info = await initBackend(config.backend, config.accelerate);
   log(describeBackend(info));
-  const { model, tokenizer } = config.init ? await initialModel(config) : { model: new TinyLM({ ...config.model, vocabSize: new CharTokenizer().size, seed: config.seed }), tokenizer: new CharTokenizer() };
-  const examples = config.judge ? judgeExamples(model, tokenizer, readTasksJsonl(config.judge.tasks, family.name), config.judge, config.seed) : trainingExamples(corpus, tokenizer, family);
-  const workers = workerCount(config.workers);
+  const made = config.architecture && createHfModel(config.architecture, config.seed);
+  const { model, tokenizer }: { model: TinyLM | HfPolicy; tokenizer: Tokenizer } = made
+    ? { model: new HfPolicy(made.model), tokenizer: roleTokenizer(made.tokenizer, config.architecture!.tokenizer) }
+    : config.init ? await initialModel(config) : { model: new TinyLM({ ...config.model!, vocabSize: new CharTokenizer().size, seed: config.seed }), tokenizer: new CharTokenizer() };
+  const examples = config.judge ? judgeExamples(model as TinyLM, tokenizer as CharTokenizer, readTasksJsonl(config.judge.tasks, family.name), config.judge, config.seed) : trainingExamples(corpus, tokenizer, family);
+  // replicas in worker threads copy TinyLM models; a Hugging Face model trains in this thread
+  const workers = model.kind === 'tinylm' ? workerCount(config.workers) : 1;
   if (workers > 1) log(`workers: ${workers} threads, each with a replica of the model`);
-  const replicas = await startReplicas(workers, { backend: info.chosen, accelerate: config.accelerate }, { base: model });
+  const replicas = model.kind === 'tinylm' ? await startReplicas(workers, { backend: info.chosen, accelerate: config.accelerate }, { base: model }) : undefined;
   const base = { model, tokenizer, family, corpus, limits, proposalTokens: config.proposer ? Math.max(0, ...examples.slice(corpus.train.length).map((e) => e.completion.length)) : 0, replicas };
   const watched = (e: BaseEvaluation) => (config.stopOn === 'heldout' ? e.heldOut.pass1 : e.sets[config.stopOn]);
   const t0 = performance.now();
@@ -208,7 +232,9 @@ export async function pretrain(config: PretrainConfig, o: { overwrite?: boolean;
   };
   // The held-out prompts were never trained on: later RL runs evaluate on them.
   const attachments = Object.fromEntries([['heldout.jsonl', tasksJsonl(corpus.test)], ...Object.entries(corpus.sets).map(([name, tasks]) => [`${name}.jsonl`, tasksJsonl(tasks)])]);
-  await saveModel(config.out, model, tokenizer, extra, attachments);
+  if (made) writeHfDirectory(config.out, made.model, made.raw, config.architecture!.tokenizer, { ...attachments, [PRETRAIN_RECORD]: JSON.stringify(extra, null, 2) });
+  else await saveModel(config.out, model as TinyLM, tokenizer as CharTokenizer, extra, attachments);
+  made?.model.dispose();
   model.dispose();
   return { checkpoint: config.out, steps, heldOut, heldOutSets: sets, ...(stats && { proposer: stats }), seconds };
 }
@@ -222,7 +248,7 @@ async function initialModel(config: PretrainConfig): Promise<{ model: TinyLM; to
   const tokenizer = new CharTokenizer();
   const loaded = await loadModel(config.init!);
   if (loaded.kind !== 'tinylm') throw new Error(`init: ${config.init} holds a ${loaded.kind}, not a tinylm`);
-  for (const [k, v] of Object.entries(config.model)) {
+  for (const [k, v] of Object.entries(config.model ?? {})) {
     const have = (loaded.model.config as unknown as Record<string, unknown>)[k];
     if (have !== v) throw new Error(`init: ${config.init} has ${k} ${String(have)}, model.${k} says ${v}`);
   }
@@ -231,7 +257,7 @@ async function initialModel(config: PretrainConfig): Promise<{ model: TinyLM; to
   return { model: loaded.model, tokenizer };
 }
 
-interface Base { model: TinyLM; tokenizer: CharTokenizer; family: TaskFamily<unknown>; corpus: PretrainCorpus; limits: unknown; proposalTokens: number; replicas?: Replicas }
+interface Base { model: LanguageModel; tokenizer: Tokenizer; family: TaskFamily<unknown>; corpus: PretrainCorpus; limits: unknown; proposalTokens: number; replicas?: Replicas }
 
 /** Greedy pass@1 on the held-out set and each extra set; with a proposer, `samples` proposals sampled with `seed`. */
 async function evaluateBase(b: Base, config: PretrainConfig, seed: number): Promise<BaseEvaluation> {

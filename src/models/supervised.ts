@@ -4,7 +4,10 @@ import { applyClipped } from '../rl/apply.js';
 import { addGrads, addIndexed, toIndexed, type IndexedGrads } from '../rl/grads.js';
 import { shards, threadsFor } from '../util/shards.js';
 import { Rng } from '../util/rng.js';
-import type { TinyLM } from './tinylm.js';
+import type { Policy } from './types.js';
+
+/** A model supervised training runs on: any policy whose passes are bounded (TinyLM, a Hugging Face model). */
+type Trainable = Policy & { readonly maxSequence: number };
 import { microBatches, type PolicyInput } from './types.js';
 
 export interface SupervisedOptions {
@@ -35,7 +38,7 @@ export interface NllReplicas {
  * The gradients of Σ −log p over `batch`'s completion tokens, divided by `tokens` (the whole
  * batch's count), in as many passes as the model's context needs (microBatches).
  */
-export function nllGradients(model: TinyLM, batch: readonly PolicyInput[], tokens: number): { loss: number; grads: tf.NamedTensorMap } {
+export function nllGradients(model: Trainable, batch: readonly PolicyInput[], tokens: number): { loss: number; grads: tf.NamedTensorMap } {
   let loss = 0;
   let grads: tf.NamedTensorMap = {};
   try {
@@ -53,7 +56,7 @@ export function nllGradients(model: TinyLM, batch: readonly PolicyInput[], token
 }
 
 /** nllGradients for a replica: gradients keyed by variable index. */
-export function nllShard(model: TinyLM, batch: readonly PolicyInput[], tokens: number): { loss: number; grads: IndexedGrads } {
+export function nllShard(model: Trainable, batch: readonly PolicyInput[], tokens: number): { loss: number; grads: IndexedGrads } {
   const { loss, grads } = nllGradients(model, batch, tokens);
   return { loss, grads: toIndexed(model.variables(), grads) };
 }
@@ -72,7 +75,7 @@ export class SupervisedTrainer {
   private order: number[] = [];
   steps = 0;
 
-  constructor(private readonly model: TinyLM, private readonly examples: readonly PolicyInput[], private readonly o: Omit<SupervisedOptions, 'steps' | 'onStep'>, private readonly shared?: { replicas: NllReplicas; id: string }) {
+  constructor(private readonly model: Trainable, private readonly examples: readonly PolicyInput[], private readonly o: Omit<SupervisedOptions, 'steps' | 'onStep'>, private readonly shared?: { replicas: NllReplicas; id: string }) {
     if (examples.length === 0) throw new Error('supervised: no examples');
     if (!Number.isInteger(o.batchSize) || o.batchSize <= 0) throw new Error(`supervised: batchSize must be a positive integer, got ${o.batchSize}`);
     this.optimizer = adam(o.lr, 0.9, 0.999, 1e-8);
@@ -111,7 +114,7 @@ export class SupervisedTrainer {
 }
 
 /** Trains for `o.steps` steps (or until onStep returns true) and returns every step's loss. */
-export function trainSupervised(model: TinyLM, examples: readonly PolicyInput[], o: SupervisedOptions): number[] {
+export function trainSupervised(model: Trainable, examples: readonly PolicyInput[], o: SupervisedOptions): number[] {
   const trainer = new SupervisedTrainer(model, examples, o);
   const losses: number[] = [];
   try {
@@ -126,7 +129,7 @@ export function trainSupervised(model: TinyLM, examples: readonly PolicyInput[],
 }
 
 /** Mean negative log-likelihood per completion token, without training. */
-export function evaluateNll(model: TinyLM, examples: readonly PolicyInput[], batchSize = 64): number {
+export function evaluateNll(model: Trainable, examples: readonly PolicyInput[], batchSize = 64): number {
   let nll = 0;
   let tokens = 0;
   for (let i = 0; i < examples.length; i += batchSize) {

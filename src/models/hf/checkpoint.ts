@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadCheckpoint, saveCheckpoint, type Attachments, type LoadOptions } from '../checkpoint.js';
 import { parseHfConfig } from './config.js';
+import { TOKENIZER_FILES } from './create.js';
 import { weightSpecs } from './layout.js';
 import { LoraAdapter, targetModules, type LoraConfig } from './lora.js';
 import { HfCausalLM } from './model.js';
@@ -23,8 +24,6 @@ import { writeSafetensors } from './safetensors.js';
 /** What config.json carries for coevolve beside the model's own fields (transformers keeps unknown keys as attributes). */
 export interface HfProvenance { base: string; baseSha256: string; lora: LoraConfig | null }
 
-/** Files of a Hugging Face directory that travel with a fully fine-tuned model. */
-export const TOKENIZER_FILES = ['tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'vocab.json', 'merges.txt', 'added_tokens.json', 'generation_config.json'];
 
 /** The sha256 of a base's config.json and weights, read in 16 MB pieces: what a resume checks the base against. */
 export function baseSha256(dir: string): string {
@@ -79,7 +78,7 @@ export async function saveHfPolicy(dir: string, policy: HfPolicy, extra: Record<
       const tensors = Object.fromEntries(Object.entries(weights).map(([n, v]) => [n, tf.tidy(() => { const t = linear.has(n) ? v.transpose() : v; return { shape: t.shape, data: t.dataSync() as Float32Array }; })]));
       writeSafetensors(join(scratch, 'model.safetensors'), tensors);
       files['model.safetensors'] = new Uint8Array(await readFile(join(scratch, 'model.safetensors')));
-      for (const f of TOKENIZER_FILES) if (existsSync(join(source, f))) files[f] = new Uint8Array(await readFile(join(source, f)));
+      for (const f of [...TOKENIZER_FILES, 'generation_config.json']) if (existsSync(join(source, f))) files[f] = new Uint8Array(await readFile(join(source, f)));
     }
     await saveCheckpoint(dir, { kind: 'hf', config, extra }, weights, files);
   } finally {
