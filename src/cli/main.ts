@@ -70,6 +70,21 @@ program.command('generate')
     console.log(await generateCommand(model, o));
   });
 
+program.command('merge')
+  .description('merge a LoRA adapter into its Hugging Face base and write a plain Hugging Face directory (transformers and vLLM load it without PEFT)')
+  .argument('<model>', 'the base directory, or a run checkpoint of an adapter (its base is the one it records)')
+  .option('--adapter <dir>', 'a PEFT adapter directory (default: the run checkpoint\'s own adapter)')
+  .requiredOption('--out <dir>', 'the directory to write (absent or empty)')
+  .action(async (model: string, o: { adapter?: string; out: string }) => {
+    const [{ openModel }, { writeMerged }, { existsSync, readdirSync }] = await Promise.all([import('../models/open.js'), import('../models/hf/merge.js'), import('node:fs')]);
+    if (existsSync(o.out) && readdirSync(o.out).length) throw new Error(`merge: --out ${o.out} exists and is not empty`);
+    await (await import('../backend/index.js')).initBackend('auto');
+    const opened = await openModel(model, o.adapter);
+    if (opened.kind !== 'hf' || !opened.policy.adapter) throw new Error(`merge: ${model} is not a Hugging Face model with an adapter (give --adapter)`);
+    writeMerged(o.out, opened.policy.base, opened.policy.adapter);
+    console.log(JSON.stringify({ out: o.out }));
+  });
+
 program.command('tasks')
   .description('write a seeded set of distinct tasks as JSONL ({"prompt","answer"} per line)')
   .requiredOption('--out <file>', 'where to write')

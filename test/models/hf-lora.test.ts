@@ -53,6 +53,26 @@ describe('LoRA adapters against PEFT', function () {
     });
   }
 
+  for (const name of FIXTURES) {
+    it(`${name}: an adapter saved here has the layout and config fields PEFT wrote`, () => {
+      const model = HfCausalLM.load(fixture(name));
+      const adapter = LoraAdapter.load(`${fixture(name)}/lora`, model.config);
+      const dir = join(mkdtempSync(join(tmpdir(), 'coevolve-peft-')), 'adapter');
+      adapter.save(dir, name);
+      const layout = (path: string) => Object.fromEntries(Object.entries(readSafetensors(path).tensors).map(([k, t]) => [k, [t.dtype, t.shape]]));
+      expect(layout(join(dir, 'adapter_model.safetensors'))).to.deep.equal(layout(`${fixture(name)}/lora/adapter_model.safetensors`));
+      const mine = JSON.parse(readFileSync(join(dir, 'adapter_config.json'), 'utf8'));
+      const peft = JSON.parse(readFileSync(`${fixture(name)}/lora/adapter_config.json`, 'utf8'));
+      for (const k of ['peft_type', 'task_type', 'r', 'lora_alpha', 'lora_dropout', 'bias', 'fan_in_fan_out', 'use_rslora', 'use_dora', 'modules_to_save', 'base_model_name_or_path']) expect(mine[k], k).to.deep.equal(peft[k]);
+      expect([...mine.target_modules].sort()).to.deep.equal([...peft.target_modules].sort());
+      // and the saved values are the ones loaded: A and B bit for bit
+      const a = readSafetensors(join(dir, 'adapter_model.safetensors')).tensors, b = readSafetensors(`${fixture(name)}/lora/adapter_model.safetensors`).tensors;
+      for (const k of Object.keys(b)) expect(maxDiff(a[k].data, b[k].data), k).to.equal(0);
+      adapter.dispose();
+      model.dispose();
+    });
+  }
+
   it('a new adapter changes nothing (B is zero); saved as PEFT saves it, it loads back the same', () => {
     const model = HfCausalLM.load(fixture('qwen3'));
     const inputs = inputsOf(readSafetensors(`${fixture('qwen3')}/reference.safetensors`).tensors.ids);
