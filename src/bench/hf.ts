@@ -20,8 +20,10 @@ import { Rng } from '../util/rng.js';
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => { const i = args.indexOf(`--${name}`); return i >= 0 ? args[i + 1] : fallback; };
 const SHAPES = {
-  'smollm2-135m': { layers: 30, d: 576, heads: 9, kv: 3, hd: 64, ffn: 1536, vocab: 49152, theta: 100000 },
-  tiny: { layers: 2, d: 64, heads: 4, kv: 2, hd: 16, ffn: 160, vocab: 384, theta: 10000 },
+  'smollm2-135m': { arch: 'LlamaForCausalLM', layers: 30, d: 576, heads: 9, kv: 3, hd: 64, ffn: 1536, vocab: 49152, theta: 100000 },
+  // Qwen2.5-0.5B's shape (q/k/v biases, tied head): the memory check, which torch_llama.py does not run
+  'qwen2.5-0.5b': { arch: 'Qwen2ForCausalLM', layers: 24, d: 896, heads: 14, kv: 2, hd: 64, ffn: 4864, vocab: 151936, theta: 1000000 },
+  tiny: { arch: 'LlamaForCausalLM', layers: 2, d: 64, heads: 4, kv: 2, hd: 16, ffn: 160, vocab: 384, theta: 10000 },
 } as const;
 const shape = option('shape', 'smollm2-135m') as keyof typeof SHAPES;
 if (!(shape in SHAPES)) throw new Error(`bench:hf: --shape is one of ${Object.keys(SHAPES).join(', ')}`);
@@ -36,7 +38,7 @@ const micro = Number(option('micro', '2'));
 /** A model of the shape with random weights (std 0.02, norms 1), built in memory: nothing to download. */
 function build(): HfCausalLM {
   const s = SHAPES[shape];
-  const config = parseHfConfig({ architectures: ['LlamaForCausalLM'], vocab_size: s.vocab, hidden_size: s.d, intermediate_size: s.ffn, num_hidden_layers: s.layers, num_attention_heads: s.heads, num_key_value_heads: s.kv, head_dim: s.hd, max_position_embeddings: 2048, rms_norm_eps: 1e-5, rope_theta: s.theta, tie_word_embeddings: true, hidden_act: 'silu' });
+  const config = parseHfConfig({ architectures: [s.arch], vocab_size: s.vocab, hidden_size: s.d, intermediate_size: s.ffn, num_hidden_layers: s.layers, num_attention_heads: s.heads, num_key_value_heads: s.kv, head_dim: s.hd, max_position_embeddings: 2048, rms_norm_eps: 1e-5, rope_theta: s.theta, tie_word_embeddings: true, hidden_act: 'silu' });
   const rng = new Rng(0);
   const tensors = Object.fromEntries(weightSpecs(config).map((w) => {
     const n = w.shape.reduce((a, b) => a * b, 1);
@@ -99,10 +101,10 @@ for (const job of jobs) {
     policy.dispose();
     ours[job] = (tB * tT) / seconds;
   }
-  console.log(JSON.stringify({ impl: 'coevolve', backend: info.chosen, native: info.native ?? 'off', shape, job, seconds: +seconds.toFixed(4), tokens_per_s: +ours[job].toFixed(1), tensors: tf.memory().numTensors, mb: Math.round(tf.memory().numBytes / 2 ** 20) }));
+  console.log(JSON.stringify({ impl: 'coevolve', backend: info.chosen, native: info.native ?? 'off', shape, job, seconds: +seconds.toFixed(4), tokens_per_s: +ours[job].toFixed(1), tensors: tf.memory().numTensors, mb: Math.round(tf.memory().numBytes / 2 ** 20), peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024) }));
 }
 const torchRef = resolve(option('torch-llama', '../shared/bench/torch_llama.py'));
-if (existsSync('/usr/bin/python3') && existsSync(torchRef)) {
+if (shape !== 'qwen2.5-0.5b' && existsSync('/usr/bin/python3') && existsSync(torchRef)) {
   try {
     const text = execFileSync('/usr/bin/python3', [torchRef, '--threads', '1', '--shape', shape, '--jobs', jobs.join(','), '--reps', String(reps), '--gen', `${gB},${gP},${gN}`, '--train', `${tB},${tT}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
     for (const line of text.trim().split('\n')) {

@@ -76,9 +76,10 @@ export class HfCausalLM implements Policy {
 
   /**
    * Hidden states after the final norm, [B, T, d], of `tokens` [B, T] at `positions` [B*T],
-   * continuing `cache` (S - T keys already held); `keyMask` [B*S] is 1 for real keys, 0 for pads.
+   * continuing `cache` (S - T keys already held); `keyMask` [B*S] is 1 for real keys, 0 for pads;
+   * `recompute`: activation checkpointing per block, for whole passes that train (no cache returned).
    */
-  forward(tokens: tf.Tensor2D, positions: Int32Array, keyMask: Float32Array, cache?: HfLayerCache[], adapter?: LoraAdapter): { hidden: tf.Tensor3D; cache: HfLayerCache[] } {
+  forward(tokens: tf.Tensor2D, positions: Int32Array, keyMask: Float32Array, cache?: HfLayerCache[], adapter?: LoraAdapter, recompute = false): { hidden: tf.Tensor3D; cache: HfLayerCache[] } {
     const c = this.config;
     const [B, T] = tokens.shape;
     const S = keyMask.length / B;
@@ -89,14 +90,34 @@ export class HfCausalLM implements Policy {
     if (gpt2) x = x.add(tf.gather(this.w('transformer.wpe.weight'), tf.tensor2d(positions, [B, T], 'int32')));
     const rot = this.invFreq && rotation(this.invFreq, positions, B, T); // cos, sin [B, 1, T, hd]
     const next: HfLayerCache[] = [];
+    const block = (l: number, input: tf.Tensor3D, past?: HfLayerCache, consts: tf.Tensor[] = [bias, ...(rot ? [rot.cos, rot.sin, rot.half] : [])]) => {
+      const [mask, cos, sin, half] = consts;
+      const { y, kv } = gpt2 ? this.gpt2Attention(l, input, mask, past, adapter) : this.attention(l, input, mask, { cos, sin, half: half as tf.Tensor2D }, past, adapter);
+      const h = input.add(y) as tf.Tensor3D;
+      return { out: h.add(gpt2 ? this.gpt2Mlp(l, h, adapter) : this.swiglu(l, h, adapter)) as tf.Tensor3D, kv };
+    };
+    // with `recompute` (scoring, training) each block keeps only its input for the backward pass
+    // and is computed again there, and no cache is built; generation keeps what it computes.
+    // Adapter dropout would draw other masks when recomputed, so a dropping adapter is not.
+    const checkpoint = recompute && !cache && !(adapter?.training && (adapter.config.dropout ?? 0) > 0);
     for (let l = 0; l < c.layers; l++) {
-      const { y, kv } = gpt2 ? this.gpt2Attention(l, x, bias, cache?.[l], adapter) : this.attention(l, x, bias, rot!, cache?.[l], adapter);
+      if (checkpoint) {
+        x = recomputed((input, consts) => block(l, input, undefined, consts).out, x, [bias, ...(rot ? [rot.cos, rot.sin, rot.half] : [])], this.layerVariables(l, adapter));
+        continue;
+      }
+      const { out, kv } = block(l, x, cache?.[l]);
       next.push(kv);
-      x = x.add(y);
-      x = x.add(gpt2 ? this.gpt2Mlp(l, x, adapter) : this.swiglu(l, x, adapter));
+      x = out;
     }
     const hidden = (gpt2 ? this.layerNorm(x, 'transformer.ln_f') : this.rmsNorm(x, 'model.norm.weight')) as tf.Tensor3D;
     return { hidden, cache: next };
+  }
+
+  /** The variables block `l` reads that an update may change: its adapter terms, or all its weights. */
+  private layerVariables(l: number, adapter?: LoraAdapter): tf.Variable[] {
+    const prefix = this.config.architecture === 'GPT2LMHeadModel' ? `transformer.h.${l}.` : `model.layers.${l}.`;
+    if (adapter) return Object.entries(adapter.named()).filter(([n]) => n.startsWith(prefix)).map(([, v]) => v);
+    return Object.entries(this.weights).filter(([n]) => n.startsWith(prefix)).map(([, v]) => v);
   }
 
   private attention(l: number, x: tf.Tensor3D, bias: tf.Tensor, rot: { cos: tf.Tensor; sin: tf.Tensor; half: tf.Tensor2D }, cache?: HfLayerCache, adapter?: LoraAdapter): { y: tf.Tensor3D; kv: HfLayerCache } {
@@ -179,7 +200,7 @@ export class HfCausalLM implements Policy {
     if (L > this.maxSequence) throw new Error(`hf: a scoring pass of ${L} tokens exceeds max_position_embeddings ${this.maxSequence}`);
     const keyMask = new Float32Array(B * L).fill(1);
     leftPad.forEach((n, b) => keyMask.fill(0, b * L, b * L + n));
-    const { hidden } = this.forward(tf.tensor2d(tokens, [B, L], 'int32'), positions, keyMask, undefined, adapter);
+    const { hidden } = this.forward(tf.tensor2d(tokens, [B, L], 'int32'), positions, keyMask, undefined, adapter, true);
     const d = this.config.hidden;
     const rows = hidden.slice([0, P - 1, 0], [-1, Tc, -1]).reshape([B * Tc, d]) as tf.Tensor2D;
     // chunked over rows, so [B, Tc, V] logits never exist at once (src/models/hf/head.ts)
@@ -187,6 +208,40 @@ export class HfCausalLM implements Policy {
     const m = tf.tensor2d(mask, [B, Tc]);
     return { logProbs: logProbs.reshape([B, Tc]).mul(m) as tf.Tensor2D, entropy: entropy.reshape([B, Tc]) as tf.Tensor2D, mask: m };
   }
+}
+
+/**
+ * `f(x, consts)` whose backward pass recomputes it from x instead of keeping its intermediate tensors
+ * (activation checkpointing): the gradients of x and of `vars` (the variables f reads that may
+ * train) come from a fresh tape over f. Memory for a block's backward is then one block's
+ * activations, not every block's.
+ */
+function recomputed(f: (x: tf.Tensor3D, consts: tf.Tensor[]) => tf.Tensor3D, x: tf.Tensor3D, consts: tf.Tensor[], vars: tf.Variable[]): tf.Tensor3D {
+  const op = tf.customGrad(((...args: unknown[]) => {
+    const save = args[args.length - 1] as tf.GradSaveFunc;
+    const input = args[0] as tf.Tensor3D;
+    // the constants (masks, rotations) are saved with the input: the forward's scope frees them before the backward runs
+    save([input, ...consts]);
+    return {
+      value: f(input, consts),
+      gradFunc: (dy: tf.Tensor3D, saved: tf.Tensor[]) => {
+        const held = tf.variable(saved[0], true);
+        // tfjs keeps one tape per engine: a gradient taken inside a backward pass would replace
+        // the outer pass's tape (and clear it when done), so the outer one is set aside meanwhile
+        const state = (tf.engine() as unknown as { state: { activeTape: unknown } }).state;
+        const outer = state.activeTape;
+        state.activeTape = null;
+        try {
+          const { grads } = tf.variableGrads(() => f(held as unknown as tf.Tensor3D, saved.slice(1)).mul(dy).sum() as tf.Scalar, [held, ...vars]);
+          return [grads[held.name], ...vars.map((v) => grads[v.name] ?? tf.zerosLike(v))];
+        } finally {
+          state.activeTape = outer;
+          held.dispose();
+        }
+      },
+    };
+  }) as unknown as Parameters<typeof tf.customGrad>[0]) as unknown as (...inputs: tf.Tensor[]) => tf.Tensor3D;
+  return op(x, ...vars);
 }
 
 const gpt2OrMha = (c: HfConfig) => c.architecture === 'GPT2LMHeadModel' || c.heads === c.kvHeads;
