@@ -102,15 +102,38 @@ function nativeForward(model: TinyLM, B: number, leftPad: number[]): Forward {
 
 /** TinyLM.forward on tfjs tensors, the reference path. */
 function tfjsForward(model: TinyLM, B: number, leftPad: number[]): Forward {
-  let cache: LayerCache[] | undefined;
+  return cachedForward<LayerCache>(B, (tokens, past, cache) => model.forward(tokens, leftPad, past, cache), (h) => model.logits(h));
+}
+
+/** HfCausalLM.forward on tfjs tensors: positions count from each row's first real token, pad keys masked. */
+function hfForward(model: HfCausalLM | HfPolicy, B: number, leftPad: number[]): Forward {
+  return cachedForward<HfLayerCache>(B, (tokens, past, cache) => {
+    const T = tokens.shape[1];
+    const S = past + T;
+    const positions = new Int32Array(B * T);
+    const keyMask = new Float32Array(B * S).fill(1);
+    for (let b = 0; b < B; b++) {
+      for (let t = 0; t < T; t++) positions[b * T + t] = Math.max(0, past + t - leftPad[b]);
+      keyMask.fill(0, b * S, b * S + Math.min(leftPad[b], S));
+    }
+    return model.forward(tokens, positions, keyMask, cache);
+  }, (h) => model.logits(h));
+}
+
+/**
+ * A tfjs forward pass with a key/value cache: `step` runs the model on the new tokens after
+ * `past` cached ones; only the last position's logits leave the backend.
+ */
+function cachedForward<C extends { k: tf.Tensor; v: tf.Tensor }>(B: number, step: (tokens: tf.Tensor2D, past: number, cache?: C[]) => { hidden: tf.Tensor3D; cache: C[] }, logits: (h: tf.Tensor3D) => tf.Tensor3D): Forward {
+  let cache: C[] | undefined;
   let past = 0;
   return {
     feed(tokens, T) {
       const old = cache;
       const r = tidyKeep(() => {
-        const f = model.forward(tf.tensor2d(tokens, [B, T], 'int32'), leftPad, past, old);
+        const f = step(tf.tensor2d(tokens, [B, T], 'int32'), past, old);
         const last = T === 1 ? f.hidden : f.hidden.slice([0, T - 1, 0], [-1, 1, -1]) as tf.Tensor3D;
-        return { logits: model.logits(last), cache: f.cache };
+        return { logits: logits(last), cache: f.cache };
       });
       // Swap caches only once the step succeeded, so an error leaves one cache to free.
       cache = r.cache;
@@ -126,39 +149,7 @@ function tfjsForward(model: TinyLM, B: number, leftPad: number[]): Forward {
   };
 }
 
-/** HfCausalLM.forward on tfjs tensors: positions count from each row's first real token, pad keys masked. */
-function hfForward(model: HfCausalLM | HfPolicy, B: number, leftPad: number[]): Forward {
-  let cache: HfLayerCache[] | undefined;
-  let past = 0;
-  return {
-    feed(tokens, T) {
-      const S = past + T;
-      const positions = new Int32Array(B * T);
-      const keyMask = new Float32Array(B * S).fill(1);
-      for (let b = 0; b < B; b++) {
-        for (let t = 0; t < T; t++) positions[b * T + t] = Math.max(0, past + t - leftPad[b]);
-        keyMask.fill(0, b * S, b * S + Math.min(leftPad[b], S));
-      }
-      const old = cache;
-      const r = tidyKeep(() => {
-        const f = model.forward(tf.tensor2d(tokens, [B, T], 'int32'), positions, keyMask, old);
-        const last = T === 1 ? f.hidden : f.hidden.slice([0, T - 1, 0], [-1, 1, -1]) as tf.Tensor3D;
-        return { logits: model.logits(last), cache: f.cache };
-      });
-      cache = r.cache;
-      past = S;
-      if (old) disposeCache(old);
-      const values = r.logits.dataSync() as Float32Array;
-      r.logits.dispose();
-      return values;
-    },
-    dispose() {
-      if (cache) disposeCache(cache);
-    },
-  };
-}
-
-function disposeCache(cache: Array<LayerCache | HfLayerCache>): void {
+function disposeCache(cache: ReadonlyArray<{ k: tf.Tensor; v: tf.Tensor }>): void {
   for (const c of cache) {
     c.k.dispose();
     c.v.dispose();
