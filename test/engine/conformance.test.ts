@@ -8,12 +8,13 @@ import { BatchingServer } from '../../src/serving/server.js';
 import { generateTasks } from '../../src/tasks/jsonl.js';
 import { TASK_FAMILIES } from '../../src/tasks/index.js';
 import { CharTokenizer } from '../../src/tokenizer/index.js';
+import { TEST_BACKEND } from '../needs.js';
 
 // One conformance test run on every arena and every task family (PettingZoo's habit):
 // many seeded episodes with an untrained model, whose output is mostly garbage, must all
 // end as well-formed episodes with invalid actions, never as a crash.
 describe('arena conformance', () => {
-  before(async () => { await initBackend('cpu'); });
+  before(async () => { await initBackend(TEST_BACKEND); });
 
   for (const [arenaKind, makeArena] of Object.entries(ARENA_KINDS)) {
     for (const [familyName, family] of Object.entries(TASK_FAMILIES)) {

@@ -6,6 +6,7 @@ import { evaluateNll, trainSupervised } from '../../src/models/supervised.js';
 import { TinyLM } from '../../src/models/tinylm.js';
 import { arithmetic } from '../../src/tasks/index.js';
 import { CharTokenizer } from '../../src/tokenizer/index.js';
+import { TEST_BACKEND } from '../needs.js';
 
 // A tiny model is taught, by supervised training, to answer 8 sums: the first 4 with the right
 // answer, the next 3 with a wrong one (answer + 1), and the last with the right digits but no
@@ -22,7 +23,7 @@ describe('engine/evaluateSolver', () => {
 
   before(async function () {
     this.timeout(60_000);
-    await initBackend('cpu');
+    await initBackend(TEST_BACKEND);
     model = new TinyLM({ vocabSize: tokenizer.size, dModel: 16, nHeads: 2, nLayers: 1, context: 12, seed: 1 });
     const examples = tasks.map((t, i) => ({ prompt: tokenizer.prompt(t.prompt, 'solver'), completion: [...tokenizer.encode(taught[i]), ...(stops[i] ? [tokenizer.eos] : [])] }));
     trainSupervised(model, examples, { steps: 100, batchSize: 8, lr: 3e-2, seed: 1 });

@@ -4,9 +4,10 @@ import { initBackend } from '../../src/backend/index.js';
 import { GradientProbe } from '../../src/engine/probe.js';
 import { TinyLM } from '../../src/models/tinylm.js';
 import { CharTokenizer } from '../../src/tokenizer/index.js';
+import { TEST_BACKEND } from '../needs.js';
 
 describe('engine/GradientProbe (first-order grounded gain)', () => {
-  before(async () => { await initBackend('cpu'); });
+  before(async () => { await initBackend(TEST_BACKEND); });
 
   it('training toward the probe answers helps (> 0), away from them hurts (< 0), unrelated text less; no weight moves, no tensor leaks', () => {
     const tok = new CharTokenizer();

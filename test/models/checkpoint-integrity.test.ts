@@ -8,6 +8,7 @@ import { loadModel, saveModel } from '../../src/models/store.js';
 import { TinyLM } from '../../src/models/tinylm.js';
 import { encodeOptimizerState, restoreOptimizerState } from '../../src/rl/optimizer-state.js';
 import { CharTokenizer } from '../../src/tokenizer/index.js';
+import { TEST_BACKEND } from '../needs.js';
 
 const tokenizer = new CharTokenizer({ chars: '0123456789+=', roles: ['solver'] });
 const config = { vocabSize: tokenizer.size, dModel: 8, nHeads: 2, nLayers: 1, context: 8, seed: 1 };
@@ -21,7 +22,7 @@ describe('checkpoints are checked whole', () => {
   let root: string;
   let model: TinyLM;
   before(async () => {
-    await initBackend('cpu');
+    await initBackend(TEST_BACKEND);
     model = new TinyLM(config);
   });
   after(() => model.dispose());

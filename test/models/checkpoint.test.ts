@@ -9,6 +9,7 @@ import { MlpPolicy } from '../../src/models/mlp.js';
 import { loadModel, saveModel } from '../../src/models/store.js';
 import { TinyLM } from '../../src/models/tinylm.js';
 import { CharTokenizer } from '../../src/tokenizer/index.js';
+import { TEST_BACKEND } from '../needs.js';
 
 const tokenizer = new CharTokenizer({ chars: '0123456789+=', roles: ['solver'] });
 const config = { vocabSize: tokenizer.size, dModel: 16, nHeads: 2, nLayers: 1, context: 16, valueHead: true, seed: 3 };
@@ -16,7 +17,7 @@ const config = { vocabSize: tokenizer.size, dModel: 16, nHeads: 2, nLayers: 1, c
 describe('checkpoints', () => {
   let dir: string;
   before(async () => {
-    await initBackend('cpu');
+    await initBackend(TEST_BACKEND);
     dir = await mkdtemp(join(tmpdir(), 'coevolve-ckpt-'));
   });
 

@@ -4,9 +4,10 @@ import { generate } from '../../src/models/generate.js';
 import { evaluateNll, trainSupervised } from '../../src/models/supervised.js';
 import { TinyLM } from '../../src/models/tinylm.js';
 import { CharTokenizer } from '../../src/tokenizer/index.js';
+import { TEST_BACKEND } from '../needs.js';
 
 describe('supervised training', () => {
-  before(async () => { await initBackend('cpu'); });
+  before(async () => { await initBackend(TEST_BACKEND); });
 
   it('learns a small corpus: loss falls and greedy decoding reproduces it', () => {
     const tok = new CharTokenizer({ chars: 'abcdxyz', roles: [] });

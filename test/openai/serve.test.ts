@@ -7,6 +7,7 @@ import { loadModel } from '../../src/models/store.js';
 import { BatchingServer } from '../../src/serving/server.js';
 import { RemoteServer } from '../../src/openai/remote.js';
 import type { CharTokenizer } from '../../src/tokenizer/index.js';
+import { TEST_BACKEND } from '../needs.js';
 
 describe('coevolve serve (OpenAI API)', function () {
   this.timeout(60000);
@@ -20,7 +21,7 @@ describe('coevolve serve (OpenAI API)', function () {
     ({ url, child } = await startServe(['--api-key', 'secret-key']));
     client = new OpenAI({ baseURL: url, apiKey: 'secret-key', maxRetries: 0 });
     // what the model itself answers greedily, through the same prompt encoding a solver gets
-    await initBackend('cpu');
+    await initBackend(TEST_BACKEND);
     const loaded = await loadModel('checkpoints/base-add2');
     if (loaded.kind !== 'tinylm' || !loaded.tokenizer) throw new Error('base-add2 is a tinylm with a tokenizer');
     const g = await new BatchingServer('ref', loaded.model).generate(loaded.tokenizer.prompt('12+34=', 'solver'), { maxNewTokens: 4, temperature: 0, eos: loaded.tokenizer.eos });

@@ -9,6 +9,7 @@ import type { AggMode } from '../../src/rl/loss.js';
 import { JointTrainer, type TrainerConfig } from '../../src/rl/trainer.js';
 import { BatchingServer } from '../../src/serving/server.js';
 import { batch, small } from '../rl/fixtures.js';
+import { TEST_BACKEND } from '../needs.js';
 
 const MODES: AggMode[] = ['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean', 'seq-mean-token-sum-norm'];
 const values = (m: TinyLM) => m.variables().map((v) => v.dataSync() as Float32Array);
@@ -22,10 +23,10 @@ describe('parallel/Replicas: data-parallel updates and sharded rollouts', functi
   let replicas: Replicas;
 
   before(async () => {
-    await initBackend('cpu');
+    await initBackend(TEST_BACKEND);
     solo = new TinyLM(small);
     shared = new TinyLM(small, solo.weights);
-    replicas = await Replicas.start(2, { backend: 'cpu', accelerate: 'auto' }, { m: shared });
+    replicas = await Replicas.start(2, { backend: TEST_BACKEND, accelerate: 'auto' }, { m: shared });
   });
   after(async () => {
     await replicas.close();
@@ -128,7 +129,7 @@ describe('parallel/Replicas: data-parallel updates and sharded rollouts', functi
     expect(() => replicas.generate('m', [[[1]], [[1]], [[1]]], [])).to.throw(/3 shards for 2 replicas/);
     for (const bad of [0, 1.5]) {
       let err: Error | undefined;
-      await Replicas.start(bad, { backend: 'cpu', accelerate: 'auto' }, { m: shared }).catch((e: Error) => { err = e; });
+      await Replicas.start(bad, { backend: TEST_BACKEND, accelerate: 'auto' }, { m: shared }).catch((e: Error) => { err = e; });
       expect(err?.message).to.match(/count must be a positive integer/);
     }
   });

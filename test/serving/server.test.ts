@@ -3,6 +3,7 @@ import { initBackend } from '../../src/backend/index.js';
 import { TinyLM } from '../../src/models/tinylm.js';
 import type { PolicyInput } from '../../src/models/types.js';
 import { BatchingServer } from '../../src/serving/server.js';
+import { TEST_BACKEND } from '../needs.js';
 
 /** Records the batch size of every model.score call until restored. */
 function spyOnScore(model: TinyLM): { sizes: number[]; restore: () => void } {
@@ -20,7 +21,7 @@ function expectCloseRows(got: number[][], want: number[][], what: string): void 
 describe('BatchingServer', () => {
   let model: TinyLM;
   before(async () => {
-    await initBackend('cpu');
+    await initBackend(TEST_BACKEND);
     model = new TinyLM({ vocabSize: 20, dModel: 32, nHeads: 4, nLayers: 2, context: 24, seed: 5 });
   });
   after(() => model.dispose());
