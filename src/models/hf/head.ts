@@ -16,9 +16,10 @@ export const HEAD_CHUNK_BYTES = 64 << 20;
 /**
  * Target log-probs and entropies [N] of rows `hidden` [N, d] under the head `w` ([d, V], or
  * [V, d] when `tied`, the embedding table), logits divided by `temperature`; `chunkRows`
- * overrides the rows per chunk (HEAD_CHUNK_BYTES of logits by default).
+ * overrides the rows per chunk (HEAD_CHUNK_BYTES of logits by default); `trainHead` false when
+ * the head is frozen (LoRA), so no gradient of it is computed.
  */
-export function headScores(hidden: tf.Tensor2D, w: tf.Tensor2D, tied: boolean, targets: Int32Array, temperature = 1, chunkRows?: number): { logProbs: tf.Tensor1D; entropy: tf.Tensor1D } {
+export function headScores(hidden: tf.Tensor2D, w: tf.Tensor2D, tied: boolean, targets: Int32Array, temperature = 1, chunkRows?: number, trainHead = true): { logProbs: tf.Tensor1D; entropy: tf.Tensor1D } {
   const [N] = hidden.shape;
   const V = tied ? w.shape[0] : w.shape[1];
   const rows = chunkRows ?? Math.max(1, Math.floor(HEAD_CHUNK_BYTES / (4 * V)));
@@ -26,7 +27,10 @@ export function headScores(hidden: tf.Tensor2D, w: tf.Tensor2D, tied: boolean, t
   const entropy: tf.Tensor1D[] = [];
   for (let start = 0; start < N; start += rows) {
     const n = Math.min(rows, N - start);
-    const both = chunk(targets.subarray(start, start + n), V, tied, temperature)(hidden.slice([start, 0], [n, -1]), w); // [n, 2]
+    const part = hidden.slice([start, 0], [n, -1]) as tf.Tensor2D;
+    // a frozen head (an adapter trains) is not an input of the chunk: its [V, d] gradient is never formed
+    const ids = targets.subarray(start, start + n);
+    const both = trainHead ? chunk(ids, V, tied, temperature)(part, w) : frozenChunk(ids, V, tied, temperature, w)(part); // [n, 2]
     const [lp, h] = tf.split(both, 2, 1);
     logProbs.push(lp.reshape([n]));
     entropy.push(h.reshape([n]));
@@ -34,29 +38,52 @@ export function headScores(hidden: tf.Tensor2D, w: tf.Tensor2D, tied: boolean, t
   return { logProbs: tf.concat(logProbs), entropy: tf.concat(entropy) };
 }
 
+/** d(logp, H)/dz for a chunk's logits z (recomputed), given the upstream gradient dy [rows, 2]. */
+function logitGrad(dy: tf.Tensor2D, z: tf.Tensor2D, targets: Int32Array, V: number, t: number): tf.Tensor2D {
+  const [dLogp, dEntropy] = tf.split(dy, 2, 1);
+  const lp = tf.logSoftmax(z);
+  const p = lp.exp();
+  const H = p.mul(lp).sum(-1, true).neg();
+  const oneHot = tf.oneHot(tf.tensor1d(targets, 'int32'), V);
+  return oneHot.sub(p).mul(dLogp).add(p.mul(lp.add(H)).neg().mul(dEntropy)).div(t) as tf.Tensor2D;
+}
+
+/** A chunk's [rows, 2] of logp and H from its logits. */
+function scoresOf(z: tf.Tensor2D, targets: Int32Array, V: number): tf.Tensor2D {
+  const logp = tf.logSoftmax(z);
+  return tf.stack([logp.mul(tf.oneHot(tf.tensor1d(targets, 'int32'), V)).sum(-1), logp.exp().mul(logp).sum(-1).neg()], 1) as tf.Tensor2D;
+}
+
 /** One chunk as a custom gradient: [rows, 2] holding each row's logp and H (tfjs's customGrad has one output); the backward recomputes its logits. */
 function chunk(targets: Int32Array, V: number, tied: boolean, temperature: number): (h: tf.Tensor2D, w: tf.Tensor2D) => tf.Tensor2D {
   const t = temperature === 0 ? 1 : temperature; // greedy scores at 1, as the sampler reports greedy tokens
   const logits = (h: tf.Tensor2D, w: tf.Tensor2D) => tf.matMul(h, w, false, tied).div(t) as tf.Tensor2D;
-  const oneHot = () => tf.oneHot(tf.tensor1d(targets, 'int32'), V) as tf.Tensor2D;
   const f = tf.customGrad(((h: tf.Tensor2D, w: tf.Tensor2D, save: tf.GradSaveFunc) => {
     save([h, w]);
-    const logp = tf.logSoftmax(logits(h, w));
-    const value = tf.stack([logp.mul(oneHot()).sum(-1), logp.exp().mul(logp).sum(-1).neg()], 1) as tf.Tensor2D;
     return {
-      value,
+      value: scoresOf(logits(h, w), targets, V),
       gradFunc: (dy: tf.Tensor2D, saved: tf.Tensor[]) => {
-        const [dLogp, dEntropy] = tf.split(dy, 2, 1);
         const [hs, ws] = saved as tf.Tensor2D[];
-        const lp = tf.logSoftmax(logits(hs, ws));
-        const p = lp.exp();
-        const H = p.mul(lp).sum(-1, true).neg();
-        const dz = oneHot().sub(p).mul(dLogp).add(p.mul(lp.add(H)).neg().mul(dEntropy)).div(t) as tf.Tensor2D;
-        const dh = tf.matMul(dz, ws, false, !tied);
-        const dw = tied ? tf.matMul(dz, hs, true, false) : tf.matMul(hs, dz, true, false);
-        return [dh, dw];
+        const dz = logitGrad(dy, logits(hs, ws), targets, V, t);
+        return [tf.matMul(dz, ws, false, !tied), tied ? tf.matMul(dz, hs, true, false) : tf.matMul(hs, dz, true, false)];
       },
     };
   }) as unknown as Parameters<typeof tf.customGrad>[0]);
   return f as unknown as (h: tf.Tensor2D, w: tf.Tensor2D) => tf.Tensor2D;
+}
+
+/** The same with the head frozen: only the rows get a gradient. */
+function frozenChunk(targets: Int32Array, V: number, tied: boolean, temperature: number, w: tf.Tensor2D): (h: tf.Tensor2D) => tf.Tensor2D {
+  const t = temperature === 0 ? 1 : temperature;
+  const f = tf.customGrad(((h: tf.Tensor2D, save: tf.GradSaveFunc) => {
+    save([h]);
+    return {
+      value: scoresOf(tf.matMul(h, w, false, tied).div(t) as tf.Tensor2D, targets, V),
+      gradFunc: (dy: tf.Tensor2D, saved: tf.Tensor[]) => {
+        const hs = saved[0] as tf.Tensor2D;
+        return [tf.matMul(logitGrad(dy, tf.matMul(hs, w, false, tied).div(t) as tf.Tensor2D, targets, V, t), w, false, !tied)];
+      },
+    };
+  }) as unknown as Parameters<typeof tf.customGrad>[0]);
+  return f as unknown as (h: tf.Tensor2D) => tf.Tensor2D;
 }

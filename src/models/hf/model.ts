@@ -204,7 +204,8 @@ export class HfCausalLM implements Policy {
     const d = this.config.hidden;
     const rows = hidden.slice([0, P - 1, 0], [-1, Tc, -1]).reshape([B * Tc, d]) as tf.Tensor2D;
     // chunked over rows, so [B, Tc, V] logits never exist at once (src/models/hf/head.ts)
-    const { logProbs, entropy } = headScores(rows, this.headWeight(), this.config.tied, targets, temperature);
+    // the head trains only in full fine-tuning; under an adapter it is frozen
+    const { logProbs, entropy } = headScores(rows, this.headWeight(), this.config.tied, targets, temperature, undefined, !adapter);
     const m = tf.tensor2d(mask, [B, Tc]);
     return { logProbs: logProbs.reshape([B, Tc]).mul(m) as tf.Tensor2D, entropy: entropy.reshape([B, Tc]) as tf.Tensor2D, mask: m };
   }
