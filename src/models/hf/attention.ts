@@ -1,0 +1,81 @@
+/**
+ * The attention pieces of the Hugging Face decoders (src/models/hf/model.ts), on tfjs tensors:
+ * the padding and causal mask, rotary positions as transformers lays them out, grouped-query
+ * attention, and GPT-2's gelu_new.
+ */
+import * as tf from '@tensorflow/tfjs';
+
+const NEG = -1e9; // added to masked attention scores; finite so a fully masked row stays finite
+
+/**
+ * [B, 1, groups*T, S]: pad keys and future keys masked; query t sits at S - T + t. With
+ * grouped-query attention the rows repeat once per query head of a kv head (see attend).
+ */
+export function attentionBias(keyMask: Float32Array, B: number, T: number, past: number, groups: number): tf.Tensor {
+  const S = past + T;
+  const out = new Float32Array(B * groups * T * S);
+  for (let b = 0; b < B; b++) {
+    for (let t = 0; t < T; t++) for (let s = 0; s < S; s++) if (s > past + t || keyMask[b * S + s] === 0) out[(b * groups * T + t) * S + s] = NEG;
+    for (let g = 1; g < groups; g++) out.copyWithin((b * groups + g) * T * S, b * groups * T * S, (b * groups + 1) * T * S);
+  }
+  return tf.tensor4d(out, [B, 1, groups * T, S]);
+}
+
+/** cos and sin of each position's angles, [B, 1, T, hd], the half-size angles repeated (transformers' layout). */
+export function rotation(invFreq: Float32Array, positions: Int32Array, B: number, T: number): { cos: tf.Tensor; sin: tf.Tensor; half: tf.Tensor2D } {
+  const half = invFreq.length;
+  const cos = new Float32Array(B * T * 2 * half), sin = new Float32Array(B * T * 2 * half);
+  for (let r = 0; r < B * T; r++) {
+    for (let i = 0; i < half; i++) {
+      const angle = Math.fround(positions[r] * invFreq[i]);
+      cos[r * 2 * half + i] = cos[r * 2 * half + half + i] = Math.cos(angle);
+      sin[r * 2 * half + i] = sin[r * 2 * half + half + i] = Math.sin(angle);
+    }
+  }
+  return { cos: tf.tensor4d(cos, [B, 1, T, 2 * half]), sin: tf.tensor4d(sin, [B, 1, T, 2 * half]), half: halfTurn(2 * half) };
+}
+
+/**
+ * x cos + rotate_half(x) sin, rotate_half(x) = [-x2, x1] for the halves x1, x2 of each head.
+ * rotate_half is a product with a signed permutation: on wasm, splitting the last axis is a
+ * strided copy that cost more than the rest of a decode step.
+ */
+export function rotate(x: tf.Tensor4D, rot: { cos: tf.Tensor; sin: tf.Tensor; half: tf.Tensor2D }): tf.Tensor4D {
+  const [B, H, T, hd] = x.shape;
+  const turned = tf.matMul(x.reshape([B * H * T, hd]), rot.half).reshape(x.shape);
+  return x.mul(rot.cos).add(turned.mul(rot.sin)) as tf.Tensor4D;
+}
+
+/** The [hd, hd] matrix R with x R = rotate_half(x). */
+function halfTurn(hd: number): tf.Tensor2D {
+  const h = hd / 2;
+  const r = new Float32Array(hd * hd);
+  for (let i = 0; i < h; i++) {
+    r[(i + h) * hd + i] = -1; // output i takes -x2[i]
+    r[i * hd + i + h] = 1; // output i + h takes x1[i]
+  }
+  return tf.tensor2d(r, [hd, hd]);
+}
+
+export function cat(past: tf.Tensor4D | undefined, now: tf.Tensor4D): tf.Tensor4D {
+  return past ? tf.concat([past, now], 2) : now;
+}
+
+/**
+ * softmax(q k^T / sqrt(hd) + bias) v, heads joined: [B, H, T, hd] -> [B, T, H*hd]. With
+ * grouped-query attention (KV < H kv heads, each serving n = H / KV query heads in a row, as
+ * transformers' repeat_kv lays them out), the n query heads of a kv head are stacked as n*T
+ * rows against its keys, [B, KV, n*T, hd], instead of copying the keys n times.
+ */
+export function attend(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, bias: tf.Tensor): tf.Tensor3D {
+  const [B, H, T, hd] = q.shape;
+  const KV = k.shape[1];
+  const grouped = q.reshape([B, KV, (H / KV) * T, hd]);
+  const att = tf.softmax(tf.matMul(grouped.mul(1 / Math.sqrt(hd)), k, false, true).add(bias));
+  return tf.matMul(att, v).reshape([B, H, T, hd]).transpose([0, 2, 1, 3]).reshape([B, T, H * hd]);
+}
+
+/** GPT-2's gelu_new: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). */
+export function geluNew(x: tf.Tensor): tf.Tensor {
+  return x.mul(0.5).mul(tf.tanh(x.add(x.pow(3).mul(0.044715)).mul(Math.sqrt(2 / Math.PI))).add(1));
+}
