@@ -90,16 +90,22 @@ const base = build();
 const rng = new Rng(1);
 for (const job of jobs) {
   let seconds: number;
-  if (job === 'generate') {
-    seconds = time(() => generate(base, Array.from({ length: gB }, () => randomIds(rng, gP, base.config.vocabSize)), { maxNewTokens: gN, temperature: 1, seed: 1 }));
-    ours[job] = (gB * gN) / seconds;
-  } else {
-    const policy = new HfPolicy(base, job === 'lora' ? new LoraAdapter(base.config, { r: 16, alpha: 32, targetModules: 'all-linear' }, 2) : undefined);
-    const optimizer = tf.train.adam(1e-5);
-    seconds = time(() => trainStep(policy, optimizer, rng));
-    optimizer.dispose();
-    policy.dispose();
-    ours[job] = (tB * tT) / seconds;
+  try {
+    if (job === 'generate') {
+      seconds = time(() => generate(base, Array.from({ length: gB }, () => randomIds(rng, gP, base.config.vocabSize)), { maxNewTokens: gN, temperature: 1, seed: 1 }));
+      ours[job] = (gB * gN) / seconds;
+    } else {
+      const policy = new HfPolicy(base, job === 'lora' ? new LoraAdapter(base.config, { r: 16, alpha: 32, targetModules: 'all-linear' }, 2) : undefined);
+      const optimizer = tf.train.adam(1e-5);
+      seconds = time(() => trainStep(policy, optimizer, rng));
+      optimizer.dispose();
+      policy.dispose();
+      ours[job] = (tB * tT) / seconds;
+    }
+  } catch (e) {
+    // a job past the wasm heap aborts the backend: said, and the remaining jobs skipped (PyTorch's side still runs)
+    console.log(JSON.stringify({ impl: 'coevolve', shape, job, error: (e as Error).message.split('\n')[0], peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024) }));
+    break;
   }
   console.log(JSON.stringify({ impl: 'coevolve', backend: info.chosen, native: info.native ?? 'off', shape, job, seconds: +seconds.toFixed(4), tokens_per_s: +ours[job].toFixed(1), tensors: tf.memory().numTensors, mb: Math.round(tf.memory().numBytes / 2 ** 20), peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024) }));
 }

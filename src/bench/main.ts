@@ -3,7 +3,8 @@
 // generation split over the workers); and, where Debian's python3-torch is installed,
 // PyTorch's figures and our ratio to them. By default only what a user would pick: the
 // fast paths (tfjs-node where it installs, else wasm; native products when a library
-// loads). `--all` adds tfjs's plain cpu backend and every backend with native products off.
+// loads). `--all` adds tfjs's plain cpu backend, every backend with native products off and
+// the real-architecture workload (`--hf` alone adds that).
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -148,4 +149,12 @@ if (compared) {
   }
 } else {
   console.log(JSON.stringify({ note: `no PyTorch comparison: needs /usr/bin/python3 with torch and ${torchRef}` }));
+}
+
+// `--hf` (and `--all`) also run the real-architecture workload, SmolLM2-135M's shape against
+// torch_llama.py (src/bench/hf.ts, about 5 minutes): the same run prints its three ratios.
+if (args.includes('--hf') || all) {
+  const { spawnSync } = await import('node:child_process');
+  const hf = spawnSync(process.execPath, ['--import', 'tsx', new URL('./hf.ts', import.meta.url).pathname, '--reps', '1'], { stdio: 'inherit' });
+  if (hf.status !== 0) console.log(JSON.stringify({ note: `the real-architecture workload ended with status ${hf.status}` }));
 }
