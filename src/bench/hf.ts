@@ -8,7 +8,9 @@ import * as tf from '@tensorflow/tfjs';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { cpus } from 'node:os';
 import { describeBackend, initBackend, type BackendChoice } from '../backend/index.js';
+import { loadNative } from '../backend/native/library.js';
 import { generate } from '../models/generate.js';
 import { parseHfConfig } from '../models/hf/config.js';
 import { weightSpecs } from '../models/hf/layout.js';
@@ -84,7 +86,10 @@ function time(run: () => void): number {
 }
 
 const info = await initBackend(option('backend', 'auto') as BackendChoice);
-console.error(describeBackend(info));
+// the model runs in this one thread, so its native products may use every core (`--threads 1` for one)
+const threads = Number(option('threads', String(cpus().length)));
+if (info.native) loadNative()?.setThreads(threads);
+console.error(`${describeBackend(info)}; ${threads} native threads`);
 const ours: Record<string, number> = {};
 const base = build();
 const rng = new Rng(1);
@@ -107,7 +112,7 @@ for (const job of jobs) {
     console.log(JSON.stringify({ impl: 'coevolve', shape, job, error: (e as Error).message.split('\n')[0], peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024) }));
     break;
   }
-  console.log(JSON.stringify({ impl: 'coevolve', backend: info.chosen, native: info.native ?? 'off', shape, job, seconds: +seconds.toFixed(4), tokens_per_s: +ours[job].toFixed(1), tensors: tf.memory().numTensors, mb: Math.round(tf.memory().numBytes / 2 ** 20), peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024) }));
+  console.log(JSON.stringify({ impl: 'coevolve', backend: info.chosen, native: info.native ?? 'off', threads, shape, job, seconds: +seconds.toFixed(4), tokens_per_s: +ours[job].toFixed(1), tensors: tf.memory().numTensors, mb: Math.round(tf.memory().numBytes / 2 ** 20), peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024) }));
 }
 const torchRef = resolve(option('torch-llama', '../shared/bench/torch_llama.py'));
 if (shape !== 'qwen2.5-0.5b' && existsSync('/usr/bin/python3') && existsSync(torchRef)) {

@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { firstValueFrom, toArray } from 'rxjs';
 import { Agents, playGroups } from '../../arenas/index.js';
 import { describeBackend, describeKernels, initBackend } from '../backend/index.js';
+import { loadNative } from '../backend/native/library.js';
 import type { ExperimentConfig } from '../config/schema.js';
 import { createProgress } from '../progress/index.js';
 import { encodeOptimizerState, restoreOptimizerState } from '../rl/optimizer-state.js';
@@ -68,6 +69,8 @@ export async function runLoop(c: ExperimentConfig, store: RunStore, o: LoopOptio
   const replicated = tinyModels(models);
   if (workers > 1 && Object.keys(replicated).length) log(`workers: ${workers} threads${c.workers === 'auto' ? ' (auto: one per core)' : ''}, each with a replica of ${Object.keys(replicated).join(', ')}`);
   const replicas = Object.keys(replicated).length ? await startReplicas(workers, { backend: info.chosen, accelerate: c.accelerate }, replicated) : undefined;
+  // with no replicas, a Hugging Face model's products run here and may use every core
+  if (!replicas && Object.values(models).some((m) => m.kind === 'hf')) loadNative()?.setThreads(workers > 1 ? workers : 1);
   try {
     await iterate(c, store, o, { plan, ...checked, ...loaded, resumeDir, temperature, replicas, log });
   } finally {
