@@ -38,7 +38,7 @@ export async function loadModels(c: ExperimentConfig, resumeDir?: string, o: { f
   const references: Record<string, RunModel> = {};
   const attachments: Record<string, Record<string, Uint8Array>> = {};
   const tokenizers: Record<string, Tokenizer> = {};
-  const hf = new HfBases();
+  const hf = new HfBases(c.seed);
   let tokenizer: CharTokenizer | undefined;
   for (const [id, spec] of Object.entries(c.models)) {
     if (spec.kind === 'remote') continue; // served elsewhere: no weights here
@@ -93,6 +93,9 @@ type ModelSpec = ExperimentConfig['models'][string];
 class HfBases {
   private readonly shared = new Map<string, HfCausalLM>();
 
+  /** `seed`: the run's, so a new adapter's initialisation follows it */
+  constructor(private readonly seed: number) {}
+
   private base(path: string, own: boolean): HfCausalLM {
     const key = resolve(path);
     if (own) return withHash(HfCausalLM.load(path));
@@ -110,15 +113,19 @@ class HfBases {
     }
     const base = this.base(path, full);
     if (spec.adapter) return { policy: new HfPolicy(base, LoraAdapter.load(spec.adapter, base.config)), tokenizer };
-    if (spec.lora) return { policy: new HfPolicy(base, new LoraAdapter(base.config, spec.lora, hashSeedOf(id))), tokenizer };
+    if (spec.lora) return { policy: new HfPolicy(base, new LoraAdapter(base.config, spec.lora, this.adapterSeed(id))), tokenizer };
     return { policy: new HfPolicy(base), tokenizer };
+  }
+
+  private adapterSeed(id: string): number {
+    return hashSeedOf(this.seed, id);
   }
 
   /** The KL reference: the starting policy, frozen. An adapter's is a copy of its starting adapter on the shared base; a full model's, the base itself loaded again. */
   async reference(id: string, spec: ModelSpec, policy: HfPolicy): Promise<HfPolicy> {
     // the starting adapter, copied (a resumed run's reference is the adapter it starts from too, unless refSync saved one)
     if (spec.adapter) return new HfPolicy(policy.base, LoraAdapter.load(spec.adapter, policy.base.config));
-    if (policy.adapter) return new HfPolicy(policy.base, new LoraAdapter(policy.base.config, spec.lora!, hashSeedOf(id)));
+    if (policy.adapter) return new HfPolicy(policy.base, new LoraAdapter(policy.base.config, spec.lora!, this.adapterSeed(id)));
     return new HfPolicy(this.base(spec.path!, true));
   }
 }
@@ -128,9 +135,9 @@ function withHash(m: HfCausalLM): HfCausalLM {
   return m;
 }
 
-/** A seed per model id, so two adapters of one run start apart. */
-function hashSeedOf(id: string): number {
-  let h = 0;
+/** A seed per run seed and model id, so two adapters of one run start apart. */
+function hashSeedOf(seed: number, id: string): number {
+  let h = seed >>> 0;
   for (const ch of id) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
   return h;
 }
