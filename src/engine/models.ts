@@ -12,6 +12,7 @@ import { HfCausalLM } from '../models/hf/model.js';
 import { HfPolicy } from '../models/hf/policy.js';
 import { loadHfTokenizer } from '../models/hf/text.js';
 import type { Tokenizer } from '../tokenizer/types.js';
+import { hashSeed } from './loop-parts.js';
 
 /** A model trained in this process: coevolve's TinyLM, or a Hugging Face decoder with or without its own adapter. */
 export type RunModel = TinyLM | HfPolicy;
@@ -47,7 +48,7 @@ export async function loadModels(c: ExperimentConfig, resumeDir?: string, o: { f
       models[id] = got.policy;
       tokenizers[id] = got.tokenizer;
       if (got.attachments) attachments[id] = got.attachments;
-      if (spec.reference) references[id] = await hf.reference(id, spec, got.policy);
+      if (spec.reference) references[id] = await hf.reference(id, spec, got.policy, syncedReference(c, resumeDir, id));
       continue;
     }
     const start = spec.checkpoint;
@@ -71,9 +72,7 @@ export async function loadModels(c: ExperimentConfig, resumeDir?: string, o: { f
     if (spec.reference) {
       // The reference is the starting policy (the model's own checkpoint, not the resumed
       // weights) unless trainer.refSync moved it, in which case the run checkpoint holds it.
-      const synced = resumeDir && c.trainer.refSync ? join(resumeDir, referenceDirName(id)) : undefined;
-      if (synced && !existsSync(synced)) throw new Error(`models.${id}: ${synced} is missing; a run with trainer.refSync saves its reference in every checkpoint`);
-      const from = synced ?? start;
+      const from = syncedReference(c, resumeDir, id) ?? start;
       const own = models[id] as TinyLM;
       references[id] = from ? ((await loadModel(from)).model as TinyLM) : new TinyLM(own.config, resumeDir ? undefined : own.weights);
     }
@@ -92,15 +91,23 @@ type ModelSpec = ExperimentConfig['models'][string];
  */
 class HfBases {
   private readonly shared = new Map<string, HfCausalLM>();
+  /** each base directory's sha256, read once per run (a full copy and its reference share it) */
+  private readonly hashes = new Map<string, string>();
 
   /** `seed`: the run's, so a new adapter's initialisation follows it */
   constructor(private readonly seed: number) {}
 
   private base(path: string, own: boolean): HfCausalLM {
     const key = resolve(path);
-    if (own) return withHash(HfCausalLM.load(path));
-    if (!this.shared.has(key)) this.shared.set(key, withHash(HfCausalLM.load(path)));
+    if (own) return this.hashed(HfCausalLM.load(path), key);
+    if (!this.shared.has(key)) this.shared.set(key, this.hashed(HfCausalLM.load(path), key));
     return this.shared.get(key)!;
+  }
+
+  private hashed(m: HfCausalLM, key: string): HfCausalLM {
+    if (!this.hashes.has(key)) this.hashes.set(key, baseSha256(key));
+    m.sha256 = this.hashes.get(key);
+    return m;
   }
 
   async load(id: string, spec: ModelSpec, resumeDir: string | undefined, o: { freshOptimizer?: boolean }): Promise<{ policy: HfPolicy; tokenizer: Tokenizer; attachments?: Record<string, Uint8Array> }> {
@@ -118,11 +125,16 @@ class HfBases {
   }
 
   private adapterSeed(id: string): number {
-    return hashSeedOf(this.seed, id);
+    return hashSeed(this.seed, 0, `adapter-${id}`);
   }
 
-  /** The KL reference: the starting policy, frozen. An adapter's is a copy of its starting adapter on the shared base; a full model's, the base itself loaded again. */
-  async reference(id: string, spec: ModelSpec, policy: HfPolicy): Promise<HfPolicy> {
+  /**
+   * The KL reference: the starting policy, frozen (or, resumed with trainer.refSync, the one the
+   * checkpoint saved). An adapter's is a copy of its adapter on the shared base; a full model's,
+   * the base itself loaded again.
+   */
+  async reference(id: string, spec: ModelSpec, policy: HfPolicy, synced?: string): Promise<HfPolicy> {
+    if (synced) return (await loadHfPolicy(synced, { base: policy.adapter ? policy.base : this.base(spec.path!, true) })).policy;
     // the starting adapter, copied (a resumed run's reference is the adapter it starts from too, unless refSync saved one)
     if (spec.adapter) return new HfPolicy(policy.base, LoraAdapter.load(spec.adapter, policy.base.config));
     if (policy.adapter) return new HfPolicy(policy.base, new LoraAdapter(policy.base.config, spec.lora!, this.adapterSeed(id)));
@@ -130,21 +142,16 @@ class HfBases {
   }
 }
 
-function withHash(m: HfCausalLM): HfCausalLM {
-  m.sha256 = baseSha256(m.dir!);
-  return m;
-}
-
-/** A seed per run seed and model id, so two adapters of one run start apart. */
-function hashSeedOf(seed: number, id: string): number {
-  let h = seed >>> 0;
-  for (const ch of id) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
-  return h;
-}
-
 /** The architecture of a model the config builds from scratch (no checkpoint). */
 export function freshConfig(c: ExperimentConfig, id: string, tokenizer: CharTokenizer): TinyLMConfig {
   return { vocabSize: tokenizer.size, dModel: 128, nHeads: 4, nLayers: 2, context: 32, seed: c.seed, ...c.models[id].config } as TinyLMConfig;
+}
+
+/** The reference a resumed run with trainer.refSync reads (its checkpoint saved it), or undefined. */
+function syncedReference(c: ExperimentConfig, resumeDir: string | undefined, id: string): string | undefined {
+  const synced = resumeDir && c.trainer.refSync ? join(resumeDir, referenceDirName(id)) : undefined;
+  if (synced && !existsSync(synced)) throw new Error(`models.${id}: ${synced} is missing; a run with trainer.refSync saves its reference in every checkpoint`);
+  return synced;
 }
 
 /** Where a run checkpoint keeps the reference of model `id` when trainer.refSync moves it. */

@@ -5,7 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import type { ExperimentInput } from '../../src/config/schema.js';
+import * as tf from '@tensorflow/tfjs';
 import { runExperiment } from '../../src/engine/experiment.js';
+import { loadModels } from '../../src/engine/models.js';
+import { loadHfPolicy } from '../../src/models/hf/checkpoint.js';
+import type { HfPolicy } from '../../src/models/hf/policy.js';
 import { RunStore } from '../../src/store/run.js';
 import { writeTinyHf } from '../models/hf-tiny.js';
 import { TEST_BACKEND } from '../needs.js';
@@ -74,6 +78,21 @@ describe('a run on a Hugging Face model', function () {
     const pick = (dir: string) => rows(dir).filter((r) => r.iteration > 4).map((r) => keys.map((k) => r[k]));
     expect(pick(cut)).to.have.length(2);
     expect(pick(cut)).to.deep.equal(pick(whole));
+  });
+
+  it('LoRA with a moving KL reference (trainer.refSync): a resume reads the reference the checkpoint saved', async () => {
+    const out = join(root, 'refsync');
+    // an entropy bonus gives a gradient whatever the untrained model's rewards are, so the policy moves
+    const c = hfConfig(root, base, { lora: { r: 2, alpha: 4 }, reference: true }, { trainer: { lr: 1e-2, klCoef: 0.1, entropyCoef: 0.1, refSync: { steps: 1, mixupAlpha: 0.5 } } });
+    await runExperiment(c, { out, log: () => {} });
+    const ck = join(out, 'checkpoints', 'iter-000002');
+    const loaded = await loadModels((await RunStore.open(out)).config, ck);
+    const saved = (await loadHfPolicy(join(ck, 'main.reference'))).policy;
+    const values = (p: { weights: Record<string, tf.Variable> }) => Object.values(p.weights).flatMap((v) => [...v.dataSync()]);
+    expect(values(loaded.references.main as HfPolicy)).to.deep.equal(values(saved));
+    // and it is not the starting adapter a fresh run's reference is: refSync moved it
+    const fresh = await loadModels((await RunStore.open(out)).config);
+    expect(values(fresh.references.main as HfPolicy)).to.not.deep.equal(values(saved));
   });
 
   it('full fine-tuning: the checkpoint is a Hugging Face directory', async () => {

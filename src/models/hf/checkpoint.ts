@@ -9,8 +9,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { createHash } from 'node:crypto';
 import { closeSync, existsSync, openSync, readFileSync, readSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadCheckpoint, saveCheckpoint, type Attachments, type LoadOptions } from '../checkpoint.js';
 import { parseHfConfig } from './config.js';
@@ -19,7 +18,7 @@ import { weightSpecs } from './layout.js';
 import { LoraAdapter, targetModules, type LoraConfig } from './lora.js';
 import { HfCausalLM } from './model.js';
 import { HfPolicy } from './policy.js';
-import { writeSafetensors } from './safetensors.js';
+import { encodeSafetensors } from './safetensors.js';
 
 /** What config.json carries for coevolve beside the model's own fields (transformers keeps unknown keys as attributes). */
 export interface HfProvenance { base: string; baseSha256: string; lora: LoraConfig | null }
@@ -65,25 +64,12 @@ export async function saveHfPolicy(dir: string, policy: HfPolicy, extra: Record<
   const provenance: HfProvenance = { base: source, baseSha256: policy.baseSha256 ?? baseSha256(source), lora: policy.adapter?.config ?? null };
   const config = { ...(JSON.parse(readFileSync(join(source, 'config.json'), 'utf8')) as Record<string, unknown>), coevolve: provenance };
   const files: Attachments = { ...attachments };
-  const scratch = await mkdtemp(join(tmpdir(), 'coevolve-hf-'));
-  try {
-    let weights: Record<string, tf.Tensor>;
-    if (policy.adapter) {
-      policy.adapter.save(scratch, source);
-      for (const f of ['adapter_config.json', 'adapter_model.safetensors']) files[f] = new Uint8Array(await readFile(join(scratch, f)));
-      weights = policy.adapter.named();
-    } else {
-      weights = policy.base.weights;
-      const linear = new Set(weightSpecs(policy.base.config).filter((s) => s.linear).map((s) => s.name));
-      const tensors = Object.fromEntries(Object.entries(weights).map(([n, v]) => [n, tf.tidy(() => { const t = linear.has(n) ? v.transpose() : v; return { shape: t.shape, data: t.dataSync() as Float32Array }; })]));
-      writeSafetensors(join(scratch, 'model.safetensors'), tensors);
-      files['model.safetensors'] = new Uint8Array(await readFile(join(scratch, 'model.safetensors')));
-      for (const f of [...TOKENIZER_FILES, 'generation_config.json']) if (existsSync(join(source, f))) files[f] = new Uint8Array(await readFile(join(source, f)));
-    }
-    await saveCheckpoint(dir, { kind: 'hf', config, extra }, weights, files);
-  } finally {
-    await rm(scratch, { recursive: true, force: true });
+  if (policy.adapter) Object.assign(files, policy.adapter.peftFiles(source));
+  else {
+    files['model.safetensors'] = new Uint8Array(encodeSafetensors(policy.base.storedTensors()));
+    for (const f of [...TOKENIZER_FILES, 'generation_config.json']) if (existsSync(join(source, f))) files[f] = new Uint8Array(await readFile(join(source, f)));
   }
+  await saveCheckpoint(dir, { kind: 'hf', config, extra }, policy.weights, files);
 }
 
 /**

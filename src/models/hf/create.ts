@@ -5,7 +5,6 @@
  * pretrained weights can be downloaded on these machines, so bases are pretrained from this
  * (`coevolve pretrain` with `architecture:`), then written with writeHfDirectory.
  */
-import * as tf from '@tensorflow/tfjs';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
@@ -74,12 +73,7 @@ export function writeHfDirectory(dir: string, model: HfCausalLM, raw: Record<str
   const tmp = `${dir}.tmp-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
-  const linear = new Set(weightSpecs(model.config).filter((s) => s.linear).map((s) => s.name));
-  const tensors = Object.fromEntries(Object.entries(model.weights).map(([n, v]) => [n, tf.tidy(() => {
-    const t = linear.has(n) ? v.transpose() : v;
-    return { shape: t.shape, data: t.dataSync() as Float32Array };
-  })]));
-  writeSafetensors(join(tmp, 'model.safetensors'), tensors);
+  writeSafetensors(join(tmp, 'model.safetensors'), model.storedTensors());
   writeFileSync(join(tmp, 'config.json'), JSON.stringify(raw, null, 2) + '\n');
   writeFileSync(join(tmp, 'generation_config.json'), JSON.stringify({ eos_token_id: raw.eos_token_id ?? null, bos_token_id: raw.bos_token_id ?? null, pad_token_id: raw.pad_token_id ?? null }, null, 2) + '\n');
   for (const f of TOKENIZER_FILES) if (existsSync(join(tokenizerFrom, f))) copyFileSync(join(tokenizerFrom, f), join(tmp, f));

@@ -15,7 +15,7 @@ import { Rng } from '../../util/rng.js';
 import { variablePrefix } from '../names.js';
 import type { HfConfig } from './config.js';
 import { linearModules, type LinearModule } from './layout.js';
-import { readSafetensors, writeSafetensors } from './safetensors.js';
+import { encodeSafetensors, readSafetensors } from './safetensors.js';
 
 export interface LoraConfig {
   r: number;
@@ -73,8 +73,7 @@ export class LoraAdapter {
 
   /** A copy with the same settings and the current weights (a frozen KL reference, say). */
   clone(): LoraAdapter {
-    const weights = tf.tidy(() => Object.fromEntries(Object.keys(this.a).map((m) => [m, { a: this.a[m].transpose().dataSync() as Float32Array, b: this.b[m].transpose().dataSync() as Float32Array }])));
-    return new LoraAdapter(this.model, this.config, 0, weights);
+    return new LoraAdapter(this.model, this.config, 0, this.peftWeights());
   }
 
   /** The adapter's variables by name (`<module>.lora_A`, `<module>.lora_B`), as checkpoints and reference syncs name them. */
@@ -106,23 +105,28 @@ export class LoraAdapter {
   /** Writes the adapter as PEFT does: adapter_config.json and adapter_model.safetensors (A [r, in], B [out, r]). */
   save(dir: string, baseModel = ''): void {
     mkdirSync(dir, { recursive: true });
+    for (const [name, body] of Object.entries(this.peftFiles(baseModel))) writeFileSync(join(dir, name), body);
+  }
+
+  /** The adapter's weights in PEFT's layout, by module: A [r, in] and B [out, r], flattened. */
+  private peftWeights(): Record<string, { a: Float32Array; b: Float32Array }> {
+    return tf.tidy(() => Object.fromEntries(Object.keys(this.a).sort().map((m) => [m, { a: this.a[m].transpose().dataSync() as Float32Array, b: this.b[m].transpose().dataSync() as Float32Array }])));
+  }
+
+  /** The two files of a PEFT adapter directory, by name. */
+  peftFiles(baseModel = ''): Record<string, Uint8Array | string> {
     const tensors: Record<string, { shape: number[]; data: Float32Array }> = {};
-    for (const name of Object.keys(this.a).sort()) {
-      tf.tidy(() => {
-        const [inDim] = this.a[name].shape as number[];
-        const [, outDim] = this.b[name].shape as number[];
-        tensors[`base_model.model.${name}.lora_A.weight`] = { shape: [this.config.r, inDim], data: this.a[name].transpose().dataSync() as Float32Array };
-        tensors[`base_model.model.${name}.lora_B.weight`] = { shape: [outDim, this.config.r], data: this.b[name].transpose().dataSync() as Float32Array };
-      });
+    for (const [name, w] of Object.entries(this.peftWeights())) {
+      tensors[`base_model.model.${name}.lora_A.weight`] = { shape: [this.config.r, w.a.length / this.config.r], data: w.a };
+      tensors[`base_model.model.${name}.lora_B.weight`] = { shape: [w.b.length / this.config.r, this.config.r], data: w.b };
     }
-    writeSafetensors(join(dir, 'adapter_model.safetensors'), tensors);
     const gpt2 = this.model.architecture === 'GPT2LMHeadModel';
     const config = {
       peft_type: 'LORA', task_type: 'CAUSAL_LM', base_model_name_or_path: baseModel, r: this.config.r, lora_alpha: this.config.alpha, lora_dropout: this.config.dropout ?? 0,
       use_rslora: Boolean(this.config.rslora), target_modules: Object.keys(this.a).sort(), bias: 'none', fan_in_fan_out: gpt2, inference_mode: true, init_lora_weights: true,
       modules_to_save: null, use_dora: false, layers_to_transform: null, layers_pattern: null, rank_pattern: {}, alpha_pattern: {},
     };
-    writeFileSync(join(dir, 'adapter_config.json'), JSON.stringify(config, null, 2) + '\n');
+    return { 'adapter_model.safetensors': new Uint8Array(encodeSafetensors(tensors)), 'adapter_config.json': JSON.stringify(config, null, 2) + '\n' };
   }
 
   /** Reads a PEFT LoRA adapter for the model `model` describes; refuses what PEFT would do differently (DoRA, biases, per-module ranks). */

@@ -7,24 +7,16 @@
 import * as tf from '@tensorflow/tfjs';
 import { readRawConfig, writeHfDirectory } from './create.js';
 import type { LoraAdapter } from './lora.js';
-import { weightSpecs } from './layout.js';
 import { HfCausalLM } from './model.js';
 
 /** A new model: `base` with `adapter` merged (the base itself is left as it is). */
 export function mergeAdapter(base: HfCausalLM, adapter: LoraAdapter): HfCausalLM {
-  const linear = new Set(Object.keys(adapter.a));
-  const transposed = new Set(weightSpecs(base.config).filter((s) => s.linear).map((s) => s.name));
-  const tensors = Object.fromEntries(Object.entries(base.weights).map(([name, v]) => {
-    const module = name.endsWith('.weight') ? name.slice(0, -'.weight'.length) : '';
-    return [name, tf.tidy(() => {
-      let held: tf.Tensor = v;
-      if (linear.has(module)) held = v.add(tf.matMul(adapter.a[module], adapter.b[module]).mul(adapter.scaling));
-      // back to the stored orientation, which the constructor expects (nn.Linear [out, in]; GPT-2's Conv1D as held)
-      const stored = transposed.has(name) ? held.transpose() : held;
-      return { shape: stored.shape, data: stored.dataSync() as Float32Array };
-    })];
-  }));
-  return new HfCausalLM(base.config, tensors, base.dir);
+  const merged = new HfCausalLM(base.config, base.storedTensors(), base.dir);
+  for (const m of Object.keys(adapter.a)) {
+    const w = merged.weights[`${m}.weight`];
+    tf.tidy(() => w.assign(w.add(tf.matMul(adapter.a[m], adapter.b[m]).mul(adapter.scaling))));
+  }
+  return merged;
 }
 
 /** Writes `base` with `adapter` merged to `dir` as a Hugging Face directory (config and tokenizer files from the base's directory). */

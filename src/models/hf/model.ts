@@ -51,6 +51,15 @@ export class HfCausalLM implements Policy {
     if (config.rope) this.invFreq = inverseFrequencies(config.rope, config.headDim);
   }
 
+  /** Every weight as transformers stores it: by its name, nn.Linear weights back to [out, in]. */
+  storedTensors(): Record<string, { shape: number[]; data: Float32Array }> {
+    const linear = new Set(weightSpecs(this.config).filter((s) => s.linear).map((s) => s.name));
+    return Object.fromEntries(Object.entries(this.weights).map(([n, v]) => [n, tf.tidy(() => {
+      const t = linear.has(n) ? v.transpose() : v;
+      return { shape: t.shape, data: t.dataSync() as Float32Array };
+    })]));
+  }
+
   /** Loads `DIR` (config.json and safetensors weights; float16 and bfloat16 are computed in float32). */
   static load(dir: string): HfCausalLM {
     const config = readHfConfig(dir);

@@ -127,6 +127,11 @@ export function readCheckpointTensors(dir: string, want?: (name: string) => bool
  * the reference implementation does, so the data stays aligned.
  */
 export function writeSafetensors(path: string, tensors: Record<string, { shape: readonly number[]; data: Float32Array }>, metadata: Record<string, string> = { format: 'pt' }): void {
+  writeFileSync(path, encodeSafetensors(tensors, metadata));
+}
+
+/** The bytes of a safetensors file of float32 `tensors` (see writeSafetensors). */
+export function encodeSafetensors(tensors: Record<string, { shape: readonly number[]; data: Float32Array }>, metadata: Record<string, string> = { format: 'pt' }): Buffer {
   const header: Record<string, unknown> = { __metadata__: metadata };
   let offset = 0;
   for (const [name, t] of Object.entries(tensors)) {
@@ -146,5 +151,5 @@ export function writeSafetensors(path: string, tensors: Record<string, { shape: 
     Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength).copy(out, at);
     at += t.data.byteLength;
   }
-  writeFileSync(path, out);
+  return out;
 }
