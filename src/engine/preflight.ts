@@ -90,11 +90,10 @@ async function modelReaders(c: ExperimentConfig): Promise<Record<string, Reader>
 
 /** A Hugging Face model's tokenizer and context, its config, tokenizer and adapter checked before any weight is read. */
 function hfReader(id: string, path: string, adapter?: string): Reader {
+  if (adapter && !existsSync(join(adapter, 'adapter_config.json'))) throw new Error(`models.${id}.adapter: ${adapter} has no adapter_config.json (a PEFT adapter directory)`);
   try {
     if (!existsSync(path)) throw new Error(`${path} does not exist`);
-    const config = readHfConfig(path);
-    if (adapter && !existsSync(join(adapter, 'adapter_config.json'))) throw new Error(`adapter: ${adapter} has no adapter_config.json (a PEFT adapter directory)`);
-    return { tokenizer: loadHfTokenizer(path), context: config.maxPositions };
+    return { tokenizer: loadHfTokenizer(path), context: readHfConfig(path).maxPositions };
   } catch (e) {
     throw new Error(`models.${id}.path: ${(e as Error).message}`);
   }

@@ -107,6 +107,8 @@ describe('a run on a Hugging Face model', function () {
     expect(err?.message).to.match(/models\.main\.path: .*nope does not exist/);
     const redis = await runExperiment(hfConfig(root, base, {}, { rollout: { engine: 'redis', url: 'redis://127.0.0.1:1' } }), { out: join(root, 'bad2'), log: () => {} }).then(() => null, (e: Error) => e);
     expect(redis?.message).to.match(/rollout\.engine: rollout workers play TinyLM models only so far; main \(kind hf\)/);
+    const adapter = await runExperiment(hfConfig(root, base, { adapter: join(root, 'no-adapter') }), { out: join(root, 'bad3'), log: () => {} }).then(() => null, (e: Error) => e);
+    expect(adapter?.message).to.match(/models\.main\.adapter: .*no-adapter has no adapter_config\.json/);
     expect(existsSync(join(root, 'bad'))).to.equal(false);
   });
 });
