@@ -100,7 +100,8 @@ class HfBases {
   private base(path: string, own: boolean): HfCausalLM {
     const key = resolve(path);
     if (own) return this.hashed(HfCausalLM.load(path), key);
-    if (!this.shared.has(key)) this.shared.set(key, this.hashed(HfCausalLM.load(path), key));
+    // a shared base is frozen (adapters train on it): its matrices may stay outside the heap
+    if (!this.shared.has(key)) this.shared.set(key, this.hashed(HfCausalLM.load(path, { frozen: true }), key));
     return this.shared.get(key)!;
   }
 

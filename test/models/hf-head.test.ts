@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import * as tf from '@tensorflow/tfjs';
 import { initBackend } from '../../src/backend/index.js';
+import { HostMatrix } from '../../src/backend/native/host.js';
 import { headScores } from '../../src/models/hf/head.js';
 import { TEST_BACKEND } from '../needs.js';
 import { maxDiff } from './hf-fixtures.js';
@@ -32,7 +33,14 @@ describe('the chunked vocabulary head', () => {
       // a frozen head gives the rows the same gradient, and forms none of its own
       const frozen = tf.grads((hh: tf.Tensor) => objective(headScores(hh as tf.Tensor2D, w, tied, targets, 0.7, 3, false)))([h]);
       expect(maxDiff(frozen[0].dataSync(), theirs[0].dataSync())).to.be.below(1e-4);
-      tf.dispose([h, w, a, b, ...mine, ...theirs, ...frozen, v1.logProbs, v1.entropy, v2.logProbs, v2.entropy]);
+      // and so does a head held outside the heap ([V, d] as stored, whichever the orientation)
+      const stored = (tied ? w : w.transpose()) as tf.Tensor2D;
+      const host = new HostMatrix(stored.dataSync() as Float32Array, V, d);
+      const onHost = tf.grads((hh: tf.Tensor) => objective(headScores(hh as tf.Tensor2D, host, tied, targets, 0.7, 3, false)))([h]);
+      expect(maxDiff(onHost[0].dataSync(), theirs[0].dataSync())).to.be.below(1e-4);
+      expect(maxDiff(headScores(h, host, tied, targets, 0.7, 3, false).logProbs.dataSync(), v2.logProbs.dataSync())).to.be.below(1e-5);
+      expect(() => headScores(h, host, tied, targets, 0.7, 3, true)).to.throw(/frozen/);
+      tf.dispose([h, w, a, b, stored, ...mine, ...theirs, ...frozen, ...onHost, v1.logProbs, v1.entropy, v2.logProbs, v2.entropy]);
     });
   }
 });

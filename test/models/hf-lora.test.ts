@@ -28,9 +28,10 @@ describe('LoRA adapters against PEFT', function () {
   this.timeout(60000);
   before(async () => { await initBackend(TEST_BACKEND); });
 
-  for (const name of FIXTURES) {
-    it(`${name}: PEFT's logits, loss and LoRA gradients; the base frozen`, () => {
-      const model = HfCausalLM.load(fixture(name));
+  for (const name of FIXTURES) for (const host of [false, true]) {
+    it(`${name}: PEFT's logits, loss and LoRA gradients; the base frozen${host ? ', its matrices outside the heap' : ''}`, () => {
+      const model = HfCausalLM.load(fixture(name), { frozen: host, host });
+      expect(model.frozen).to.equal(host);
       const ref = readSafetensors(`${fixture(name)}/reference.safetensors`).tensors;
       const adapter = LoraAdapter.load(`${fixture(name)}/lora`, model.config);
       const [B, T] = ref.ids.shape;

@@ -3,6 +3,7 @@ import * as tf from '@tensorflow/tfjs';
 import { initBackend } from '../../src/backend/index.js';
 import { generate } from '../../src/models/generate.js';
 import { HfCausalLM } from '../../src/models/hf/model.js';
+import { HfPolicy } from '../../src/models/hf/policy.js';
 import { weightSpecs } from '../../src/models/hf/layout.js';
 import { readSafetensors, type StoredTensor } from '../../src/models/hf/safetensors.js';
 import { TEST_BACKEND } from '../needs.js';
@@ -46,6 +47,30 @@ describe('Hugging Face decoders against transformers', function () {
         expect(tf.memory().numTensors).to.equal(before);
         const P = ref.gen_prompt_ids.shape[1];
         expect(got.map((g) => g.tokens)).to.deep.equal(rows(ref.gen_ids).map((r) => r.slice(P)));
+      });
+
+      it('loaded frozen, its matrices outside the heap: the same padded logits and greedy ids, the same stored weights; no full fine-tuning', () => {
+        const host = HfCausalLM.load(fixture(name), { frozen: true, host: true });
+        try {
+          expect(Object.keys(host.host).length).to.be.above(0);
+          const [B, T] = ref.ids.shape;
+          const mask = Float32Array.from(ref.pad_mask.data);
+          const padded = tf.tidy(() => host.logits(host.forward(tf.tensor2d(Int32Array.from(ref.pad_ids.data), [B, T], 'int32'), Int32Array.from(ref.pad_pos.data), mask).hidden).dataSync());
+          const V = host.config.vocabSize;
+          let worst = 0;
+          for (let r = 0; r < B * T; r++) if (mask[r]) worst = Math.max(worst, maxDiff(padded.subarray(r * V, (r + 1) * V), ref.pad_logits.data.subarray(r * V, (r + 1) * V)));
+          expect(worst).to.be.below(1e-4);
+          const gm = rows(ref.gen_prompt_mask);
+          const prompts = rows(ref.gen_prompt_ids).map((r, b) => r.filter((_, t) => gm[b][t] === 1));
+          const P = ref.gen_prompt_ids.shape[1];
+          expect(generate(host, prompts, { maxNewTokens: 12, temperature: 0 }).map((g) => g.tokens)).to.deep.equal(rows(ref.gen_ids).map((r) => r.slice(P)));
+          const a = host.storedTensors(), b = model.storedTensors();
+          expect(Object.keys(a).sort()).to.deep.equal(Object.keys(b).sort());
+          for (const k of Object.keys(b)) expect(maxDiff(a[k].data, b[k].data), k).to.equal(0);
+          expect(() => new HfPolicy(host).variables()).to.throw(/loaded frozen/);
+        } finally {
+          host.dispose();
+        }
       });
 
       it('gives transformers\' loss (1e-5) and every gradient (1e-4 relative by norm)', () => {

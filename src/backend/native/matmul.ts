@@ -16,7 +16,7 @@ export function fillRows(out: Float32Array, row: Float32Array): void {
 const SMALL = 4096;
 
 /** C (+)= op(A) op(B) in plain JS, for products too small to be worth a native call. */
-function smallGemm(ta: boolean, tb: boolean, M: number, N: number, K: number, A: Float32Array, lda: number, B: Float32Array, ldb: number, beta: number, C: Float32Array, ldc: number): void {
+export function smallGemm(ta: boolean, tb: boolean, M: number, N: number, K: number, A: Float32Array, lda: number, B: Float32Array, ldb: number, beta: number, C: Float32Array, ldc: number): void {
   for (let i = 0; i < M; i++) {
     for (let j = 0; j < N; j++) {
       let s = 0;

@@ -87,7 +87,8 @@ export async function loadHfPolicy(dir: string, o: LoadOptions & { base?: HfCaus
     if (!existsSync(provenance.base)) throw new Error(`checkpoint: ${dir} was trained on the base ${provenance.base}, which is missing`);
     const sha = o.base?.dir === provenance.base && o.base.sha256 ? o.base.sha256 : baseSha256(provenance.base);
     if (sha !== provenance.baseSha256) throw new Error(`checkpoint: ${dir} was trained on the base ${provenance.base} with sha256 ${provenance.baseSha256.slice(0, 12)}…, which now hashes ${sha.slice(0, 12)}…: the base changed`);
-    const base = o.base ?? HfCausalLM.load(provenance.base);
+    // an adapter's base is frozen; a full checkpoint's weights are assigned to its copy
+    const base = o.base ?? HfCausalLM.load(provenance.base, { frozen: provenance.lora !== null });
     base.sha256 = sha;
     if (!provenance.lora) {
       for (const [n, t] of Object.entries(weights)) base.weights[n].assign(t);

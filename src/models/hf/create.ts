@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { Rng } from '../../util/rng.js';
 import { parseHfConfig } from './config.js';
 import { weightSpecs } from './layout.js';
-import { HfCausalLM } from './model.js';
+import { HfCausalLM, type StoredWeights } from './model.js';
 import { writeSafetensors } from './safetensors.js';
 import { HfTokenizer } from './tokenizer.js';
 
@@ -64,16 +64,16 @@ export function createHfModel(a: Architecture, seed: number): { raw: Record<stri
 }
 
 /**
- * Writes `model` as a Hugging Face directory: config.json (`raw`), generation_config.json (the
+ * Writes `model` (or its stored tensors) as a Hugging Face directory: config.json (`raw`), generation_config.json (the
  * eos ids), model.safetensors (F32, transformers' names and orientation; a tied head is not
  * written) and the tokenizer files of `tokenizerFrom`, plus `extra` files. Written beside and
  * renamed into place, so a crash never leaves half a directory.
  */
-export function writeHfDirectory(dir: string, model: HfCausalLM, raw: Record<string, unknown>, tokenizerFrom: string, extra: Record<string, string | Uint8Array> = {}): void {
+export function writeHfDirectory(dir: string, model: HfCausalLM | StoredWeights, raw: Record<string, unknown>, tokenizerFrom: string, extra: Record<string, string | Uint8Array> = {}): void {
   const tmp = `${dir}.tmp-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
-  writeSafetensors(join(tmp, 'model.safetensors'), model.storedTensors());
+  writeSafetensors(join(tmp, 'model.safetensors'), model instanceof HfCausalLM ? model.storedTensors() : model);
   writeFileSync(join(tmp, 'config.json'), JSON.stringify(raw, null, 2) + '\n');
   writeFileSync(join(tmp, 'generation_config.json'), JSON.stringify({ eos_token_id: raw.eos_token_id ?? null, bos_token_id: raw.bos_token_id ?? null, pad_token_id: raw.pad_token_id ?? null }, null, 2) + '\n');
   for (const f of TOKENIZER_FILES) if (existsSync(join(tokenizerFrom, f))) copyFileSync(join(tokenizerFrom, f), join(tmp, f));

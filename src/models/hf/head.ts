@@ -9,19 +9,25 @@
  * d logp / dz = onehot - p;  dH / dz = -p (log p + H).
  */
 import * as tf from '@tensorflow/tfjs';
+import { HostMatrix, hostProduct } from '../../backend/native/host.js';
 
 /** Rows per chunk: a chunk's logits take rows x V x 4 bytes (64 MB for 100 rows of Qwen's vocabulary). */
 export const HEAD_CHUNK_BYTES = 64 << 20;
 
 /**
  * Target log-probs and entropies [N] of rows `hidden` [N, d] under the head `w` ([d, V], or
- * [V, d] when `tied`, the embedding table), logits divided by `temperature`; `chunkRows`
- * overrides the rows per chunk (HEAD_CHUNK_BYTES of logits by default); `trainHead` false when
- * the head is frozen (LoRA), so no gradient of it is computed.
+ * [V, d] when `tied`, the embedding table; a host matrix is [V, d] either way), logits divided
+ * by `temperature`; `chunkRows` overrides the rows per chunk (HEAD_CHUNK_BYTES of logits by
+ * default); `trainHead` false when the head is frozen (LoRA), so no gradient of it is computed.
  */
-export function headScores(hidden: tf.Tensor2D, w: tf.Tensor2D, tied: boolean, targets: Int32Array, temperature = 1, chunkRows?: number, trainHead = true): { logProbs: tf.Tensor1D; entropy: tf.Tensor1D } {
+export function headScores(hidden: tf.Tensor2D, w: tf.Tensor2D | HostMatrix, tied: boolean, targets: Int32Array, temperature = 1, chunkRows?: number, trainHead = true): { logProbs: tf.Tensor1D; entropy: tf.Tensor1D } {
   const [N] = hidden.shape;
-  const V = tied ? w.shape[0] : w.shape[1];
+  const host = w instanceof HostMatrix;
+  if (host && trainHead) throw new Error('head: a host matrix is frozen; it cannot train');
+  const V = host ? w.rows : tied ? w.shape[0] : w.shape[1];
+  // z = h W (or h W^T) and its transpose product dz -> dh
+  const project = host ? (h: tf.Tensor2D) => hostProduct(h, w, true) : (h: tf.Tensor2D) => tf.matMul(h, w, false, tied) as tf.Tensor2D;
+  const back = host ? (dz: tf.Tensor2D) => hostProduct(dz, w, false) : (dz: tf.Tensor2D) => tf.matMul(dz, w, false, !tied) as tf.Tensor2D;
   const rows = chunkRows ?? Math.max(1, Math.floor(HEAD_CHUNK_BYTES / (4 * V)));
   const logProbs: tf.Tensor1D[] = [];
   const entropy: tf.Tensor1D[] = [];
@@ -30,7 +36,7 @@ export function headScores(hidden: tf.Tensor2D, w: tf.Tensor2D, tied: boolean, t
     const part = hidden.slice([start, 0], [n, -1]) as tf.Tensor2D;
     // a frozen head (an adapter trains) is not an input of the chunk: its [V, d] gradient is never formed
     const ids = targets.subarray(start, start + n);
-    const both = trainHead ? chunk(ids, V, tied, temperature)(part, w) : frozenChunk(ids, V, tied, temperature, w)(part); // [n, 2]
+    const both = trainHead ? chunk(ids, V, tied, temperature)(part, w as tf.Tensor2D) : frozenChunk(ids, V, temperature, project, back)(part); // [n, 2]
     const [lp, h] = tf.split(both, 2, 1);
     logProbs.push(lp.reshape([n]));
     entropy.push(h.reshape([n]));
@@ -72,16 +78,16 @@ function chunk(targets: Int32Array, V: number, tied: boolean, temperature: numbe
   return f as unknown as (h: tf.Tensor2D, w: tf.Tensor2D) => tf.Tensor2D;
 }
 
-/** The same with the head frozen: only the rows get a gradient. */
-function frozenChunk(targets: Int32Array, V: number, tied: boolean, temperature: number, w: tf.Tensor2D): (h: tf.Tensor2D) => tf.Tensor2D {
+/** The same with the head frozen (`project` h -> z, `back` dz -> dh): only the rows get a gradient. */
+function frozenChunk(targets: Int32Array, V: number, temperature: number, project: (h: tf.Tensor2D) => tf.Tensor2D, back: (dz: tf.Tensor2D) => tf.Tensor2D): (h: tf.Tensor2D) => tf.Tensor2D {
   const t = temperature === 0 ? 1 : temperature;
   const f = tf.customGrad(((h: tf.Tensor2D, save: tf.GradSaveFunc) => {
     save([h]);
     return {
-      value: scoresOf(tf.matMul(h, w, false, tied).div(t) as tf.Tensor2D, targets, V),
+      value: scoresOf(project(h).div(t) as tf.Tensor2D, targets, V),
       gradFunc: (dy: tf.Tensor2D, saved: tf.Tensor[]) => {
         const hs = saved[0] as tf.Tensor2D;
-        return [tf.matMul(logitGrad(dy, tf.matMul(hs, w, false, tied).div(t) as tf.Tensor2D, targets, V, t), w, false, !tied)];
+        return [back(logitGrad(dy, project(hs).div(t) as tf.Tensor2D, targets, V, t))];
       },
     };
   }) as unknown as Parameters<typeof tf.customGrad>[0]);

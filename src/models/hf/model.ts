@@ -18,21 +18,38 @@ import type { LoraAdapter } from './lora.js';
 import { attend, attentionBias, cat, geluNew, rotate, rotation } from './attention.js';
 import { recomputed } from './recompute.js';
 import { readCheckpointTensors } from './safetensors.js';
+import { HostMatrix, hostMatMul, hostProduct } from '../../backend/native/host.js';
+import { activeSgemm } from '../../backend/native/index.js';
 
 /** Per-layer keys and values kept during generation: [B, KV heads, S, head dim] each. */
 export interface HfLayerCache { k: tf.Tensor4D; v: tf.Tensor4D }
 
+/** Weights by transformers name as stored (nn.Linear [out, in]), flattened float32. */
+export type StoredWeights = Record<string, { shape: number[]; data: Float32Array }>;
+
+export interface HfLoadOptions {
+  /** the base will not be trained (LoRA, generation, serving): its matrices may stay outside the backend's heap */
+  frozen?: boolean;
+  /** keep the matrices outside the heap (src/backend/native/host.ts); default: when frozen and a native sgemm serves the backend */
+  host?: boolean;
+}
 
 export class HfCausalLM implements Policy {
   readonly kind = 'hf';
   readonly hasValueHead = false;
+  /** the weights held by the backend, as variables (with `host`, only the norms, biases and gains) */
   readonly weights: Record<string, tf.Variable> = {};
+  /** with `host`, every matrix (projections, embeddings, head) as stored, outside the backend's heap; frozen */
+  readonly host: Record<string, HostMatrix> = {};
   /** the sha256 of the directory's config and weights as loaded, once computed (checkpoints record it) */
   sha256?: string;
   private readonly invFreq?: Float32Array;
 
-  /** `tensors` by transformers name, as stored (nn.Linear weights [out, in]); they are copied. */
-  constructor(readonly config: HfConfig, tensors: Record<string, { shape: number[]; data: Float32Array | Float64Array }>, readonly dir?: string) {
+  /**
+   * `tensors` by transformers name, as stored (nn.Linear weights [out, in]); they are copied,
+   * but with `host` a float32 matrix is adopted as it is (the caller must leave it unchanged).
+   */
+  constructor(readonly config: HfConfig, tensors: Record<string, { shape: number[]; data: Float32Array | Float64Array }>, readonly dir?: string, o: { host?: boolean } = {}) {
     const where = dir ?? 'checkpoint';
     const specs = weightSpecs(config);
     const known = new Set(specs.map((s) => s.name));
@@ -43,6 +60,10 @@ export class HfCausalLM implements Policy {
       const t = tensors[s.name];
       if (!t) throw new Error(`${where}: weight ${s.name} is missing`);
       if (JSON.stringify(t.shape) !== JSON.stringify(s.shape)) throw new Error(`${where}: weight ${s.name} has shape ${JSON.stringify(t.shape)}, config.json implies ${JSON.stringify(s.shape)}`);
+      if (o.host && s.shape.length === 2) {
+        this.host[s.name] = new HostMatrix(t.data instanceof Float32Array ? t.data : Float32Array.from(t.data), s.shape[0], s.shape[1]);
+        continue;
+      }
       this.weights[s.name] = tf.tidy(() => {
         const x = tf.tensor(Float32Array.from(t.data), s.shape);
         return tf.variable(s.linear ? x.transpose() : x, true, `${prefix}/${s.name}`);
@@ -52,18 +73,26 @@ export class HfCausalLM implements Policy {
   }
 
   /** Every weight as transformers stores it: by its name, nn.Linear weights back to [out, in]. */
-  storedTensors(): Record<string, { shape: number[]; data: Float32Array }> {
+  /** Every weight as transformers stores it: by its name, nn.Linear weights back to [out, in]; host matrices are returned as held (read only). */
+  storedTensors(): StoredWeights {
     const linear = new Set(weightSpecs(this.config).filter((s) => s.linear).map((s) => s.name));
-    return Object.fromEntries(Object.entries(this.weights).map(([n, v]) => [n, tf.tidy(() => {
+    const held = Object.entries(this.weights).map(([n, v]) => [n, tf.tidy(() => {
       const t = linear.has(n) ? v.transpose() : v;
       return { shape: t.shape, data: t.dataSync() as Float32Array };
-    })]));
+    })]);
+    const host = Object.entries(this.host).map(([n, m]) => [n, { shape: [m.rows, m.cols], data: m.data }]);
+    return Object.fromEntries([...held, ...host]);
+  }
+
+  /** whether the matrices are held outside the heap (the model is then frozen) */
+  get frozen(): boolean {
+    return Object.keys(this.host).length > 0;
   }
 
   /** Loads `DIR` (config.json and safetensors weights; float16 and bfloat16 are computed in float32). */
-  static load(dir: string): HfCausalLM {
+  static load(dir: string, o: HfLoadOptions = {}): HfCausalLM {
     const config = readHfConfig(dir);
-    return new HfCausalLM(config, readCheckpointTensors(dir), dir);
+    return new HfCausalLM(config, readCheckpointTensors(dir), dir, { host: o.host ?? (o.frozen === true && activeSgemm() !== undefined) });
   }
 
   get maxSequence(): number {
@@ -76,6 +105,14 @@ export class HfCausalLM implements Policy {
 
   dispose(): void {
     for (const v of Object.values(this.weights)) v.dispose();
+    for (const n of Object.keys(this.host)) delete this.host[n];
+  }
+
+  /** Rows `ids` of the embedding `name` [rows, d]: [..ids, d]. */
+  private embed(name: string, ids: tf.Tensor | Int32Array, shape: number[]): tf.Tensor {
+    const m = this.host[name];
+    if (!m) return tf.gather(this.w(name), ids instanceof Int32Array ? tf.tensor(ids, shape, 'int32') : ids);
+    return m.gather(ids instanceof Int32Array ? ids : (ids.dataSync() as Int32Array)).reshape([...shape, m.cols]);
   }
 
   private w(name: string): tf.Tensor {
@@ -96,8 +133,8 @@ export class HfCausalLM implements Policy {
     const past = S - T;
     const bias = attentionBias(keyMask, B, T, past, gpt2OrMha(c) ? 1 : c.heads / c.kvHeads);
     const gpt2 = c.architecture === 'GPT2LMHeadModel';
-    let x = tf.gather(this.w(gpt2 ? 'transformer.wte.weight' : 'model.embed_tokens.weight'), tokens) as tf.Tensor3D; // [B, T, d]
-    if (gpt2) x = x.add(tf.gather(this.w('transformer.wpe.weight'), tf.tensor2d(positions, [B, T], 'int32')));
+    let x = this.embed(gpt2 ? 'transformer.wte.weight' : 'model.embed_tokens.weight', tokens, [B, T]) as tf.Tensor3D; // [B, T, d]
+    if (gpt2) x = x.add(this.embed('transformer.wpe.weight', positions, [B, T]));
     const rot = this.invFreq && rotation(this.invFreq, positions, B, T); // cos, sin [B, 1, T, hd]
     const next: HfLayerCache[] = [];
     const block = (l: number, input: tf.Tensor3D, past?: HfLayerCache, consts: tf.Tensor[] = [bias, ...(rot ? [rot.cos, rot.sin, rot.half] : [])]) => {
@@ -174,7 +211,11 @@ export class HfCausalLM implements Policy {
 
   /** `x @ w + b` for the projection named `name` (its bias if it has one), plus the adapter's term when it adapts it. */
   private linear(x: tf.Tensor, name: string, adapter?: LoraAdapter): tf.Tensor {
-    const y = linear(x, this.w(`${name}.weight`) as tf.Tensor2D, this.weights[`${name}.bias`]);
+    const h = this.host[`${name}.weight`];
+    const bias = this.weights[`${name}.bias`];
+    // a host matrix is held as stored: nn.Linear's [out, in] (x W^T), GPT-2's Conv1D [in, out] (x W)
+    const product = h && hostMatMul(x, h, !this.isConv1D(name));
+    const y = product ? (bias ? product.add(bias) : product) : linear(x, this.w(`${name}.weight`) as tf.Tensor2D, bias);
     const delta = adapter?.delta(name, x);
     return delta ? y.add(delta) : y;
   }
@@ -189,18 +230,24 @@ export class HfCausalLM implements Policy {
     return centred.mul(tf.rsqrt(centred.square().mean(-1, true).add(this.config.eps))).mul(this.w(`${name}.weight`)).add(this.w(`${name}.bias`));
   }
 
-  /** The head's weight: the embedding table [V, d] when tied, else lm_head held [d, V]. */
-  private headWeight(): tf.Tensor2D {
+  private isConv1D(name: string): boolean {
+    return this.config.architecture === 'GPT2LMHeadModel' && !name.startsWith('lm_head');
+  }
+
+  /** The head's weight: the embedding table [V, d] when tied, else lm_head held [d, V] (as stored, [V, d], on the host). */
+  private headWeight(): tf.Tensor2D | HostMatrix {
     const c = this.config;
-    if (!c.tied) return this.w('lm_head.weight') as tf.Tensor2D;
-    return this.w(c.architecture === 'GPT2LMHeadModel' ? 'transformer.wte.weight' : 'model.embed_tokens.weight') as tf.Tensor2D;
+    const name = !c.tied ? 'lm_head.weight' : c.architecture === 'GPT2LMHeadModel' ? 'transformer.wte.weight' : 'model.embed_tokens.weight';
+    return this.host[name] ?? (this.w(name) as tf.Tensor2D);
   }
 
   /** Next-token logits from hidden states: [B, T, d] -> [B, T, V]. */
   logits(hidden: tf.Tensor3D): tf.Tensor3D {
     const c = this.config;
     const [B, T, d] = hidden.shape;
-    return tf.matMul(hidden.reshape([B * T, d]), this.headWeight(), false, c.tied).reshape([B, T, c.vocabSize]);
+    const w = this.headWeight();
+    const rows = hidden.reshape([B * T, d]) as tf.Tensor2D;
+    return (w instanceof HostMatrix ? hostMatMul(rows, w, true) : tf.matMul(rows, w, false, c.tied)).reshape([B, T, c.vocabSize]);
   }
 
   /** See Policy.score; `temperature` divides the logits (0, greedy, scores at 1); with `adapter`, through its LoRA terms. */
@@ -214,8 +261,8 @@ export class HfCausalLM implements Policy {
     const d = this.config.hidden;
     const rows = hidden.slice([0, P - 1, 0], [-1, Tc, -1]).reshape([B * Tc, d]) as tf.Tensor2D;
     // chunked over rows, so [B, Tc, V] logits never exist at once (src/models/hf/head.ts)
-    // the head trains only in full fine-tuning; under an adapter it is frozen
-    const { logProbs, entropy } = headScores(rows, this.headWeight(), this.config.tied, targets, temperature, undefined, !adapter);
+    // the head trains only in full fine-tuning; under an adapter, or held on the host, it is frozen
+    const { logProbs, entropy } = headScores(rows, this.headWeight(), this.config.tied, targets, temperature, undefined, !adapter && !this.frozen);
     const m = tf.tensor2d(mask, [B, Tc]);
     return { logProbs: logProbs.reshape([B, Tc]).mul(m) as tf.Tensor2D, entropy: entropy.reshape([B, Tc]) as tf.Tensor2D, mask: m };
   }

@@ -29,7 +29,10 @@ export class HfPolicy implements Policy {
   }
 
   variables(): tf.Variable[] {
-    return this.adapter ? this.adapter.variables() : this.base.variables();
+    if (this.adapter) return this.adapter.variables();
+    // a base loaded frozen keeps its matrices outside the heap, where no gradient reaches them
+    if (this.base.frozen) throw new Error(`hf: the base ${this.base.dir ?? ''} was loaded frozen (for an adapter, generation or serving): it cannot be fine-tuned in full`);
+    return this.base.variables();
   }
 
   /** The variables an update changes, by name: the adapter's, or the base's (transformers' names). */
