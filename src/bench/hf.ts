@@ -18,6 +18,9 @@ import { LoraAdapter } from '../models/hf/lora.js';
 import { HfCausalLM } from '../models/hf/model.js';
 import { HfPolicy } from '../models/hf/policy.js';
 import { Rng } from '../util/rng.js';
+import { adam } from '../backend/fused/adam.js';
+import { HostAdam } from '../rl/host-adam.js';
+import { HOST_ADAM_VALUES } from '../rl/trainer.js';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => { const i = args.indexOf(`--${name}`); return i >= 0 ? args[i + 1] : fallback; };
@@ -37,8 +40,12 @@ const [tB, tT] = option('train', '8,256').split(',').map(Number);
 // micro-batches do; wasm's 4 GB heap holds a 135M model's activations for 2 sequences of 256, not 8
 const micro = Number(option('micro', '2'));
 
-/** A model of the shape with random weights (std 0.02, norms 1), built in memory: nothing to download. */
-function build(): HfCausalLM {
+/**
+ * A model of the shape with random weights (std 0.02, norms 1), built in memory: nothing to
+ * download. `frozen` (generation, LoRA): its matrices stay outside the heap when a native
+ * sgemm serves the products, as a run loads a base that adapters train on.
+ */
+function build(frozen: boolean): HfCausalLM {
   const s = SHAPES[shape];
   const config = parseHfConfig({ architectures: [s.arch], vocab_size: s.vocab, hidden_size: s.d, intermediate_size: s.ffn, num_hidden_layers: s.layers, num_attention_heads: s.heads, num_key_value_heads: s.kv, head_dim: s.hd, max_position_embeddings: 2048, rms_norm_eps: 1e-5, rope_theta: s.theta, tie_word_embeddings: true, hidden_act: 'silu' });
   const rng = new Rng(0);
@@ -46,7 +53,7 @@ function build(): HfCausalLM {
     const n = w.shape.reduce((a, b) => a * b, 1);
     return [w.name, { shape: w.shape, data: w.name.endsWith('norm.weight') ? new Float32Array(n).fill(1) : Float32Array.from({ length: n }, () => 0.02 * rng.normal()) }];
   }));
-  return new HfCausalLM(config, tensors);
+  return new HfCausalLM(config, tensors, undefined, { host: frozen && info.native !== undefined });
 }
 
 const randomIds = (rng: Rng, n: number, vocab: number) => Array.from({ length: n }, () => rng.int(vocab));
@@ -91,17 +98,26 @@ const threads = Number(option('threads', String(cpus().length)));
 if (info.native) loadNative()?.setThreads(threads);
 console.error(`${describeBackend(info)}; ${threads} native threads`);
 const ours: Record<string, number> = {};
-const base = build();
 const rng = new Rng(1);
+let base: HfCausalLM | undefined;
 for (const job of jobs) {
   let seconds: number;
   try {
+    // a frozen base for generation and LoRA, variables for full fine-tuning
+    const frozen = job !== 'full';
+    if (!base || base.frozen !== (frozen && info.native !== undefined)) {
+      base?.dispose();
+      base = build(frozen);
+    }
     if (job === 'generate') {
-      seconds = time(() => generate(base, Array.from({ length: gB }, () => randomIds(rng, gP, base.config.vocabSize)), { maxNewTokens: gN, temperature: 1, seed: 1 }));
+      const model = base;
+      seconds = time(() => generate(model, Array.from({ length: gB }, () => randomIds(rng, gP, model.config.vocabSize)), { maxNewTokens: gN, temperature: 1, seed: 1 }));
       ours[job] = (gB * gN) / seconds;
     } else {
       const policy = new HfPolicy(base, job === 'lora' ? new LoraAdapter(base.config, { r: 16, alpha: 32, targetModules: 'all-linear' }, 2) : undefined);
-      const optimizer = tf.train.adam(1e-5);
+      // as the trainer picks: moments outside the heap for a model of more than HOST_ADAM_VALUES
+      const values = policy.variables().reduce((n, v) => n + v.size, 0);
+      const optimizer = values > HOST_ADAM_VALUES ? new HostAdam(1e-5) : adam(1e-5);
       seconds = time(() => trainStep(policy, optimizer, rng));
       optimizer.dispose();
       policy.dispose();

@@ -35,10 +35,11 @@ const affine = tf.customGrad(((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
   const [x, w, b] = args as tf.Tensor[];
   (args[3] as tf.GradSaveFunc)([x, w]);
   const value = tf.fused.matMul({ a: x as tf.Tensor2D, b: w as tf.Tensor2D, bias: b });
-  const gradFunc = (dy: tf.Tensor, saved: tf.Tensor[]) => {
+  // tfjs calls a custom gradient outside any scope until the backward pass ends: the transposes are freed here
+  const gradFunc = (dy: tf.Tensor, saved: tf.Tensor[]) => tf.tidy(() => {
     const [xs, ws] = saved as tf.Tensor2D[];
     return [...backProducts(dy as tf.Tensor2D, xs, ws), dy.sum(0)];
-  };
+  });
   return { value, gradFunc };
 }) as Parameters<typeof tf.customGrad>[0]) as unknown as (x: tf.Tensor2D, w: tf.Tensor2D, b: tf.Tensor) => tf.Tensor2D;
 
@@ -46,10 +47,10 @@ const affine = tf.customGrad(((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
 const product = tf.customGrad(((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
   const [x, w] = args as tf.Tensor2D[];
   (args[2] as tf.GradSaveFunc)([x, w]);
-  const gradFunc = (dy: tf.Tensor, saved: tf.Tensor[]) => {
+  const gradFunc = (dy: tf.Tensor, saved: tf.Tensor[]) => tf.tidy(() => {
     const [xs, ws] = saved as tf.Tensor2D[];
     return backProducts(dy as tf.Tensor2D, xs, ws);
-  };
+  });
   return { value: tf.matMul(x, w), gradFunc };
 }) as Parameters<typeof tf.customGrad>[0]) as unknown as (x: tf.Tensor2D, w: tf.Tensor2D) => tf.Tensor2D;
 

@@ -21,9 +21,15 @@ export function applyClipped(optimizer: tf.Optimizer, grads: tf.NamedTensorMap, 
     return { gradNorm, skipped: true, reason: !Number.isFinite(loss) ? `loss is ${loss}` : `gradient norm is ${gradNorm}` };
   }
   const scale = maxNorm / (gradNorm + 1e-6);
-  const applied = scale < 1 ? tf.tidy(() => Object.fromEntries(Object.entries(grads).map(([k, g]) => [k, g.mul(scale)]))) : grads;
+  // scaled one gradient at a time, each original freed at once: one extra gradient at most, not a second set
+  const applied: tf.NamedTensorMap = {};
+  for (const [k, g] of Object.entries(grads)) {
+    if (scale < 1) {
+      applied[k] = tf.mul(g, scale);
+      g.dispose();
+    } else applied[k] = g;
+  }
   optimizer.applyGradients(applied);
-  tf.dispose(list);
-  if (applied !== grads) tf.dispose(Object.values(applied));
+  tf.dispose(Object.values(applied));
   return { gradNorm, skipped: false };
 }

@@ -1,5 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import type { Attachments } from '../models/checkpoint.js';
+import { HostAdam, type HostWeight } from './host-adam.js';
 
 const BIN = 'optimizer.bin';
 const JSON_FILE = 'optimizer.json';
@@ -12,6 +13,7 @@ export const OPTIMIZER_FILES = [JSON_FILE, BIN] as const;
  * same optimisation rather than restarting Adam.
  */
 export async function encodeOptimizerState(optimizer: tf.Optimizer): Promise<Attachments> {
+  if (optimizer instanceof HostAdam) return encodeHost(optimizer.hostWeights());
   const weights = await optimizer.getWeights();
   const { data, specs } = await tf.io.encodeWeights(weights);
   tf.dispose(weights.filter((w) => w.name === 'iter').map((w) => w.tensor)); // a fresh scalar each call; the rest are the optimizer's own
@@ -33,6 +35,10 @@ export async function restoreOptimizerState(where: string, attachments: Record<s
     specs = JSON.parse(new TextDecoder().decode(json)).specs;
     const bytes = specs.reduce((n, s) => n + 4 * s.shape.reduce((a, b) => a * b, 1), 0);
     if (bytes !== bin.byteLength) throw new Error(`${BIN} has ${bin.byteLength} bytes, ${JSON_FILE} describes ${bytes}`);
+    if (optimizer instanceof HostAdam) {
+      optimizer.setHostWeights(decodeHost(bin, specs));
+      return;
+    }
     map = tf.io.decodeWeights(bin.buffer.slice(bin.byteOffset, bin.byteOffset + bin.byteLength) as ArrayBuffer, specs);
   } catch (e) {
     throw new Error(`${where}/${JSON_FILE}: cannot read the optimizer state: ${(e as Error).message}`);
@@ -44,4 +50,28 @@ export async function restoreOptimizerState(where: string, attachments: Record<s
   } finally {
     tf.dispose(Object.values(map)); // setWeights copied them into the optimizer's variables
   }
+}
+
+/** tf.io.encodeWeights's layout (each tensor's bytes in turn, little-endian) from Node's memory: no tensor is made. */
+function encodeHost(weights: HostWeight[]): Attachments {
+  const bytes = new Uint8Array(weights.reduce((n, w) => n + w.data.byteLength, 0));
+  let at = 0;
+  for (const w of weights) {
+    bytes.set(new Uint8Array(w.data.buffer, w.data.byteOffset, w.data.byteLength), at);
+    at += w.data.byteLength;
+  }
+  const specs = weights.map((w) => ({ name: w.name, shape: w.shape, dtype: w.dtype }));
+  return { [BIN]: bytes, [JSON_FILE]: JSON.stringify({ specs }) };
+}
+
+/** The tensors of a state written either way, as arrays in Node's memory. */
+function decodeHost(bin: Uint8Array, specs: tf.io.WeightsManifestEntry[]): HostWeight[] {
+  let at = 0;
+  return specs.map((s) => {
+    const n = s.shape.reduce((a, b) => a * b, 1);
+    const slice = bin.slice(at, at + 4 * n).buffer;
+    at += 4 * n;
+    const dtype = s.dtype === 'int32' ? 'int32' : 'float32';
+    return { name: s.name, shape: s.shape, dtype, data: dtype === 'int32' ? new Int32Array(slice) : new Float32Array(slice) };
+  });
 }

@@ -5,6 +5,7 @@ import { microBatches, padRows } from '../models/types.js';
 import { broadcastOverTokens } from './advantages.js';
 import { groupBy } from '../util/group.js';
 import { applyClipped } from './apply.js';
+import { HostAdam } from './host-adam.js';
 import { addGrads, addIndexed, toIndexed, type IndexedGrads } from './grads.js';
 import { shards as cut, threadsFor } from '../util/shards.js';
 import { klPenalty, type KlKind } from './kl.js';
@@ -137,6 +138,18 @@ function addStats(into: Stats, more: Stats): void {
 }
 
 /**
+ * Above this many trainable values a model's Adam moments live in Node's memory (HostAdam,
+ * the same arithmetic bit for bit): two moments of a 135M model are 1 GB, which with its
+ * weights and gradients passes what tfjs-wasm's heap addresses.
+ */
+export const HOST_ADAM_VALUES = 32 * 2 ** 20;
+
+function optimizerFor(model: Policy, c: TrainerConfig): tf.Optimizer {
+  const values = model.variables().reduce((n, v) => n + v.size, 0);
+  return values > HOST_ADAM_VALUES ? new HostAdam(c.lr, c.beta1, c.beta2, c.epsilon) : adam(c.lr, c.beta1, c.beta2, c.epsilon);
+}
+
+/**
  * One joint update: samples are grouped by model; each model gets one optimizer step on
  * the sum of its roles' losses, over its own variables and no others. A batch larger than
  * `microBatch` is scored in passes whose gradients add up to the one-pass gradient.
@@ -152,7 +165,7 @@ export class JointTrainer {
     if (!(c.lr > 0)) throw new Error(`trainer: lr must be > 0, got ${c.lr}`);
     if (!(c.maxGradNorm > 0)) throw new Error(`trainer: maxGradNorm must be > 0, got ${c.maxGradNorm}`);
     if (!(Number.isSafeInteger(c.microBatch) && c.microBatch > 0)) throw new Error(`trainer: microBatch must be a positive integer, got ${c.microBatch}`);
-    for (const id of Object.keys(models)) this.optimizers.set(id, adam(c.lr, c.beta1, c.beta2, c.epsilon));
+    for (const [id, model] of Object.entries(models)) this.optimizers.set(id, optimizerFor(model, c));
   }
 
   step(samples: readonly TrainSample[]): Record<string, ModelStep> {

@@ -54,7 +54,8 @@ export function hostMatMul(x: tf.Tensor, m: HostMatrix, transpose: boolean): tf.
   const K = x.shape[x.shape.length - 1];
   const f = tf.customGrad(((input: tf.Tensor) => ({
     value: hostProduct(input.reshape([-1, K]) as tf.Tensor2D, m, transpose).reshape([...lead, transpose ? m.rows : m.cols]),
-    gradFunc: (dy: tf.Tensor) => hostProduct(dy.reshape([-1, dy.shape[dy.shape.length - 1]]) as tf.Tensor2D, m, !transpose).reshape(input.shape),
+    // a custom gradient runs outside any scope (tfjs): its temporaries are freed here
+    gradFunc: (dy: tf.Tensor) => tf.tidy(() => hostProduct(dy.reshape([-1, dy.shape[dy.shape.length - 1]]) as tf.Tensor2D, m, !transpose).reshape(input.shape)),
   })) as unknown as Parameters<typeof tf.customGrad>[0]);
   return (f as unknown as (x: tf.Tensor) => tf.Tensor)(x);
 }

@@ -3,7 +3,8 @@
  * only while that chunk is computed, forward and backward, so `[batch, tokens, vocabulary]`
  * logits never exist at once (151,669 columns for Qwen). The backward pass recomputes a
  * chunk's logits from the saved hidden states instead of keeping them: peak memory is one
- * chunk's logits plus the hidden states, for one extra head product per chunk.
+ * chunk's logits plus the hidden states, for one extra head product per chunk. (tfjs calls a
+ * custom gradient outside any scope, so each chunk's backward frees its own temporaries.)
  *
  * Per row: logp = log_softmax(z)[target] and H = -sum p log p, for z = h W / temperature.
  * d logp / dz = onehot - p;  dH / dz = -p (log p + H).
@@ -68,11 +69,12 @@ function chunk(targets: Int32Array, V: number, tied: boolean, temperature: numbe
     save([h, w]);
     return {
       value: scoresOf(logits(h, w), targets, V),
-      gradFunc: (dy: tf.Tensor2D, saved: tf.Tensor[]) => {
+      // tfjs runs a custom gradient outside any scope until the whole backward pass ends: the chunk's temporaries are freed here
+      gradFunc: (dy: tf.Tensor2D, saved: tf.Tensor[]) => tf.tidy(() => {
         const [hs, ws] = saved as tf.Tensor2D[];
         const dz = logitGrad(dy, logits(hs, ws), targets, V, t);
         return [tf.matMul(dz, ws, false, !tied), tied ? tf.matMul(dz, hs, true, false) : tf.matMul(hs, dz, true, false)];
-      },
+      }),
     };
   }) as unknown as Parameters<typeof tf.customGrad>[0]);
   return f as unknown as (h: tf.Tensor2D, w: tf.Tensor2D) => tf.Tensor2D;
@@ -85,10 +87,7 @@ function frozenChunk(targets: Int32Array, V: number, temperature: number, projec
     save([h]);
     return {
       value: scoresOf(project(h).div(t) as tf.Tensor2D, targets, V),
-      gradFunc: (dy: tf.Tensor2D, saved: tf.Tensor[]) => {
-        const hs = saved[0] as tf.Tensor2D;
-        return [back(logitGrad(dy, project(hs).div(t) as tf.Tensor2D, targets, V, t))];
-      },
+      gradFunc: (dy: tf.Tensor2D, saved: tf.Tensor[]) => tf.tidy(() => [back(logitGrad(dy, project(saved[0] as tf.Tensor2D).div(t) as tf.Tensor2D, targets, V, t))]),
     };
   }) as unknown as Parameters<typeof tf.customGrad>[0]);
   return f as unknown as (h: tf.Tensor2D) => tf.Tensor2D;

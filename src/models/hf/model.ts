@@ -24,6 +24,9 @@ import { activeSgemm } from '../../backend/native/index.js';
 /** Per-layer keys and values kept during generation: [B, KV heads, S, head dim] each. */
 export interface HfLayerCache { k: tf.Tensor4D; v: tf.Tensor4D }
 
+/** The stored dtypes a weight may have (widened to float32). */
+const FLOAT_DTYPES = ['F32', 'F16', 'BF16', 'F64'];
+
 /** Weights by transformers name as stored (nn.Linear [out, in]), flattened float32. */
 export type StoredWeights = Record<string, { shape: number[]; data: Float32Array }>;
 
@@ -59,6 +62,8 @@ export class HfCausalLM implements Policy {
     for (const s of specs) {
       const t = tensors[s.name];
       if (!t) throw new Error(`${where}: weight ${s.name} is missing`);
+      const dtype = (t as { dtype?: string }).dtype;
+      if (dtype !== undefined && !FLOAT_DTYPES.includes(dtype)) throw new Error(`${where}: weight ${s.name} is ${dtype}: integer (quantized) weights are not supported; ${FLOAT_DTYPES.join(', ')} are`);
       if (JSON.stringify(t.shape) !== JSON.stringify(s.shape)) throw new Error(`${where}: weight ${s.name} has shape ${JSON.stringify(t.shape)}, config.json implies ${JSON.stringify(s.shape)}`);
       if (o.host && s.shape.length === 2) {
         this.host[s.name] = new HostMatrix(t.data instanceof Float32Array ? t.data : Float32Array.from(t.data), s.shape[0], s.shape[1]);
