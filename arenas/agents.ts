@@ -1,3 +1,4 @@
+import { rolePrompt } from '../roles/prompt.js';
 import type { RoleId, Turn } from '../src/core/types.js';
 import type { Role, Observation } from '../roles/types.js';
 import type { GenerateOptions, GenerateServer } from '../src/serving/server.js';
@@ -15,11 +16,17 @@ export interface AgentBinding {
   temperature?: number;
   /** the tokenizer of this role's model, when not the shared one (each Hugging Face model has its own) */
   tokenizer?: Tokenizer;
+  /** this role's system message when its model speaks through a chat template, in place of the role's own instructions */
+  system?: string;
 }
+
+/** The answer in an assistant's text: a leading (empty or not) `<think>` block is the model's, not the answer. */
+export const assistantAnswer = (text: string) => text.replace(/^\s*<think>[\s\S]*?<\/think>\s*/, '');
 
 /**
  * Binds role ids to roles and model servers: renders the observation, prefixes BOS and
- * the role's token, asks the model's server, decodes and parses. Tensor work happens only
+ * the role's token (or, for a model with a chat template, makes it the user message after
+ * the role's system message), asks the model's server, decodes and parses. Tensor work happens only
  * in the server; what comes back is a plain Turn.
  */
 export class Agents implements ArenaContext {
@@ -37,7 +44,9 @@ export class Agents implements ArenaContext {
   async act(roleId: RoleId, observation: Observation, options: ActOptions = {}): Promise<Turn> {
     const b = this.bindings[roleId];
     if (!b) throw new Error(`arena asked role '${roleId}' to act; bound roles: ${Object.keys(this.bindings).join(', ')}`);
-    const prompt = (b.tokenizer ?? this.tokenizer).prompt(b.role.render(observation), b.role.token ?? b.role.kind);
+    const tokenizer = b.tokenizer ?? this.tokenizer;
+    const text = b.role.render(observation);
+    const prompt = rolePrompt(tokenizer, b.role, text, b.system);
     const turn = options.given === undefined ? await this.sample(roleId, b, prompt, observation) : await this.give(roleId, b, prompt, observation, options.given);
     if (options.compare) turn.compare = options.compare;
     if (options.task) turn.task = options.task;
@@ -53,7 +62,8 @@ export class Agents implements ArenaContext {
     const g = await b.server.generate(prompt, { ...this.sampling, maxNewTokens, temperature: b.temperature ?? this.sampling.temperature, eos: tokenizer.eos, ...(stop.length ? { stop } : {}) });
     const body = g.stopped ? g.tokens.slice(0, -1) : g.tokens;
     const text = tokenizer.decode(body);
-    const action = g.stopped ? b.role.parse(text, observation) : { valid: false, value: null, error: `no end of sequence within ${g.tokens.length} tokens` };
+    const answer = tokenizer.chat ? assistantAnswer(text) : text;
+    const action = g.stopped ? b.role.parse(answer, observation) : { valid: false, value: null, error: `no end of sequence within ${g.tokens.length} tokens` };
     return { index: 0, role: roleId, model: b.model, prompt, completion: g.tokens, logProbs: g.logProbs, entropy: g.entropy, selfCertainty: g.selfCertainty, text, action };
   }
 

@@ -15,6 +15,7 @@ function shownEntries(o: Observation): string {
  */
 export class MemoryManagerRole implements Role {
   readonly kind = 'memory';
+  readonly instructions = 'You are the memory manager. Reply ADD text, UPDATE i text, DELETE i, or NOOP.';
   render(o: Observation): string {
     return `${shownEntries(o)}|${String(o.fact ?? o.task.prompt)}>`;
   }
@@ -56,6 +57,7 @@ export function memoryOp(action: string, shownIds: readonly string[]): MemoryOp 
  */
 export class AnswerRole implements Role {
   readonly kind = 'answer';
+  readonly instructions = 'You answer from the memory entries. Reply i:answer, or -:answer when none helps.';
   readonly token = 'solver';
   render(o: Observation): string {
     return `${shownEntries(o)}|${String(o.question ?? o.task.prompt)}>`;

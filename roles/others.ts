@@ -5,6 +5,7 @@ import { invalid, valid, type Observation, type Role } from './types.js';
 /** Writes a new task for the solver: its output must look like a task prompt ending in '='. */
 export class ProposerRole implements Role {
   readonly kind = 'proposer';
+  readonly instructions = 'You are the proposer. Write a new, hard but solvable task ending in =.';
   render(o: Observation): string {
     return `new ${o.task.family}:`;
   }
@@ -32,6 +33,7 @@ export class ProposerRole implements Role {
  */
 export class CriticRole implements Role {
   readonly kind = 'critic';
+  readonly instructions = 'You are the critic. Reply y if it is right, n if not, or the first wrong step (0 if none).';
   render(o: Observation): string {
     if (typeof o.working !== 'string') return `${o.task.prompt}${String(o.answer ?? '')}?`;
     if (o.stage === 'check') return `${o.task.prompt}${firstStep(o.working)}`;
@@ -79,6 +81,7 @@ const firstStep = (working: string) => working.split(',')[0].replace(/=\d*$/, '=
  */
 export class SneakyRole implements Role {
   readonly kind = 'sneaky';
+  readonly instructions = 'You are the solver. Reply with the working or answer only.';
   readonly token = 'solver';
   constructor(private readonly parseAnswer: (output: string) => Action) {}
   render(o: Observation): string {
@@ -111,6 +114,7 @@ export class SneakyRole implements Role {
  */
 export class JudgeRole implements Role {
   readonly kind = 'judge';
+  readonly instructions = 'You are the judge. Reply y or n for one answer, A or B for the better of two; shown a task alone, solve it.';
   render(o: Observation): string {
     const answers = (o.answers as string[] | undefined) ?? [];
     if (answers.length === 0) return o.task.prompt;

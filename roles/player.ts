@@ -8,6 +8,7 @@ import { invalid, valid, type Observation, type Role } from './types.js';
  */
 export class PlayerRole implements Role {
   readonly kind = 'player';
+  readonly instructions = 'You are a player. Reply with one legal move code only.';
 
   render(observation: Observation): string {
     const o = observation as unknown as GameObservation;

@@ -4,6 +4,7 @@ import type { AnswerParser, Observation, Role } from './types.js';
 /** Answers a task: sees the task's prompt, and its output is parsed by the task family. */
 export class SolverRole implements Role {
   readonly kind = 'solver';
+  readonly instructions = 'You are the solver. Reply with the answer only.';
   constructor(private readonly parseAnswer: AnswerParser) {}
   render(o: Observation): string {
     return o.task.prompt;

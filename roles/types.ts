@@ -19,6 +19,12 @@ export interface Role {
    * token, so a model and tokenizer made for the other role serve it unchanged
    */
   readonly token?: string;
+  /**
+   * what the role does, as the system message of a model that speaks through a chat template
+   * (a Hugging Face model with one); `roles.<id>.system` in a config overrides it. A character
+   * model never sees it.
+   */
+  readonly instructions?: string;
   render(observation: Observation): string;
   parse(output: string, observation: Observation): Action;
   /**

@@ -92,6 +92,30 @@ function time(run: () => void): number {
   return (performance.now() - t0) / 1000 / reps;
 }
 
+/** Bytes of the backend's tensors and of a model's host matrices. */
+const held = (models: HfCausalLM[]) => tf.memory().numBytes + [...new Set(models)].reduce((n, m) => n + Object.values(m.host).reduce((k, h) => k + h.data.byteLength, 0), 0);
+
+/**
+ * "Separate models" two ways, measured: one frozen base with two LoRA adapters (rank 16, every
+ * projection), as roles with adapters of their own run, against two full copies, as two fully
+ * fine-tuned models are held (Adam's moments, which double a full copy's cost again, aside).
+ */
+function memoryJob(): void {
+  base?.dispose();
+  base = undefined;
+  const before = held([]);
+  const shared = build(true);
+  const adapters = [0, 1].map((i) => new LoraAdapter(shared.config, { r: 16, alpha: 32, targetModules: 'all-linear' }, i));
+  const lora = held([shared]) - before;
+  adapters.forEach((a) => a.dispose());
+  shared.dispose();
+  const copies = [build(false), build(false)];
+  const full = held(copies) - before;
+  copies.forEach((m) => m.dispose());
+  const mb = (n: number) => Math.round(n / 2 ** 20);
+  console.log(JSON.stringify({ impl: 'coevolve', shape, job: 'memory', base_and_2_adapters_mb: mb(lora), two_full_copies_mb: mb(full), ratio: +(lora / full).toFixed(3) }));
+}
+
 const info = await initBackend(option('backend', 'auto') as BackendChoice);
 // the model runs in this one thread, so its native products may use every core (`--threads 1` for one)
 const threads = Number(option('threads', String(cpus().length)));
@@ -108,6 +132,10 @@ for (const job of jobs) {
     if (!base || base.frozen !== (frozen && info.native !== undefined)) {
       base?.dispose();
       base = build(frozen);
+    }
+    if (job === 'memory') {
+      memoryJob();
+      continue;
     }
     if (job === 'generate') {
       const model = base;

@@ -2,6 +2,7 @@
  * Reads an experiment config: YAML file -> `key.path=value` overrides -> zod validation.
  * Every failure is one `ConfigError` whose message lists each problem as `path: message`.
  */
+import { expandAdapters } from './adapters.js';
 import { readFileSync } from 'node:fs';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
 import type { z } from 'zod';
@@ -77,7 +78,7 @@ function validate(
   const overridden = overrides.map((o) => o.slice(0, o.indexOf('=')).trim());
 
   const result = ExperimentSchema.safeParse(obj, { reportInput: true });
-  if (result.success) return result.data;
+  if (result.success) return expandAdapters(result.data);
 
   const issues: ConfigIssue[] = [];
   const lines: string[] = [];

@@ -126,9 +126,14 @@ export const KlRewardSchema = z
     for (const f of ['targetKl', 'horizon'] as const) if (k[f] === undefined) ctx.addIssue({ code: 'custom', path: [f], message: "required when type is 'adaptive'" });
   }, always);
 
+/** The model id a role's adapter becomes (src/config/adapters.ts). */
+export const adapterModelId = (model: string, adapter: string) => `${model}-${adapter}`;
+
 export const RoleSchema = z.strictObject({
   kind: z.string().min(1), // role implementation, e.g. 'solver', 'proposer'
   model: z.string().min(1), // a key of `models`: the policy that plays this role
+  system: z.string().min(1).optional(), // the system message when the model speaks through a chat template (default: the role kind's instructions, roles/)
+  adapter: safeName().optional(), // kind hf: this role's own LoRA adapter on the model's frozen base, by name (roles naming one adapter share it); see src/config/adapters.ts
   train: z.boolean().default(true), // false: the role plays but never learns (a frozen proposer)
   maxNewTokens: posInt().optional(), // this role's longest completion (default arena.maxNewTokens): a one-token verdict beside long working
   advantage: z.enum(ADVANTAGES).optional(), // this role's advantage estimator (default trainer.advantage)
@@ -309,6 +314,12 @@ export const ExperimentSchema = z
           message: `unknown model "${model}"; known models: ${known.join(', ') || '(none)'}`,
         });
       }
+    }
+    for (const [roleId, role] of Object.entries(roles)) {
+      if (!isRecord(role) || role.adapter === undefined || typeof role.model !== 'string' || !isRecord(models[role.model])) continue;
+      const m = models[role.model] as Record<string, unknown>;
+      if (m.kind !== 'hf') ctx.addIssue({ code: 'custom', path: ['roles', roleId, 'adapter'], message: `an adapter is trained on a Hugging Face base; model "${role.model}" is ${String(m.kind ?? 'tinylm')}` });
+      else if (Object.hasOwn(models, adapterModelId(role.model, String(role.adapter)))) ctx.addIssue({ code: 'custom', path: ['roles', roleId, 'adapter'], message: `the adapter's model id "${adapterModelId(role.model, String(role.adapter))}" is taken by a model of that name; rename one` });
     }
     const hf = Object.entries(models).filter(([, m]) => isRecord(m) && m.kind === 'hf').map(([k]) => k);
     if (hf.length && isRecord(c.rollout) && c.rollout.engine === 'redis') ctx.addIssue({ code: 'custom', path: ['rollout', 'engine'], message: `rollout workers play TinyLM models only so far; ${hf.join(', ')} (kind hf) roll out in this process: use engine local` });

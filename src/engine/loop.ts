@@ -111,7 +111,7 @@ async function iterateWith(c: ExperimentConfig, store: RunStore, o: LoopOptions,
   }
   const state = resumeDir ? loadLoopState(resumeDir, c) : freshLoopState(c);
   for (const ev of evaluators) if (ev.restore && state.evaluators[ev.name] !== undefined) ev.restore(state.evaluators[ev.name]);
-  plan.live.alignment = (role, probe, chunks) => new GradientProbe(models[c.roles[role].model], tokenizers[c.roles[role].model] ?? tokenizer, probe, c.roles[role].kind, temperature).alignment(chunks);
+  plan.live.alignment = (role, probe, chunks) => new GradientProbe(models[c.roles[role].model], tokenizers[c.roles[role].model] ?? tokenizer, probe, plan.roles[role], temperature, c.roles[role].system).alignment(chunks);
   const start = await store.resume();
   if (start > 0) log(`resuming after iteration ${start} from ${resumeDir}`);
   if (workersQueue) await workersQueue.publish(tinyModels(models), tokenizer, start); // version v: the weights after v updates
@@ -134,7 +134,7 @@ async function iterateWith(c: ExperimentConfig, store: RunStore, o: LoopOptions,
     const roles = trainingRoles(c, it);
     // rollout
     const servers = Object.fromEntries(Object.entries(models).map(([id, m]) => [id, new BatchingServer(id, m, hashSeed(c.seed, it, id), undefined, replicas)]));
-    const bindings = Object.fromEntries(Object.entries(c.roles).map(([id, r]) => [id, { role: plan.roles[id], model: r.model, server: servers[r.model] ?? remotes[r.model], maxNewTokens: r.maxNewTokens, tokenizer: tokenizers[r.model] }]));
+    const bindings = Object.fromEntries(Object.entries(c.roles).map(([id, r]) => [id, { role: plan.roles[id], model: r.model, server: servers[r.model] ?? remotes[r.model], maxNewTokens: r.maxNewTokens, tokenizer: tokenizers[r.model], system: r.system }]));
     const agents = new Agents(bindings, tokenizer, sampling, (p) => state.buffer.has(p));
     // an episode that meets a remote endpoint gone down is dropped and counted; the run goes on
     const failed: RemoteModelError[] = [];

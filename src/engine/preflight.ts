@@ -1,3 +1,5 @@
+import { rolePrompt } from '../../roles/prompt.js';
+import type { Role } from '../../roles/types.js';
 import { existsSync } from 'node:fs';
 import type { ExperimentConfig } from '../config/schema.js';
 import type { Task } from '../core/types.js';
@@ -33,7 +35,7 @@ export async function preflight(c: ExperimentConfig, plan: Plan, warn: (line: st
   const fits: TaskCheck = (task) => {
     const shown = plan.arena.observations?.(task) ?? Object.keys(plan.arena.roles).map((role) => ({ role, observation: { task } }));
     for (const { role: roleId, observation } of shown) {
-      const wrong = fitsModel(plan.roles[roleId].render(observation), plan.roles[roleId].token ?? c.roles[roleId].kind, readers[c.roles[roleId].model], c.roles[roleId].maxNewTokens ?? c.arena.maxNewTokens);
+      const wrong = fitsModel(plan.roles[roleId].render(observation), plan.roles[roleId], c.roles[roleId].system, readers[c.roles[roleId].model], c.roles[roleId].maxNewTokens ?? c.arena.maxNewTokens);
       if (wrong) return `${wrong} (role ${roleId}, model ${c.roles[roleId].model})`;
     }
     return undefined;
@@ -99,11 +101,11 @@ function hfReader(id: string, path: string, adapter?: string): Reader {
   }
 }
 
-/** Why `text`, as a prompt of a `roleKind`, cannot be read by a model, or undefined. */
-function fitsModel(text: string, roleKind: string, r: Reader, maxNewTokens: number): string | undefined {
+/** Why `text`, as a prompt of `role` (its chat form when the model has a template), cannot be read by a model, or undefined. */
+function fitsModel(text: string, role: Pick<Role, 'kind' | 'token' | 'instructions'>, system: string | undefined, r: Reader, maxNewTokens: number): string | undefined {
   let length: number;
   try {
-    length = r.tokenizer.prompt(text, roleKind).length;
+    length = rolePrompt(r.tokenizer, role, text, system).length;
   } catch (e) {
     return (e as Error).message;
   }

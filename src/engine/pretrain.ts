@@ -1,9 +1,11 @@
+import { rolePrompt } from '../../roles/prompt.js';
 import { z } from 'zod';
 import { initBackend, describeBackend, BACKEND_CHOICES, type BackendChoice } from '../backend/index.js';
 import { ACCELERATE_CHOICES, type Accelerate } from '../backend/accelerate.js';
 import { rm } from 'node:fs/promises';
 import { Agents } from '../../arenas/agents.js';
 import { ProposerRole } from '../../roles/others.js';
+import { SolverRole } from '../../roles/solver.js';
 import type { Task } from '../core/types.js';
 import { checkReplaceable } from '../models/checkpoint.js';
 import { loadModel, saveModel } from '../models/store.js';
@@ -137,12 +139,14 @@ function cellDifficulty(family: TaskFamily<unknown>, base: Record<string, unknow
 
 /** The proposer's prompt: its role renders a request for a new task of the family. */
 function proposerPrompt(tokenizer: Tokenizer, family: TaskFamily<unknown>): number[] {
-  return tokenizer.prompt(new ProposerRole().render({ task: { id: 'seed', family: family.name, prompt: '' } }), 'proposer');
+  const role = new ProposerRole();
+  return rolePrompt(tokenizer, role, role.render({ task: { id: 'seed', family: family.name, prompt: '' } }));
 }
 
 /** Supervised examples: each solver task's answer (or working), and each proposer task's prompt as what the proposer writes. */
 function trainingExamples(corpus: PretrainCorpus, tokenizer: Tokenizer, family: TaskFamily<unknown>): PolicyInput[] {
-  const solver = corpus.train.map((t) => ({ prompt: tokenizer.prompt(t.prompt, 'solver'), completion: [...tokenizer.encode(t.target ?? t.answer!), tokenizer.eos] }));
+  const solverRole = new SolverRole((o) => family.parseAnswer(o));
+  const solver = corpus.train.map((t) => ({ prompt: rolePrompt(tokenizer, solverRole, t.prompt), completion: [...tokenizer.encode(t.target ?? t.answer!), tokenizer.eos] }));
   const prompt = proposerPrompt(tokenizer, family);
   return [...solver, ...corpus.proposals.map((t) => ({ prompt, completion: [...tokenizer.encode(t.prompt), tokenizer.eos] }))];
 }

@@ -1,3 +1,5 @@
+import { rolePrompt } from '../../roles/prompt.js';
+import type { Role } from '../../roles/types.js';
 import * as tf from '@tensorflow/tfjs';
 import type { Task } from '../core/types.js';
 import type { Policy, PolicyInput } from '../models/types.js';
@@ -18,11 +20,12 @@ export type ProbeChunk = readonly (PolicyInput & { advantage: number })[];
 export class GradientProbe {
   private readonly inputs: PolicyInput[];
 
-  constructor(private readonly model: Policy, tokenizer: Tokenizer, probe: readonly Task[], roleKind: string, private readonly temperature: number) {
+  /** `role`: whose prompts the probe's tasks are (with `system`, its config's system message) */
+  constructor(private readonly model: Policy, tokenizer: Tokenizer, probe: readonly Task[], role: Pick<Role, 'kind' | 'token' | 'instructions'>, private readonly temperature: number, system?: string) {
     if (probe.length === 0) throw new Error('probe: the probe set is empty');
     this.inputs = probe.map((t) => {
       if (t.answer === undefined) throw new Error(`probe: task ${t.id} has no answer`);
-      return { prompt: tokenizer.prompt(t.prompt, roleKind), completion: [...tokenizer.encode(t.answer), tokenizer.eos] };
+      return { prompt: rolePrompt(tokenizer, role, t.prompt, system), completion: [...tokenizer.encode(t.answer), tokenizer.eos] };
     });
   }
 

@@ -22,6 +22,9 @@ type NamedTensor = { name: string; tensor: tf.Tensor };
 /** One tensor of an optimizer's state, in Node's memory. */
 export interface HostWeight { name: string; shape: number[]; dtype: 'float32' | 'int32'; data: Float32Array | Int32Array }
 
+/** Whether `o` is a HostAdam (tfjs's Optimizer makes `instanceof` true of every optimizer). */
+export const isHostAdam = (o: tf.Optimizer): o is HostAdam => typeof (o as Partial<HostAdam>).hostWeights === 'function';
+
 export class HostAdam extends tf.Optimizer {
   static className = 'HostAdam';
 

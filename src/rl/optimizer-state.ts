@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import type { Attachments } from '../models/checkpoint.js';
-import { HostAdam, type HostWeight } from './host-adam.js';
+import { isHostAdam, type HostWeight } from './host-adam.js';
 
 const BIN = 'optimizer.bin';
 const JSON_FILE = 'optimizer.json';
@@ -13,7 +13,7 @@ export const OPTIMIZER_FILES = [JSON_FILE, BIN] as const;
  * same optimisation rather than restarting Adam.
  */
 export async function encodeOptimizerState(optimizer: tf.Optimizer): Promise<Attachments> {
-  if (optimizer instanceof HostAdam) return encodeHost(optimizer.hostWeights());
+  if (isHostAdam(optimizer)) return encodeHost(optimizer.hostWeights());
   const weights = await optimizer.getWeights();
   const { data, specs } = await tf.io.encodeWeights(weights);
   tf.dispose(weights.filter((w) => w.name === 'iter').map((w) => w.tensor)); // a fresh scalar each call; the rest are the optimizer's own
@@ -35,7 +35,7 @@ export async function restoreOptimizerState(where: string, attachments: Record<s
     specs = JSON.parse(new TextDecoder().decode(json)).specs;
     const bytes = specs.reduce((n, s) => n + 4 * s.shape.reduce((a, b) => a * b, 1), 0);
     if (bytes !== bin.byteLength) throw new Error(`${BIN} has ${bin.byteLength} bytes, ${JSON_FILE} describes ${bytes}`);
-    if (optimizer instanceof HostAdam) {
+    if (isHostAdam(optimizer)) {
       optimizer.setHostWeights(decodeHost(bin, specs));
       return;
     }

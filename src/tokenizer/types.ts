@@ -12,6 +12,12 @@ export interface Tokenizer {
   readonly stops: readonly number[];
   /** the ids a model sees for a role's prompt text */
   prompt(text: string, role?: string): number[];
+  /**
+   * with a chat template (a Hugging Face model that has one): the ids of a conversation of a
+   * system message (what the role does) and a user message (what it sees), ending where the
+   * assistant's answer begins; roles then speak through it instead of `prompt`
+   */
+  chat?(system: string, user: string): number[];
   /** text to ids, no special tokens added */
   encode(text: string): number[];
   /** ids to text, special tokens dropped */

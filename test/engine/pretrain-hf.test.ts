@@ -20,7 +20,7 @@ describe('pretraining a new Hugging Face model', function () {
     const out = join(root, 'base');
     const config = PretrainSchema.parse({
       name: 'tiny-qwen3', seed: 1, backend: TEST_BACKEND, task: { family: 'arithmetic', difficulty: { digits: 1, operands: 2, operators: '+' } },
-      corpus: { train: 60, heldOut: 20 }, architecture: { kind: 'Qwen3ForCausalLM', hidden: 32, layers: 1, heads: 2, kvHeads: 1, intermediate: 64, maxPositions: 64, tokenizer },
+      corpus: { train: 60, heldOut: 20 }, architecture: { kind: 'Qwen3ForCausalLM', hidden: 32, layers: 1, heads: 2, kvHeads: 1, intermediate: 64, maxPositions: 192, tokenizer },
       train: { steps: 60, batchSize: 16, lr: 0.01 }, evalEvery: 30, maxNewTokens: 3, out,
     });
     const losses: number[] = [];

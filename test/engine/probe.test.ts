@@ -13,7 +13,7 @@ describe('engine/GradientProbe (first-order grounded gain)', () => {
     const tok = new CharTokenizer();
     const model = new TinyLM({ vocabSize: tok.size, dModel: 16, nHeads: 2, nLayers: 1, context: 16, seed: 4 });
     const probe = [{ id: 'p', family: 'arithmetic', prompt: '12+34=', answer: '46' }];
-    const gp = new GradientProbe(model, tok, probe, 'solver', 1);
+    const gp = new GradientProbe(model, tok, probe, { kind: 'solver' }, 1);
     const item = (text: string, answer: string, advantage: number) => ({ prompt: tok.prompt(text, 'solver'), completion: [...tok.encode(answer), tok.eos], advantage });
     const before = model.variables().map((v) => Array.from(v.dataSync()));
     gp.alignment([[item('12+34=', '46', 1)]]); // warm-up: the backend's first calls allocate caches

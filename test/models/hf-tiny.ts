@@ -29,7 +29,7 @@ export function writeTinyHf(dir: string, o: { seed?: number; hidden?: number; la
   const hidden = o.hidden ?? 32;
   const config = {
     architectures: ['Qwen3ForCausalLM'], model_type: 'qwen3', vocab_size: 256 + SPECIALS.length, hidden_size: hidden, intermediate_size: 2 * hidden,
-    num_hidden_layers: o.layers ?? 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: hidden / 4, hidden_act: 'silu', max_position_embeddings: 128,
+    num_hidden_layers: o.layers ?? 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: hidden / 4, hidden_act: 'silu', max_position_embeddings: 256,
     rms_norm_eps: 1e-6, rope_theta: 10000, tie_word_embeddings: o.tied ?? true, attention_bias: false, use_sliding_window: false,
     bos_token_id: null, eos_token_id: 258, pad_token_id: 256, dtype: 'float32', transformers_version: '5.18.0',
   };

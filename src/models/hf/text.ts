@@ -1,7 +1,8 @@
 /**
  * A Hugging Face model's tokenizer as roles use one (src/tokenizer/types.ts): a prompt is the
  * role's text as transformers' `tokenizer(text)` encodes it (with the special tokens its
- * post-processor adds, a Llama's BOS say); a completion
+ * post-processor adds, a Llama's BOS say), or, when the directory has a chat template, the
+ * role's instructions and text as a system and a user message; a completion
  * ends at an eos id or the chat template's end of turn. Without any end id a role could never
  * finish a turn, so such a directory is refused.
  */
@@ -22,6 +23,8 @@ export function roleTokenizer(tk: HfTokenizer, where: string): Tokenizer {
     eos: ends[0],
     stops: ends.slice(1),
     prompt: (text) => tk.encode(text),
+    // thinking off (Qwen3's templates read enable_thinking; others ignore it): a role answers at once
+    ...(tk.hasChatTemplate ? { chat: (system: string, user: string) => tk.chatIds([{ role: 'system', content: system }, { role: 'user', content: user }], { addGenerationPrompt: true, enable_thinking: false }) } : {}),
     encode: (text) => tk.encode(text, { addSpecialTokens: false }),
     decode: (ids) => tk.decode(ids, { skipSpecialTokens: true }),
   };
