@@ -36,6 +36,24 @@ describe('HostAdam (moments outside the heap)', () => {
     ref.dispose();
   });
 
+  it('is the same bit for bit on a variable longer than its copy chunk (2^20 values)', () => {
+    const n = (1 << 20) + 5;
+    const a = tf.variable(tf.randomNormal([n], 0, 1, 'float32', 5), true, 'hlong/a'), b = tf.variable(a.clone(), true, 'hlong/b');
+    const ref = tf.train.adam(0.01), host = new HostAdam(0.01);
+    for (let t = 0; t < 2; t++) {
+      const g = tf.randomNormal([n], 0, 1, 'float32', 50 + t);
+      ref.applyGradients({ 'hlong/a': g });
+      host.applyGradients({ 'hlong/b': g });
+      g.dispose();
+    }
+    const bytes = (v: tf.Variable) => Buffer.from((v.dataSync() as Float32Array).buffer);
+    expect(bytes(b).equals(bytes(a))).to.equal(true);
+    expect(bytes(b).equals(Buffer.from((tf.randomNormal([n], 0, 1, 'float32', 5).dataSync() as Float32Array).buffer))).to.equal(false);
+    tf.dispose([a, b]);
+    ref.dispose();
+    host.dispose();
+  });
+
   it('saves to checkpoint attachments without tensors and resumes the same run step for step', async () => {
     const whole = steps(new HostAdam(0.01), 'hwhole');
     const first = new HostAdam(0.01);
