@@ -1,4 +1,4 @@
-import { rolePrompt } from '../roles/prompt.js';
+import { rolePrompt, systemMessage } from '../roles/prompt.js';
 import type { RoleId, Turn } from '../src/core/types.js';
 import type { Role, Observation } from '../roles/types.js';
 import type { GenerateOptions, GenerateServer } from '../src/serving/server.js';
@@ -48,6 +48,7 @@ export class Agents implements ArenaContext {
     const text = b.role.render(observation);
     const prompt = rolePrompt(tokenizer, b.role, text, b.system);
     const turn = options.given === undefined ? await this.sample(roleId, b, prompt, observation) : await this.give(roleId, b, prompt, observation, options.given);
+    if (tokenizer.chat) turn.chat = { system: systemMessage(b.role, b.system), user: text };
     if (options.compare) turn.compare = options.compare;
     if (options.task) turn.task = options.task;
     return turn;

@@ -1,15 +1,19 @@
 import { initBackend, describeBackend, type BackendChoice } from '../backend/index.js';
 import type { Accelerate } from '../backend/accelerate.js';
 import { evaluateSolver, type EvalResult } from '../engine/evaluate.js';
-import { loadModel } from '../models/store.js';
+import { openModel } from '../models/open.js';
+import { roleTokenizer } from '../models/hf/text.js';
+import type { HfPolicy } from '../models/hf/policy.js';
+import type { TinyLM } from '../models/tinylm.js';
+import type { Tokenizer } from '../tokenizer/types.js';
 import { readTasksJsonl } from '../tasks/jsonl.js';
 import { startReplicas } from '../parallel/replicas.js';
 import { resolveTaskFamily } from '../engine/registry.js';
 import { createProgress, type ProgressStream } from '../progress/index.js';
 
-export interface EvalOptions { checkpoint: string; data: string; family: string; plugin?: string[]; stream?: ProgressStream; samples: number; temperature: number; seed?: number; maxNewTokens: number; backend: string; accelerate?: string; workers?: string }
+export interface EvalOptions { checkpoint: string; adapter?: string; data: string; family: string; plugin?: string[]; stream?: ProgressStream; samples: number; temperature: number; seed?: number; maxNewTokens: number; backend: string; accelerate?: string; workers?: string }
 
-/** `coevolve eval`: loads a checkpoint and scores it on labeled tasks from a JSONL file. */
+/** `coevolve eval`: loads a model (see openEvaluated) and scores it on labeled tasks from a JSONL file. */
 export async function evalCommand(o: EvalOptions): Promise<EvalResult & { checkpoint: string; data: string }> {
   if (!Number.isInteger(o.maxNewTokens) || o.maxNewTokens < 1) throw new Error(`eval: --max-new-tokens must be a positive integer, got ${o.maxNewTokens}`);
   const family = await resolveTaskFamily(o.family, o.plugin ?? [], '--family');
@@ -22,9 +26,9 @@ export async function evalCommand(o: EvalOptions): Promise<EvalResult & { checkp
   const accelerate = (o.accelerate ?? 'auto') as Accelerate;
   const info = await initBackend(o.backend as BackendChoice, accelerate);
   console.error(describeBackend(info));
-  const loaded = await loadModel(o.checkpoint);
-  if (loaded.kind !== 'tinylm' || !loaded.tokenizer) throw new Error(`eval: ${o.checkpoint} is not a language model with a tokenizer`);
-  const replicas = await startReplicas(setting === 'auto' ? 'auto' : Number(setting), { backend: info.chosen, accelerate }, { eval: loaded.model });
+  const loaded = await openEvaluated(o.checkpoint, o.adapter);
+  // Hugging Face models generate in this thread, their products on the native library's threads
+  const replicas = loaded.kind === 'tinylm' ? await startReplicas(setting === 'auto' ? 'auto' : Number(setting), { backend: info.chosen, accelerate }, { eval: loaded.model }) : undefined;
   try {
     // greedy answers, then `samples` per task: one tick per episode, a bar on a terminal
     const progress = createProgress(tasks.length * (1 + o.samples), { stream: o.stream, label: 'eval', unit: 'episode', plainEvery: 0.1, redrawMs: 100 });
@@ -36,4 +40,16 @@ export async function evalCommand(o: EvalOptions): Promise<EvalResult & { checkp
     await replicas?.close();
     loaded.model.dispose();
   }
+}
+
+/**
+ * The model `path` names: a TinyLM checkpoint, or a Hugging Face directory, a run checkpoint
+ * of one or a merged export (with `adapter`, a PEFT adapter on it). A Hugging Face model's
+ * solver speaks through its chat template when it has one, as in a run.
+ */
+async function openEvaluated(path: string, adapter?: string): Promise<{ kind: 'tinylm'; model: TinyLM; tokenizer: Tokenizer } | { kind: 'hf'; model: HfPolicy; tokenizer: Tokenizer }> {
+  const opened = await openModel(path, adapter);
+  if (opened.kind === 'tinylm') return { kind: 'tinylm', model: opened.model, tokenizer: opened.tokenizer };
+  if (!opened.tokenizer) throw new Error(`eval: ${path} has no tokenizer.json: tasks are text, so eval needs the model's tokenizer`);
+  return { kind: 'hf', model: opened.policy, tokenizer: roleTokenizer(opened.tokenizer, path) };
 }

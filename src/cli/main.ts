@@ -37,7 +37,8 @@ program.command('run')
 
 program.command('eval')
   .description('pass@1 (greedy) and maj@N of a checkpoint on a JSONL task file')
-  .requiredOption('--checkpoint <dir>', 'a saved model')
+  .requiredOption('--checkpoint <dir>', 'a saved model: a TinyLM checkpoint, a Hugging Face directory (a merged export too) or a run checkpoint of one')
+  .option('--adapter <dir>', 'a PEFT LoRA adapter on the Hugging Face directory')
   .requiredOption('--data <file>', 'JSONL, one {"prompt","answer"} per line')
   .option('--family <name>', 'task family that parses and verifies answers', 'arithmetic')
   .option('--plugin <module>', 'a plugin that defines the task family: a path from the working directory or a package (repeatable)', collect, [])
@@ -120,9 +121,10 @@ program.command('export')
   .description('write every turn of a run as JSONL (prompt, completion, role, group, reward, advantage...), the columns TRL and verl read; see docs/export.md')
   .argument('<dir>', 'run directory (read only)')
   .requiredOption('--out <file>', 'the JSONL file to write (must not exist)')
-  .action(async (dir: string, o: { out: string }) => {
+  .option('--chat', 'prompt and completion as conversations (TRL\'s conversational format): the system and user messages a chat model was shown, and its answer')
+  .action(async (dir: string, o: { out: string; chat?: boolean }) => {
     const { exportRun } = await import('../export/trajectories.js');
-    console.log(JSON.stringify({ out: o.out, rows: await exportRun(dir, o.out) }));
+    console.log(JSON.stringify({ out: o.out, rows: await exportRun(dir, o.out, { chat: o.chat === true }) }));
   });
 
 program.command('worker')

@@ -45,6 +45,8 @@ export interface Turn {
   selfCertainty: number[];
   /** the completion decoded to text */
   text: string;
+  /** when the model spoke through a chat template: the system and user messages its prompt rendered (exports write them as a conversation) */
+  chat?: { system: string; user: string };
   action: Action;
   /** the task this turn acted on, when it is not the episode's (a solver on a proposed task) */
   task?: Task;

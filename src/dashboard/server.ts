@@ -10,7 +10,7 @@ import { statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { runTokenizers } from '../export/trajectories.js';
+import { promptText, runTokenizers } from '../export/trajectories.js';
 import { bearerToken, keyMatches } from '../util/api-key.js';
 import { chartGroups } from '../report/groups.js';
 import { chartSpec, toSvg } from '../report/render.js';
@@ -77,7 +77,7 @@ export async function startDashboard(o: DashboardOptions): Promise<RunningDashbo
     const e = episodes.find((x) => x.id === url.searchParams.get('id'));
     if (!e) throw new HttpError(404, `no episode '${url.searchParams.get('id')}' in iteration ${iteration}`);
     const tokenizer = runTokenizers(store);
-    return json(res, { ...e, turns: e.turns.map((t) => ({ ...t, promptText: tokenizer(t.model).decode(t.prompt) })) });
+    return json(res, { ...e, turns: e.turns.map((t) => ({ ...t, promptText: promptText(t, tokenizer(t.model)) })) });
   };
 
   function events(req: IncomingMessage, res: ServerResponse): void {

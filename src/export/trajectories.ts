@@ -5,6 +5,8 @@ import { z } from 'zod';
 import { createProgress, type ProgressStream } from '../progress/index.js';
 import { RunStore } from '../store/run.js';
 import { CharTokenizer } from '../tokenizer/index.js';
+import { HfTokenizer } from '../models/hf/tokenizer.js';
+import type { Turn } from '../core/types.js';
 
 /**
  * One sample of an exported run: a turn, as a row. Column names follow the Python trainers:
@@ -43,10 +45,28 @@ export const TrajectorySchema = z.strictObject({
 });
 export type Trajectory = z.infer<typeof TrajectorySchema>;
 
-/** The tokenizer of each of the run's models: from its last checkpoint, else the one it started from, else the default. */
-export function runTokenizers(store: RunStore): (model: string) => CharTokenizer {
-  const cache = new Map<string, CharTokenizer>();
+const MessageSchema = z.strictObject({ role: z.enum(['system', 'user', 'assistant']), content: z.string() });
+/** A row of `export --chat`: the same columns, `prompt` and `completion` as conversations. */
+export const ChatTrajectorySchema = TrajectorySchema.extend({ prompt: z.array(MessageSchema).min(1), completion: z.array(MessageSchema).length(1) });
+export type ChatTrajectory = z.infer<typeof ChatTrajectorySchema>;
+
+const chatPrompt = (t: Turn, user: string): Message[] => [...(t.chat ? [{ role: 'system' as const, content: t.chat.system }] : []), { role: 'user', content: user }];
+
+/** What reads a turn's ids back as text. */
+export interface TextDecoder { decode(ids: readonly number[]): string }
+
+/**
+ * The tokenizer of each of the run's models: a Hugging Face model's from its directory; a
+ * TinyLM's from its last checkpoint, else the one it started from, else the default.
+ */
+export function runTokenizers(store: RunStore): (model: string) => TextDecoder {
+  const cache = new Map<string, TextDecoder>();
   return (model) => {
+    const spec = store.config.models[model];
+    if (!cache.has(model) && spec?.kind === 'hf' && spec.path && existsSync(join(spec.path, 'tokenizer.json'))) {
+      const tk = HfTokenizer.fromDirectory(spec.path);
+      cache.set(model, { decode: (ids) => tk.decode(ids, { skipSpecialTokens: true }) });
+    }
     if (!cache.has(model)) {
       const last = store.lastCheckpointDir();
       const start = store.config.models[model]?.checkpoint;
@@ -57,11 +77,20 @@ export function runTokenizers(store: RunStore): (model: string) => CharTokenizer
   };
 }
 
+/** The text a turn's role was shown: the user message of a chat turn, else its prompt ids decoded (special and role tokens dropped). */
+export const promptText = (t: Turn, tokenizer: TextDecoder): string => t.chat?.user ?? tokenizer.decode(t.prompt);
+
+/** A chat message, as TRL's conversational datasets hold them. */
+export interface Message { role: 'system' | 'user' | 'assistant'; content: string }
+
 /**
  * `coevolve export RUN --out FILE`: every turn of every stored episode as one JSONL row
- * ({@link TrajectorySchema}), read only from the run. Returns the rows written.
+ * ({@link TrajectorySchema}), read only from the run. Returns the rows written. With `chat`,
+ * `prompt` and `completion` are conversations instead (TRL's conversational prompt-completion
+ * format): the turn's system and user messages (a turn of a model without a chat template has
+ * only the user's), and the assistant's answer.
  */
-export async function exportRun(dir: string, out: string, o: { stream?: ProgressStream } = {}): Promise<number> {
+export async function exportRun(dir: string, out: string, o: { stream?: ProgressStream; chat?: boolean } = {}): Promise<number> {
   const store = await RunStore.open(dir);
   const tokenizer = runTokenizers(store);
   const file = createWriteStream(out, { flags: 'wx' });
@@ -73,8 +102,10 @@ export async function exportRun(dir: string, out: string, o: { stream?: Progress
   for (const e of store.episodes()) {
     for (const t of e.turns) {
       const task = t.task ?? e.task;
-      const row: Trajectory = {
-        prompt: tokenizer(t.model).decode(t.prompt), completion: t.text, role: t.role, model: t.model, group: e.group, episode: e.id, turn: t.index,
+      const text = promptText(t, tokenizer(t.model));
+      const row: Trajectory | ChatTrajectory = {
+        ...(o.chat ? { prompt: chatPrompt(t, text), completion: [{ role: 'assistant' as const, content: t.text }] } : { prompt: text, completion: t.text }),
+        role: t.role, model: t.model, group: e.group, episode: e.id, turn: t.index,
         iteration: e.iteration, reward: t.reward ?? null, advantage: t.advantage ?? null, valid: t.action.valid, logprob: t.logProbs.reduce((a, b) => a + b, 0),
         data_source: task.family, reward_model: { style: 'rule', ground_truth: task.answer ?? null }, task_id: task.id,
       };
@@ -89,8 +120,10 @@ export async function exportRun(dir: string, out: string, o: { stream?: Progress
   return rows;
 }
 
-/** Reads an exported file back, each line checked against the schema; an error names the line. */
-export function readTrajectories(path: string): Trajectory[] {
+/** Reads an exported file back, each line checked against the schema (`chat`: the conversational one); an error names the line. */
+export function readTrajectories(path: string): Trajectory[];
+export function readTrajectories(path: string, chat: true): ChatTrajectory[];
+export function readTrajectories(path: string, chat = false): (Trajectory | ChatTrajectory)[] {
   return readFileSync(path, 'utf8').split('\n').flatMap((line, i) => {
     if (line.trim() === '') return [];
     let raw: unknown;
@@ -99,7 +132,7 @@ export function readTrajectories(path: string): Trajectory[] {
     } catch {
       throw new Error(`${path}:${i + 1}: not JSON`);
     }
-    const r = TrajectorySchema.safeParse(raw);
+    const r = (chat ? ChatTrajectorySchema : TrajectorySchema).safeParse(raw);
     if (!r.success) throw new Error(`${path}:${i + 1}: ${r.error.issues.map((x) => `${x.path.join('.') || 'row'}: ${x.message}`).join('; ')}`);
     return [r.data];
   });

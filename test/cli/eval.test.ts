@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { evalCommand } from '../../src/cli/eval.js';
@@ -9,6 +9,12 @@ import { arithmetic } from '../../src/tasks/arithmetic.js';
 import { generateTasks, writeTasksJsonl } from '../../src/tasks/jsonl.js';
 import { CharTokenizer } from '../../src/tokenizer/index.js';
 import { TEST_BACKEND } from '../needs.js';
+import { writeTinyHf } from '../models/hf-tiny.js';
+import { HfTokenizer } from '../../src/models/hf/tokenizer.js';
+import { HfCausalLM } from '../../src/models/hf/model.js';
+import { HfPolicy } from '../../src/models/hf/policy.js';
+import { generate } from '../../src/models/generate.js';
+import { SolverRole } from '../../roles/solver.js';
 
 describe('coevolve eval', () => {
   const dir = mkdtempSync(join(tmpdir(), 'coevolve-eval-'));
@@ -80,5 +86,39 @@ describe('coevolve eval progress', function () {
     await evalCommand({ checkpoint: 'checkpoints/base-add2', data: 'checkpoints/base-add2/heldout.jsonl', family: 'arithmetic', samples: 1, temperature: 1, maxNewTokens: 5, backend: TEST_BACKEND, workers: '1', stream: { write: (s: string) => lines.push(s) } });
     expect(lines.length).to.be.within(5, 12); // a line per 10% of 512 episodes, not 512
     expect(lines[lines.length - 1]).to.equal('eval episode 512/512\n');
+  });
+});
+
+describe('coevolve eval on a Hugging Face directory', function () {
+  this.timeout(60000);
+  const dir = mkdtempSync(join(tmpdir(), 'coevolve-eval-hf-'));
+  const data = join(dir, 'tasks.jsonl');
+  const model = writeTinyHf(join(dir, 'base'));
+
+  it('answers through the chat template as a run\'s solver does: its pass@1 is what greedy generation from those prompts scores', async () => {
+    const tasks = generateTasks(arithmetic, { digits: 1, operands: 2, operators: '+' }, 6, 2);
+    writeTasksJsonl(data, tasks);
+    const got = await evalCommand({ checkpoint: model, data, family: 'arithmetic', samples: 0, temperature: 1, maxNewTokens: 4, backend: TEST_BACKEND });
+    expect(got.tasks).to.equal(6);
+    // the same prompts made independently: the solver's instructions and the task as a conversation
+    const tk = HfTokenizer.fromDirectory(model);
+    const instructions = new SolverRole(arithmetic.parseAnswer).instructions;
+    const prompts = tasks.map((t) => tk.chatIds([{ role: 'system', content: instructions }, { role: 'user', content: t.prompt }], { addGenerationPrompt: true }));
+    const policy = new HfPolicy(HfCausalLM.load(model));
+    const outs = generate(policy, prompts, { maxNewTokens: 4, temperature: 0, eos: tk.endOfTurnIds[0], stop: tk.endOfTurnIds.slice(1) });
+    const texts = outs.map((o) => (o.stopped ? tk.decode(o.tokens.slice(0, -1), { skipSpecialTokens: true }) : null));
+    const right = tasks.filter((t, i) => texts[i] !== null && arithmetic.verify(t, texts[i]!.trim())).length;
+    const valid = texts.filter((x) => x !== null && arithmetic.parseAnswer(x.trim()).valid).length;
+    expect(got.pass1).to.equal(right / 6);
+    expect(got.validRate).to.equal(valid / 6);
+    policy.base.dispose();
+  });
+
+  it('refuses a directory without a tokenizer, saying why', async () => {
+    const bare = join(dir, 'bare');
+    mkdirSync(bare);
+    for (const f of ['config.json', 'model.safetensors']) copyFileSync(join(model, f), join(bare, f));
+    const err = await evalCommand({ checkpoint: bare, data, family: 'arithmetic', samples: 0, temperature: 1, maxNewTokens: 4, backend: TEST_BACKEND }).then(() => null, (e: Error) => e);
+    expect(err?.message).to.match(/has no tokenizer\.json: tasks are text/);
   });
 });

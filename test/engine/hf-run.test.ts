@@ -12,6 +12,7 @@ import { activeSgemm } from '../../src/backend/native/index.js';
 import { loadHfPolicy } from '../../src/models/hf/checkpoint.js';
 import type { HfPolicy } from '../../src/models/hf/policy.js';
 import { RunStore } from '../../src/store/run.js';
+import { exportRun, readTrajectories } from '../../src/export/trajectories.js';
 import { writeTinyHf } from '../models/hf-tiny.js';
 import { TEST_BACKEND } from '../needs.js';
 
@@ -129,6 +130,22 @@ describe('a run on a Hugging Face model', function () {
     expect(values(p)).to.not.deep.equal(values(fresh.models['main-proposer'] as HfPolicy));
     expect(values(s)).to.deep.equal(values(fresh.models['main-solver'] as HfPolicy));
     for (const m of ['main-proposer', 'main-solver']) expect(existsSync(join(out, 'checkpoints', 'iter-000001', m, 'adapter_model.safetensors')), m).to.equal(true);
+  });
+
+  it('speaks through the chat template, and exports the turns as text and as conversations (TRL\'s formats)', async () => {
+    const out = join(root, 'chat');
+    await runExperiment(hfConfig(root, base, { lora: { r: 2, alpha: 4 } }, { iterations: 1, roles: { solver: { kind: 'solver', model: 'main', system: 'Add the numbers.' } } }), { out, log: () => {} });
+    const plain = join(root, 'chat.jsonl'), chat = join(root, 'chat-messages.jsonl');
+    const n = await exportRun(out, plain);
+    expect(await exportRun(out, chat, { chat: true })).to.equal(n);
+    const a = readTrajectories(plain), b = readTrajectories(chat, true);
+    expect(n).to.equal(16);
+    a.forEach((row, i) => {
+      expect(row.prompt).to.match(/^\d\+\d=$/); // what the solver was shown: the task, no template around it
+      expect(b[i].prompt).to.deep.equal([{ role: 'system', content: 'Add the numbers.' }, { role: 'user', content: row.prompt }]);
+      expect(b[i].completion).to.deep.equal([{ role: 'assistant', content: row.completion }]);
+      expect({ ...b[i], prompt: row.prompt, completion: row.completion }).to.deep.equal(row);
+    });
   });
 
   it('refuses a missing directory and a rollout on workers before any work', async () => {

@@ -39,11 +39,11 @@ describe('HostAdam (moments outside the heap)', () => {
   it('is the same bit for bit on a variable longer than its copy chunk (2^20 values)', () => {
     const n = (1 << 20) + 5;
     const a = tf.variable(tf.randomNormal([n], 0, 1, 'float32', 5), true, 'hlong/a'), b = tf.variable(a.clone(), true, 'hlong/b');
-    const ref = tf.train.adam(0.01), host = new HostAdam(0.01);
+    const ref: tf.Optimizer = tf.train.adam(0.01), host = new HostAdam(0.01);
     for (let t = 0; t < 2; t++) {
       const g = tf.randomNormal([n], 0, 1, 'float32', 50 + t);
-      ref.applyGradients({ 'hlong/a': g });
-      host.applyGradients({ 'hlong/b': g });
+      ref.applyGradients({ 'hlong/a': g } as tf.NamedTensorMap);
+      host.applyGradients({ 'hlong/b': g } as tf.NamedTensorMap);
       g.dispose();
     }
     const bytes = (v: tf.Variable) => Buffer.from((v.dataSync() as Float32Array).buffer);
