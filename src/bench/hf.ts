@@ -2,8 +2,9 @@
 // (torch_llama.py): a Llama decoder of SmolLM2-135M's shape, random weights, timed on
 // generation with a key/value cache and on one clipped policy-gradient step with LoRA and in
 // full; and, where Debian's python3-torch is installed, PyTorch's figures on the same jobs and
-// our ratio to them. `--shape tiny` for a quick check, `--jobs generate,lora,full`, `--reps N`,
-// `--micro N` sequences per training pass (default 2).
+// our ratio to them. `--shape tiny` for a quick check, `--jobs generate,lora,full` (and
+// `memory`: one base with two adapters against two full copies), `--reps N`, `--micro N`
+// sequences per training pass (default: the whole step in one pass).
 import * as tf from '@tensorflow/tfjs';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -37,8 +38,8 @@ const reps = Number(option('reps', '3'));
 const [gB, gP, gN] = option('gen', '16,64,64').split(',').map(Number);
 const [tB, tT] = option('train', '8,256').split(',').map(Number);
 // sequences per forward/backward pass: the step's gradients add up over passes, as the trainer's
-// micro-batches do; wasm's 4 GB heap holds a 135M model's activations for 2 sequences of 256, not 8
-const micro = Number(option('micro', '2'));
+// micro-batches do; by default the whole step is one pass, as PyTorch's is
+const micro = Number(option('micro', String(tB)));
 
 /**
  * A model of the shape with random weights (std 0.02, norms 1), built in memory: nothing to
@@ -161,9 +162,11 @@ for (const job of jobs) {
   console.log(JSON.stringify({ impl: 'coevolve', backend: info.chosen, native: info.native ?? 'off', threads, shape, job, seconds: +seconds.toFixed(4), tokens_per_s: +ours[job].toFixed(1), tensors: tf.memory().numTensors, mb: Math.round(tf.memory().numBytes / 2 ** 20), peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024) }));
 }
 const torchRef = resolve(option('torch-llama', '../shared/bench/torch_llama.py'));
-if (shape !== 'qwen2.5-0.5b' && existsSync('/usr/bin/python3') && existsSync(torchRef)) {
+// PyTorch's script has the timed jobs only (no memory job, no Qwen2.5 shape)
+const timed = jobs.filter((j) => j === 'generate' || j === 'lora' || j === 'full');
+if (shape !== 'qwen2.5-0.5b' && timed.length && existsSync('/usr/bin/python3') && existsSync(torchRef)) {
   try {
-    const text = execFileSync('/usr/bin/python3', [torchRef, '--threads', '1', '--shape', shape, '--jobs', jobs.join(','), '--reps', String(reps), '--gen', `${gB},${gP},${gN}`, '--train', `${tB},${tT}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const text = execFileSync('/usr/bin/python3', [torchRef, '--threads', '1', '--shape', shape, '--jobs', timed.join(','), '--reps', String(reps), '--gen', `${gB},${gP},${gN}`, '--train', `${tB},${tT}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
     for (const line of text.trim().split('\n')) {
       const r = JSON.parse(line) as { job: string; tokens_per_s: number };
       console.log(line);
