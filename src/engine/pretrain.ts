@@ -4,7 +4,7 @@ import { initBackend, describeBackend, BACKEND_CHOICES, type BackendChoice } fro
 import { ACCELERATE_CHOICES, type Accelerate } from '../backend/accelerate.js';
 import { rm } from 'node:fs/promises';
 import { Agents } from '../../arenas/agents.js';
-import { ProposerRole } from '../../roles/others.js';
+import { JudgeRole, ProposerRole } from '../../roles/others.js';
 import { SolverRole } from '../../roles/solver.js';
 import type { Task } from '../core/types.js';
 import { checkReplaceable } from '../models/checkpoint.js';
@@ -60,7 +60,14 @@ export const PretrainSchema = z.strictObject({
   mixture: Mixture.optional(),
   /** `share` of the training examples teach the proposer role to write tasks drawn from `mixture` (default: the solver's) */
   proposer: z.strictObject({ share: z.number().gt(0).lt(1), mixture: Mixture.optional(), samples: z.number().int().positive().default(64) }).optional(),
-  /** corpus size (solver and proposer examples together) and a held-out set (no prompt shared with the corpus) */
+  /**
+   * `share` of the training examples teach the judge role's verdicts, in the judge's own format
+   * (roles/others.ts): shown a task and an answer, the right one or another task's, it says y or
+   * n; shown two, one of each in a random order (`pairwise` of the examples), it names the right
+   * one, A or B. Held-out verdicts on the held-out tasks measure it.
+   */
+  verdicts: z.strictObject({ share: z.number().gt(0).lt(1), pairwise: z.number().min(0).max(1).default(0.5), heldOut: z.number().int().positive().default(64) }).optional(),
+  /** corpus size (solver, proposer and verdict examples together) and a held-out set (no prompt shared with the corpus) */
   corpus: z.strictObject({ train: z.number().int().positive(), heldOut: z.number().int().positive() }),
   /** more held-out sets, evaluated and saved beside the checkpoint as `<name>.jsonl`; distinct prompts, none in the corpus */
   heldOutSets: z.record(z.string().regex(/^(?!heldout$)[A-Za-z0-9][A-Za-z0-9_-]*$/, 'a set name is a plain name other than heldout'), z.strictObject({ difficulty: Difficulty.default({}), count: z.number().int().positive() })).default({}),
@@ -86,6 +93,7 @@ export const PretrainSchema = z.strictObject({
   judge: JudgeCorpusSchema.optional(),
 }).superRefine((c, ctx) => {
   if (c.judge && c.init === undefined) ctx.addIssue({ code: 'custom', path: ['init'], message: 'a judge base starts from a solver: name its checkpoint' });
+  if (c.judge && c.verdicts) ctx.addIssue({ code: 'custom', path: ['verdicts'], message: 'a judge base has its own judge corpus (judge:); drop verdicts or judge' });
   if (c.judge && c.proposer) ctx.addIssue({ code: 'custom', path: ['proposer'], message: 'a judge base teaches the judge role only; drop proposer or judge' });
   if ((c.model === undefined) === (c.architecture === undefined)) ctx.addIssue({ code: 'custom', path: ['model'], message: 'give model (a TinyLM) or architecture (a Hugging Face model), one of them' });
   if (c.architecture && (c.init || c.judge)) ctx.addIssue({ code: 'custom', path: ['architecture'], message: 'a new architecture starts from its own initialisation: drop init and judge' });
@@ -96,12 +104,15 @@ export type PretrainConfig = z.output<typeof PretrainSchema>;
 export interface ProposalStats { samples: number; valid: number; cells: Record<string, number>; prompts: string[] }
 
 /** Held-out accuracy of the solver on every set, and the proposer's validity when there is one. */
-export interface BaseEvaluation { heldOut: EvalResult; sets: Record<string, number>; proposer?: ProposalStats }
+export interface BaseEvaluation { heldOut: EvalResult; sets: Record<string, number>; proposer?: ProposalStats; verdicts?: number }
 
-export interface PretrainResult { checkpoint: string; steps: number; heldOut: EvalResult; heldOutSets: Record<string, number>; proposer?: Omit<ProposalStats, 'prompts'>; seconds: number }
+export interface PretrainResult { checkpoint: string; steps: number; heldOut: EvalResult; heldOutSets: Record<string, number>; proposer?: Omit<ProposalStats, 'prompts'>; verdicts?: number; seconds: number }
 
 /** The tasks of a config: solver training tasks, proposer completions (as tasks), the held-out set and the extra sets. */
-export interface PretrainCorpus { train: Task[]; proposals: Task[]; test: Task[]; sets: Record<string, Task[]> }
+export interface PretrainCorpus { train: Task[]; proposals: Task[]; test: Task[]; sets: Record<string, Task[]>; verdicts: Verdict[]; verdictTest: Verdict[] }
+
+/** A judge example: a task, the answers shown, and the verdict that is right. */
+export interface Verdict { task: Task; answers: string[]; verdict: string }
 
 /**
  * Draws the corpus from one Rng seeded with `seed`: solver tasks, then proposer tasks,
@@ -115,8 +126,9 @@ export function pretrainCorpus(config: PretrainConfig, family: TaskFamily<unknow
   const solver = mixtureSource(family, cells('mixture', config.mixture));
   const rng = new Rng(config.seed);
   const nProposals = config.proposer ? Math.round(config.proposer.share * config.corpus.train) : 0;
+  const nVerdicts = config.verdicts ? Math.round(config.verdicts.share * config.corpus.train) : 0;
   const name = family.name;
-  const train = Array.from({ length: config.corpus.train - nProposals }, (_, i) => ({ ...solver(rng, i), id: `${name}-train-${i}` }));
+  const train = Array.from({ length: config.corpus.train - nProposals - nVerdicts }, (_, i) => ({ ...solver(rng, i), id: `${name}-train-${i}` }));
   const proposer = config.proposer && mixtureSource(family, cells(config.proposer.mixture ? 'proposer.mixture' : 'mixture', config.proposer.mixture ?? config.mixture));
   const proposals = Array.from({ length: nProposals }, (_, i) => ({ ...proposer!(rng, i), id: `${name}-proposal-${i}` }));
   const seen = new Set([...train, ...proposals].map((t) => t.prompt));
@@ -126,7 +138,30 @@ export function pretrainCorpus(config: PretrainConfig, family: TaskFamily<unknow
     const source = mixtureSource(family, [{ difficulty: cellDifficulty(family, config.task.difficulty, s.difficulty, `heldOutSets.${set}.difficulty`), weight: 1 }]);
     sets[set] = drawUnseen(rng, source, s.count, seen, { what: `heldOutSets.${set}`, distinct: true }).map((t, i) => ({ ...t, id: `${name}-${set}-${i}` }));
   }
-  return { train, proposals, test, sets };
+  // drawn last, so a config without verdicts draws the corpus it always did; verdict tasks are
+  // kept off the held-out prompts (their right answers are shown), held-out verdicts are on them
+  const verdicts = config.verdicts ? verdictExamples(rng, drawUnseen(rng, solver, nVerdicts, new Set([...test, ...Object.values(sets).flat()].map((t) => t.prompt)), { what: 'verdicts' }), config.verdicts.pairwise, 'verdict') : [];
+  const verdictTest = config.verdicts ? verdictExamples(rng, test.slice(0, config.verdicts.heldOut), config.verdicts.pairwise, 'verdict-test') : [];
+  return { train, proposals, test, sets, verdicts, verdictTest };
+}
+
+/**
+ * Verdict examples on `tasks` (each with an answer): a wrong answer is another task's answer
+ * that differs from the right one (any family: no answer is made up); `pairwise` of them show
+ * two answers, the rest one.
+ */
+function verdictExamples(rng: Rng, tasks: Task[], pairwise: number, tag: string): Verdict[] {
+  const answers = [...new Set(tasks.map((t) => t.answer).filter((a): a is string => a !== undefined))];
+  if (answers.length < 2) throw new Error(`verdicts: the tasks have fewer than two distinct answers; a wrong answer cannot be drawn`);
+  return tasks.map((task, i) => {
+    const right = task.answer;
+    if (right === undefined) throw new Error(`verdicts: task ${task.id} has no answer`);
+    let wrong = right;
+    while (wrong === right) wrong = answers[rng.int(answers.length)];
+    const t = { ...task, id: `${task.family}-${tag}-${i}` };
+    if (rng.next() < pairwise) return rng.next() < 0.5 ? { task: t, answers: [right, wrong], verdict: 'A' } : { task: t, answers: [wrong, right], verdict: 'B' };
+    return rng.next() < 0.5 ? { task: t, answers: [right], verdict: 'y' } : { task: t, answers: [wrong], verdict: 'n' };
+  });
 }
 
 function cellDifficulty(family: TaskFamily<unknown>, base: Record<string, unknown>, cell: Record<string, unknown>, field: string): unknown {
@@ -148,7 +183,9 @@ function trainingExamples(corpus: PretrainCorpus, tokenizer: Tokenizer, family: 
   const solverRole = new SolverRole((o) => family.parseAnswer(o));
   const solver = corpus.train.map((t) => ({ prompt: rolePrompt(tokenizer, solverRole, t.prompt), completion: [...tokenizer.encode(t.target ?? t.answer!), tokenizer.eos] }));
   const prompt = proposerPrompt(tokenizer, family);
-  return [...solver, ...corpus.proposals.map((t) => ({ prompt, completion: [...tokenizer.encode(t.prompt), tokenizer.eos] }))];
+  const judge = new JudgeRole();
+  const verdicts = corpus.verdicts.map((v) => ({ prompt: rolePrompt(tokenizer, judge, judge.render({ task: v.task, answers: v.answers })), completion: [...tokenizer.encode(v.verdict), tokenizer.eos] }));
+  return [...solver, ...corpus.proposals.map((t) => ({ prompt, completion: [...tokenizer.encode(t.prompt), tokenizer.eos] })), ...verdicts];
 }
 
 /**
@@ -232,6 +269,7 @@ export async function pretrain(config: PretrainConfig, o: { overwrite?: boolean;
     ...(config.mixture && { mixture: config.mixture }),
     ...(config.proposer && { proposer: { ...config.proposer, ...stats } }),
     ...(config.judge && { judge: config.judge, from: config.init }),
+    ...(config.verdicts && { verdicts: { ...config.verdicts, heldOutAccuracy: evaluation.verdicts } }),
     ...(Object.keys(sets).length > 0 && { heldOutSets: sets }),
   };
   // The held-out prompts were never trained on: later RL runs evaluate on them.
@@ -240,7 +278,7 @@ export async function pretrain(config: PretrainConfig, o: { overwrite?: boolean;
   else await saveModel(config.out, model as TinyLM, tokenizer as CharTokenizer, extra, attachments);
   made?.model.dispose();
   model.dispose();
-  return { checkpoint: config.out, steps, heldOut, heldOutSets: sets, ...(stats && { proposer: stats }), seconds };
+  return { checkpoint: config.out, steps, heldOut, heldOutSets: sets, ...(stats && { proposer: stats }), ...(evaluation.verdicts !== undefined && { verdicts: evaluation.verdicts }), seconds };
 }
 
 /**
@@ -269,12 +307,22 @@ async function evaluateBase(b: Base, config: PretrainConfig, seed: number): Prom
   const sets: Record<string, number> = {};
   for (const [name, tasks] of Object.entries(b.corpus.sets)) sets[name] = (await solve(tasks)).pass1;
   const proposer = config.proposer && (await sampleProposals(b.model, b.tokenizer, b.family, b.limits, { samples: config.proposer.samples, maxNewTokens: b.proposalTokens, seed }));
-  return { heldOut: await solve(b.corpus.test), sets, proposer };
+  const verdicts = b.corpus.verdictTest.length ? await verdictAccuracy(b.model, b.tokenizer, b.corpus.verdictTest) : undefined;
+  return { heldOut: await solve(b.corpus.test), sets, proposer, ...(verdicts !== undefined && { verdicts }) };
+}
+
+/** The share of `examples` whose greedy verdict is the right one (the judge role, as a run asks it). */
+async function verdictAccuracy(model: LanguageModel, tokenizer: Tokenizer, examples: Verdict[]): Promise<number> {
+  const server = new BatchingServer('judge', model, 0);
+  const agents = new Agents({ judge: { role: new JudgeRole(), model: 'judge', server } }, tokenizer, { temperature: 0, maxNewTokens: 2 });
+  const turns = await Promise.all(examples.map((v) => agents.act('judge', { task: v.task, answers: v.answers })));
+  return turns.filter((t, i) => t.action.valid && t.action.value === examples[i].verdict).length / examples.length;
 }
 
 /** One evaluation as `key=value` fields of a log line. */
 function describeEvaluation(e: BaseEvaluation): string {
   const fields = [`heldout_pass1=${e.heldOut.pass1.toFixed(3)}`, ...Object.entries(e.sets).map(([name, pass1]) => `${name}_pass1=${pass1.toFixed(3)}`)];
+  if (e.verdicts !== undefined) fields.push(`verdict_accuracy=${e.verdicts.toFixed(3)}`);
   if (e.proposer) fields.push(`proposer_valid=${e.proposer.valid.toFixed(3)} proposer_cells=${JSON.stringify(e.proposer.cells)}`);
   return fields.join(' ');
 }

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pretrain, PretrainSchema } from '../../src/engine/pretrain.js';
+import { pretrain, pretrainCorpus, PretrainSchema } from '../../src/engine/pretrain.js';
 import { HfCausalLM } from '../../src/models/hf/model.js';
 import { readTasksJsonl } from '../../src/tasks/jsonl.js';
 import { writeTinyHf } from '../models/hf-tiny.js';
@@ -36,6 +36,32 @@ describe('pretraining a new Hugging Face model', function () {
     expect(model.config.layers).to.equal(1);
     model.dispose();
     expect(readTasksJsonl(join(out, 'heldout.jsonl'), 'arithmetic')).to.have.length(20);
+  });
+
+  it('verdicts: judge examples in the judge\'s format, never on a held-out prompt; held-out verdict accuracy reported', async () => {
+    const config = PretrainSchema.parse({
+      name: 'v', seed: 2, backend: TEST_BACKEND, task: { family: 'arithmetic', difficulty: { digits: 1, operands: 2, operators: '+' } },
+      corpus: { train: 80, heldOut: 16 }, verdicts: { share: 0.25, heldOut: 8 }, architecture: { kind: 'Qwen3ForCausalLM', hidden: 32, layers: 1, heads: 2, kvHeads: 1, intermediate: 64, maxPositions: 256, tokenizer },
+      train: { steps: 10, batchSize: 16, lr: 0.01 }, evalEvery: 10, maxNewTokens: 3, out: join(root, 'verdicts'),
+    });
+    const corpus = pretrainCorpus(config);
+    expect(corpus.verdicts).to.have.length(20);
+    expect(corpus.train).to.have.length(60);
+    const held = new Set(corpus.test.map((t) => t.prompt));
+    for (const v of corpus.verdicts) {
+      expect(held.has(v.task.prompt), v.task.prompt).to.equal(false);
+      const right = v.answers.indexOf(v.task.answer!);
+      // one answer: y when it is the right one; two: the letter of the right one
+      expect(v.verdict).to.equal(v.answers.length === 1 ? (right === 0 ? 'y' : 'n') : right === 0 ? 'A' : 'B');
+      if (v.answers.length === 2) expect(v.answers[0]).to.not.equal(v.answers[1]);
+    }
+    expect(new Set(corpus.verdicts.map((v) => v.verdict)).size, 'all four verdicts occur').to.equal(4);
+    expect(corpus.verdictTest.every((v) => held.has(v.task.prompt))).to.equal(true);
+    // the same seed draws the same corpus; without verdicts the solver corpus is what it always was
+    expect(pretrainCorpus(config)).to.deep.equal(corpus);
+    const r = await pretrain(config, { log: () => {} });
+    expect(r.verdicts).to.be.within(0, 1);
+    expect(Number.isInteger(r.verdicts! * 8)).to.equal(true);
   });
 
   it('refuses a config with both model and architecture, and an out folder of other files', async () => {
