@@ -77,7 +77,6 @@ export class HfCausalLM implements Policy {
     if (config.rope) this.invFreq = inverseFrequencies(config.rope, config.headDim);
   }
 
-  /** Every weight as transformers stores it: by its name, nn.Linear weights back to [out, in]. */
   /** Every weight as transformers stores it: by its name, nn.Linear weights back to [out, in]; host matrices are returned as held (read only). */
   storedTensors(): StoredWeights {
     const linear = new Set(weightSpecs(this.config).filter((s) => s.linear).map((s) => s.name));
