@@ -193,10 +193,8 @@ program.command('pretrain')
   .argument('<config>', 'pretrain YAML')
   .option('--overwrite', 'replace the out: folder even if it holds files that are not a checkpoint')
   .action(async (path: string, o: { overwrite?: boolean }) => {
-    const [{ readFileSync }, { parse: parseYaml }, { pretrain, PretrainSchema }] = await Promise.all([import('node:fs'), import('yaml'), import('../engine/pretrain.js')]);
-    const parsed = PretrainSchema.safeParse(parseYaml(readFileSync(path, 'utf8')));
-    if (!parsed.success) throw new Error(`${path}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
-    console.log(JSON.stringify(await pretrain(parsed.data, { overwrite: o.overwrite })));
+    const { pretrain, loadPretrainConfig } = await import('../engine/pretrain.js');
+    console.log(JSON.stringify(await pretrain(loadPretrainConfig(path), { overwrite: o.overwrite })));
   });
 
 program.parseAsync().catch((err: Error) => {

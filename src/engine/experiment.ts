@@ -1,3 +1,4 @@
+import { makeMissingBases } from './bases.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig, parseConfig } from '../config/load.js';
@@ -22,6 +23,8 @@ export interface ExperimentOptions {
   definitions?: readonly Definition[];
   /** where progress lines go (default stderr) */
   log?: (line: string) => void;
+  /** make a missing base that a pretrain config under configs/ makes before the run starts (default true; src/engine/bases.ts) */
+  makeBases?: boolean;
   /** called once the run directory is open and locked, before the first iteration (the CLI releases the lock on Ctrl-C with it) */
   onOpen?: (store: RunStore) => void;
 }
@@ -51,6 +54,13 @@ export async function runExperiment(config: string | ExperimentInput | undefined
     if (o.freshOptimizer) throw new Error('freshOptimizer applies to resume only');
     if (config === undefined) throw new Error('give a config (a YAML path or an object), or resume a run directory');
     const c = typeof config === 'string' ? loadConfig(config, set) : parseConfig(config, '<config object>', set);
+    // a shipped experiment's base that was never committed is made by its pretrain config first
+    if (o.makeBases !== false) {
+      await makeMissingBases(c, async (file) => {
+        const { pretrain, loadPretrainConfig } = await import('./pretrain.js');
+        await pretrain(loadPretrainConfig(file), { log });
+      }, log);
+    }
     checked = await preflight(c, await planExperiment(c, o.definitions), log);
     store = await RunStore.create(o.out ?? freeDir(join(c.outDir, c.name)), c, { log });
     log(`run directory: ${store.dir}`);

@@ -29,7 +29,8 @@ import { HfPolicy } from '../models/hf/policy.js';
 import { roleTokenizer } from '../models/hf/text.js';
 import type { LanguageModel } from '../models/generate.js';
 import type { Tokenizer } from '../tokenizer/types.js';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
 import { join } from 'node:path';
 
 /** The file a pretrained Hugging Face base records its pretraining in (steps, held-out accuracy), beside the model's own files. */
@@ -99,6 +100,13 @@ export const PretrainSchema = z.strictObject({
   if (c.architecture && (c.init || c.judge)) ctx.addIssue({ code: 'custom', path: ['architecture'], message: 'a new architecture starts from its own initialisation: drop init and judge' });
 });
 export type PretrainConfig = z.output<typeof PretrainSchema>;
+
+/** A pretrain YAML file, checked; an error names the file and each wrong field. */
+export function loadPretrainConfig(path: string): PretrainConfig {
+  const parsed = PretrainSchema.safeParse(parseYaml(readFileSync(path, 'utf8')));
+  if (!parsed.success) throw new Error(`${path}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+  return parsed.data;
+}
 
 /** What a base's proposer writes: the share that parses inside the task bounds, and how the valid ones measure. */
 export interface ProposalStats { samples: number; valid: number; cells: Record<string, number>; prompts: string[] }
