@@ -53,14 +53,14 @@ export type ChatTrajectory = z.infer<typeof ChatTrajectorySchema>;
 const chatPrompt = (t: Turn, user: string): Message[] => [...(t.chat ? [{ role: 'system' as const, content: t.chat.system }] : []), { role: 'user', content: user }];
 
 /** What reads a turn's ids back as text. */
-export interface TextDecoder { decode(ids: readonly number[]): string }
+export interface IdDecoder { decode(ids: readonly number[]): string }
 
 /**
  * The tokenizer of each of the run's models: a Hugging Face model's from its directory; a
  * TinyLM's from its last checkpoint, else the one it started from, else the default.
  */
-export function runTokenizers(store: RunStore): (model: string) => TextDecoder {
-  const cache = new Map<string, TextDecoder>();
+export function runTokenizers(store: RunStore): (model: string) => IdDecoder {
+  const cache = new Map<string, IdDecoder>();
   return (model) => {
     const spec = store.config.models[model];
     if (!cache.has(model) && spec?.kind === 'hf' && spec.path && existsSync(join(spec.path, 'tokenizer.json'))) {
@@ -78,7 +78,7 @@ export function runTokenizers(store: RunStore): (model: string) => TextDecoder {
 }
 
 /** The text a turn's role was shown: the user message of a chat turn, else its prompt ids decoded (special and role tokens dropped). */
-export const promptText = (t: Turn, tokenizer: TextDecoder): string => t.chat?.user ?? tokenizer.decode(t.prompt);
+export const promptText = (t: Turn, tokenizer: IdDecoder): string => t.chat?.user ?? tokenizer.decode(t.prompt);
 
 /** A chat message, as TRL's conversational datasets hold them. */
 export interface Message { role: 'system' | 'user' | 'assistant'; content: string }
