@@ -9,6 +9,17 @@ import { readSafetensors, type StoredTensor } from '../../src/models/hf/safetens
 import { TEST_BACKEND } from '../needs.js';
 import { FIXTURES, fixture, maxDiff, rows } from './hf-fixtures.js';
 
+/** The largest difference from transformers' left-padded logits, over the rows that are not padding. */
+function paddedError(model: HfCausalLM, ref: Record<string, StoredTensor>): number {
+  const [B, T] = ref.ids.shape;
+  const mask = Float32Array.from(ref.pad_mask.data);
+  const padded = tf.tidy(() => model.logits(model.forward(tf.tensor2d(Int32Array.from(ref.pad_ids.data), [B, T], 'int32'), Int32Array.from(ref.pad_pos.data), mask).hidden).dataSync());
+  const V = model.config.vocabSize;
+  let worst = 0;
+  for (let r = 0; r < B * T; r++) if (mask[r]) worst = Math.max(worst, maxDiff(padded.subarray(r * V, (r + 1) * V), ref.pad_logits.data.subarray(r * V, (r + 1) * V)));
+  return worst;
+}
+
 // Each tiny checkpoint was written by transformers, with its logits, loss and gradients
 // (test/fixtures/hf/README.md): the forward pass must give them, for the four families.
 describe('Hugging Face decoders against transformers', function () {
@@ -30,12 +41,7 @@ describe('Hugging Face decoders against transformers', function () {
         const all = new Int32Array(B * T).map((_, i) => i % T);
         const logits = tf.tidy(() => model.logits(model.forward(tf.tensor2d(Int32Array.from(ref.ids.data), [B, T], 'int32'), all, new Float32Array(B * T).fill(1)).hidden).dataSync());
         expect(maxDiff(logits, ref.logits.data)).to.be.below(1e-4);
-        const mask = Float32Array.from(ref.pad_mask.data);
-        const padded = tf.tidy(() => model.logits(model.forward(tf.tensor2d(Int32Array.from(ref.pad_ids.data), [B, T], 'int32'), Int32Array.from(ref.pad_pos.data), mask).hidden).dataSync());
-        const V = model.config.vocabSize;
-        let worst = 0;
-        for (let r = 0; r < B * T; r++) if (mask[r]) worst = Math.max(worst, maxDiff(padded.subarray(r * V, (r + 1) * V), ref.pad_logits.data.subarray(r * V, (r + 1) * V)));
-        expect(worst).to.be.below(1e-4);
+        expect(paddedError(model, ref)).to.be.below(1e-4);
       });
 
       it('generates transformers\' greedy ids from left-padded prompts, with its key/value cache', () => {
@@ -53,13 +59,7 @@ describe('Hugging Face decoders against transformers', function () {
         const host = HfCausalLM.load(fixture(name), { frozen: true, host: true });
         try {
           expect(Object.keys(host.host).length).to.be.above(0);
-          const [B, T] = ref.ids.shape;
-          const mask = Float32Array.from(ref.pad_mask.data);
-          const padded = tf.tidy(() => host.logits(host.forward(tf.tensor2d(Int32Array.from(ref.pad_ids.data), [B, T], 'int32'), Int32Array.from(ref.pad_pos.data), mask).hidden).dataSync());
-          const V = host.config.vocabSize;
-          let worst = 0;
-          for (let r = 0; r < B * T; r++) if (mask[r]) worst = Math.max(worst, maxDiff(padded.subarray(r * V, (r + 1) * V), ref.pad_logits.data.subarray(r * V, (r + 1) * V)));
-          expect(worst).to.be.below(1e-4);
+          expect(paddedError(host, ref)).to.be.below(1e-4);
           const gm = rows(ref.gen_prompt_mask);
           const prompts = rows(ref.gen_prompt_ids).map((r, b) => r.filter((_, t) => gm[b][t] === 1));
           const P = ref.gen_prompt_ids.shape[1];
