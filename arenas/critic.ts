@@ -6,7 +6,8 @@ import { firstWrongStep, plantError, resultsAgree, rightResults, scratchpadTarge
 import { hashText } from '../src/util/hash.js';
 import { Rng } from '../src/util/rng.js';
 import { invalid } from '../roles/types.js';
-import { arenaOptions, positiveInteger } from './options.js';
+import { z } from 'zod';
+import { arenaOptions, positiveInt } from './options.js';
 import type { ActOptions, Arena, ArenaContext, EpisodeEnd } from './types.js';
 
 export interface CriticArenaOptions extends Record<string, unknown> {
@@ -77,6 +78,28 @@ export interface CriticArenaOptions extends Record<string, unknown> {
   guide: boolean;
 }
 
+/** {@link CriticArenaOptions} with their defaults; options that need another say why. */
+export const CriticArenaOptionsSchema: z.ZodType<CriticArenaOptions> = z
+  .strictObject({
+    corrupter: z.enum(['sneaky', 'random', 'slip', 'given']).default('sneaky'),
+    verdicts: positiveInt().default(2),
+    penalty: z.number().nonnegative().default(1),
+    checkFirst: z.boolean().default(false),
+    perStep: z.boolean().default(false),
+    sneakyWrites: z.enum(['working', 'result']).default('working'),
+    stepGroups: z.enum(['episode', 'showing']).default('episode'),
+    checker: z.boolean().default(false),
+    guide: z.boolean().default(false),
+  })
+  .superRefine((o, ctx) => {
+    const need = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
+    if (o.guide && !o.perStep) need('guide', 'applies to perStep answers');
+    if (o.checker && !o.checkFirst) need('checker', 'needs checkFirst (the checker writes the check)');
+    if (o.sneakyWrites !== 'working' && o.corrupter !== 'sneaky') need('sneakyWrites', `applies to corrupter 'sneaky', not '${o.corrupter}'`);
+    if (o.stepGroups !== 'episode' && !o.perStep) need('stepGroups', 'applies to perStep answers');
+    if (o.perStep && !o.checkFirst) need('perStep', "needs checkFirst (each step is asked beside the critic's own result)");
+  });
+
 /** The comparison group of a critic's checks (checkFirst), apart from its verdicts. */
 const CHECK_SCOPE = 'episode:check';
 
@@ -110,23 +133,8 @@ export class AdversarialCriticArena implements Arena {
   readonly options: CriticArenaOptions;
 
   /** `given`: the wrong working of each task by its id, for `corrupter: given` */
-  constructor(options: Record<string, unknown>, family: TaskFamily<unknown>, private readonly given?: ReadonlyMap<string, string>) {
-    this.options = arenaOptions<CriticArenaOptions>('adversarial-critic', options, {
-      corrupter: (v) => (v === 'sneaky' || v === 'random' || v === 'slip' || v === 'given' ? undefined : "'sneaky', 'random', 'slip' or 'given'"),
-      verdicts: positiveInteger,
-      penalty: (v) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? undefined : 'a number >= 0'),
-      checkFirst: (v) => (typeof v === 'boolean' ? undefined : 'true or false'),
-      perStep: (v) => (typeof v === 'boolean' ? undefined : 'true or false'),
-      sneakyWrites: (v) => (v === 'working' || v === 'result' ? undefined : "'working' or 'result'"),
-      stepGroups: (v) => (v === 'episode' || v === 'showing' ? undefined : "'episode' or 'showing'"),
-      checker: (v) => (typeof v === 'boolean' ? undefined : 'true or false'),
-      guide: (v) => (typeof v === 'boolean' ? undefined : 'true or false'),
-    }, { corrupter: 'sneaky', verdicts: 2, penalty: 1, checkFirst: false, perStep: false, sneakyWrites: 'working', stepGroups: 'episode', checker: false, guide: false });
-    if (this.options.guide && !this.options.perStep) throw new Error('arena.options.guide: applies to perStep answers');
-    if (this.options.checker && !this.options.checkFirst) throw new Error('arena.options.checker: needs checkFirst (the checker writes the check)');
-    if (this.options.sneakyWrites !== 'working' && this.options.corrupter !== 'sneaky') throw new Error(`arena.options.sneakyWrites: applies to corrupter 'sneaky', not '${this.options.corrupter}'`);
-    if (this.options.stepGroups !== 'episode' && !this.options.perStep) throw new Error('arena.options.stepGroups: applies to perStep answers');
-    if (this.options.perStep && !this.options.checkFirst) throw new Error('arena.options.perStep: needs checkFirst (each step is asked beside the critic\'s own result)');
+  constructor(options: unknown, family: TaskFamily<unknown>, private readonly given?: ReadonlyMap<string, string>) {
+    this.options = arenaOptions(CriticArenaOptionsSchema, options);
     if (this.options.corrupter === 'given' && !given) throw new Error("arena.options.corrupter: 'given' is for the critic evaluator, whose data file carries each task's working");
     if (family.name !== 'arithmetic') throw new Error(`arena 'adversarial-critic' does not serve task family '${family.name}': it needs sums worked step by step (family 'arithmetic')`);
     this.roles = { ...(this.options.corrupter === 'sneaky' ? { sneaky: 'sneaky' } : {}), critic: 'critic', ...(this.options.checker ? { checker: 'critic' } : {}) };

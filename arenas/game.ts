@@ -6,6 +6,7 @@ import { CHANCE, type Game, type GameState } from '../src/games/types.js';
 import { hashText } from '../src/util/hash.js';
 import { Rng } from '../src/util/rng.js';
 import { invalid } from '../roles/types.js';
+import { z } from 'zod';
 import { arenaOptions } from './options.js';
 import type { Arena, ArenaContext, EpisodeEnd } from './types.js';
 
@@ -27,6 +28,11 @@ export const moveCode = (action: number) => String(action);
  * does not parse or is not legal ends the game as an invalid action: that seat gets
  * -penalty, the others 0. The episode's outcome is each seat's return (`outcome` judge).
  */
+export const GameArenaOptionsSchema = z.strictObject({
+  game: z.enum(Object.keys(GAMES) as [string, ...string[]]).default('kuhn'), // the game played (src/games)
+  penalty: z.number().nonnegative().default(1), // what an invalid move costs its seat
+});
+
 export class GameArena implements Arena {
   readonly kind = 'game';
   readonly seedsTasks = true;
@@ -34,14 +40,11 @@ export class GameArena implements Arena {
   readonly game: Game;
   private readonly penalty: number;
 
-  constructor(options: Record<string, unknown>) {
-    const o = arenaOptions('game', options, {
-      game: (v) => (typeof v === 'string' && v in GAMES ? undefined : `one of ${Object.keys(GAMES).join(', ')}`),
-      penalty: (v) => (typeof v === 'number' && v >= 0 && Number.isFinite(v) ? undefined : 'a number >= 0'),
-    }, { game: 'kuhn', penalty: 1 });
-    this.game = gameByName(o.game as string);
+  constructor(options: unknown) {
+    const o = arenaOptions(GameArenaOptionsSchema, options);
+    this.game = gameByName(o.game);
     if (this.game.numActions > 10) throw new Error(`arena 'game': ${this.game.name} has ${this.game.numActions} moves; one-character move codes cover 10`);
-    this.penalty = o.penalty as number;
+    this.penalty = o.penalty;
     this.roles = Object.fromEntries(Array.from({ length: this.game.numPlayers }, (_, i) => [`seat${i}`, 'player']));
   }
 

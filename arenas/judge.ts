@@ -5,7 +5,8 @@ import type { TaskFamily } from '../src/tasks/types.js';
 import { hashText } from '../src/util/hash.js';
 import { Rng } from '../src/util/rng.js';
 import { peerDiagnostics } from '../judges/peer.js';
-import { arenaOptions, positiveInteger } from './options.js';
+import { z } from 'zod';
+import { arenaOptions, positiveInt } from './options.js';
 import type { Arena, ArenaContext } from './types.js';
 
 /** The comparison group of a judge's own answers (solveFirst), apart from its verdicts. */
@@ -51,6 +52,25 @@ export interface JudgeArenaOptions extends Record<string, unknown> {
   solveFirst: boolean;
 }
 
+/** {@link JudgeArenaOptions} with their defaults; options that need another say why. */
+export const JudgeArenaOptionsSchema: z.ZodType<JudgeArenaOptions> = z
+  .strictObject({
+    mode: z.enum(['pairwise', 'pointwise']).default('pairwise'),
+    candidates: z.number().int().min(2, 'at least 2 (a pair needs two answers)').default(4),
+    verdicts: positiveInt().default(2),
+    judgeAll: z.boolean().default(false),
+    negative: z.enum(['first', 'fooling']).default('first'),
+    plant: z.number().min(0).max(1).default(0),
+    slip: z.enum(['any', 'adjacent']).default('any'),
+    solveFirst: z.boolean().default(false),
+  })
+  .superRefine((o, ctx) => {
+    const need = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
+    if (o.solveFirst && o.mode !== 'pointwise') need('solveFirst', "needs mode 'pointwise' (its own answer beside the one judged)");
+    if (o.judgeAll && o.plant > 0) need('plant', "judgeAll judges the solver's own answers only; plant needs judgeAll false");
+    if (o.judgeAll && o.mode !== 'pointwise') need('judgeAll', "needs mode 'pointwise' (each answer judged alone)");
+  });
+
 /**
  * A judge that learns whether answers are right (JudgeLRM): the solver answers the task
  * `candidates` times, the family's verifier marks each answer (the environment knows the
@@ -74,20 +94,8 @@ export class JudgeArena implements Arena {
   readonly roles = { solver: 'solver', judge: 'judge' };
   readonly options: JudgeArenaOptions;
 
-  constructor(options: Record<string, unknown>, private readonly family: TaskFamily<unknown>) {
-    this.options = arenaOptions<JudgeArenaOptions>('judge', options, {
-      mode: (v) => (v === 'pairwise' || v === 'pointwise' ? undefined : "'pairwise' or 'pointwise'"),
-      candidates: (v) => positiveInteger(v) ?? ((v as number) < 2 ? 'at least 2 (a pair needs two answers)' : undefined),
-      verdicts: positiveInteger,
-      judgeAll: (v) => (typeof v === 'boolean' ? undefined : 'true or false'),
-      negative: (v) => (v === 'first' || v === 'fooling' ? undefined : "'first' or 'fooling'"),
-      plant: (v) => (typeof v === 'number' && v >= 0 && v <= 1 ? undefined : 'a share from 0 to 1'),
-      slip: (v) => (v === 'any' || v === 'adjacent' ? undefined : "'any' or 'adjacent'"),
-      solveFirst: (v) => (typeof v === 'boolean' ? undefined : 'true or false'),
-    }, { mode: 'pairwise', candidates: 4, verdicts: 2, judgeAll: false, negative: 'first', plant: 0, slip: 'any', solveFirst: false });
-    if (this.options.solveFirst && this.options.mode !== 'pointwise') throw new Error("arena.options.solveFirst: needs mode 'pointwise' (its own answer beside the one judged)");
-    if (this.options.judgeAll && this.options.plant > 0) throw new Error('arena.options.plant: judgeAll judges the solver\'s own answers only; plant needs judgeAll false');
-    if (this.options.judgeAll && this.options.mode !== 'pointwise') throw new Error("arena.options.judgeAll: needs mode 'pointwise' (each answer judged alone)");
+  constructor(options: unknown, private readonly family: TaskFamily<unknown>) {
+    this.options = arenaOptions(JudgeArenaOptionsSchema, options);
   }
 
   play(task: Task, ctx: ArenaContext): Observable<Turn> {

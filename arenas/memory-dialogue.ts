@@ -8,28 +8,23 @@ import { Rng } from '../src/util/rng.js';
 import { MemoryBank, MemoryOpError } from '../memory/bank.js';
 import { memoryOp } from '../roles/memory.js';
 import { invalid, type Observation } from '../roles/types.js';
-import { arenaOptions, positiveInteger } from './options.js';
+import { z } from 'zod';
+import { arenaOptions, positiveInt } from './options.js';
 import type { Arena, ArenaContext, EpisodeEnd } from './types.js';
 import { memoryMetrics } from './memory-metrics.js';
 
 export const MANAGERS = ['model', 'always-add', 'keep-last', 'none'] as const;
 
-export interface MemoryDialogueOptions extends Record<string, unknown> {
-  /** who edits the bank: the `memory` role's model, or a baseline (ADD every turn until full; ADD and drop the oldest when full; nothing) */
-  manager: (typeof MANAGERS)[number];
-  /** most entries the bank holds: an ADD beyond it is invalid */
-  maxEntries: number;
-  /** longest entry text: a longer one is invalid (a dialogue turn is at most 13 characters), so every prompt fits the model */
-  maxEntryChars: number;
-  /** entries retrieved (BM25) for the manager and the answer agent */
-  retrieve: number;
-  /** 0: each manager turn earns its episode's QA accuracy; G >= 2: Memory-R2's local re-rollouts, G operations from one state, each scored on its own fork */
-  rerollouts: number;
-  /** re-rollouts: probe questions on each fork besides the turn's own fact */
-  probes: number;
-  /** the outcome of an invalid operation (malformed, or refused by the bank) */
-  invalid: number;
-}
+export const MemoryDialogueOptionsSchema = z.strictObject({
+  manager: z.enum(MANAGERS).default('model'), // who edits the bank: the `memory` role's model, or a baseline (ADD every turn until full; ADD and drop the oldest when full; nothing)
+  maxEntries: positiveInt().default(8), // most entries the bank holds: an ADD beyond it is invalid
+  maxEntryChars: positiveInt().default(16), // longest entry text: a longer one is invalid (a dialogue turn is at most 13 characters), so every prompt fits the model
+  retrieve: positiveInt().default(3), // entries retrieved (BM25) for the manager and the answer agent
+  rerollouts: z.number().int().refine((v) => v === 0 || v >= 2, '0 (off) or an integer >= 2').default(0), // 0: each manager turn earns its episode's QA accuracy; G >= 2: Memory-R2's local re-rollouts, G operations from one state, each scored on its own fork
+  probes: z.number().int().nonnegative().default(1), // re-rollouts: probe questions on each fork besides the turn's own fact
+  invalid: z.number().default(-1), // the outcome of an invalid operation (malformed, or refused by the bank)
+});
+export type MemoryDialogueOptions = z.output<typeof MemoryDialogueOptionsSchema>;
 
 /**
  * A memory manager and an answer agent over a dialogue (Memory-R1): the manager sees each
@@ -50,16 +45,8 @@ export class MemoryDialogueArena implements Arena {
   readonly roles: Record<string, string>;
   readonly options: MemoryDialogueOptions;
 
-  constructor(options: Record<string, unknown>, family: TaskFamily<unknown>) {
-    this.options = arenaOptions<MemoryDialogueOptions>('memory-dialogue', options, {
-      manager: (v) => (MANAGERS.includes(v as never) ? undefined : MANAGERS.map((m) => `'${m}'`).join(', ')),
-      maxEntries: positiveInteger,
-      maxEntryChars: positiveInteger,
-      retrieve: positiveInteger,
-      rerollouts: (v) => (Number.isSafeInteger(v) && ((v as number) === 0 || (v as number) >= 2) ? undefined : '0 (off) or an integer >= 2'),
-      probes: (v) => (Number.isSafeInteger(v) && (v as number) >= 0 ? undefined : 'an integer >= 0'),
-      invalid: (v) => (typeof v === 'number' && Number.isFinite(v) ? undefined : 'a number'),
-    }, { manager: 'model', maxEntries: 8, maxEntryChars: 16, retrieve: 3, rerollouts: 0, probes: 1, invalid: -1 });
+  constructor(options: unknown, family: TaskFamily<unknown>) {
+    this.options = arenaOptions(MemoryDialogueOptionsSchema, options);
     if (family.name !== 'dialogue') throw new Error(`arena 'memory-dialogue' does not serve task family '${family.name}': it needs dialogues (family 'dialogue')`);
     this.roles = this.options.manager === 'model' ? { memory: 'memory', answer: 'answer' } : { answer: 'answer' };
   }

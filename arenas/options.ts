@@ -1,13 +1,12 @@
-/** Checks an arena's config options: known keys only, each of the right kind; errors name arena and key. */
-export function arenaOptions<T extends Record<string, unknown>>(arena: string, options: Record<string, unknown>, spec: { [K in keyof T]: (v: unknown) => string | undefined }, defaults: T): T {
-  const known = Object.keys(spec);
-  for (const [key, value] of Object.entries(options ?? {})) {
-    if (!known.includes(key)) throw new Error(`arena.options.${key}: unknown option of arena '${arena}'; known: ${known.join(', ') || '(none)'}`);
-    const wrong = spec[key]!(value);
-    if (wrong) throw new Error(`arena.options.${key}: must be ${wrong}, got ${JSON.stringify(value)}`);
-  }
-  return { ...defaults, ...options } as T;
-}
+/**
+ * An arena's options are checked by the zod schema it registers with its kind (ARENA_KINDS,
+ * defineArena); its constructor parses them too, so an arena built in code is checked the
+ * same way. Errors name the path (`arena.options.mode`) and, for an unknown key, the known ones.
+ */
+import { z } from 'zod';
+import { parseOptions } from '../src/config/issues.js';
 
-export const positiveInteger = (v: unknown) => (Number.isSafeInteger(v) && (v as number) > 0 ? undefined : 'a positive integer');
-export const mapping = (v: unknown) => (typeof v === 'object' && v !== null && !Array.isArray(v) ? undefined : 'a mapping');
+/** `options` parsed by `schema` at `arena.options`. */
+export const arenaOptions = <S extends z.ZodType>(schema: S, options: unknown): z.output<S> => parseOptions(schema, options, 'arena.options');
+
+export const positiveInt = () => z.number().int().positive();

@@ -3,15 +3,15 @@ import { fromRun } from './operators/from-run.js';
 import type { Episode, Task, Turn } from '../src/core/types.js';
 import type { TaskFamily } from '../src/tasks/types.js';
 import { peerDiagnostics } from '../judges/peer.js';
-import { arenaOptions, positiveInteger } from './options.js';
+import { z } from 'zod';
+import { arenaOptions, positiveInt } from './options.js';
 import type { Arena, ArenaContext } from './types.js';
 
-export interface PeerArenaOptions extends Record<string, unknown> {
-  /** how many agents; agent i answers as role `peer<i>` and judges as `peer<i>-judge` (bind both to its model) */
-  peers: number;
-  /** answers per agent and task (an agent's answers compare within the episode) */
-  answers: number;
-}
+export const PeerArenaOptionsSchema = z.strictObject({
+  peers: z.number().int().min(2, 'from 2 to 8 (each answer needs another agent to judge it)').max(8).default(3), // how many agents; agent i answers as role `peer<i>` and judges as `peer<i>-judge` (bind both to its model)
+  answers: positiveInt().default(2), // answers per agent and task (an agent's answers compare within the episode)
+});
+export type PeerArenaOptions = z.output<typeof PeerArenaOptionsSchema>;
 
 /**
  * Peer judgement (Co-RL, CoMAS): several agents, usually on separate models, answer the
@@ -29,11 +29,8 @@ export class PeerArena implements Arena {
   readonly roles: Record<string, string>;
   readonly options: PeerArenaOptions;
 
-  constructor(options: Record<string, unknown>, private readonly family: TaskFamily<unknown>) {
-    this.options = arenaOptions<PeerArenaOptions>('peer', options, {
-      peers: (v) => positiveInteger(v) ?? ((v as number) < 2 || (v as number) > 8 ? 'from 2 to 8 (each answer needs another agent to judge it)' : undefined),
-      answers: positiveInteger,
-    }, { peers: 3, answers: 2 });
+  constructor(options: unknown, private readonly family: TaskFamily<unknown>) {
+    this.options = arenaOptions(PeerArenaOptionsSchema, options);
     this.roles = {};
     for (let i = 0; i < this.options.peers; i++) Object.assign(this.roles, { [`peer${i}`]: 'solver', [`peer${i}-judge`]: 'judge' });
   }

@@ -2,15 +2,15 @@ import { defer, from, merge, mergeMap, of, type Observable } from 'rxjs';
 import type { Episode, Task, Turn } from '../src/core/types.js';
 import type { TaskFamily } from '../src/tasks/types.js';
 import { invalid } from '../roles/types.js';
-import { arenaOptions, mapping, positiveInteger } from './options.js';
+import { z } from 'zod';
+import { arenaOptions, positiveInt } from './options.js';
 import type { Arena, ArenaContext } from './types.js';
 
-export interface ProposeSolveOptions extends Record<string, unknown> {
-  /** solver attempts at each proposed task (its comparison group) */
-  attempts: number;
-  /** bounds a proposal must stay within, as a difficulty of the family (e.g. digits, operands) */
-  limits: Record<string, unknown>;
-}
+export const ProposeSolveOptionsSchema = z.strictObject({
+  attempts: positiveInt().default(8), // solver attempts at each proposed task (its comparison group)
+  limits: z.record(z.string(), z.unknown()).default({}), // bounds a proposal must stay within, as a difficulty of the family (e.g. digits, operands), checked by the family
+});
+export type ProposeSolveOptions = z.output<typeof ProposeSolveOptionsSchema>;
 
 /**
  * Self-play in one episode: the proposer writes a task in the family's grammar; the
@@ -29,10 +29,10 @@ export class ProposeSolveArena implements Arena {
   readonly options: ProposeSolveOptions;
   private readonly limits: unknown;
 
-  constructor(options: Record<string, unknown>, private readonly family: TaskFamily<unknown>) {
-    this.options = arenaOptions<ProposeSolveOptions>('propose-solve', options, { attempts: positiveInteger, limits: mapping }, { attempts: 8, limits: {} });
+  constructor(options: unknown, private readonly family: TaskFamily<unknown>) {
+    this.options = arenaOptions(ProposeSolveOptionsSchema, options);
     if (!family.parseProposal || !family.measure) throw new Error(`arena 'propose-solve': task family '${family.name}' cannot read proposals (no parseProposal/measure)`);
-    this.limits = family.validate(this.options.limits);
+    this.limits = family.validate(this.options.limits, 'arena.options.limits');
   }
 
   play(seed: Task, ctx: ArenaContext): Observable<Turn> {

@@ -1,9 +1,11 @@
 /**
  * Judges by name, for configs: `{ kind: 'majority', options: { role: 'solver' } }` becomes a
- * Judge. Options arrive as untyped JSON/YAML, so they are checked here, key by key, before
- * any judge is built: a typo must fail loudly, not fall back to a default.
+ * Judge. Options arrive as untyped JSON/YAML, so each kind registers a strict zod schema and
+ * they are parsed before any judge is built: a typo must fail loudly, naming the known options.
  */
-import { show } from './common.js';
+import { z } from 'zod';
+import { parseOptions } from '../src/config/issues.js';
+import { kindOf, type Kind } from '../src/config/kind.js';
 import { existsSync } from 'node:fs';
 import { readTasksJsonl } from '../src/tasks/jsonl.js';
 import { CoverageJudge } from './coverage.js';
@@ -31,104 +33,67 @@ export interface JudgeDeps {
   live?: LiveModels;
 }
 
-/** Builds one kind of judge from config options (checked) and dependencies. */
+/** Builds one kind of judge from config options (parsed by its kind's schema) and dependencies. */
 export type JudgeFactory = (options: Record<string, unknown>, deps: JudgeDeps) => Judge;
 
-/** A check for one option's value: returns what was expected when it fails, else undefined. */
-type Check = (value: unknown) => string | undefined;
+/** A judge kind: its options' schema and its factory (src/config/kind.ts). */
+export type JudgeKind = Kind<JudgeFactory>;
+const kind = kindOf<JudgeFactory>();
 
-const finite: Check = (v) => (typeof v === 'number' && Number.isFinite(v) ? undefined : 'a finite number');
-const weights: Check = (v) =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((w) => typeof w === 'number' && Number.isFinite(w) && w > 0) ? undefined : 'a map from a truth to a weight > 0';
-const text: Check = (v) => (typeof v === 'string' && v !== '' ? undefined : 'a non-empty string');
-const roles: Check = (v) =>
-  (typeof v === 'string' && v !== '') ||
-  (Array.isArray(v) && v.length > 0 && v.every((r) => typeof r === 'string' && r !== ''))
-    ? undefined
-    : 'a role id or a non-empty list of role ids';
-const oneOf =
-  (...allowed: string[]): Check =>
-  (v) =>
-    typeof v === 'string' && allowed.includes(v) ? undefined : `one of ${allowed.map((a) => `'${a}'`).join(', ')}`;
+// the options most judges share: which roles it rewards and the name of its metrics
+const roles = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)], { error: 'a role id or a non-empty list of role ids' });
+const common = { role: roles.optional(), name: z.string().min(1).optional() };
+const scores = { correct: z.number().optional(), wrong: z.number().optional(), invalid: z.number().optional() };
+const p = z.enum(['verifier', 'vote']).optional();
 
 /**
- * Throws unless `options` is a plain object whose keys all appear in `spec` and whose values
- * pass their checks. Errors name the judge kind and the option. A key set to `undefined`
- * counts as absent (JSON never produces it; spread-built option objects may).
- */
-function checkOptions(kind: string, options: unknown, spec: Record<string, Check>): Record<string, unknown> {
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new Error(`judge '${kind}': options must be an object, got ${show(options)}`);
-  }
-  const known = Object.keys(spec);
-  for (const [key, value] of Object.entries(options)) {
-    if (!Object.hasOwn(spec, key)) {
-      throw new Error(`judge '${kind}': unknown option '${key}'; known: ${known.join(', ')}`);
-    }
-    if (value === undefined) continue;
-    const expected = spec[key](value);
-    if (expected !== undefined) {
-      throw new Error(`judge '${kind}': option '${key}' must be ${expected}, got ${show(value)}`);
-    }
-  }
-  return options as Record<string, unknown>;
-}
-
-/**
- * Every judge kind by name. Options per kind (all optional):
+ * Every judge kind by name, with its options (all optional):
  * - 'verifier': role, name, correct, wrong, invalid — needs `deps.verify`;
- * - 'majority': role, name, minShare (0..1);
+ * - 'majority': role, name, minShare, maxShare (0..1);
  * - 'outcome': role, name: the arena's outcome for the role (a game's return per seat);
  * - 'verdict': role (default 'judge'), name, correct, wrong, invalid, score ('verdict' | 'working'), weights (truth -> a weight > 0): whether a judge's verdict (or its working before it) is right;
  * - 'peer': role, name, invalid: the share of 'y' verdicts other turns gave an answer (peer judgement, a judge in the loop);
  * - 'self-certainty': role, name, normalize ('none' | 'group'), invalidReward;
  * - 'learnability' (Absolute Zero), 'uncertainty' (R-Zero) and 'coverage': proposer rewards
  *   read from the solver turns of each proposal's episode (options in their files).
- * Each factory throws on unknown option keys or wrongly typed values, naming kind and option.
  */
-export const JUDGE_KINDS: Readonly<Record<string, JudgeFactory>> = Object.freeze({
-  verifier: (options, deps) => {
-    const o = checkOptions('verifier', options, { role: roles, name: text, correct: finite, wrong: finite, invalid: finite });
-    if (typeof deps?.verify !== 'function') {
-      throw new Error("judge 'verifier': needs deps.verify, the task family's verifier");
-    }
+export const JUDGE_KINDS: Readonly<Record<string, JudgeKind>> = Object.freeze({
+  verifier: kind(z.strictObject({ ...common, ...scores }), (o, deps) => {
+    if (typeof deps?.verify !== 'function') throw new Error("judge 'verifier': needs deps.verify, the task family's verifier");
     return new VerifierJudge(deps.verify, o);
-  },
-  outcome: (options) => new OutcomeJudge(checkOptions('outcome', options, { role: roles, name: text })),
-  verdict: (options) => new VerdictJudge(checkOptions('verdict', options, { role: roles, name: text, correct: finite, wrong: finite, invalid: finite, score: oneOf('verdict', 'working'), weights })),
-  peer: (options) => new PeerJudge(checkOptions('peer', options, { role: roles, name: text, invalid: finite })),
-  majority: (options) => new MajorityJudge(checkOptions('majority', options, { role: roles, name: text, minShare: finite, maxShare: finite })),
-  learnability: (options, deps) => new LearnabilityJudge(deps?.verify, checkOptions('learnability', options, { role: roles, solver: roles, p: oneOf('verifier', 'vote'), invalid: finite, name: text })),
-  uncertainty: (options, deps) =>
-    new UncertaintyJudge(deps?.verify, checkOptions('uncertainty', options, { role: roles, solver: roles, p: oneOf('verifier', 'vote'), repetition: finite, threshold: finite, invalid: finite, name: text })),
-  grounded: (options, deps) => {
-    const o = checkOptions('grounded', options, { role: roles, solver: text, probe: text, invalid: finite, name: text });
-    if (typeof o.probe !== 'string') throw new Error("judge 'grounded': option 'probe' (a JSONL file of labeled target tasks) is required");
-    if (!existsSync(o.probe)) throw new Error(`judge 'grounded': option 'probe': ${o.probe} does not exist`);
+  }),
+  outcome: kind(z.strictObject(common), (o) => new OutcomeJudge(o)),
+  verdict: kind(
+    z.strictObject({ ...common, ...scores, score: z.enum(['verdict', 'working']).optional(), weights: z.record(z.string(), z.number().positive()).optional() }),
+    (o) => new VerdictJudge(o),
+  ),
+  peer: kind(z.strictObject({ ...common, invalid: z.number().optional() }), (o) => new PeerJudge(o)),
+  majority: kind(z.strictObject({ ...common, minShare: z.number().min(0).max(1).optional(), maxShare: z.number().min(0).max(1).optional() }), (o) => new MajorityJudge(o)),
+  learnability: kind(z.strictObject({ ...common, solver: roles.optional(), p, invalid: z.number().optional() }), (o, deps) => new LearnabilityJudge(deps?.verify, o)),
+  uncertainty: kind(
+    z.strictObject({ ...common, solver: roles.optional(), p, repetition: z.number().optional(), threshold: z.number().optional(), invalid: z.number().optional() }),
+    (o, deps) => new UncertaintyJudge(deps?.verify, o),
+  ),
+  grounded: kind(z.strictObject({ ...common, solver: z.string().min(1).optional(), probe: z.string().min(1, 'a JSONL file of labeled target tasks'), invalid: z.number().optional() }), (o, deps) => {
+    const probe = o.probe as string;
+    if (!existsSync(probe)) throw new Error(`judge 'grounded': option 'probe': ${probe} does not exist`);
     if (!deps?.verify || !deps.live || !deps.family) throw new Error("judge 'grounded': needs the task family's verifier and the loop's live models");
-    return new GroundedJudge(deps.verify, readTasksJsonl(o.probe, deps.family), deps.live, o as never);
-  },
-  coverage: (options, deps) => new CoverageJudge(deps?.measure!, checkOptions('coverage', options, { role: roles, solver: roles, name: text })),
-  'self-certainty': (options) =>
-    new SelfCertaintyJudge(
-      checkOptions('self-certainty', options, {
-        role: roles,
-        name: text,
-        normalize: oneOf('none', 'group'),
-        invalidReward: finite,
-      }),
-    ),
+    return new GroundedJudge(deps.verify, readTasksJsonl(probe, deps.family), deps.live, o as never);
+  }),
+  coverage: kind(z.strictObject({ ...common, solver: roles.optional() }), (o, deps) => new CoverageJudge(deps?.measure!, o)),
+  'self-certainty': kind(z.strictObject({ ...common, normalize: z.enum(['none', 'group']).optional(), invalidReward: z.number().optional() }), (o) => new SelfCertaintyJudge(o)),
 });
 
 /**
- * Builds the judge of kind `kind` (a key of {@link JUDGE_KINDS}) from `options` (default {})
- * and `deps` (default {}). Throws `unknown judge 'x'; known: majority, self-certainty,
- * verifier` (known kinds sorted) for an unknown kind; option errors come from the factory.
+ * Builds the judge of kind `name` (a key of {@link JUDGE_KINDS}) from `options` (default {},
+ * parsed at the path `where`) and `deps` (default {}). Throws `unknown judge 'x'; known:
+ * majority, self-certainty, verifier` (known kinds sorted) for an unknown kind.
  */
-export function makeJudge(kind: string, options: Record<string, unknown> = {}, deps: JudgeDeps = {}): Judge {
+export function makeJudge(name: string, options: Record<string, unknown> = {}, deps: JudgeDeps = {}, where = `${name}.options`): Judge {
   // hasOwn, not `in`: 'toString' and friends are not judges
-  if (!Object.hasOwn(JUDGE_KINDS, kind)) {
-    throw new Error(`unknown judge '${kind}'; known: ${Object.keys(JUDGE_KINDS).sort().join(', ')}`);
+  if (!Object.hasOwn(JUDGE_KINDS, name)) {
+    throw new Error(`unknown judge '${name}'; known: ${Object.keys(JUDGE_KINDS).sort().join(', ')}`);
   }
-  return JUDGE_KINDS[kind](options, deps);
+  const k = JUDGE_KINDS[name];
+  return k.make(parseOptions(k.options, options, where), deps);
 }

@@ -3,7 +3,8 @@
 // the episode's outcome, whether the solver it hinted got it right (cooperation). On a base
 // that never saw hints, a hint first costs the solver its bearings: the hinter learns when
 // to stay silent (an empty hint) before it learns what helps.
-import { arenaOptions, defineArena, defineRole, fromRun, invalid, valid, type Arena, type EpisodeEnd, type Turn } from 'coevolve';
+import { z } from 'zod';
+import { defineArena, defineRole, fromRun, invalid, valid, type Arena, type EpisodeEnd, type Turn } from 'coevolve';
 
 // New roles reuse role tokens a model's tokenizer already has (proposer, solver, critic, judge, memory, player).
 export const hinter = defineRole('hinter', {
@@ -20,8 +21,11 @@ export const hintedSolver = defineRole('hinted-solver', (parseAnswer) => ({
   parse: (out) => parseAnswer(out),
 }));
 
+// the arena's options: registered with it, so `arena.options` is parsed before `make` sees it
+const HintOptions = z.strictObject({ solverSeesHint: z.boolean().default(true) });
+
 export const hint = defineArena('hint', (options, family): Arena => {
-  const { solverSeesHint } = arenaOptions('hint', options, { solverSeesHint: (v) => (typeof v === 'boolean' ? undefined : 'true or false') }, { solverSeesHint: true });
+  const { solverSeesHint } = options as z.output<typeof HintOptions>;
   return {
     kind: 'hint',
     roles: { hinter: 'hinter', solver: 'hinted-solver' },
@@ -44,4 +48,4 @@ export const hint = defineArena('hint', (options, family): Arena => {
       return { 'hint/silent': hints.filter((t) => t.action.valid && t.action.value === '').length / Math.max(1, hints.length) };
     },
   };
-});
+}, HintOptions);

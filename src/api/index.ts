@@ -19,6 +19,7 @@ export {
   type RewardJudge,
   type RoleFactory,
   type RoleSpec,
+  type OptionsSchema,
 } from '../plugins/define.js';
 export { loadPlugins, type PluginDefinition } from '../plugins/load.js';
 
@@ -39,7 +40,7 @@ export type { EvalContext, Evaluator, EvaluatorFactory, EvaluatorSpec } from '..
 
 // helpers for writing them
 export { fromRun } from '../../arenas/operators/from-run.js';
-export { arenaOptions } from '../../arenas/options.js';
+export { parseOptions } from '../config/issues.js';
 export { invalid, valid } from '../../roles/types.js';
 export { Rng } from '../util/rng.js';
 export { arithmetic, strings } from '../tasks/index.js';

@@ -122,12 +122,12 @@ function checkJudges(c: ExperimentConfig, plan: Plan, train: readonly Task[], wa
   plan.judges.forEach(({ judge, kind }, i) => {
     const rewarded = [...judge.roles].filter((r) => played.includes(r));
     if (rewarded.length === 0) {
-      throw new Error(`judges[${i}] (${kind}): rewards role ${[...judge.roles].join(', ')}, which arena '${c.arena.kind}' does not play (it plays ${played.join(', ')}); it would abstain on every turn`);
+      throw new Error(`judges.${i} (${kind}): rewards role ${[...judge.roles].join(', ')}, which arena '${c.arena.kind}' does not play (it plays ${played.join(', ')}); it would abstain on every turn`);
     }
     if (!judge.needsAnswer || unlabeled === 0) return;
     if (unlabeled === train.length) {
-      throw new Error(`judges[${i}] (${kind}): needs answers, and none of the ${train.length} training tasks has one; it would abstain on every turn (label-free runs use a judge such as 'majority')`);
+      throw new Error(`judges.${i} (${kind}): needs answers, and none of the ${train.length} training tasks has one; it would abstain on every turn (label-free runs use a judge such as 'majority')`);
     }
-    warn(`warning: judges[${i}] (${kind}) abstains on ${unlabeled} of ${train.length} training tasks, which have no answer`);
+    warn(`warning: judges.${i} (${kind}) abstains on ${unlabeled} of ${train.length} training tasks, which have no answer`);
   });
 }

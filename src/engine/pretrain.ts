@@ -173,11 +173,7 @@ function verdictExamples(rng: Rng, tasks: Task[], pairwise: number, tag: string)
 }
 
 function cellDifficulty(family: TaskFamily<unknown>, base: Record<string, unknown>, cell: Record<string, unknown>, field: string): unknown {
-  try {
-    return family.validate({ ...base, ...cell });
-  } catch (e) {
-    throw new Error(`${field}: ${(e as Error).message}`);
-  }
+  return family.validate({ ...base, ...cell }, field);
 }
 
 /** The proposer's prompt: its role renders a request for a new task of the family. */

@@ -1,9 +1,10 @@
 import 'reflect-metadata';
 import { Container } from 'inversify';
 import { ARENA_KINDS } from '../../arenas/index.js';
-import type { Arena, ArenaFactory } from '../../arenas/types.js';
+import type { Arena, ArenaKind } from '../../arenas/types.js';
+import { parseOptions } from '../config/issues.js';
 import type { LiveModels } from '../../judges/grounded.js';
-import { JUDGE_KINDS, type JudgeFactory } from '../../judges/registry.js';
+import { JUDGE_KINDS, type JudgeFactory, type JudgeKind } from '../../judges/registry.js';
 import { ROLE_KINDS } from '../../roles/index.js';
 import type { AnswerParser, Role } from '../../roles/types.js';
 import type { ExperimentConfig } from '../config/schema.js';
@@ -77,8 +78,8 @@ export interface Plan {
  */
 export class Resolver {
   constructor(
-    private readonly arenas: Registry<ArenaFactory>,
-    private readonly judges: Registry<JudgeFactory>,
+    private readonly arenas: Registry<ArenaKind>,
+    private readonly judges: Registry<JudgeKind>,
     private readonly roles: Registry<(p: AnswerParser) => Role>,
     private readonly tasks: Registry<TaskFamily<unknown>>,
     private readonly models: Registry<string>,
@@ -88,12 +89,12 @@ export class Resolver {
   /** Resolves every name in the config, or throws naming the first unknown one. Does no work. */
   plan(c: ExperimentConfig): Plan {
     const family = this.tasks.resolve(c.tasks.family, 'tasks.family');
-    family.validate(c.tasks.difficulty);
+    family.validate(c.tasks.difficulty, 'tasks.difficulty');
     for (const [id, m] of Object.entries(c.models)) this.models.resolve(m.kind, `models.${id}.kind`);
-    const makeArena = this.arenas.resolve(c.arena.kind, 'arena.kind');
+    const arenaKind = this.arenas.resolve(c.arena.kind, 'arena.kind');
     // a family may be for some arenas only (a dialogue's prompt is for the memory arena to take apart)
     if (family.arenas && !family.arenas.includes(c.arena.kind)) throw new Error(`arena.kind: arena '${c.arena.kind}' does not serve task family '${family.name}': its tasks are for ${family.arenas.join(', ')}`);
-    const arena = makeArena(c.arena.options, family);
+    const arena = arenaKind.make(parseOptions(arenaKind.options, c.arena.options, 'arena.options'), family);
     if (c.tasks.train.source === 'none' && !arena.seedsTasks) throw new Error(`tasks.train.source: 'none' needs an arena that seeds its own tasks (a proposer writes them, a game deals them); '${arena.kind}' does not`);
     const tau = c.trainer.temperature;
     if (tau !== undefined && c.arena.temperature > 0 && tau !== c.arena.temperature) {
@@ -107,9 +108,10 @@ export class Resolver {
     }
     const live: LiveModels = {};
     const judges = c.judges.map((j, i) => {
-      const make = this.judges.resolve(j.kind, `judges[${i}].kind`);
+      const judgeKind = this.judges.resolve(j.kind, `judges.${i}.kind`);
       const measure = family.measure && ((task: Task) => family.measure!(task));
-      return { judge: make(j.options, { verify: (task, out) => family.verify(task, out), measure, family: family.name, live }), weight: j.weight, kind: j.kind };
+      const options = parseOptions(judgeKind.options, j.options, `judges.${i}.options`);
+      return { judge: judgeKind.make(options, { verify: (task, out) => family.verify(task, out), measure, family: family.name, live }), weight: j.weight, kind: j.kind };
     });
     return { arena, family, roles, judges, live, definitions: this.definitions };
   }

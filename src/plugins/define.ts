@@ -3,13 +3,15 @@
  * use. The loader registers every definition a plugin module exports (named exports, the
  * default export, or lists of them), so a plugin is just a module of `define*` calls.
  */
-import type { Arena, ArenaFactory } from '../../arenas/types.js';
-import type { JudgeDeps, JudgeFactory } from '../../judges/registry.js';
+import type { z } from 'zod';
+import type { Arena, ArenaFactory, ArenaKind } from '../../arenas/types.js';
+import type { JudgeDeps, JudgeFactory, JudgeKind } from '../../judges/registry.js';
+import { ANY_OPTIONS } from '../config/kind.js';
 import { roleSet } from '../../judges/common.js';
 import type { Judge, RoleOption } from '../../judges/types.js';
 import type { AnswerParser, Observation, Role } from '../../roles/types.js';
 import type { Action, BatchRewards, Episode, RoleId, Turn } from '../core/types.js';
-import type { EvaluatorFactory } from '../engine/evaluators/types.js';
+import type { EvaluatorFactory, EvaluatorKind } from '../engine/evaluators/types.js';
 import type { TaskFamily } from '../tasks/types.js';
 
 /** Marks a definition across copies of this module (a plugin's `coevolve` and the CLI's). */
@@ -44,13 +46,16 @@ function define<C extends Concept, T>(concept: C, name: string, value: T): Defin
   return Object.freeze({ [DEFINITION]: true as const, concept, name, value });
 }
 
+/** A kind's option schema: a zod object (give `z.strictObject`, so a misspelt option is an error naming the known ones). */
+export type OptionsSchema = z.ZodType<Record<string, unknown>>;
+
 /**
- * A new arena kind: `make(options, family)` builds it from the config's `arena.options`
- * (check them: an unknown key should be an error) and the task family. Its `kind` must be
- * `name`.
- * @example export const duel = defineArena('duel', (options, family) => new DuelArena(options));
+ * A new arena kind: `make(options, family)` builds it from the config's `arena.options`,
+ * parsed by `options` (a zod schema; without one, `make` gets them unchecked and should check
+ * them itself), and the task family. Its `kind` must be `name`.
+ * @example export const duel = defineArena('duel', (options, family) => new DuelArena(options), z.strictObject({ rounds: z.number().int().default(3) }));
  */
-export function defineArena(name: string, make: ArenaFactory): Definition<'arena', ArenaFactory> {
+export function defineArena(name: string, make: ArenaFactory, options: OptionsSchema = ANY_OPTIONS): Definition<'arena', ArenaKind> {
   if (typeof make !== 'function') throw new Error(`defineArena('${name}'): give a function (options, family) => Arena`);
   const checked: ArenaFactory = (options, family) => {
     const arena: Arena = make(options, family);
@@ -59,7 +64,7 @@ export function defineArena(name: string, make: ArenaFactory): Definition<'arena
     }
     return arena;
   };
-  return define('arena', name, checked);
+  return define('arena', name, { options, make: checked });
 }
 
 /** What a reward function is given besides the turn and its episode. */
@@ -85,10 +90,10 @@ export interface RewardJudge {
  * name) and passes every option to `reward`; a non-finite reward is an error naming the judge.
  * @example export const short = defineJudge('short', { reward: (turn) => (turn.action.valid ? 1 / turn.text.length : 0) });
  */
-export function defineJudge(name: string, judge: RewardJudge | JudgeFactory): Definition<'judge', JudgeFactory> {
-  if (typeof judge === 'function') return define('judge', name, judge);
+export function defineJudge(name: string, judge: RewardJudge | JudgeFactory, options: OptionsSchema = ANY_OPTIONS): Definition<'judge', JudgeKind> {
+  if (typeof judge === 'function') return define('judge', name, { options, make: judge });
   if (typeof judge?.reward !== 'function') throw new Error(`defineJudge('${name}'): give { reward(turn, episode, context) } or a factory (options, deps) => Judge`);
-  return define('judge', name, (options, deps) => rewardJudge(name, judge, options, deps));
+  return define('judge', name, { options, make: (o: Record<string, unknown>, deps: JudgeDeps) => rewardJudge(name, judge, o, deps) });
 }
 
 function rewardJudge(kind: string, spec: RewardJudge, options: Record<string, unknown>, deps: JudgeDeps): Judge {
@@ -153,8 +158,8 @@ export function defineTaskFamily<D>(family: TaskFamily<D>): Definition<'task fam
   return define('task family', family.name, family as TaskFamily<unknown>);
 }
 
-/** A new evaluator kind (`evaluators[i].kind`): its factory reads the config entry and the resolved plan. */
-export function defineEvaluator(name: string, make: EvaluatorFactory): Definition<'evaluator', EvaluatorFactory> {
+/** A new evaluator kind (`evaluators[i].kind`): its factory reads the config entry (its `options` parsed by `options`, a zod schema) and the resolved plan. */
+export function defineEvaluator(name: string, make: EvaluatorFactory, options: OptionsSchema = ANY_OPTIONS): Definition<'evaluator', EvaluatorKind> {
   if (typeof make !== 'function') throw new Error(`defineEvaluator('${name}'): give a function (spec, config, plan, where) => Evaluator`);
-  return define('evaluator', name, make);
+  return define('evaluator', name, { options, make });
 }

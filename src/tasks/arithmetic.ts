@@ -5,7 +5,9 @@
  */
 import type { Task } from '../core/types.js';
 import type { Rng } from '../util/rng.js';
-import { difficultyFields, intField, invalid, show, verifyWith } from './common.js';
+import { z } from 'zod';
+import { parseOptions } from '../config/issues.js';
+import { intIn, invalid, show, verifyWith } from './common.js';
 import { parseScratchpad, scratchpadTarget } from './scratchpad.js';
 import type { ParsedAnswer, ParsedProposal, TaskFamily } from './types.js';
 
@@ -100,6 +102,18 @@ interface Expression { operands: string[]; operators: string[] }
  * '+-*', one '=' at the end and nothing else. No trimming: a proposed task becomes the
  * solver's prompt exactly as written. Reads only; never evaluates.
  */
+/** The columns of a sum, from the ones up, whose digits and carry-in reach 10 (a carry out). */
+function carries(operands: readonly string[]): number {
+  let count = 0;
+  let carry = 0;
+  for (let col = 0; col < Math.max(...operands.map((o) => o.length)); col++) {
+    const sum = carry + operands.reduce((s, o) => s + (col < o.length ? Number(o[o.length - 1 - col]) : 0), 0);
+    carry = Math.floor(sum / 10);
+    if (carry > 0) count++;
+  }
+  return count;
+}
+
 function readExpression(text: unknown): Expression | { error: string } {
   if (typeof text !== 'string') return { error: `a task must be a string, got ${show(text)}` };
   const eq = text.indexOf('=');
@@ -143,29 +157,31 @@ function operand(rng: Rng, d: ArithmeticDifficulty): number {
   return lo + rng.int(10 ** len - lo);
 }
 
+/** The difficulty's schema: the defaults above, integers in range, an operator set of distinct ops, scratchpad for sums only. */
+export const ArithmeticDifficultySchema = z
+  .strictObject({
+    digits: intIn(1, 4).default(DEFAULTS.digits),
+    minDigits: intIn(1, 4).default(DEFAULTS.minDigits),
+    operands: intIn(2, 6).default(DEFAULTS.operands),
+    operators: z.string().min(1, `a non-empty subset of '${OPERATORS}'`).default(DEFAULTS.operators),
+    scratchpad: z.boolean().default(DEFAULTS.scratchpad),
+  })
+  .superRefine((d, ctx) => {
+    if (d.minDigits > d.digits) ctx.addIssue({ code: 'custom', path: ['minDigits'], message: `must be at most digits (${d.digits}), got ${d.minDigits}` });
+    for (const [i, op] of [...d.operators].entries()) {
+      if (!OPERATORS.includes(op)) ctx.addIssue({ code: 'custom', path: ['operators'], message: `may only contain '${OPERATORS}', got ${show(op)} in ${show(d.operators)}` });
+      else if (d.operators.indexOf(op) !== i) ctx.addIssue({ code: 'custom', path: ['operators'], message: `lists ${show(op)} twice in ${show(d.operators)}` });
+    }
+    if (d.scratchpad && d.operators !== '+') ctx.addIssue({ code: 'custom', path: ['scratchpad'], message: `needs operators '+', got ${show(d.operators)}` });
+  });
+
 /** The arithmetic task family. */
 export const arithmetic: TaskFamily<ArithmeticDifficulty> = {
   name: 'arithmetic',
   defaults: DEFAULTS,
 
-  validate(d: unknown): ArithmeticDifficulty {
-    const f = difficultyFields('arithmetic', d, DEFAULTS);
-    const digits = intField('arithmetic', 'digits', f.digits, 1, 4);
-    const minDigits = intField('arithmetic', 'minDigits', f.minDigits, 1, digits);
-    const operands = intField('arithmetic', 'operands', f.operands, 2, 6);
-    const operators = f.operators;
-    if (typeof operators !== 'string' || operators.length === 0) {
-      throw new Error(`arithmetic: operators must be a non-empty subset of '${OPERATORS}', got ${show(operators)}`);
-    }
-    for (const [i, op] of [...operators].entries()) {
-      if (!OPERATORS.includes(op)) throw new Error(`arithmetic: operators may only contain '${OPERATORS}', got ${show(op)} in ${show(operators)}`);
-      if (operators.indexOf(op) !== i) throw new Error(`arithmetic: operators lists ${show(op)} twice in ${show(operators)}`);
-    }
-    const scratchpad = f.scratchpad;
-    if (typeof scratchpad !== 'boolean') throw new Error(`arithmetic: scratchpad must be true or false, got ${show(scratchpad)}`);
-    if (scratchpad && operators !== '+') throw new Error(`arithmetic: scratchpad needs operators '+', got ${show(operators)}`);
-    return { digits, minDigits, operands, operators, scratchpad };
-  },
+  difficulty: ArithmeticDifficultySchema,
+  validate: (d, where = 'tasks.difficulty') => parseOptions(ArithmeticDifficultySchema, d, where),
 
   generate(rng: Rng, d: ArithmeticDifficulty, index: number): Task {
     const values = [operand(rng, d)];
@@ -196,12 +212,18 @@ export const arithmetic: TaskFamily<ArithmeticDifficulty> = {
     return { task: { id: 'proposed', family: 'arithmetic', prompt: text, answer: evaluateArithmetic(text).toString() } };
   },
 
-  /** `{ operands, digits (longest operand), minDigits (shortest), totalDigits }`, read from the prompt. */
+  /**
+   * `{ operands, digits (longest operand), minDigits (shortest), totalDigits }`, read from the
+   * prompt, and for a sum `carries`: the columns that carry. Why carries: they are what makes a
+   * sum hard (measured on the chat base, a self-play proposer settled on carry-free two-digit
+   * sums such as 23+43, which digit counts alone cannot tell from 47+85).
+   */
   measure(task: Task): Record<string, number> {
     if (task.family !== 'arithmetic') throw new Error(`arithmetic: cannot measure task '${task.id}' of family '${task.family}'`);
     const e = readExpression(task.prompt);
     if ('error' in e) throw new Error(`arithmetic: cannot measure task '${task.id}': ${e.error}`);
     const lengths = e.operands.map((x) => x.length);
-    return { operands: lengths.length, digits: Math.max(...lengths), minDigits: Math.min(...lengths), totalDigits: lengths.reduce((a, b) => a + b, 0) };
+    const sizes = { operands: lengths.length, digits: Math.max(...lengths), minDigits: Math.min(...lengths), totalDigits: lengths.reduce((a, b) => a + b, 0) };
+    return e.operators.every((op) => op === '+') ? { ...sizes, carries: carries(e.operands) } : sizes;
   },
 };

@@ -1,8 +1,9 @@
 /**
- * Helpers shared by the task families: difficulty validation with errors that name the
- * field, the one verify rule, so every family judges completions the same way, and
+ * Helpers shared by the task families: the integer field of a difficulty's schema, the one
+ * verify rule, so every family judges completions the same way, and
  * drawing from a weighted mixture of difficulties (a curriculum's corpus).
  */
+import { z } from 'zod';
 import type { Task } from '../core/types.js';
 import type { Rng } from '../util/rng.js';
 import type { ParsedAnswer, TaskFamily } from './types.js';
@@ -23,29 +24,8 @@ export function invalid(error: string): ParsedAnswer {
   return { valid: false, value: null, error };
 }
 
-/**
- * Merges a difficulty over the defaults. Unknown fields are errors rather than ignored,
- * because a misspelt knob ('operand') would otherwise silently train at the default.
- */
-export function difficultyFields(family: string, d: unknown, defaults: object): Record<string, unknown> {
-  if (d === undefined) return { ...defaults };
-  if (d === null || typeof d !== 'object' || Array.isArray(d)) {
-    throw new Error(`${family}: difficulty must be an object, got ${show(d)}`);
-  }
-  const known = Object.keys(defaults);
-  for (const key of Object.keys(d)) {
-    if (!known.includes(key)) throw new Error(`${family}: unknown difficulty field '${key}'; known: ${known.join(', ')}`);
-  }
-  return { ...defaults, ...d };
-}
-
-/** An integer field in [min, max], or an error naming the field and the value. */
-export function intField(family: string, field: string, value: unknown, min: number, max: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new Error(`${family}: ${field} must be an integer in ${min}..${max}, got ${show(value)}`);
-  }
-  return value;
-}
+/** An integer in [min, max]: a difficulty field's schema. */
+export const intIn = (min: number, max: number) => z.number().int().min(min).max(max);
 
 /** The shared verify rule: parse, then compare exactly with the reference answer. */
 export function verifyWith(family: string, parse: (output: string) => ParsedAnswer, task: Task, output: string): boolean {

@@ -10,7 +10,9 @@
  */
 import type { Task } from '../core/types.js';
 import type { Rng } from '../util/rng.js';
-import { difficultyFields, intField, invalid, show } from './common.js';
+import { z } from 'zod';
+import { parseOptions } from '../config/issues.js';
+import { intIn, invalid, show } from './common.js';
 import type { ParsedAnswer, TaskFamily } from './types.js';
 
 export interface DialogueDifficulty {
@@ -112,22 +114,23 @@ export function parseDialogueAnswer(output: string): ParsedAnswer {
   return /^[a-z]+(\|[a-z]+)*$/.test(text) ? { valid: true, value: text } : invalid(`expected lowercase words joined by '|', got ${show(output)}`);
 }
 
+/** The difficulty's schema: the defaults above, each an integer in range. */
+export const DialogueDifficultySchema = z.strictObject({
+  sessions: intIn(1, 256).default(DEFAULTS.sessions),
+  turnsPerSession: intIn(1, 20).default(DEFAULTS.turnsPerSession),
+  people: intIn(1, PEOPLE.length).default(DEFAULTS.people),
+  attributes: intIn(1, ATTRIBUTES.length).default(DEFAULTS.attributes),
+  questions: intIn(1, 32).default(DEFAULTS.questions),
+  noise: intIn(0, 100).default(DEFAULTS.noise),
+});
+
 export const dialogue: TaskFamily<DialogueDifficulty> = {
   name: 'dialogue',
   arenas: ['memory-dialogue'],
   defaults: DEFAULTS,
 
-  validate(d: unknown): DialogueDifficulty {
-    const f = difficultyFields('dialogue', d, DEFAULTS);
-    return {
-      sessions: intField('dialogue', 'sessions', f.sessions, 1, 256),
-      turnsPerSession: intField('dialogue', 'turnsPerSession', f.turnsPerSession, 1, 20),
-      people: intField('dialogue', 'people', f.people, 1, PEOPLE.length),
-      attributes: intField('dialogue', 'attributes', f.attributes, 1, ATTRIBUTES.length),
-      questions: intField('dialogue', 'questions', f.questions, 1, 32),
-      noise: intField('dialogue', 'noise', f.noise, 0, 100),
-    };
-  },
+  difficulty: DialogueDifficultySchema,
+  validate: (d, where = 'tasks.difficulty') => parseOptions(DialogueDifficultySchema, d, where),
 
   generate(rng: Rng, d: DialogueDifficulty, index: number): Task {
     const sessions = turnsOf(rng, d);

@@ -4,7 +4,9 @@
  */
 import type { Task } from '../core/types.js';
 import type { Rng } from '../util/rng.js';
-import { difficultyFields, intField, invalid, show, verifyWith } from './common.js';
+import { z } from 'zod';
+import { parseOptions } from '../config/issues.js';
+import { intIn, invalid, show, verifyWith } from './common.js';
 import type { ParsedAnswer, TaskFamily } from './types.js';
 
 /** The string operations this family knows. */
@@ -46,27 +48,30 @@ export function parseStringAnswer(output: string): ParsedAnswer {
   return { valid: true, value: text };
 }
 
+/** The difficulty's schema: the defaults above, lengths in range, a non-empty list of distinct ops (a fresh copy). */
+export const StringsDifficultySchema = z
+  .strictObject({
+    minLength: intIn(1, 1000).default(DEFAULTS.minLength),
+    maxLength: intIn(1, 1000).default(DEFAULTS.maxLength),
+    alphabet: intIn(1, 26).default(DEFAULTS.alphabet),
+    ops: z
+      .array(z.enum(Object.keys(OPS) as [StringOp, ...StringOp[]]))
+      .min(1, 'a non-empty list of ops')
+      .default(() => [...DEFAULTS.ops]),
+  })
+  .superRefine((d, ctx) => {
+    if (d.maxLength < d.minLength) ctx.addIssue({ code: 'custom', path: ['maxLength'], message: `must be at least minLength (${d.minLength}), got ${d.maxLength}` });
+    d.ops.forEach((op, i) => d.ops.indexOf(op) !== i && ctx.addIssue({ code: 'custom', path: ['ops', i], message: `lists '${op}' twice` }));
+  })
+  .transform((d) => ({ ...d, ops: [...d.ops] }));
+
 /** The strings task family. */
 export const strings: TaskFamily<StringsDifficulty> = {
   name: 'strings',
   defaults: DEFAULTS,
 
-  validate(d: unknown): StringsDifficulty {
-    const f = difficultyFields('strings', d, DEFAULTS);
-    const minLength = intField('strings', 'minLength', f.minLength, 1, 1000);
-    const maxLength = intField('strings', 'maxLength', f.maxLength, minLength, 1000);
-    const alphabet = intField('strings', 'alphabet', f.alphabet, 1, 26);
-    const known = Object.keys(OPS);
-    if (!Array.isArray(f.ops) || f.ops.length === 0) {
-      throw new Error(`strings: ops must be a non-empty array of ${known.join(', ')}, got ${show(f.ops)}`);
-    }
-    f.ops.forEach((op: unknown, i: number) => {
-      if (typeof op !== 'string' || !known.includes(op)) throw new Error(`strings: ops[${i}] must be one of ${known.join(', ')}, got ${show(op)}`);
-      if ((f.ops as unknown[]).indexOf(op) !== i) throw new Error(`strings: ops lists '${op}' twice`);
-    });
-    // Copy so later edits to the caller's array cannot change a validated difficulty.
-    return { minLength, maxLength, alphabet, ops: [...(f.ops as StringOp[])] };
-  },
+  difficulty: StringsDifficultySchema,
+  validate: (d, where = 'tasks.difficulty') => parseOptions(StringsDifficultySchema, d, where),
 
   generate(rng: Rng, d: StringsDifficulty, index: number): Task {
     const op = OPS[d.ops[rng.int(d.ops.length)]];

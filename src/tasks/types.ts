@@ -3,6 +3,7 @@
  * a strict answer parser and a verifier. Families are plain objects so a registry can list
  * them and a config file can name one.
  */
+import type { z } from 'zod';
 import type { Action, Task } from '../core/types.js';
 import type { Rng } from '../util/rng.js';
 
@@ -26,11 +27,14 @@ export interface TaskFamily<D> {
   arenas?: readonly string[];
   /** the difficulty used when a field is not given */
   defaults: D;
+  /** the difficulty's zod schema (defaults included), when the family has one: what `validate` parses with */
+  difficulty?: z.ZodType<D>;
   /**
    * Checks a difficulty from config or code. Missing fields take {@link defaults}; a wrong
-   * or unknown field throws an error naming it.
+   * or unknown field throws an error naming its path: `where` is the difficulty's own
+   * (`tasks.difficulty`, `arena.options.limits`).
    */
-  validate(d: unknown): D;
+  validate(d: unknown, where?: string): D;
   /** One task drawn from `rng`; `index` only names it (`${name}-${index}`). */
   generate(rng: Rng, d: D, index: number): Task;
   /**

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { firstValueFrom, toArray } from 'rxjs';
-import { AdversarialCriticArena, ARENA_KINDS, playGroups, type ArenaContext } from '../../arenas/index.js';
+import { AdversarialCriticArena, makeArena, playGroups, type ArenaContext } from '../../arenas/index.js';
 import { firstRejected } from '../../arenas/critic.js';
 import { makeJudge } from '../../judges/registry.js';
 import { CriticRole, SneakyRole } from '../../roles/index.js';
@@ -351,9 +351,9 @@ describe('adversarial-critic arena', () => {
   });
 
   it('checks its options and its tasks', async () => {
-    expect(() => ARENA_KINDS['adversarial-critic']({ corrupter: 'model' }, arithmetic)).to.throw(/corrupter: must be 'sneaky', 'random', 'slip' or 'given'/);
-    expect(() => ARENA_KINDS['adversarial-critic']({ corrupter: 'given' }, arithmetic)).to.throw(/'given' is for the critic evaluator/);
-    expect(() => ARENA_KINDS['adversarial-critic']({ verdict: 2 }, arithmetic)).to.throw(/unknown option.*known: corrupter, verdicts, penalty, checkFirst, perStep, sneakyWrites, stepGroups, checker, guide/);
+    expect(() => makeArena('adversarial-critic', { corrupter: 'model' }, arithmetic)).to.throw(/arena\.options\.corrupter: expected one of "sneaky", "random", "slip", "given", received "model"/);
+    expect(() => makeArena('adversarial-critic', { corrupter: 'given' }, arithmetic)).to.throw(/'given' is for the critic evaluator/);
+    expect(() => makeArena('adversarial-critic', { verdict: 2 }, arithmetic)).to.throw(/arena\.options\.verdict: unrecognized key \(did you mean "verdicts"\?\); known: corrupter, verdicts, penalty, checkFirst, perStep, sneakyWrites, stepGroups, checker, guide/);
     const arena = new AdversarialCriticArena({}, arithmetic);
     await play(arena, scripted(() => '', () => '0'), [{ id: 'x', family: 'arithmetic', prompt: '12*3=' }]).then(() => expect.fail('should reject'), (e: Error) => expect(e.message).to.match(/not a sum/));
   });

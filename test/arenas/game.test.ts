@@ -76,8 +76,8 @@ describe('game arena', () => {
   });
 
   it('refuses an unknown game or option, naming the known ones', () => {
-    expect(() => new GameArena({ game: 'chess' })).to.throw(/arena.options.game: must be one of rps, tictactoe, kuhn, leduc/);
-    expect(() => new GameArena({ seats: 2 })).to.throw(/unknown option of arena 'game'; known: game, penalty/);
+    expect(() => new GameArena({ game: 'chess' })).to.throw(/arena\.options\.game: expected one of "rps", "tictactoe", "kuhn", "leduc", received "chess"/);
+    expect(() => new GameArena({ seats: 2 })).to.throw(/arena\.options\.seats: unrecognized key; known: game, penalty/);
     expect(kuhnPoker.numActions).to.be.at.most(10);
   });
 });

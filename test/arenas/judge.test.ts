@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { firstValueFrom, toArray } from 'rxjs';
-import { ARENA_KINDS, JudgeArena, playGroups, type ArenaContext } from '../../arenas/index.js';
+import { JudgeArena, makeArena, playGroups, type ArenaContext } from '../../arenas/index.js';
 import { makeJudge } from '../../judges/registry.js';
 import { JudgeRole, SolverRole } from '../../roles/index.js';
 import type { Episode, Turn } from '../../src/core/types.js';
@@ -99,7 +99,7 @@ describe('judge arena', () => {
     // slips land in every digit, not only the last
     expect(new Set(wrong.map((w) => [...w].findIndex((ch, i) => ch !== '105'[i])))).to.deep.equal(new Set([0, 1, 2]));
     expect(() => new JudgeArena({ mode: 'pointwise', judgeAll: true, plant: 0.5 }, arithmetic)).to.throw(/plant needs judgeAll false/);
-    expect(() => new JudgeArena({ plant: 2 }, arithmetic)).to.throw(/plant: must be a share from 0 to 1/);
+    expect(() => new JudgeArena({ plant: 2 }, arithmetic)).to.throw(/arena\.options\.plant: expected a number <= 1, received 2/);
   });
 
   it("slip 'adjacent': the planted digit moves one up or down, in every place, never to a leading zero", async () => {
@@ -110,7 +110,7 @@ describe('judge arena', () => {
     const wrong = new Set(ctx.shown.map((s) => s[0]).filter((w) => w !== '105'));
     // 1 can only go to 2 (0 would lead), 0 only to 1, 5 to 4 or 6
     expect(wrong).to.deep.equal(new Set(['205', '115', '104', '106']));
-    expect(() => new JudgeArena({ slip: 'far' }, arithmetic)).to.throw(/slip: must be 'any' or 'adjacent'/);
+    expect(() => new JudgeArena({ slip: 'far' }, arithmetic)).to.throw(/arena\.options\.slip: expected one of "any", "adjacent", received "far"/);
   });
 
   it('solveFirst: the judge answers the task alone, then judges the shown answer beside its own; the verdict judge pays both', async () => {
@@ -135,9 +135,9 @@ describe('judge arena', () => {
   });
 
   it('checks its options by name, and is known to configs', () => {
-    expect(() => new JudgeArena({ mode: 'listwise' }, arithmetic)).to.throw(/arena\.options\.mode: must be 'pairwise' or 'pointwise'/);
-    expect(() => new JudgeArena({ candidates: 1 }, arithmetic)).to.throw(/candidates: must be at least 2/);
-    expect(() => new JudgeArena({ judges: 2 }, arithmetic)).to.throw(/unknown option of arena 'judge'; known: mode, candidates, verdicts/);
-    expect(ARENA_KINDS.judge({}, arithmetic).roles).to.deep.equal({ solver: 'solver', judge: 'judge' });
+    expect(() => new JudgeArena({ mode: 'listwise' }, arithmetic)).to.throw(/arena\.options\.mode: expected one of "pairwise", "pointwise"/);
+    expect(() => new JudgeArena({ candidates: 1 }, arithmetic)).to.throw(/arena\.options\.candidates: at least 2/);
+    expect(() => new JudgeArena({ judges: 2 }, arithmetic)).to.throw(/arena\.options\.judges: unrecognized key; known: mode, candidates, verdicts/);
+    expect(makeArena('judge', {}, arithmetic).roles).to.deep.equal({ solver: 'solver', judge: 'judge' });
   });
 });

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { firstValueFrom, toArray } from 'rxjs';
-import { ARENA_KINDS, JudgeArena, PeerArena, playGroups, type ArenaContext } from '../../arenas/index.js';
+import { JudgeArena, makeArena, PeerArena, playGroups, type ArenaContext } from '../../arenas/index.js';
 import { makeJudge } from '../../judges/registry.js';
 import { JudgeRole, SolverRole } from '../../roles/index.js';
 import type { Episode, Task, Turn } from '../../src/core/types.js';
@@ -65,7 +65,7 @@ describe('peer arena', () => {
     expect(m['peer/yes_rate']).to.equal(1);
     expect(m['peer/judge_accuracy']).to.equal(0.5);
     expect(m).to.not.have.property('reward_truth_corr'); // every reward is 1: no correlation to speak of
-    expect(() => ARENA_KINDS.peer({ peers: 1 }, arithmetic)).to.throw(/peers: must be from 2 to 8/);
+    expect(() => makeArena('peer', { peers: 1 }, arithmetic)).to.throw(/arena\.options\.peers: from 2 to 8/);
   });
 });
 
@@ -86,7 +86,7 @@ describe('a judge in the loop', () => {
     ]);
     expect(arena.metrics([e])).to.include({ 'judge/accuracy': 0.5 });
     expect(() => new JudgeArena({ judgeAll: true }, arithmetic)).to.throw(/judgeAll: needs mode 'pointwise'/);
-    expect(() => new JudgeArena({ mode: 'pointwise', judgeAll: true, negative: 'last' }, arithmetic)).to.throw(/negative: must be 'first' or 'fooling'/);
+    expect(() => new JudgeArena({ mode: 'pointwise', judgeAll: true, negative: 'last' }, arithmetic)).to.throw(/arena\.options\.negative: expected one of "first", "fooling", received "last"/);
   });
 
   it("negative 'fooling': the wrong answer that drew the most 'y' teaches the judge, not the first", async () => {

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, loadConfig, parseConfig } from '../../src/config/load.js';
-import type { ExperimentConfig } from '../../src/config/schema.js';
+import { TrainerSchema, type ExperimentConfig } from '../../src/config/schema.js';
 
 const VALID = `# a small experiment
 name: arith-selfplay
@@ -101,7 +101,7 @@ describe('config/load', () => {
 
   it('stops on an unknown key and names its path', () => {
     const e = configError(() => loadConfig(write(VALID.replace('  lr: 0.0003', '  lrr: 0.0003'))));
-    expect(e.issues).to.deep.include({ path: 'trainer.lrr', message: 'unrecognized key (did you mean "lr"?)' });
+    expect(e.issues).to.deep.include({ path: 'trainer.lrr', message: `unrecognized key (did you mean "lr"?); known: ${Object.keys(TrainerSchema.shape).join(', ')}` });
     expect(e.message).to.match(/trainer\.lrr: unrecognized key/);
     expect(e.message).to.include('exp.yaml');
   });

@@ -53,7 +53,7 @@ describe('run: bad configs stop before any work', () => {
 
   for (const [field, over, known] of [
     ['arena.kind', { arena: { kind: 'chess' } }, /known: adversarial-critic, game, judge, memory-dialogue, peer, propose-solve, solve/],
-    ['judges[0].kind', { judges: [{ kind: 'oracle' }] }, /known: coverage, grounded, learnability, majority, outcome, peer, self-certainty, uncertainty, verdict, verifier/],
+    ['judges.0.kind', { judges: [{ kind: 'oracle' }] }, /known: coverage, grounded, learnability, majority, outcome, peer, self-certainty, uncertainty, verdict, verifier/],
     ['roles.solver.kind', { roles: { solver: { kind: 'wizard', model: 'main' } } }, /known: answer, critic, judge, memory, player, proposer, sneaky, solver/],
     ['tasks.family', { tasks: { ...tinyConfig('').tasks, family: 'poetry' } }, /known: arithmetic, dialogue, strings/],
   ] as const) {

@@ -73,7 +73,7 @@ describe('an adversarial-critic run', function () {
       c.evaluators = [{ kind: 'critic', name: 'x', options: { data: 'checkpoints/base-sum3-working/heldout.jsonl', corrupter: 'given' } }];
     });
     const err = await runCommand(path, { set: [] }).then(() => null, (e: Error) => e);
-    expect(err?.message).to.match(/evaluators\[0\]\.options\.data: .*heldout\.jsonl:1: corrupter 'given' needs a 'working' string/);
+    expect(err?.message).to.match(/evaluators\.0\.options\.data: .*heldout\.jsonl:1: corrupter 'given' needs a 'working' string/);
   });
 });
 

@@ -55,10 +55,10 @@ describe('a judge run', function () {
     const path = join(root, 'c.yaml');
     writeFileSync(path, stringify(judgeRun(root, [{ kind: 'verdicts', name: 'heldout', options: {} }])));
     const err = await runCommand(path, { set: [] }).then(() => null, (e: Error) => e);
-    expect(err?.message).to.match(/evaluators\[0\]\.options\.data: required/);
+    expect(err?.message).to.match(/evaluators\.0\.options\.data: required/);
     writeFileSync(path, stringify(judgeRun(root, [{ kind: 'verdicts', name: 'heldout', options: { data: 'checkpoints/base-add2/heldout.jsonl', repeats: 0 } }])));
     const repeats = await runCommand(path, { set: [] }).then(() => null, (e: Error) => e);
-    expect(repeats?.message).to.match(/repeats.*positive integer/);
+    expect(repeats?.message).to.match(/evaluators\.0\.options\.repeats: expected a number > 0/);
     const solve = {
       ...judgeRun(root, [{ kind: 'verdicts', name: 'h', options: { data: 'checkpoints/base-add2/heldout.jsonl' } }]),
       models: { solver: { checkpoint: 'checkpoints/base-add2' } }, roles: { solver: { kind: 'solver', model: 'solver' } }, phases: undefined,

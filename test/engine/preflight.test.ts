@@ -61,17 +61,17 @@ describe('run: everything is checked before the run folder is made', () => {
 
   it('a verifier with no answer in any training task is refused; with some missing, a warning', async () => {
     const none = await attempt((root) => ({ tasks: fileTasks(root, jsonl(good(30, false))) }));
-    expect(none.message).to.match(/judges\[0\] \(verifier\): needs answers, and none of the 30 training tasks has one/);
+    expect(none.message).to.match(/judges\.0 \(verifier\): needs answers, and none of the 30 training tasks has one/);
     const root = mkdtempSync(join(tmpdir(), 'coevolve-pre-'));
     const c = parseConfig({ ...tinyConfig(root), tasks: fileTasks(root, jsonl([...good(20), ...good(10, false, 40)])) });
     const warnings: string[] = [];
     await preflight(c, createContainer().get(Resolver).plan(c), (l) => warnings.push(l));
-    expect(warnings).to.deep.equal(['warning: judges[0] (verifier) abstains on 10 of 30 training tasks, which have no answer']);
+    expect(warnings).to.deep.equal(['warning: judges.0 (verifier) abstains on 10 of 30 training tasks, which have no answer']);
   });
 
   it('a judge of a role the arena does not play is refused', async () => {
     const r = await attempt(() => ({ judges: [{ kind: 'verifier', options: { role: 'critic' } }] }));
-    expect(r.message).to.match(/judges\[0\] \(verifier\): rewards role critic, which arena 'solve' does not play .* abstain on every turn/);
+    expect(r.message).to.match(/judges\.0 \(verifier\): rewards role critic, which arena 'solve' does not play .* abstain on every turn/);
   });
 
   it('the solver role id bound to another role kind is refused', async () => {
@@ -102,14 +102,14 @@ describe('run: everything is checked before the run folder is made', () => {
 
   it('arena options, a self-written task source and evaluators are checked, naming the field', async () => {
     const sp = { arena: { kind: 'propose-solve', options: { attempts: 2, bogus: 1 } }, roles: { proposer: { kind: 'proposer', model: 'main' }, solver: { kind: 'solver', model: 'main' } } };
-    expect((await attempt(() => sp)).message).to.match(/arena\.options\.bogus: unknown option of arena 'propose-solve'; known: attempts, limits/);
-    expect((await attempt(() => ({ arena: { kind: 'propose-solve', options: { attempts: 0 } }, roles: sp.roles }))).message).to.match(/arena\.options\.attempts: must be a positive integer/);
+    expect((await attempt(() => sp)).message).to.match(/arena\.options\.bogus: unrecognized key; known: attempts, limits/);
+    expect((await attempt(() => ({ arena: { kind: 'propose-solve', options: { attempts: 0 } }, roles: sp.roles }))).message).to.match(/arena\.options\.attempts: expected a number > 0, received 0/);
     expect((await attempt(() => ({ tasks: { ...tinyConfig('').tasks, train: { source: 'none' } } }))).message).to.match(/tasks\.train\.source: 'none' needs an arena that seeds its own tasks/);
-    expect((await attempt(() => ({ evaluators: [{ kind: 'exam', name: 'x' }] }))).message).to.match(/evaluators\[0\]\.kind: unknown evaluator 'exam'; known: accuracy, critic, elo, exploitability, memory-qa, proposals/);
-    expect((await attempt(() => ({ evaluators: [{ kind: 'accuracy', name: 'x', options: { data: '/nowhere.jsonl' } }] }))).message).to.match(/evaluators\[0\]\.options\.data: \/nowhere\.jsonl does not exist/);
-    expect((await attempt(() => ({ evaluators: [{ kind: 'proposals', name: 'p' }] }))).message).to.match(/evaluators\[0\]: no role of kind 'proposer' to evaluate/);
-    expect((await attempt(() => ({ evaluators: [{ kind: 'memory-qa', name: 'm' }] }))).message).to.match(/evaluators\[0\]: memory-qa measures a memory-dialogue arena's roles; arena 'solve' is not one/);
-    expect((await attempt(() => ({ evaluators: [{ kind: 'memory-qa', name: 'm', options: { manager: 'oracle' } }] }))).message).to.match(/evaluators\[0\]\.options\.manager: must be model, always-add, keep-last, none/);
+    expect((await attempt(() => ({ evaluators: [{ kind: 'exam', name: 'x' }] }))).message).to.match(/evaluators\.0\.kind: unknown evaluator 'exam'; known: accuracy, critic, elo, exploitability, memory-qa, proposals/);
+    expect((await attempt(() => ({ evaluators: [{ kind: 'accuracy', name: 'x', options: { data: '/nowhere.jsonl' } }] }))).message).to.match(/evaluators\.0\.options\.data: \/nowhere\.jsonl does not exist/);
+    expect((await attempt(() => ({ evaluators: [{ kind: 'proposals', name: 'p' }] }))).message).to.match(/evaluators\.0: no role of kind 'proposer' to evaluate/);
+    expect((await attempt(() => ({ evaluators: [{ kind: 'memory-qa', name: 'm' }] }))).message).to.match(/evaluators\.0: memory-qa measures a memory-dialogue arena's roles; arena 'solve' is not one/);
+    expect((await attempt(() => ({ evaluators: [{ kind: 'memory-qa', name: 'm', options: { manager: 'oracle' } }] }))).message).to.match(/evaluators\.0\.options\.manager: expected one of "model", "always-add", "keep-last", "none", received "oracle"/);
     const r = await attempt((root) => ({ evaluators: [{ kind: 'accuracy', name: 'x', options: { data: join(root, 'e.jsonl') } }], tasks: (writeFileSync(join(root, 'e.jsonl'), jsonl([{ prompt: '1+é=', answer: '1' }])), tinyConfig('').tasks) }));
     expect(r.message).to.match(/e\.jsonl:1: .*é/);
     expect(r.made).to.equal(false);

@@ -26,21 +26,21 @@ describe('judges/registry', () => {
   });
 
   it('unknown option keys name the kind and the option', () => {
-    expect(() => makeJudge('majority', { rol: 'solver' })).to.throw(/judge 'majority': unknown option 'rol'; known: role, name/);
-    expect(() => makeJudge('verifier', { correctt: 1 }, { verify })).to.throw(/judge 'verifier': unknown option 'correctt'/);
+    expect(() => makeJudge('majority', { rol: 'solver' })).to.throw(/majority\.options\.rol: unrecognized key \(did you mean "role"\?\); known: role, name, minShare, maxShare/);
+    expect(() => makeJudge('verifier', { correctt: 1 }, { verify })).to.throw(/verifier\.options\.correctt: unrecognized key/);
   });
 
   it('wrongly typed options name the kind and the option', () => {
     expect(() => makeJudge('verifier', { correct: '1' }, { verify })).to.throw(
-      /judge 'verifier': option 'correct' must be a finite number, got "1"/,
+      /verifier\.options\.correct: expected number, received string/,
     );
     expect(() => makeJudge('self-certainty', { normalize: 'batch' })).to.throw(
-      /judge 'self-certainty': option 'normalize' must be one of 'none', 'group', got "batch"/,
+      /self-certainty\.options\.normalize: expected one of "none", "group", received "batch"/,
     );
-    expect(() => makeJudge('self-certainty', { invalidReward: null })).to.throw(/option 'invalidReward'/);
-    expect(() => makeJudge('majority', { role: [] })).to.throw(/judge 'majority': option 'role'/);
-    expect(() => makeJudge('majority', { role: 3 })).to.throw(/judge 'majority': option 'role'/);
-    expect(() => makeJudge('majority', [] as never)).to.throw(/judge 'majority': options must be an object/);
+    expect(() => makeJudge('self-certainty', { invalidReward: null })).to.throw(/self-certainty\.options\.invalidReward: expected number, received null/);
+    expect(() => makeJudge('majority', { role: [] })).to.throw(/majority\.options\.role: expected at least 1 item/);
+    expect(() => makeJudge('majority', { role: 3 })).to.throw(/majority\.options\.role: a role id or a non-empty list of role ids/);
+    expect(() => makeJudge('majority', [] as never)).to.throw(/majority\.options: expected object, received array/);
   });
 
   it("verifier without deps.verify says what it needs", () => {

@@ -39,7 +39,7 @@ describe('judges/verdict', () => {
     const e = verdicts(['46y', 'y'], ['46n', 'y'], ['46n', 'n'], ['46y', 'n']);
     e.turns.push({ ...turn({ role: 'judge', text: '46?', valid: false }, 4), task: judged('n') });
     expect(judge.score([e])).to.deep.equal([[1, -1, 2, -2, -2]]);
-    expect(() => makeJudge('verdict', { weights: { n: 0 } })).to.throw(/weights.*weight > 0/);
+    expect(() => makeJudge('verdict', { weights: { n: 0 } })).to.throw(/verdict\.options\.weights\.n: expected a number > 0, received 0/);
     expect(() => makeJudge('verdict', { weights: [2] })).to.throw(/weights/);
   });
 });

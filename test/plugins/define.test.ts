@@ -15,8 +15,8 @@ describe('plugin definitions', () => {
     expect(isDefinition(length)).to.equal(true);
     expect(length.concept).to.equal('judge');
     const batch = [episode([turn('solver', 'abc'), turn('critic', 'y'), turn('solver', 'a')])];
-    expect(length.value({}, {}).score(batch)).to.deep.equal([[3, null, 1]]);
-    const both = length.value({ role: ['solver', 'critic'], scale: 2, name: 'len2' }, {});
+    expect(length.value.make({}, {}).score(batch)).to.deep.equal([[3, null, 1]]);
+    const both = length.value.make({ role: ['solver', 'critic'], scale: 2, name: 'len2' }, {});
     expect(both.name).to.equal('len2');
     expect(both.score(batch)).to.deep.equal([[6, 2, 2]]);
   });
@@ -24,10 +24,10 @@ describe('plugin definitions', () => {
   it('a per-turn judge gets the family verifier and refuses a non-finite reward, naming itself', () => {
     const right = defineJudge('right', { reward: (t, e, ctx) => (ctx.verify!(t.task ?? e.task, t.text) ? 1 : 0) });
     const verify = (task: Episode['task'], out: string) => arithmetic.verify(task, out);
-    expect(right.value({}, { verify }).score([episode([turn('solver', '2'), turn('solver', '3')])])).to.deep.equal([[1, 0]]);
+    expect(right.value.make({}, { verify }).score([episode([turn('solver', '2'), turn('solver', '3')])])).to.deep.equal([[1, 0]]);
     const broken = defineJudge('broken', { reward: () => Number.NaN });
-    expect(() => broken.value({}, {}).score([episode([turn('solver', '2')])])).to.throw(/judge 'broken': reward must be a finite number or null, got NaN/);
-    expect(() => right.value({ role: [] }, {})).to.throw(/judge 'right': option 'role'/);
+    expect(() => broken.value.make({}, {}).score([episode([turn('solver', '2')])])).to.throw(/judge 'broken': reward must be a finite number or null, got NaN/);
+    expect(() => right.value.make({ role: [] }, {})).to.throw(/judge 'right': option 'role'/);
   });
 
   it('refuses names configs cannot use and specs that are not definitions', () => {
@@ -51,6 +51,6 @@ describe('plugin definitions', () => {
 
   it("an arena factory must make an arena of the defined kind", () => {
     const wrong = defineArena('mine', () => ({ kind: 'other', roles: {}, play: () => undefined as never }));
-    expect(() => wrong.value({}, arithmetic)).to.throw(/arena 'mine': its factory must return an Arena whose kind is 'mine' \(got kind "other"\)/);
+    expect(() => wrong.value.make({}, arithmetic)).to.throw(/arena 'mine': its factory must return an Arena whose kind is 'mine' \(got kind "other"\)/);
   });
 });

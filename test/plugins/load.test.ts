@@ -35,7 +35,7 @@ describe('plugins named in config', function () {
     const ok = await runExperiment({ ...tinyConfig(root), iterations: 1, workers: 1, plugins: [p], judges: [{ kind: 'half' }] }, { out: join(root, 'ok'), log: () => {} });
     expect(ok.metrics.find((r) => r.iteration === 1)?.['reward/solver']).to.equal(0.5);
     const { error, made } = await attempt(root, [p], { judges: [{ kind: 'halve' }] });
-    expect(error?.message).to.match(/judges\[0\]\.kind: unknown judge 'halve'; known: .*\bhalf\b.*verifier/);
+    expect(error?.message).to.match(/judges\.0\.kind: unknown judge 'halve'; known: .*\bhalf\b.*verifier/);
     expect(made).to.equal(false);
   });
 

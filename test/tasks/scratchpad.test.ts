@@ -34,7 +34,7 @@ describe('tasks/scratchpad', () => {
   });
 
   it('is refused for anything but sums', () => {
-    expect(() => arithmetic.validate({ operators: '+-', scratchpad: true })).to.throw(/scratchpad needs operators '\+'/);
-    expect(() => arithmetic.validate({ scratchpad: 'yes' })).to.throw(/scratchpad must be true or false/);
+    expect(() => arithmetic.validate({ operators: '+-', scratchpad: true })).to.throw(/tasks\.difficulty\.scratchpad: needs operators '\+'/);
+    expect(() => arithmetic.validate({ scratchpad: 'yes' })).to.throw(/tasks\.difficulty\.scratchpad: expected boolean, received string/);
   });
 });

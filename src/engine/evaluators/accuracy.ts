@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import type { Task } from '../../core/types.js';
 import { readTasksJsonl, type TaskCheck } from '../../tasks/jsonl.js';
 import { evaluateSolver } from '../evaluate.js';
-import { evaluatorOptions, isNonNegativeInt, isPath, isPositiveNumber, pickRole, tokenizerOf, type Evaluator, type EvaluatorFactory } from './types.js';
+import { z } from 'zod';
+import { dataFile, evaluatorKind, pickRole, tokenizerOf, type Evaluator, type EvaluatorKind } from './types.js';
 
 /**
  * Held-out accuracy of a solver role on a JSONL file of labeled tasks: greedy pass@1 every
@@ -31,18 +32,17 @@ export class AccuracyEvaluator implements Evaluator {
 }
 
 /** `{ kind: accuracy, name, role?, options: { data, samples, temperature } }`; the file is read and checked whole here. */
-export function accuracyFactory(check: (where: string) => TaskCheck): EvaluatorFactory {
-  return (spec, c, plan, where) => {
-    evaluatorOptions(where, spec.options, { data: isPath, samples: isNonNegativeInt, temperature: isPositiveNumber });
-    const data = spec.options.data as string | undefined;
-    if (!data) throw new Error(`${where}.options.data: required (a JSONL file of labeled tasks)`);
+export function accuracyKind(check: (where: string) => TaskCheck): EvaluatorKind {
+  const options = z.strictObject({ data: dataFile(), samples: z.number().int().nonnegative().optional(), temperature: z.number().positive().optional() });
+  return evaluatorKind(options, (spec, c, plan, where) => {
+    const { data } = spec.options;
     if (!existsSync(data)) throw new Error(`${where}.options.data: ${data} does not exist`);
     const role = pickRole(spec, c, 'solver', where);
     const labeled = check(where);
     const tasks = readTasksJsonl(data, plan.family.name, (t) => (t.answer === undefined ? 'no answer; evaluation needs one per task' : labeled(t)));
     if (tasks.length === 0) throw new Error(`${where}.options.data: ${data} holds no tasks`);
-    const temperature = (spec.options.temperature as number | undefined) ?? c.eval.temperature ?? (c.arena.temperature > 0 ? c.arena.temperature : 1);
-    const samples = (spec.options.samples as number | undefined) ?? c.eval.samples;
+    const temperature = spec.options.temperature ?? c.eval.temperature ?? (c.arena.temperature > 0 ? c.arena.temperature : 1);
+    const samples = spec.options.samples ?? c.eval.samples;
     return new AccuracyEvaluator(spec.name, role, spec.every ?? c.eval.every, tasks, { samples, temperature, maxNewTokens: c.arena.maxNewTokens, seed: c.seed, model: c.roles[role].model });
-  };
+  });
 }

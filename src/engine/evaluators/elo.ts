@@ -5,7 +5,8 @@ import { randomActor, roundRobin, tableActor, type Actor } from '../../games/mat
 import { eloRatings } from '../../games/pool.js';
 import type { Game } from '../../games/types.js';
 import { textPolicyTable } from './exploitability.js';
-import { evaluatorOptions, isPositiveInt, tokenizerOf, type EvalContext, type Evaluator, type EvaluatorFactory } from './types.js';
+import { z } from 'zod';
+import { evaluatorKind, positiveInt, tokenizerOf, type EvalContext, type Evaluator } from './types.js';
 
 /** What the evaluator keeps between evaluations, and in each checkpoint: its snapshots, oldest first. */
 interface EloState { snapshots: { name: string; table: TabularPolicy }[]; evaluations: number }
@@ -71,10 +72,8 @@ export class EloEvaluator implements Evaluator {
 }
 
 /** `{ kind: elo, name, options: { games: 200, poolSize: 10, snapshotEvery: 1 } }`: the game arena's seats, each on its configured model. */
-export const eloFactory: EvaluatorFactory = (spec, c, plan, where) => {
-  evaluatorOptions(where, spec.options, { games: isPositiveInt, poolSize: isPositiveInt, snapshotEvery: isPositiveInt });
+export const eloKind = evaluatorKind(z.strictObject({ games: positiveInt().default(200), poolSize: positiveInt().default(10), snapshotEvery: positiveInt().default(1) }), (spec, c, plan, where) => {
   if (!(plan.arena instanceof GameArena)) throw new Error(`${where}: elo rates a game arena's players; arena '${plan.arena.kind}' is not one`);
   const seats = Object.keys(plan.arena.roles).map((roleId) => ({ roleId, role: plan.roles[roleId], model: c.roles[roleId].model }));
-  const o = spec.options as { games?: number; poolSize?: number; snapshotEvery?: number };
-  return new EloEvaluator(spec.name, spec.every ?? c.eval.every, plan.arena.game, seats, { temperature: c.arena.temperature, games: o.games ?? 200, poolSize: o.poolSize ?? 10, snapshotEvery: o.snapshotEvery ?? 1 });
-};
+  return new EloEvaluator(spec.name, spec.every ?? c.eval.every, plan.arena.game, seats, { temperature: c.arena.temperature, ...spec.options });
+});

@@ -2,19 +2,20 @@ import type { ExperimentConfig } from '../../config/schema.js';
 import type { TaskCheck } from '../../tasks/jsonl.js';
 import type { Task } from '../../core/types.js';
 import { Registry, type Plan } from '../registry.js';
-import { AccuracyEvaluator, accuracyFactory } from './accuracy.js';
-import { eloFactory } from './elo.js';
-import { exploitabilityFactory } from './exploitability.js';
-import { memoryQaFactory } from './memory.js';
-import { proposalsFactory } from './proposals.js';
-import { criticFactory, verdictsFactory } from './verdicts.js';
-import { pickRole, type Evaluator, type EvaluatorFactory } from './types.js';
+import { parseOptions } from '../../config/issues.js';
+import { AccuracyEvaluator, accuracyKind } from './accuracy.js';
+import { eloKind } from './elo.js';
+import { exploitabilityKind } from './exploitability.js';
+import { memoryQaKind } from './memory.js';
+import { proposalsKind } from './proposals.js';
+import { criticKind, verdictsKind } from './verdicts.js';
+import { pickRole, type Evaluator, type EvaluatorKind } from './types.js';
 
 export type { EvalContext, Evaluator } from './types.js';
 
 /** Evaluator kinds by the name configs use. `check` vets each task of a data file (it fits the model). */
-export function evaluatorKinds(check: (where: string) => TaskCheck): Registry<EvaluatorFactory> {
-  return new Registry('evaluator', { accuracy: accuracyFactory(check), proposals: proposalsFactory, exploitability: exploitabilityFactory, elo: eloFactory, verdicts: verdictsFactory(check), critic: criticFactory(check), 'memory-qa': memoryQaFactory });
+export function evaluatorKinds(check: (where: string) => TaskCheck): Registry<EvaluatorKind> {
+  return new Registry('evaluator', { accuracy: accuracyKind(check), proposals: proposalsKind, exploitability: exploitabilityKind, elo: eloKind, verdicts: verdictsKind(check), critic: criticKind(check), 'memory-qa': memoryQaKind });
 }
 
 /**
@@ -31,9 +32,10 @@ export function buildEvaluators(c: ExperimentConfig, plan: Plan, evalSet: readon
   }
   const kinds = evaluatorKinds(check).addAll(plan.definitions);
   c.evaluators.forEach((spec, i) => {
-    const where = `evaluators[${i}]`;
+    const where = `evaluators.${i}`;
     if (c.evaluators.findIndex((o) => o.name === spec.name) !== i) throw new Error(`${where}.name: '${spec.name}' is used twice`);
-    const ev = kinds.resolve(spec.kind, `${where}.kind`)(spec, c, plan, where);
+    const kind = kinds.resolve(spec.kind, `${where}.kind`);
+    const ev = kind.make({ ...spec, options: parseOptions(kind.options, spec.options, `${where}.options`) }, c, plan, where);
     const model = c.roles[ev.role]?.model;
     if (model !== undefined && c.models[model]?.kind === 'remote') throw new Error(`${where}: role '${ev.role}' plays on model '${model}', which is remote; evaluators measure models trained here`);
     out.push(ev);

@@ -2,7 +2,8 @@ import { MANAGERS, MemoryDialogueArena } from '../../../arenas/memory-dialogue.j
 import type { Task } from '../../core/types.js';
 import { Rng } from '../../util/rng.js';
 import { VerdictsEvaluator } from './verdicts.js';
-import { evaluatorOptions, isNonNegativeInt, isNonNegativeNumber, isPositiveInt, type EvaluatorFactory } from './types.js';
+import { z } from 'zod';
+import { evaluatorKind, positiveInt, temperature } from './types.js';
 
 /**
  * `{ kind: memory-qa, name, options: { count, sessions, manager, temperature, seed } }`: the
@@ -13,20 +14,21 @@ import { evaluatorOptions, isNonNegativeInt, isNonNegativeNumber, isPositiveInt,
  * run's answer agent, on the same dialogues: baselines measured in the same run. Metrics:
  * `qa_accuracy`, and for the model's manager `valid_rate`, `op_add` ... and `bank_size`.
  */
-export const memoryQaFactory: EvaluatorFactory = (spec, c, plan, where) => {
-  evaluatorOptions(where, spec.options, {
-    count: isPositiveInt,
-    sessions: isPositiveInt,
-    manager: (v) => (MANAGERS.includes(v as never) ? undefined : MANAGERS.join(', ')),
-    temperature: isNonNegativeNumber,
-    seed: isNonNegativeInt,
-  });
+const MemoryQaOptions = z.strictObject({
+  count: positiveInt().default(64),
+  sessions: positiveInt().optional(),
+  manager: z.enum(MANAGERS).default('model'),
+  temperature: temperature().default(0),
+  seed: z.number().int().nonnegative().optional(),
+});
+
+export const memoryQaKind = evaluatorKind(MemoryQaOptions, (spec, c, plan, where) => {
   if (!(plan.arena instanceof MemoryDialogueArena)) throw new Error(`${where}: memory-qa measures a memory-dialogue arena's roles; arena '${plan.arena.kind}' is not one`);
-  const o = spec.options as { count?: number; sessions?: number; manager?: string; temperature?: number; seed?: number };
+  const o = spec.options;
   const difficulty = plan.family.validate({ ...c.tasks.difficulty, ...(o.sessions ? { sessions: o.sessions } : {}) });
   const rng = new Rng(o.seed ?? 1000 + c.seed);
-  const tasks: Task[] = Array.from({ length: o.count ?? 64 }, (_, i) => ({ ...plan.family.generate(rng, difficulty, i), id: `dialogue-heldout-${i}` }));
-  const arena = new MemoryDialogueArena({ ...plan.arena.options, manager: o.manager ?? 'model', rerollouts: 0 }, plan.family);
+  const tasks: Task[] = Array.from({ length: o.count }, (_, i) => ({ ...plan.family.generate(rng, difficulty, i), id: `dialogue-heldout-${i}` }));
+  const arena = new MemoryDialogueArena({ ...plan.arena.options, manager: o.manager, rerollouts: 0 }, plan.family);
   const seats = Object.fromEntries(Object.keys(arena.roles).map((id) => [id, { role: plan.roles[id], model: c.roles[id].model, maxNewTokens: c.roles[id].maxNewTokens }]));
-  return new VerdictsEvaluator(spec.name, spec.every ?? c.eval.every, 'memory', arena, tasks, seats, { temperature: o.temperature ?? 0, maxNewTokens: c.arena.maxNewTokens, seed: c.seed });
-};
+  return new VerdictsEvaluator(spec.name, spec.every ?? c.eval.every, 'memory', arena, tasks, seats, { temperature: o.temperature, maxNewTokens: c.arena.maxNewTokens, seed: c.seed });
+});

@@ -2,7 +2,8 @@ import { firstValueFrom, from, mergeMap, toArray } from 'rxjs';
 import { Agents } from '../../../arenas/agents.js';
 import { BatchingServer } from '../../serving/server.js';
 import { bigramEntropy } from '../../../arenas/propose-solve.js';
-import { evaluatorOptions, isMapping, isPositiveInt, isPositiveNumber, pickRole, tokenizerOf, type EvalContext, type Evaluator, type EvaluatorFactory } from './types.js';
+import { z } from 'zod';
+import { evaluatorKind, pickRole, positiveInt, tokenizerOf, type EvalContext, type Evaluator } from './types.js';
 import type { Role } from '../../../roles/types.js';
 
 /**
@@ -41,11 +42,12 @@ export class ProposalsEvaluator implements Evaluator {
 }
 
 /** `{ kind: proposals, name, role?, options: { samples, temperature, limits } }`. */
-export const proposalsFactory: EvaluatorFactory = (spec, c, plan, where) => {
-  evaluatorOptions(where, spec.options, { samples: isPositiveInt, temperature: isPositiveNumber, limits: isMapping });
+const ProposalsOptions = z.strictObject({ samples: positiveInt().default(64), temperature: z.number().positive().default(1), limits: z.record(z.string(), z.unknown()).optional() });
+
+export const proposalsKind = evaluatorKind(ProposalsOptions, (spec, c, plan, where) => {
   if (!plan.family.parseProposal || !plan.family.measure) throw new Error(`${where}: task family '${plan.family.name}' cannot read proposals`);
   const role = pickRole(spec, c, 'proposer', where);
-  const limits = plan.family.validate(spec.options.limits ?? c.arena.options.limits ?? {});
-  const o = { samples: (spec.options.samples as number | undefined) ?? 64, temperature: (spec.options.temperature as number | undefined) ?? 1, maxNewTokens: c.arena.maxNewTokens, seed: c.seed, model: c.roles[role].model, limits };
+  const limits = spec.options.limits ? plan.family.validate(spec.options.limits, `${where}.options.limits`) : plan.family.validate(c.arena.options.limits ?? {}, 'arena.options.limits');
+  const o = { samples: spec.options.samples, temperature: spec.options.temperature, maxNewTokens: c.arena.maxNewTokens, seed: c.seed, model: c.roles[role].model, limits };
   return new ProposalsEvaluator(spec.name, role, spec.every ?? c.eval.every, plan.roles[role], o);
-};
+});

@@ -1,3 +1,5 @@
+import { z } from 'zod';
+import type { Kind } from '../../config/kind.js';
 import type { ExperimentConfig } from '../../config/schema.js';
 import type { RunModel } from '../models.js';
 import type { GenerateReplicas } from '../../serving/server.js';
@@ -45,7 +47,7 @@ export interface EvaluatorSpec {
   options: Record<string, unknown>;
 }
 
-/** Builds an evaluator from its config entry (`where` names it in errors), the experiment and its resolved plan; it checks its options and reads its data here, before any work. */
+/** Builds an evaluator from its config entry (its options parsed by its kind's schema; `where` names it in errors), the experiment and its resolved plan; it reads its data here, before any work. */
 export type EvaluatorFactory = (spec: EvaluatorSpec, c: ExperimentConfig, plan: Plan, where: string) => Evaluator;
 
 /** The role an evaluator measures: the one named, or the first of the kind it needs. */
@@ -61,21 +63,17 @@ export function pickRole(spec: EvaluatorSpec, c: ExperimentConfig, kind: string,
   return found[0];
 }
 
-/** Checks an evaluator's options: known keys only; errors name the field. */
-export function evaluatorOptions(where: string, options: Record<string, unknown>, known: Record<string, (v: unknown) => string | undefined>): void {
-  for (const [k, v] of Object.entries(options)) {
-    if (!(k in known)) throw new Error(`${where}.options.${k}: unknown option; known: ${Object.keys(known).join(', ')}`);
-    const wrong = known[k](v);
-    if (wrong) throw new Error(`${where}.options.${k}: must be ${wrong}, got ${JSON.stringify(v)}`);
-  }
-}
+/** An evaluator kind: its options' schema and its factory (src/config/kind.ts). */
+export type EvaluatorKind = Kind<EvaluatorFactory>;
 
-export const isPositiveInt = (v: unknown) => (Number.isSafeInteger(v) && (v as number) > 0 ? undefined : 'a positive integer');
-export const isNonNegativeInt = (v: unknown) => (Number.isSafeInteger(v) && (v as number) >= 0 ? undefined : 'a non-negative integer');
-export const isPositiveNumber = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? undefined : 'a positive number');
-export const isNonNegativeNumber = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? undefined : 'a number >= 0 (0: greedy)');
-export const isPath = (v: unknown) => (typeof v === 'string' && v !== '' ? undefined : 'a file path');
-export const isMapping = (v: unknown) => (typeof v === 'object' && v !== null && !Array.isArray(v) ? undefined : 'a mapping');
+/** An evaluator kind from its option schema and a factory that gets its spec with the options parsed. */
+export const evaluatorKind = <S extends z.ZodType<Record<string, unknown>>>(options: S, make: (spec: EvaluatorSpec & { options: z.output<S> }, c: ExperimentConfig, plan: Plan, where: string) => Evaluator): EvaluatorKind => ({ options, make: make as EvaluatorFactory });
+
+export const positiveInt = () => z.number().int().positive();
+/** a sampling temperature, 0 for greedy */
+export const temperature = () => z.number().nonnegative();
+/** a JSONL file of labeled tasks */
+export const dataFile = () => z.string().min(1);
 
 /** The tokenizer of model `id`: its own, or the shared one. */
 export function tokenizerOf(ctx: EvalContext, id: string): Tokenizer {

@@ -11,7 +11,8 @@ import { BatchingServer } from '../../serving/server.js';
 import { readTasksJsonl, type TaskCheck } from '../../tasks/jsonl.js';
 import { hashSeed } from '../loop-parts.js';
 import { firstWrongStep, sumOperands } from '../../tasks/scratchpad.js';
-import { evaluatorOptions, isNonNegativeNumber, isPath, isPositiveInt, isPositiveNumber, tokenizerOf, type EvalContext, type Evaluator, type EvaluatorFactory } from './types.js';
+import { z } from 'zod';
+import { dataFile, evaluatorKind, positiveInt, temperature, tokenizerOf, type EvalContext, type EvaluatorFactory, type Evaluator, type EvaluatorKind } from './types.js';
 
 /**
  * A judge or critic measured on held-out tasks: an arena plays each task once with the run's
@@ -53,9 +54,7 @@ function seatOf(c: Parameters<EvaluatorFactory>[1], plan: Parameters<EvaluatorFa
 }
 
 /** The labeled held-out tasks of an evaluator's `data` option. */
-function heldOut(check: (where: string) => TaskCheck, spec: Parameters<EvaluatorFactory>[0], family: string, where: string): Task[] {
-  const data = spec.options.data as string | undefined;
-  if (!data) throw new Error(`${where}.options.data: required (a JSONL file of labeled held-out tasks)`);
+function heldOut(check: (where: string) => TaskCheck, data: string, family: string, where: string): Task[] {
   if (!existsSync(data)) throw new Error(`${where}.options.data: ${data} does not exist`);
   const labeled = check(where);
   const tasks = readTasksJsonl(data, family, (t) => (t.answer === undefined ? 'no answer; a verdict needs the truth' : labeled(t)));
@@ -71,21 +70,21 @@ function heldOut(check: (where: string) => TaskCheck, spec: Parameters<Evaluator
  * (default the arena's; 0: greedy), each task played `repeats` times (default 1) for a steadier figure;
  * the arena's planted slips are left out (the judge is measured on the solver's own answers).
  */
-export function verdictsFactory(check: (where: string) => TaskCheck): EvaluatorFactory {
-  return (spec, c, plan, where) => {
-    evaluatorOptions(where, spec.options, { data: isPath, temperature: isNonNegativeNumber, answerTemperature: isPositiveNumber, repeats: isPositiveInt });
+export function verdictsKind(check: (where: string) => TaskCheck): EvaluatorKind {
+  const options = z.strictObject({ data: dataFile(), temperature: temperature().optional(), answerTemperature: z.number().positive().optional(), repeats: positiveInt().default(1) });
+  return evaluatorKind(options, (spec, c, plan, where) => {
     if (!(plan.arena instanceof JudgeArena)) throw new Error(`${where}: verdicts measures a judge arena's judge; arena '${plan.arena.kind}' is not one`);
-    const repeats = (spec.options.repeats as number | undefined) ?? 1;
+    const { repeats } = spec.options;
     // each repeat is its own task id, so the arena draws its showing orders afresh
-    const tasks = heldOut(check, spec, plan.family.name, where).flatMap((t) => Array.from({ length: repeats }, (_, r) => (r === 0 ? t : { ...t, id: `${t.id}~${r}` })));
+    const tasks = heldOut(check, spec.options.data, plan.family.name, where).flatMap((t) => Array.from({ length: repeats }, (_, r) => (r === 0 ? t : { ...t, id: `${t.id}~${r}` })));
     // the answers are sampled (a greedy solver would write one answer, with nothing to tell apart); the verdicts at `temperature` when given
     const arenaTemperature = c.arena.temperature > 0 ? c.arena.temperature : 1;
-    const sampled = (spec.options.answerTemperature as number | undefined) ?? arenaTemperature;
-    const judge = { ...seatOf(c, plan, 'judge'), temperature: (spec.options.temperature as number | undefined) ?? arenaTemperature };
+    const sampled = spec.options.answerTemperature ?? arenaTemperature;
+    const judge = { ...seatOf(c, plan, 'judge'), temperature: spec.options.temperature ?? arenaTemperature };
     // held out means the solver's own answers: nothing planted
     const arena = plan.arena.options.plant ? new JudgeArena({ ...plan.arena.options, plant: 0 }, plan.family) : plan.arena;
     return new VerdictsEvaluator(spec.name, spec.every ?? c.eval.every, 'judge', arena, tasks, { solver: seatOf(c, plan, 'solver'), judge }, { temperature: sampled, maxNewTokens: c.arena.maxNewTokens, seed: c.seed });
-  };
+  });
 }
 
 /**
@@ -96,18 +95,18 @@ export function verdictsFactory(check: (where: string) => TaskCheck): EvaluatorF
  * (a solver's own mistakes, ProcessBench's kind of test; the rule checker labels the first
  * wrong step). Greedy unless `temperature` is given: a critic's verdict is one token.
  */
-export function criticFactory(check: (where: string) => TaskCheck): EvaluatorFactory {
-  return (spec, c, plan, where) => {
-    evaluatorOptions(where, spec.options, { data: isPath, temperature: isNonNegativeNumber, corrupter: (v) => (v === 'slip' || v === 'random' || v === 'given' ? undefined : "'slip', 'random' or 'given'") });
+export function criticKind(check: (where: string) => TaskCheck): EvaluatorKind {
+  const options = z.strictObject({ data: dataFile(), temperature: temperature().default(0), corrupter: z.enum(['slip', 'random', 'given']).default('slip') });
+  return evaluatorKind(options, (spec, c, plan, where) => {
     if (!(plan.arena instanceof AdversarialCriticArena)) throw new Error(`${where}: critic measures an adversarial-critic arena's critic; arena '${plan.arena.kind}' is not one`);
-    const tasks = heldOut(check, spec, plan.family.name, where);
-    const corrupter = (spec.options.corrupter as string | undefined) ?? 'slip';
-    const given = corrupter === 'given' ? givenWorkings(spec.options.data as string, where) : undefined;
+    const { data, corrupter } = spec.options;
+    const tasks = heldOut(check, data, plan.family.name, where);
+    const given = corrupter === 'given' ? givenWorkings(data, where) : undefined;
     // asked as the training arena asks it (a critic that checks first checks first here too)
     const { checkFirst, perStep, checker } = plan.arena.options;
     const arena = new AdversarialCriticArena({ corrupter, verdicts: 1, checkFirst, perStep, checker }, plan.family, given);
-    return new VerdictsEvaluator(spec.name, spec.every ?? c.eval.every, 'critic', arena, tasks, { critic: seatOf(c, plan, 'critic'), ...(checker ? { checker: seatOf(c, plan, 'checker') } : {}) }, { temperature: (spec.options.temperature as number | undefined) ?? 0, maxNewTokens: c.arena.maxNewTokens, seed: c.seed });
-  };
+    return new VerdictsEvaluator(spec.name, spec.every ?? c.eval.every, 'critic', arena, tasks, { critic: seatOf(c, plan, 'critic'), ...(checker ? { checker: seatOf(c, plan, 'checker') } : {}) }, { temperature: spec.options.temperature, maxNewTokens: c.arena.maxNewTokens, seed: c.seed });
+  });
 }
 
 /** The `working` of each line of a critic's held-out file, by task id (ids as readTasksJsonl gives them). */
