@@ -43,11 +43,15 @@ export class Agents implements ArenaContext {
 
   async act(roleId: RoleId, observation: Observation, options: ActOptions = {}): Promise<Turn> {
     const b = this.bindings[roleId];
-    if (!b) throw new Error(`arena asked role '${roleId}' to act; bound roles: ${Object.keys(this.bindings).join(', ')}`);
+    if (!b)
+      throw new Error(`arena asked role '${roleId}' to act; bound roles: ${Object.keys(this.bindings).join(', ')}`);
     const tokenizer = b.tokenizer ?? this.tokenizer;
     const text = b.role.render(observation);
     const prompt = rolePrompt(tokenizer, b.role, text, b.system);
-    const turn = options.given === undefined ? await this.sample(roleId, b, prompt, observation) : await this.give(roleId, b, prompt, observation, options.given);
+    const turn =
+      options.given === undefined
+        ? await this.sample(roleId, b, prompt, observation)
+        : await this.give(roleId, b, prompt, observation, options.given);
     if (tokenizer.chat) turn.chat = { system: systemMessage(b.role, b.system), user: text };
     if (options.compare) turn.compare = options.compare;
     if (options.task) turn.task = options.task;
@@ -59,23 +63,66 @@ export class Agents implements ArenaContext {
     const most = b.maxNewTokens ?? this.sampling.maxNewTokens;
     const maxNewTokens = Math.min(most, b.role.maxNewTokens?.(observation) ?? most);
     const tokenizer = b.tokenizer ?? this.tokenizer;
-    const stop = [...(b.role.stops?.(observation) ?? []).map((ch) => this.stopToken(tokenizer, ch, b.role.kind)), ...tokenizer.stops];
-    const g = await b.server.generate(prompt, { ...this.sampling, maxNewTokens, temperature: b.temperature ?? this.sampling.temperature, eos: tokenizer.eos, ...(stop.length ? { stop } : {}) });
+    const stop = [
+      ...(b.role.stops?.(observation) ?? []).map((ch) => this.stopToken(tokenizer, ch, b.role.kind)),
+      ...tokenizer.stops,
+    ];
+    const g = await b.server.generate(prompt, {
+      ...this.sampling,
+      maxNewTokens,
+      temperature: b.temperature ?? this.sampling.temperature,
+      eos: tokenizer.eos,
+      ...(stop.length ? { stop } : {}),
+    });
     const body = g.stopped ? g.tokens.slice(0, -1) : g.tokens;
     const text = tokenizer.decode(body);
     const answer = tokenizer.chat ? assistantAnswer(text) : text;
-    const action = g.stopped ? b.role.parse(answer, observation) : { valid: false, value: null, error: `no end of sequence within ${g.tokens.length} tokens` };
-    return { index: 0, role: roleId, model: b.model, prompt, completion: g.tokens, logProbs: g.logProbs, entropy: g.entropy, selfCertainty: g.selfCertainty, text, action };
+    const action = g.stopped
+      ? b.role.parse(answer, observation)
+      : { valid: false, value: null, error: `no end of sequence within ${g.tokens.length} tokens` };
+    return {
+      index: 0,
+      role: roleId,
+      model: b.model,
+      prompt,
+      completion: g.tokens,
+      logProbs: g.logProbs,
+      entropy: g.entropy,
+      selfCertainty: g.selfCertainty,
+      text,
+      action,
+    };
   }
 
   /** A turn whose completion is `text` and the end of sequence, scored under the role's model. */
-  private async give(roleId: RoleId, b: AgentBinding, prompt: number[], observation: Observation, text: string): Promise<Turn> {
-    if (!b.server.logProbs) throw new Error(`role '${roleId}': a given completion is scored by its model, and model '${b.model}' cannot score (a remote model)`);
+  private async give(
+    roleId: RoleId,
+    b: AgentBinding,
+    prompt: number[],
+    observation: Observation,
+    text: string,
+  ): Promise<Turn> {
+    if (!b.server.logProbs)
+      throw new Error(
+        `role '${roleId}': a given completion is scored by its model, and model '${b.model}' cannot score (a remote model)`,
+      );
     const tokenizer = b.tokenizer ?? this.tokenizer;
     const completion = [...tokenizer.encode(text), tokenizer.eos];
     const logProbs = await b.server.logProbs({ prompt, completion }, b.temperature ?? this.sampling.temperature ?? 1);
     const zeros = completion.map(() => 0);
-    return { index: 0, role: roleId, model: b.model, prompt, completion, logProbs, entropy: zeros, selfCertainty: zeros, text, action: b.role.parse(text, observation), given: true };
+    return {
+      index: 0,
+      role: roleId,
+      model: b.model,
+      prompt,
+      completion,
+      logProbs,
+      entropy: zeros,
+      selfCertainty: zeros,
+      text,
+      action: b.role.parse(text, observation),
+      given: true,
+    };
   }
 
   /** A stop is one token, so one character of the vocabulary. */

@@ -2,7 +2,15 @@ import type { Observable } from 'rxjs';
 import { fromRun } from './operators/from-run.js';
 import type { Episode, Task, Turn } from '../src/core/types.js';
 import type { TaskFamily } from '../src/tasks/types.js';
-import { firstWrongStep, plantError, resultsAgree, rightResults, scratchpadTarget, stepResults, sumOperands } from '../src/tasks/scratchpad.js';
+import {
+  firstWrongStep,
+  plantError,
+  resultsAgree,
+  rightResults,
+  scratchpadTarget,
+  stepResults,
+  sumOperands,
+} from '../src/tasks/scratchpad.js';
 import { hashText } from '../src/util/hash.js';
 import { Rng } from '../src/util/rng.js';
 import { invalid } from '../roles/types.js';
@@ -95,9 +103,11 @@ export const CriticArenaOptionsSchema: z.ZodType<CriticArenaOptions> = z
     const need = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
     if (o.guide && !o.perStep) need('guide', 'applies to perStep answers');
     if (o.checker && !o.checkFirst) need('checker', 'needs checkFirst (the checker writes the check)');
-    if (o.sneakyWrites !== 'working' && o.corrupter !== 'sneaky') need('sneakyWrites', `applies to corrupter 'sneaky', not '${o.corrupter}'`);
+    if (o.sneakyWrites !== 'working' && o.corrupter !== 'sneaky')
+      need('sneakyWrites', `applies to corrupter 'sneaky', not '${o.corrupter}'`);
     if (o.stepGroups !== 'episode' && !o.perStep) need('stepGroups', 'applies to perStep answers');
-    if (o.perStep && !o.checkFirst) need('perStep', "needs checkFirst (each step is asked beside the critic's own result)");
+    if (o.perStep && !o.checkFirst)
+      need('perStep', "needs checkFirst (each step is asked beside the critic's own result)");
   });
 
 /** The comparison group of a critic's checks (checkFirst), apart from its verdicts. */
@@ -133,11 +143,25 @@ export class AdversarialCriticArena implements Arena {
   readonly options: CriticArenaOptions;
 
   /** `given`: the wrong working of each task by its id, for `corrupter: given` */
-  constructor(options: unknown, family: TaskFamily<unknown>, private readonly given?: ReadonlyMap<string, string>) {
+  constructor(
+    options: unknown,
+    family: TaskFamily<unknown>,
+    private readonly given?: ReadonlyMap<string, string>,
+  ) {
     this.options = arenaOptions(CriticArenaOptionsSchema, options);
-    if (this.options.corrupter === 'given' && !given) throw new Error("arena.options.corrupter: 'given' is for the critic evaluator, whose data file carries each task's working");
-    if (family.name !== 'arithmetic') throw new Error(`arena 'adversarial-critic' does not serve task family '${family.name}': it needs sums worked step by step (family 'arithmetic')`);
-    this.roles = { ...(this.options.corrupter === 'sneaky' ? { sneaky: 'sneaky' } : {}), critic: 'critic', ...(this.options.checker ? { checker: 'critic' } : {}) };
+    if (this.options.corrupter === 'given' && !given)
+      throw new Error(
+        "arena.options.corrupter: 'given' is for the critic evaluator, whose data file carries each task's working",
+      );
+    if (family.name !== 'arithmetic')
+      throw new Error(
+        `arena 'adversarial-critic' does not serve task family '${family.name}': it needs sums worked step by step (family 'arithmetic')`,
+      );
+    this.roles = {
+      ...(this.options.corrupter === 'sneaky' ? { sneaky: 'sneaky' } : {}),
+      critic: 'critic',
+      ...(this.options.checker ? { checker: 'critic' } : {}),
+    };
   }
 
   play(task: Task, ctx: ArenaContext): Observable<Turn | EpisodeEnd> {
@@ -146,7 +170,10 @@ export class AdversarialCriticArena implements Arena {
 
   private async run(task: Task, ctx: ArenaContext, emit: (x: Turn | EpisodeEnd) => void): Promise<void> {
     const operands = sumOperands(task.prompt);
-    if (!operands || operands.length < 2 || operands.length > 10) throw new Error(`arena 'adversarial-critic': task ${task.id} is not a sum of 2 to 10 operands: ${JSON.stringify(task.prompt)}`);
+    if (!operands || operands.length < 2 || operands.length > 10)
+      throw new Error(
+        `arena 'adversarial-critic': task ${task.id} is not a sum of 2 to 10 operands: ${JSON.stringify(task.prompt)}`,
+      );
     const rng = new Rng(hashText(task.id));
     const right = scratchpadTarget(operands, rng);
     const steps = operands.length - 1;
@@ -164,11 +191,18 @@ export class AdversarialCriticArena implements Arena {
         else attempt.action = { ...attempt.action, value: plantError(right, at, value) };
       }
       const check = attempt.action.valid ? firstWrongStep(operands, attempt.action.value!) : null;
-      const seen = check && 'first' in check && this.options.checkFirst ? resultsAgree(operands, attempt.action.value!)!.indexOf(false) + 1 : 0;
-      if (check && 'first' in check && check.first === 0) attempt.action = invalid('the rule checker finds no wrong step: nothing was planted');
+      const seen =
+        check && 'first' in check && this.options.checkFirst
+          ? resultsAgree(operands, attempt.action.value!)!.indexOf(false) + 1
+          : 0;
+      if (check && 'first' in check && check.first === 0)
+        attempt.action = invalid('the rule checker finds no wrong step: nothing was planted');
       else if (check && 'error' in check) attempt.action = invalid(check.error);
       else if (check && this.options.checkFirst && seen !== check.first) {
-        attempt.action = invalid(`the first wrong step is ${check.first}, but right working from the shown first step first differs ${seen ? `at step ${seen}` : 'nowhere'} (a misread operand with a right sum): a critic that checks cannot see it`);
+        attempt.action = invalid(
+          `the first wrong step is ${check.first}, but right working from the shown first step first differs ` +
+            `${seen ? `at step ${seen}` : 'nowhere'} (a misread operand with a right sum): a critic that checks cannot see it`,
+        );
       }
       emit(attempt);
       if (!attempt.action.valid) {
@@ -179,11 +213,18 @@ export class AdversarialCriticArena implements Arena {
     } else if (this.options.corrupter === 'given') {
       planted = this.given?.get(task.id) ?? null;
       const check = planted === null ? null : firstWrongStep(operands, planted);
-      if (!check || !('first' in check) || check.first === 0) throw new Error(`arena 'adversarial-critic': task ${task.id} has no given working with a wrong step${check && 'error' in check ? ` (${check.error})` : ''}`);
+      if (!check || !('first' in check) || check.first === 0)
+        throw new Error(
+          `arena 'adversarial-critic': task ${task.id} has no given working with a wrong step${check && 'error' in check ? ` (${check.error})` : ''}`,
+        );
     } else {
       const at = 1 + rng.int(steps);
       const result = Number(right.split(',')[at - 1].split('=')[1]);
-      planted = plantError(right, at, this.options.corrupter === 'slip' ? slip(result, rng) : randomOfLength(result, rng));
+      planted = plantError(
+        right,
+        at,
+        this.options.corrupter === 'slip' ? slip(result, rng) : randomOfLength(result, rng),
+      );
     }
     const truth = String((firstWrongStep(operands, planted!) as { first: number }).first);
     /** the critic's verdicts on one showing, `verdicts` times: a step, '0', or null for an invalid one */
@@ -191,24 +232,47 @@ export class AdversarialCriticArena implements Arena {
       const judged: Task = { id: `${task.id}/${showing}`, family: task.family, prompt: task.prompt, answer };
       const results = rightResults(operands, working)!;
       const rightSteps = results.split(',');
-      const checked: Task = { id: `${task.id}/${showing}/check`, family: task.family, prompt: task.prompt, answer: results };
+      const checked: Task = {
+        id: `${task.id}/${showing}/check`,
+        family: task.family,
+        prompt: task.prompt,
+        answer: results,
+      };
       const verdict = async (): Promise<string | null> => {
-        if (!this.options.checkFirst) return own(await ctx.act('critic', { task, working, steps }, { compare: 'episode', task: judged }));
-        const check = await ctx.act(this.options.checker ? 'checker' : 'critic', { task, working, steps, stage: 'check' }, { compare: CHECK_SCOPE, task: checked });
+        if (!this.options.checkFirst)
+          return own(await ctx.act('critic', { task, working, steps }, { compare: 'episode', task: judged }));
+        const check = await ctx.act(
+          this.options.checker ? 'checker' : 'critic',
+          { task, working, steps, stage: 'check' },
+          { compare: CHECK_SCOPE, task: checked },
+        );
         emit(check);
         const seen = { task, working, steps, check: check.action.valid ? check.action.value! : '' };
         if (!this.options.perStep) return own(await ctx.act('critic', seen, { compare: 'episode', task: judged }));
         const mine = check.action.valid ? check.action.value!.split(',') : [];
-        const answered = await Promise.all(resultsAgree(operands, working)!.map(async (agrees, k) => {
-          const filed: ActOptions & { task: Task } = {
-            compare: this.options.stepGroups === 'showing' ? `episode:${showing}:step${k + 1}` : `episode:step${k + 1}`,
-            task: { id: `${task.id}/${showing}/step${k + 1}`, family: task.family, prompt: task.prompt, answer: agrees ? 'y' : 'n' },
-          };
-          const mark = await ctx.act('critic', { ...seen, step: k + 1 }, filed);
-          const missed = !(mark.action.valid && mark.action.value === filed.task.answer);
-          const guided = this.options.guide && missed && mine[k] === rightSteps[k];
-          return { mark, given: guided ? await ctx.act('critic', { ...seen, step: k + 1 }, { ...filed, given: filed.task.answer! }) : undefined };
-        }));
+        const answered = await Promise.all(
+          resultsAgree(operands, working)!.map(async (agrees, k) => {
+            const filed: ActOptions & { task: Task } = {
+              compare:
+                this.options.stepGroups === 'showing' ? `episode:${showing}:step${k + 1}` : `episode:step${k + 1}`,
+              task: {
+                id: `${task.id}/${showing}/step${k + 1}`,
+                family: task.family,
+                prompt: task.prompt,
+                answer: agrees ? 'y' : 'n',
+              },
+            };
+            const mark = await ctx.act('critic', { ...seen, step: k + 1 }, filed);
+            const missed = !(mark.action.valid && mark.action.value === filed.task.answer);
+            const guided = this.options.guide && missed && mine[k] === rightSteps[k];
+            return {
+              mark,
+              given: guided
+                ? await ctx.act('critic', { ...seen, step: k + 1 }, { ...filed, given: filed.task.answer! })
+                : undefined,
+            };
+          }),
+        );
         for (const { mark, given } of answered) [mark, given].forEach((t) => t && emit(t));
         return firstRejected(answered.map(({ mark: t }) => (t.action.valid ? t.action.value : null)));
       };
@@ -220,12 +284,21 @@ export class AdversarialCriticArena implements Arena {
       return t.action.valid ? t.action.value : null;
     };
     // the order of the two showings is drawn, so the critic cannot learn it from the turn order
-    const showings: [string, string, 'planted' | 'right'][] = [[planted!, truth, 'planted'], [right, '0', 'right']];
+    const showings: [string, string, 'planted' | 'right'][] = [
+      [planted!, truth, 'planted'],
+      [right, '0', 'right'],
+    ];
     if (rng.next() < 0.5) showings.reverse();
     const verdicts: Record<string, (string | null)[]> = {};
     for (const [working, answer, showing] of showings) verdicts[showing] = await ask(working, answer, showing);
-    const critic = verdicts.planted.map((v) => (v === truth ? 1 : -1) as number).reduce((a, b) => a + b, 0) / verdicts.planted.length;
-    emit({ end: true, ...(this.options.corrupter === 'sneaky' ? { outcome: { sneaky: -critic } } : {}), info: { planted, truth, verdicts } });
+    const critic =
+      verdicts.planted.map((v) => (v === truth ? 1 : -1) as number).reduce((a, b) => a + b, 0) /
+      verdicts.planted.length;
+    emit({
+      end: true,
+      ...(this.options.corrupter === 'sneaky' ? { outcome: { sneaky: -critic } } : {}),
+      info: { planted, truth, verdicts },
+    });
   }
 
   /**
@@ -245,7 +318,9 @@ export class AdversarialCriticArena implements Arena {
     const share = <T>(xs: T[], f: (x: T) => boolean) => xs.filter(f).length / xs.length;
     const asked = episodes.flatMap((e) => {
       const info = e.info as { truth?: string; verdicts?: Record<string, (string | null)[]> } | undefined;
-      return Object.entries(info?.verdicts ?? {}).flatMap(([showing, vs]) => vs.map((v) => ({ showing, right: v === (showing === 'planted' ? info!.truth : '0'), valid: v !== null })));
+      return Object.entries(info?.verdicts ?? {}).flatMap(([showing, vs]) =>
+        vs.map((v) => ({ showing, right: v === (showing === 'planted' ? info!.truth : '0'), valid: v !== null })),
+      );
     });
     if (asked.length) {
       m['critic/accuracy'] = share(asked, (v) => v.right);
@@ -255,16 +330,24 @@ export class AdversarialCriticArena implements Arena {
         if (some.length) m[`critic/${showing}_accuracy`] = share(some, (v) => v.right);
       }
     }
-    const critic = episodes.flatMap((e) => e.turns.filter((t) => (t.role === 'critic' || t.role === 'checker') && t.task?.answer !== undefined));
+    const critic = episodes.flatMap((e) =>
+      e.turns.filter((t) => (t.role === 'critic' || t.role === 'checker') && t.task?.answer !== undefined),
+    );
     const right = (t: Turn) => t.action.valid && t.action.value === t.task!.answer;
     const checks = critic.filter((t) => t.compare === CHECK_SCOPE);
     if (checks.length) m['critic/check_accuracy'] = share(checks, right);
     const steps = critic.filter((t) => !t.given && /^episode:(\w+:)?step\d+$/.test(t.compare ?? ''));
     if (steps.length) m['critic/step_accuracy'] = share(steps, right);
     const kinds = episodes.flatMap((e) => {
-      const info = e.info as { planted?: string | null; truth?: string; verdicts?: Record<string, (string | null)[]> } | undefined;
+      const info = e.info as
+        { planted?: string | null; truth?: string; verdicts?: Record<string, (string | null)[]> } | undefined;
       if (!info?.planted || !info.truth) return [];
-      return [{ kind: errorKind(sumOperands(e.task.prompt)!, info.planted, Number(info.truth)), found: (info.verdicts?.planted ?? []).map((v) => v === info.truth) }];
+      return [
+        {
+          kind: errorKind(sumOperands(e.task.prompt)!, info.planted, Number(info.truth)),
+          found: (info.verdicts?.planted ?? []).map((v) => v === info.truth),
+        },
+      ];
     });
     for (const kind of kinds.length ? (['one_digit', 'many_digits', 'length'] as const) : []) {
       m[`planted/${kind}`] = share(kinds, (k) => k.kind === kind);
@@ -275,7 +358,8 @@ export class AdversarialCriticArena implements Arena {
     if (attempts.length) {
       m['sneaky/valid_rate'] = share(attempts, (t) => t.action.valid);
       const played = episodes.filter((e) => e.turns.some((t) => t.role === 'sneaky' && t.action.valid));
-      if (played.length) m['sneaky/win_rate'] = played.filter((e) => (e.outcome?.sneaky ?? 0) > 0).length / played.length;
+      if (played.length)
+        m['sneaky/win_rate'] = played.filter((e) => (e.outcome?.sneaky ?? 0) > 0).length / played.length;
     }
     return m;
   }

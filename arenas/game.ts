@@ -43,7 +43,10 @@ export class GameArena implements Arena {
   constructor(options: unknown) {
     const o = arenaOptions(GameArenaOptionsSchema, options);
     this.game = gameByName(o.game);
-    if (this.game.numActions > 10) throw new Error(`arena 'game': ${this.game.name} has ${this.game.numActions} moves; one-character move codes cover 10`);
+    if (this.game.numActions > 10)
+      throw new Error(
+        `arena 'game': ${this.game.name} has ${this.game.numActions} moves; one-character move codes cover 10`,
+      );
     this.penalty = o.penalty;
     this.roles = Object.fromEntries(Array.from({ length: this.game.numPlayers }, (_, i) => [`seat${i}`, 'player']));
   }
@@ -62,21 +65,35 @@ export class GameArena implements Arena {
         continue;
       }
       const legal = state.legalActions();
-      const observation: GameObservation = { task, text: state.observationText(p), legal: legal.map((a) => ({ code: moveCode(a), name: state.actionName(a) })) };
+      const observation: GameObservation = {
+        task,
+        text: state.observationText(p),
+        legal: legal.map((a) => ({ code: moveCode(a), name: state.actionName(a) })),
+      };
       const turn = await ctx.act(`seat${p}`, { ...observation }, { compare: 'batch' });
       const move = turn.action.valid ? legal.find((a) => moveCode(a) === turn.action.value) : undefined;
       if (move === undefined) {
         if (turn.action.valid) turn.action = invalid(`'${turn.action.value}' is not a legal move here`);
         emit(turn);
-        const outcome = Object.fromEntries(Object.keys(this.roles).map((r) => [r, r === `seat${p}` ? -this.penalty : 0]));
-        emit({ end: true, outcome, info: { game: this.game.name, history: [...state.history()], invalid: `seat${p}` } });
+        const outcome = Object.fromEntries(
+          Object.keys(this.roles).map((r) => [r, r === `seat${p}` ? -this.penalty : 0]),
+        );
+        emit({
+          end: true,
+          outcome,
+          info: { game: this.game.name, history: [...state.history()], invalid: `seat${p}` },
+        });
         return;
       }
       emit(turn);
       state.apply(move);
     }
     const returns = state.returns();
-    emit({ end: true, outcome: Object.fromEntries(returns.map((r, i) => [`seat${i}`, r])), info: { game: this.game.name, history: [...state.history()] } });
+    emit({
+      end: true,
+      outcome: Object.fromEntries(returns.map((r, i) => [`seat${i}`, r])),
+      info: { game: this.game.name, history: [...state.history()] },
+    });
   }
 }
 

@@ -33,7 +33,8 @@ export { MemoryDialogueArena } from './memory-dialogue.js';
 
 /** Builds the built-in arena `name` from raw options, parsed as `arena.options` (what the resolver does, for code and tests). */
 export function makeArena(name: string, options: unknown, family: TaskFamily<unknown>): Arena {
-  if (!Object.hasOwn(ARENA_KINDS, name)) throw new Error(`unknown arena '${name}'; known: ${Object.keys(ARENA_KINDS).sort().join(', ')}`);
+  if (!Object.hasOwn(ARENA_KINDS, name))
+    throw new Error(`unknown arena '${name}'; known: ${Object.keys(ARENA_KINDS).sort().join(', ')}`);
   const k = ARENA_KINDS[name];
   return k.make(parseOptions(k.options, options, 'arena.options'), family);
 }
@@ -44,7 +45,10 @@ export const ARENA_KINDS: Record<string, ArenaKind> = {
   'propose-solve': kind(ProposeSolveOptionsSchema, (options, family) => new ProposeSolveArena(options, family)),
   game: kind(GameArenaOptionsSchema, (options) => new GameArena(options)),
   judge: kind(JudgeArenaOptionsSchema, (options, family) => new JudgeArena(options, family)),
-  'adversarial-critic': kind(CriticArenaOptionsSchema, (options, family) => new AdversarialCriticArena(options, family)),
+  'adversarial-critic': kind(
+    CriticArenaOptionsSchema,
+    (options, family) => new AdversarialCriticArena(options, family),
+  ),
   peer: kind(PeerArenaOptionsSchema, (options, family) => new PeerArena(options, family)),
   'memory-dialogue': kind(MemoryDialogueOptionsSchema, (options, family) => new MemoryDialogueArena(options, family)),
 };

@@ -66,8 +66,10 @@ export const JudgeArenaOptionsSchema: z.ZodType<JudgeArenaOptions> = z
   })
   .superRefine((o, ctx) => {
     const need = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
-    if (o.solveFirst && o.mode !== 'pointwise') need('solveFirst', "needs mode 'pointwise' (its own answer beside the one judged)");
-    if (o.judgeAll && o.plant > 0) need('plant', "judgeAll judges the solver's own answers only; plant needs judgeAll false");
+    if (o.solveFirst && o.mode !== 'pointwise')
+      need('solveFirst', "needs mode 'pointwise' (its own answer beside the one judged)");
+    if (o.judgeAll && o.plant > 0)
+      need('plant', "judgeAll judges the solver's own answers only; plant needs judgeAll false");
     if (o.judgeAll && o.mode !== 'pointwise') need('judgeAll', "needs mode 'pointwise' (each answer judged alone)");
   });
 
@@ -94,7 +96,10 @@ export class JudgeArena implements Arena {
   readonly roles = { solver: 'solver', judge: 'judge' };
   readonly options: JudgeArenaOptions;
 
-  constructor(options: unknown, private readonly family: TaskFamily<unknown>) {
+  constructor(
+    options: unknown,
+    private readonly family: TaskFamily<unknown>,
+  ) {
     this.options = arenaOptions(JudgeArenaOptionsSchema, options);
   }
 
@@ -105,24 +110,56 @@ export class JudgeArena implements Arena {
   private async run(task: Task, ctx: ArenaContext, emit: (t: Turn) => void): Promise<void> {
     const all = this.options.judgeAll;
     // judging every answer: each answer's turn is filed under its own id, shared with the verdicts on it
-    const answers = await Promise.all(Array.from({ length: this.options.candidates }, (_, k) => ctx.act('solver', { task }, { compare: 'episode', ...(all ? { task: { ...task, id: `${task.id}/a${k}` } } : {}) })));
+    const answers = await Promise.all(
+      Array.from({ length: this.options.candidates }, (_, k) =>
+        ctx.act(
+          'solver',
+          { task },
+          { compare: 'episode', ...(all ? { task: { ...task, id: `${task.id}/a${k}` } } : {}) },
+        ),
+      ),
+    );
     answers.forEach(emit);
     const right = answers.filter((t) => t.action.valid && this.family.verify(task, t.text));
     const wrong = answers.filter((t) => !right.includes(t));
     const rng = new Rng(hashText(task.id));
     // target: the ideal completion, the reference answer as working then the verdict (a `verdict` judge with score 'working' reads it);
     // a showing filed without its truth teaches the judge nothing (the verdict judges abstain on it)
-    const judged = (showing: string, truth?: string): Task => ({ id: `${task.id}/${showing}`, family: task.family, prompt: task.prompt, ...(truth !== undefined ? { answer: truth, ...(task.answer !== undefined ? { target: `${task.answer}${truth}` } : {}) } : {}) });
+    const judged = (showing: string, truth?: string): Task => ({
+      id: `${task.id}/${showing}`,
+      family: task.family,
+      prompt: task.prompt,
+      ...(truth !== undefined
+        ? { answer: truth, ...(task.answer !== undefined ? { target: `${task.answer}${truth}` } : {}) }
+        : {}),
+    });
     // solveFirst: the judge's own answer, paid by the task's answer (the `verdict` judge reads it as this turn's truth), in a comparison group of its own
-    const own = (showing: string, truth?: string): Task => ({ id: `${task.id}/${showing}/own`, family: task.family, prompt: task.prompt, ...(truth !== undefined && task.answer !== undefined ? { answer: task.answer } : {}) });
-    const verdictsOn = (shown: string[], showing: string) => Promise.all(Array.from({ length: this.options.verdicts }, async (): Promise<Turn[]> => {
-      if (!this.options.solveFirst) return [await ctx.act('judge', { task, answers: shown }, { compare: 'episode', task: judged(showing) })];
-      const mine = await ctx.act('judge', { task, answers: [] }, { compare: OWN_SCOPE, task: own(showing) });
-      return [mine, await ctx.act('judge', { task, working: mine.text.trim(), answers: shown }, { compare: 'episode', task: judged(showing) })];
-    }));
+    const own = (showing: string, truth?: string): Task => ({
+      id: `${task.id}/${showing}/own`,
+      family: task.family,
+      prompt: task.prompt,
+      ...(truth !== undefined && task.answer !== undefined ? { answer: task.answer } : {}),
+    });
+    const verdictsOn = (shown: string[], showing: string) =>
+      Promise.all(
+        Array.from({ length: this.options.verdicts }, async (): Promise<Turn[]> => {
+          if (!this.options.solveFirst)
+            return [await ctx.act('judge', { task, answers: shown }, { compare: 'episode', task: judged(showing) })];
+          const mine = await ctx.act('judge', { task, answers: [] }, { compare: OWN_SCOPE, task: own(showing) });
+          return [
+            mine,
+            await ctx.act(
+              'judge',
+              { task, working: mine.text.trim(), answers: shown },
+              { compare: 'episode', task: judged(showing) },
+            ),
+          ];
+        }),
+      );
     // each verdict (after the judge's own answer, when it solves first) filed with the showing's truth, or none
     const file = (turns: Turn[], showing: string, truth?: string) => {
-      for (const t of turns) emit({ ...t, task: t.compare === OWN_SCOPE ? own(showing, truth) : judged(showing, truth) });
+      for (const t of turns)
+        emit({ ...t, task: t.compare === OWN_SCOPE ? own(showing, truth) : judged(showing, truth) });
     };
     const ask = async (shown: string[], truth: string, showing: string) => {
       for (const turns of await verdictsOn(shown, showing)) file(turns, showing, truth);
@@ -131,20 +168,32 @@ export class JudgeArena implements Arena {
       // every answer is judged (its verdicts pay the solver), but only one right and one wrong answer carry the truth that
       // trains the judge: a weak solver's answers are mostly wrong, and a judge taught on them all learns to say 'n'
       const asked: { answer: Turn; k: number; verdicts: Turn[][] }[] = [];
-      for (const [k, t] of answers.entries()) if (t.action.valid) asked.push({ answer: t, k, verdicts: await verdictsOn([t.text], `a${k}`) });
-      const yes = (a: (typeof asked)[number]) => a.verdicts.filter((v) => v.at(-1)!.action.valid && v.at(-1)!.action.value === 'y').length;
+      for (const [k, t] of answers.entries())
+        if (t.action.valid) asked.push({ answer: t, k, verdicts: await verdictsOn([t.text], `a${k}`) });
+      const yes = (a: (typeof asked)[number]) =>
+        a.verdicts.filter((v) => v.at(-1)!.action.valid && v.at(-1)!.action.value === 'y').length;
       const wrongAsked = asked.filter((a) => !right.includes(a.answer));
       // 'fooling': the wrong answer that drew the most 'y' (a hard negative: the exploit a solver paid by this judge finds)
-      const negative = this.options.negative === 'fooling' ? wrongAsked.reduce<(typeof asked)[number] | undefined>((best, a) => (best === undefined || yes(a) > yes(best) ? a : best), undefined) : wrongAsked[0];
+      const negative =
+        this.options.negative === 'fooling'
+          ? wrongAsked.reduce<(typeof asked)[number] | undefined>(
+              (best, a) => (best === undefined || yes(a) > yes(best) ? a : best),
+              undefined,
+            )
+          : wrongAsked[0];
       const positive = asked.find((a) => right.includes(a.answer));
       for (const a of asked) {
-        const truth = positive && negative && (a === positive || a === negative) ? (a === positive ? 'y' : 'n') : undefined;
+        const truth =
+          positive && negative && (a === positive || a === negative) ? (a === positive ? 'y' : 'n') : undefined;
         for (const v of a.verdicts) file(v, `a${a.k}`, truth);
       }
       return;
     }
     // a planted slip of a right answer stands in for the solver's wrong one (a curriculum of the errors it rarely makes)
-    const planted = this.options.plant > 0 && right.length && rng.next() < this.options.plant ? this.slip(task, right[0].text, rng) : undefined;
+    const planted =
+      this.options.plant > 0 && right.length && rng.next() < this.options.plant
+        ? this.slip(task, right[0].text, rng)
+        : undefined;
     // only tasks with a right and a wrong answer: the two verdicts' truths are balanced, so chance is 1/2
     if (!right.length || (!wrong.length && planted === undefined)) return;
     const w = planted ?? wrong[0].text;
@@ -152,11 +201,13 @@ export class JudgeArena implements Arena {
       const r = right[0].text;
       const rightFirst = rng.next() < 0.5;
       // both orders, the drawn one first: the second is the position-consistency check
-      for (const first of [rightFirst, !rightFirst]) await ask(first ? [r, w] : [w, r], first ? 'A' : 'B', first ? 'AB' : 'BA');
+      for (const first of [rightFirst, !rightFirst])
+        await ask(first ? [r, w] : [w, r], first ? 'A' : 'B', first ? 'AB' : 'BA');
       return;
     }
     const r = right[0].text;
-    for (const isRight of rng.next() < 0.5 ? [true, false] : [false, true]) await ask([isRight ? r : w], isRight ? 'y' : 'n', isRight ? 'right' : 'wrong');
+    for (const isRight of rng.next() < 0.5 ? [true, false] : [false, true])
+      await ask([isRight ? r : w], isRight ? 'y' : 'n', isRight ? 'right' : 'wrong');
   }
 
   /** A slip of `answer` (digitSlip) that the family checks wrong; undefined when there is none. */
@@ -168,10 +219,16 @@ export class JudgeArena implements Arena {
   metrics(episodes: readonly Episode[]): Record<string, number> {
     const taught = episodes.flatMap((e) => e.turns.filter((t) => t.role === 'judge' && t.task?.answer !== undefined));
     const verdicts = taught.filter((t) => t.compare !== OWN_SCOPE);
-    const m: Record<string, number> = { 'judge/judged_share': episodes.length ? episodes.filter((e) => e.turns.some((t) => t.role === 'judge')).length / episodes.length : 0 };
+    const m: Record<string, number> = {
+      'judge/judged_share': episodes.length
+        ? episodes.filter((e) => e.turns.some((t) => t.role === 'judge')).length / episodes.length
+        : 0,
+    };
     if (!verdicts.length) return m;
     const owns = taught.filter((t) => t.compare === OWN_SCOPE);
-    if (owns.length) m['judge/own_accuracy'] = owns.filter((t) => t.action.valid && t.action.value === t.task!.answer).length / owns.length;
+    if (owns.length)
+      m['judge/own_accuracy'] =
+        owns.filter((t) => t.action.valid && t.action.value === t.task!.answer).length / owns.length;
     const said = (t: Turn) => (t.action.valid ? t.action.value : null);
     m['judge/accuracy'] = verdicts.filter((t) => said(t) === t.task!.answer).length / verdicts.length;
     m['judge/valid_rate'] = verdicts.filter((t) => t.action.valid).length / verdicts.length;

@@ -20,7 +20,11 @@ export const MemoryDialogueOptionsSchema = z.strictObject({
   maxEntries: positiveInt().default(8), // most entries the bank holds: an ADD beyond it is invalid
   maxEntryChars: positiveInt().default(16), // longest entry text: a longer one is invalid (a dialogue turn is at most 13 characters), so every prompt fits the model
   retrieve: positiveInt().default(3), // entries retrieved (BM25) for the manager and the answer agent
-  rerollouts: z.number().int().refine((v) => v === 0 || v >= 2, '0 (off) or an integer >= 2').default(0), // 0: each manager turn earns its episode's QA accuracy; G >= 2: Memory-R2's local re-rollouts, G operations from one state, each scored on its own fork
+  rerollouts: z
+    .number()
+    .int()
+    .refine((v) => v === 0 || v >= 2, '0 (off) or an integer >= 2')
+    .default(0), // 0: each manager turn earns its episode's QA accuracy; G >= 2: Memory-R2's local re-rollouts, G operations from one state, each scored on its own fork
   probes: z.number().int().nonnegative().default(1), // re-rollouts: probe questions on each fork besides the turn's own fact
   invalid: z.number().default(-1), // the outcome of an invalid operation (malformed, or refused by the bank)
 });
@@ -47,7 +51,10 @@ export class MemoryDialogueArena implements Arena {
 
   constructor(options: unknown, family: TaskFamily<unknown>) {
     this.options = arenaOptions(MemoryDialogueOptionsSchema, options);
-    if (family.name !== 'dialogue') throw new Error(`arena 'memory-dialogue' does not serve task family '${family.name}': it needs dialogues (family 'dialogue')`);
+    if (family.name !== 'dialogue')
+      throw new Error(
+        `arena 'memory-dialogue' does not serve task family '${family.name}': it needs dialogues (family 'dialogue')`,
+      );
     this.roles = this.options.manager === 'model' ? { memory: 'memory', answer: 'answer' } : { answer: 'answer' };
   }
 
@@ -58,7 +65,11 @@ export class MemoryDialogueArena implements Arena {
   private async run(task: Task, ctx: ArenaContext, emit: (x: Turn | EpisodeEnd) => void): Promise<void> {
     const dialogue = readDialogue(task);
     let clock = 0;
-    let bank = new MemoryBank(undefined, { maxEntries: this.options.maxEntries, maxEntryChars: this.options.maxEntryChars }, () => clock);
+    let bank = new MemoryBank(
+      undefined,
+      { maxEntries: this.options.maxEntries, maxEntryChars: this.options.maxEntryChars },
+      () => clock,
+    );
     const said: string[] = [];
     const rng = new Rng(hashText(task.id));
     for (const text of dialogue.sessions.flat()) {
@@ -68,14 +79,26 @@ export class MemoryDialogueArena implements Arena {
       else if (this.options.rerollouts) bank = await this.reroll(bank, text, said, rng, task, ctx, emit);
       else emit(await this.manage(bank, text, task, ctx, 'group'));
     }
-    const answers = await Promise.all(dialogue.questions.map((q, i) => this.ask(bank, q.text, q.answer, `${task.id}/q${i}`, task, ctx)));
+    const answers = await Promise.all(
+      dialogue.questions.map((q, i) => this.ask(bank, q.text, q.answer, `${task.id}/q${i}`, task, ctx)),
+    );
     answers.forEach(emit);
     const accuracy = answers.filter((t, i) => t.action.value === dialogue.questions[i].answer).length / answers.length;
-    emit({ end: true, outcome: { ...(this.options.manager === 'model' ? { memory: accuracy } : {}), answer: accuracy }, info: { bank_size: bank.size, bank: bank.entries.map((e) => e.text) } });
+    emit({
+      end: true,
+      outcome: { ...(this.options.manager === 'model' ? { memory: accuracy } : {}), answer: accuracy },
+      info: { bank_size: bank.size, bank: bank.entries.map((e) => e.text) },
+    });
   }
 
   /** One manager turn on `bank`: its operation applied, or the turn made invalid (with the invalid outcome) when malformed or refused. */
-  private async manage(bank: MemoryBank, text: string, task: Task, ctx: ArenaContext, compare: Turn['compare']): Promise<Turn> {
+  private async manage(
+    bank: MemoryBank,
+    text: string,
+    task: Task,
+    ctx: ArenaContext,
+    compare: Turn['compare'],
+  ): Promise<Turn> {
     const { ids, observation } = this.observe(bank, text, task);
     return this.apply(bank, await ctx.act('memory', observation, { compare }), ids);
   }
@@ -83,7 +106,10 @@ export class MemoryDialogueArena implements Arena {
   /** What the manager is shown of a turn: the entries retrieved for it (their ids, to map positions back) and whether the bank is full. */
   private observe(bank: MemoryBank, text: string, task: Task): { ids: string[]; observation: Observation } {
     const shown = bank.retrieve(text, this.options.retrieve);
-    return { ids: shown.map((e) => e.id), observation: { task, memory: shown.map((e) => e.text), fact: text, full: bank.size >= this.options.maxEntries } };
+    return {
+      ids: shown.map((e) => e.id),
+      observation: { task, memory: shown.map((e) => e.text), fact: text, full: bank.size >= this.options.maxEntries },
+    };
   }
 
   private apply(bank: MemoryBank, turn: Turn, ids: string[]): Turn {
@@ -100,20 +126,45 @@ export class MemoryDialogueArena implements Arena {
   }
 
   /** Memory-R2's local re-rollouts: G operations from one state, each on its own fork, each scored by probes of its fork; returns the first fork. */
-  private async reroll(bank: MemoryBank, text: string, said: string[], rng: Rng, task: Task, ctx: ArenaContext, emit: (x: Turn) => void): Promise<MemoryBank> {
+  private async reroll(
+    bank: MemoryBank,
+    text: string,
+    said: string[],
+    rng: Rng,
+    task: Task,
+    ctx: ArenaContext,
+    emit: (x: Turn) => void,
+  ): Promise<MemoryBank> {
     const step = said.length;
     const { ids, observation } = this.observe(bank, text, task);
     const forks = Array.from({ length: this.options.rerollouts }, () => bank.fork());
-    const alternatives = await Promise.all(forks.map(() => ctx.act('memory', observation, { compare: `episode:s${step}` })));
+    const alternatives = await Promise.all(
+      forks.map(() => ctx.act('memory', observation, { compare: `episode:s${step}` })),
+    );
     alternatives.forEach((t, k) => this.apply(forks[k], t, ids));
     const mentioned = [...new Set(said.map((t) => readFact(t)?.slot).filter((s): s is string => s !== undefined))];
     const own = readFact(text)?.slot;
-    const slots = [...(own ? [own] : []), ...Array.from({ length: Math.min(this.options.probes, mentioned.length) }, () => mentioned[rng.int(mentioned.length)])];
+    const slots = [
+      ...(own ? [own] : []),
+      ...Array.from(
+        { length: Math.min(this.options.probes, mentioned.length) },
+        () => mentioned[rng.int(mentioned.length)],
+      ),
+    ];
     const facts = factsAfter(said);
     // every fork's probes in one round, so they share the forward passes
-    const probes = await Promise.all(forks.map((fork) => Promise.all(slots.map((s, i) => this.ask(fork, `${s}?`, answerFrom(facts, `${s}?`), `${task.id}/s${step}/p${i}`, task, ctx)))));
+    const probes = await Promise.all(
+      forks.map((fork) =>
+        Promise.all(
+          slots.map((s, i) =>
+            this.ask(fork, `${s}?`, answerFrom(facts, `${s}?`), `${task.id}/s${step}/p${i}`, task, ctx),
+          ),
+        ),
+      ),
+    );
     for (const [k, turn] of alternatives.entries()) {
-      if (turn.action.valid && slots.length) turn.outcome = probes[k].filter((p) => p.action.value === p.task!.answer).length / slots.length;
+      if (turn.action.valid && slots.length)
+        turn.outcome = probes[k].filter((p) => p.action.value === p.task!.answer).length / slots.length;
       emit(turn);
       probes[k].forEach(emit);
     }
@@ -121,7 +172,14 @@ export class MemoryDialogueArena implements Arena {
   }
 
   /** The answer agent on one question, from the entries retrieved for it; its turn's task carries the truth. */
-  private ask(bank: MemoryBank, question: string, truth: string, id: string, task: Task, ctx: ArenaContext): Promise<Turn> {
+  private ask(
+    bank: MemoryBank,
+    question: string,
+    truth: string,
+    id: string,
+    task: Task,
+    ctx: ArenaContext,
+  ): Promise<Turn> {
     const shown = bank.retrieve(question, this.options.retrieve);
     const asked: Task = { id, family: task.family, prompt: question, answer: truth };
     return ctx.act('answer', { task, memory: shown.map((e) => e.text), question }, { task: asked, compare: 'group' });

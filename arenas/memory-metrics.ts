@@ -20,7 +20,10 @@ export function memoryMetrics(episodes: readonly Episode[]): Record<string, numb
   if (ops.length) {
     const valid = ops.filter((t) => t.action.valid);
     m['memory/valid_rate'] = valid.length / ops.length;
-    for (const op of ['ADD', 'UPDATE', 'DELETE', 'NOOP']) m[`memory/op_${op.toLowerCase()}`] = valid.length ? valid.filter((t) => t.action.value!.startsWith(op)).length / valid.length : 0;
+    for (const op of ['ADD', 'UPDATE', 'DELETE', 'NOOP'])
+      m[`memory/op_${op.toLowerCase()}`] = valid.length
+        ? valid.filter((t) => t.action.value!.startsWith(op)).length / valid.length
+        : 0;
   }
   const sizes = episodes.map((e) => e.info?.bank_size).filter((s): s is number => typeof s === 'number');
   if (sizes.length) m['memory/bank_size'] = mean(sizes);

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { parseOptions } from '../src/config/issues.js';
 
 /** `options` parsed by `schema` at `arena.options`. */
-export const arenaOptions = <S extends z.ZodType>(schema: S, options: unknown): z.output<S> => parseOptions(schema, options, 'arena.options');
+export const arenaOptions = <S extends z.ZodType>(schema: S, options: unknown): z.output<S> =>
+  parseOptions(schema, options, 'arena.options');
 
 export const positiveInt = () => z.number().int().positive();

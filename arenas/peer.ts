@@ -8,7 +8,8 @@ import { arenaOptions, positiveInt } from './options.js';
 import type { Arena, ArenaContext } from './types.js';
 
 export const PeerArenaOptionsSchema = z.strictObject({
-  peers: z.number().int().min(2, 'from 2 to 8 (each answer needs another agent to judge it)').max(8).default(3), // how many agents; agent i answers as role `peer<i>` and judges as `peer<i>-judge` (bind both to its model)
+  // how many agents; agent i answers as role `peer<i>` and judges as `peer<i>-judge` (bind both to its model)
+  peers: z.number().int().min(2, 'from 2 to 8 (each answer needs another agent to judge it)').max(8).default(3),
   answers: positiveInt().default(2), // answers per agent and task (an agent's answers compare within the episode)
 });
 export type PeerArenaOptions = z.output<typeof PeerArenaOptionsSchema>;
@@ -29,10 +30,14 @@ export class PeerArena implements Arena {
   readonly roles: Record<string, string>;
   readonly options: PeerArenaOptions;
 
-  constructor(options: unknown, private readonly family: TaskFamily<unknown>) {
+  constructor(
+    options: unknown,
+    private readonly family: TaskFamily<unknown>,
+  ) {
     this.options = arenaOptions(PeerArenaOptionsSchema, options);
     this.roles = {};
-    for (let i = 0; i < this.options.peers; i++) Object.assign(this.roles, { [`peer${i}`]: 'solver', [`peer${i}-judge`]: 'judge' });
+    for (let i = 0; i < this.options.peers; i++)
+      Object.assign(this.roles, { [`peer${i}`]: 'solver', [`peer${i}-judge`]: 'judge' });
   }
 
   play(task: Task, ctx: ArenaContext): Observable<Turn> {
@@ -41,23 +46,38 @@ export class PeerArena implements Arena {
 
   private async run(task: Task, ctx: ArenaContext, emit: (t: Turn) => void): Promise<void> {
     const { peers, answers } = this.options;
-    const asked = Array.from({ length: peers }, (_, i) => Array.from({ length: answers }, (_, k) => ({ author: i, id: `${task.id}/peer${i}/${k}` })));
-    const written = await Promise.all(asked.flat().map(async (a) => ({ ...a, turn: await ctx.act(`peer${a.author}`, { task }, { compare: 'episode', task: { ...task, id: a.id } }) })));
+    const asked = Array.from({ length: peers }, (_, i) =>
+      Array.from({ length: answers }, (_, k) => ({ author: i, id: `${task.id}/peer${i}/${k}` })),
+    );
+    const written = await Promise.all(
+      asked.flat().map(async (a) => ({
+        ...a,
+        turn: await ctx.act(`peer${a.author}`, { task }, { compare: 'episode', task: { ...task, id: a.id } }),
+      })),
+    );
     written.forEach((a) => emit(a.turn));
-    const verdicts = written.filter((a) => a.turn.action.valid).flatMap((a) => {
-      const truth = this.family.verify(task, a.turn.text) ? 'y' : 'n';
-      const judged: Task = { id: a.id, family: task.family, prompt: task.prompt, answer: truth };
-      return Array.from({ length: peers }, (_, j) => j).filter((j) => j !== a.author).map((j) => ctx.act(`peer${j}-judge`, { task, answers: [a.turn.text] }, { compare: 'batch', task: judged }));
-    });
+    const verdicts = written
+      .filter((a) => a.turn.action.valid)
+      .flatMap((a) => {
+        const truth = this.family.verify(task, a.turn.text) ? 'y' : 'n';
+        const judged: Task = { id: a.id, family: task.family, prompt: task.prompt, answer: truth };
+        return Array.from({ length: peers }, (_, j) => j)
+          .filter((j) => j !== a.author)
+          .map((j) => ctx.act(`peer${j}-judge`, { task, answers: [a.turn.text] }, { compare: 'batch', task: judged }));
+      });
     (await Promise.all(verdicts)).forEach(emit);
   }
 
   metrics(episodes: readonly Episode[]): Record<string, number> {
     const answering = new Set(Array.from({ length: this.options.peers }, (_, i) => `peer${i}`));
     const truth = (t: Turn, e: Episode) => this.family.verify(e.task, t.text);
-    const m = Object.fromEntries(Object.entries(peerDiagnostics(episodes, answering, truth)).map(([k, v]) => [`peer/${k}`, v]));
+    const m = Object.fromEntries(
+      Object.entries(peerDiagnostics(episodes, answering, truth)).map(([k, v]) => [`peer/${k}`, v]),
+    );
     for (const id of answering) {
-      const own = episodes.flatMap((e) => e.turns.filter((t) => t.role === id).map((t): number => (t.action.valid && truth(t, e) ? 1 : 0)));
+      const own = episodes.flatMap((e) =>
+        e.turns.filter((t) => t.role === id).map((t): number => (t.action.valid && truth(t, e) ? 1 : 0)),
+      );
       if (own.length) m[`peer/${id.slice(4)}/accuracy`] = own.reduce((a, b) => a + b, 0) / own.length;
     }
     return m;

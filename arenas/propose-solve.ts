@@ -29,9 +29,15 @@ export class ProposeSolveArena implements Arena {
   readonly options: ProposeSolveOptions;
   private readonly limits: unknown;
 
-  constructor(options: unknown, private readonly family: TaskFamily<unknown>) {
+  constructor(
+    options: unknown,
+    private readonly family: TaskFamily<unknown>,
+  ) {
     this.options = arenaOptions(ProposeSolveOptionsSchema, options);
-    if (!family.parseProposal || !family.measure) throw new Error(`arena 'propose-solve': task family '${family.name}' cannot read proposals (no parseProposal/measure)`);
+    if (!family.parseProposal || !family.measure)
+      throw new Error(
+        `arena 'propose-solve': task family '${family.name}' cannot read proposals (no parseProposal/measure)`,
+      );
     this.limits = family.validate(this.options.limits, 'arena.options.limits');
   }
 
@@ -86,7 +92,9 @@ function proposalMetrics(episodes: readonly Episode[], family: TaskFamily<unknow
   const success = proposals.flatMap((e) => {
     const task = proposedTask(e);
     const solver = e.turns.filter((t) => t.role === 'solver');
-    return task && solver.length ? [mean(solver.map((t) => (family.verify(task, t.text) && t.action.valid ? 1 : 0)))] : [];
+    return task && solver.length
+      ? [mean(solver.map((t) => (family.verify(task, t.text) && t.action.valid ? 1 : 0)))]
+      : [];
   });
   m['proposals/solver_success'] = mean(success);
   m['proposals/learnable'] = mean(success.map((p) => (p > 0 && p < 1 ? 1 : 0)));
@@ -97,11 +105,12 @@ function proposalMetrics(episodes: readonly Episode[], family: TaskFamily<unknow
 export function bigramEntropy(texts: readonly string[]): number {
   const counts = new Map<string, number>();
   let n = 0;
-  for (const s of texts) for (let i = 0; i + 1 < s.length; i++) {
-    const g = s.slice(i, i + 2);
-    counts.set(g, (counts.get(g) ?? 0) + 1);
-    n++;
-  }
+  for (const s of texts)
+    for (let i = 0; i + 1 < s.length; i++) {
+      const g = s.slice(i, i + 2);
+      counts.set(g, (counts.get(g) ?? 0) + 1);
+      n++;
+    }
   let h = 0;
   for (const c of counts.values()) h -= (c / n) * Math.log2(c / n);
   return h;

@@ -56,7 +56,10 @@ export interface Arena {
 }
 
 /** Builds an arena from its config options (parsed by its kind's schema) and the task family. */
-export type ArenaFactory = (options: Record<string, unknown>, family: import('../src/tasks/types.js').TaskFamily<unknown>) => Arena;
+export type ArenaFactory = (
+  options: Record<string, unknown>,
+  family: import('../src/tasks/types.js').TaskFamily<unknown>,
+) => Arena;
 
 /** An arena kind: its options' schema and its factory (src/config/kind.ts). */
 export type ArenaKind = import('../src/config/kind.js').Kind<ArenaFactory>;

@@ -34,7 +34,9 @@ export function combineRewards(perJudge: readonly BatchRewards[], weights: reado
     }
     rewards.forEach((row, e) => {
       if (row.length !== shape[e].length) {
-        throw new Error(`combineRewards: judge ${j} has ${row.length} turns in episode ${e}, judge 0 has ${shape[e].length}`);
+        throw new Error(
+          `combineRewards: judge ${j} has ${row.length} turns in episode ${e}, judge 0 has ${shape[e].length}`,
+        );
       }
     });
   });
@@ -45,7 +47,9 @@ export function combineRewards(perJudge: readonly BatchRewards[], weights: reado
         const r = perJudge[j][e][t];
         if (r === null) continue;
         if (typeof r !== 'number' || !Number.isFinite(r)) {
-          throw new Error(`combineRewards: judge ${j} gave ${String(r)} at episode ${e} turn ${t}; use null to abstain`);
+          throw new Error(
+            `combineRewards: judge ${j} gave ${String(r)} at episode ${e} turn ${t}; use null to abstain`,
+          );
         }
         sum = (sum ?? 0) + weights[j] * r;
       }
@@ -81,13 +85,21 @@ function nanStats(xs: readonly number[]): { mean: number; std: number } {
  * holds turn i's reward from each judge (null: abstained); a turn every judge abstained on is
  * the caller's to drop (TRL forces its advantage to 0), and is refused here.
  */
-export function normalizeThenSum(rewards: readonly (readonly Reward[])[], groups: readonly string[], weights: readonly number[]): number[] {
-  if (rewards.length !== groups.length) throw new Error(`normalizeThenSum: ${rewards.length} turns but ${groups.length} group ids`);
+export function normalizeThenSum(
+  rewards: readonly (readonly Reward[])[],
+  groups: readonly string[],
+  weights: readonly number[],
+): number[] {
+  if (rewards.length !== groups.length)
+    throw new Error(`normalizeThenSum: ${rewards.length} turns but ${groups.length} group ids`);
   rewards.forEach((row, i) => {
-    if (row.length !== weights.length) throw new Error(`normalizeThenSum: turn ${i} has ${row.length} rewards for ${weights.length} judges`);
-    if (row.every((r) => r === null)) throw new Error(`normalizeThenSum: every judge abstained on turn ${i}; drop it first`);
+    if (row.length !== weights.length)
+      throw new Error(`normalizeThenSum: turn ${i} has ${row.length} rewards for ${weights.length} judges`);
+    if (row.every((r) => r === null))
+      throw new Error(`normalizeThenSum: every judge abstained on turn ${i}; drop it first`);
     row.forEach((r, k) => {
-      if (r !== null && !Number.isFinite(r)) throw new Error(`normalizeThenSum: judge ${k} gave ${String(r)} at turn ${i}; use null to abstain`);
+      if (r !== null && !Number.isFinite(r))
+        throw new Error(`normalizeThenSum: judge ${k} gave ${String(r)} at turn ${i}; use null to abstain`);
     });
   });
   const members = new Map<string, number[]>();

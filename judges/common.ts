@@ -24,7 +24,12 @@ export function roleSet(role: RoleOption | undefined, judge: string): ReadonlySe
 }
 
 /** Where a turn sits in a batch: `batch[e].turns[t]`. */
-export interface TurnAt { e: number; t: number; episode: Episode; turn: Turn }
+export interface TurnAt {
+  e: number;
+  t: number;
+  episode: Episode;
+  turn: Turn;
+}
 
 /**
  * The turns of `roles` in a batch, pooled by comparison group (the arena names each turn's),

@@ -3,7 +3,11 @@ import { nullRewards, roleSet } from './common.js';
 import { proposals } from './proposer-common.js';
 import type { Judge, RoleOption } from './types.js';
 
-export interface CoverageOptions { role?: RoleOption; solver?: RoleOption; name?: string }
+export interface CoverageOptions {
+  role?: RoleOption;
+  solver?: RoleOption;
+  name?: string;
+}
 
 /**
  * A coverage term for proposers: `1 - n_cell / B`, where B is the number of valid proposals
@@ -16,7 +20,10 @@ export class CoverageJudge implements Judge {
   readonly roles: ReadonlySet<string>;
   private readonly solvers: ReadonlySet<string>;
 
-  constructor(private readonly measure: (task: Task) => Record<string, number>, o: CoverageOptions = {}) {
+  constructor(
+    private readonly measure: (task: Task) => Record<string, number>,
+    o: CoverageOptions = {},
+  ) {
     this.name = o.name ?? 'coverage';
     if (typeof measure !== 'function') throw new Error(`judge '${this.name}': needs the task family's measure`);
     this.roles = roleSet(o.role ?? 'proposer', this.name);

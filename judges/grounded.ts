@@ -5,7 +5,11 @@ import { proposals } from './proposer-common.js';
 import type { Judge, RoleOption, VerifyFn } from './types.js';
 
 /** One completion with its advantage, as the solver's update would see it (plain JSON). */
-export interface ProbeItem { prompt: number[]; completion: number[]; advantage: number }
+export interface ProbeItem {
+  prompt: number[];
+  completion: number[];
+  advantage: number;
+}
 
 /**
  * The live measure a grounded reward needs, supplied by the loop once the models exist: for
@@ -16,7 +20,12 @@ export interface LiveModels {
   alignment?(role: RoleId, probe: readonly Task[], chunks: readonly ProbeItem[][]): number[];
 }
 
-export interface GroundedOptions { role?: RoleOption; solver?: RoleId; invalid?: number; name?: string }
+export interface GroundedOptions {
+  role?: RoleOption;
+  solver?: RoleId;
+  invalid?: number;
+  name?: string;
+}
 
 /**
  * SOAR's grounded proposer reward: a proposal is worth what training the solver on it does
@@ -34,7 +43,12 @@ export class GroundedJudge implements Judge {
   private readonly solver: RoleId;
   private readonly invalid: number;
 
-  constructor(private readonly verify: VerifyFn, private readonly probe: readonly Task[], private readonly live: LiveModels, o: GroundedOptions = {}) {
+  constructor(
+    private readonly verify: VerifyFn,
+    private readonly probe: readonly Task[],
+    private readonly live: LiveModels,
+    o: GroundedOptions = {},
+  ) {
     this.name = o.name ?? 'grounded';
     this.roles = roleSet(o.role ?? 'proposer', this.name);
     this.solver = o.solver ?? 'solver';
@@ -58,6 +72,10 @@ export class GroundedJudge implements Judge {
     const r: number[] = attempts.map((t) => (t.action.valid && this.verify(taskOf(episode, t), t.text) ? 1 : 0));
     const mean = r.reduce((a, b) => a + b, 0) / Math.max(r.length, 1);
     const std = Math.sqrt(r.reduce((a, x) => a + (x - mean) ** 2, 0) / Math.max(r.length - 1, 1));
-    return attempts.map((t, i) => ({ prompt: t.prompt, completion: t.completion, advantage: (r[i] - mean) / (std + 1e-6) }));
+    return attempts.map((t, i) => ({
+      prompt: t.prompt,
+      completion: t.completion,
+      advantage: (r[i] - mean) / (std + 1e-6),
+    }));
   }
 }

@@ -1,6 +1,12 @@
 import type { BatchRewards, Episode } from '../src/core/types.js';
 import { nullRewards } from './common.js';
-import { proposals, proposerSettings, solverSuccess, type ProposerOptions, type SuccessSource } from './proposer-common.js';
+import {
+  proposals,
+  proposerSettings,
+  solverSuccess,
+  type ProposerOptions,
+  type SuccessSource,
+} from './proposer-common.js';
 import type { Judge, VerifyFn } from './types.js';
 
 /** Options: role, solver, p ('verifier' by default), invalid (-1), name. */
@@ -20,8 +26,18 @@ export class LearnabilityJudge implements Judge {
   private readonly source: SuccessSource;
   private readonly invalid: number;
 
-  constructor(private readonly verify: VerifyFn | undefined, o: LearnabilityOptions = {}) {
-    ({ name: this.name, roles: this.roles, needsAnswer: this.needsAnswer, solvers: this.solvers, source: this.source, invalid: this.invalid } = proposerSettings(o, { name: 'learnability', p: 'verifier' }, verify));
+  constructor(
+    private readonly verify: VerifyFn | undefined,
+    o: LearnabilityOptions = {},
+  ) {
+    ({
+      name: this.name,
+      roles: this.roles,
+      needsAnswer: this.needsAnswer,
+      solvers: this.solvers,
+      source: this.source,
+      invalid: this.invalid,
+    } = proposerSettings(o, { name: 'learnability', p: 'verifier' }, verify));
   }
 
   score(batch: readonly Episode[]): BatchRewards {

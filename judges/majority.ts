@@ -102,9 +102,11 @@ export class MajorityJudge implements Judge {
     this.name = options.name ?? 'majority';
     this.roles = roleSet(options.role, this.name);
     this.minShare = finiteOption(options.minShare ?? 0, this.name, 'minShare');
-    if (this.minShare < 0 || this.minShare > 1) throw new Error(`judge '${this.name}': option 'minShare' must be in [0, 1], got ${this.minShare}`);
+    if (this.minShare < 0 || this.minShare > 1)
+      throw new Error(`judge '${this.name}': option 'minShare' must be in [0, 1], got ${this.minShare}`);
     this.maxShare = finiteOption(options.maxShare ?? 1, this.name, 'maxShare');
-    if (this.maxShare < this.minShare || this.maxShare > 1) throw new Error(`judge '${this.name}': option 'maxShare' must be in [minShare, 1], got ${this.maxShare}`);
+    if (this.maxShare < this.minShare || this.maxShare > 1)
+      throw new Error(`judge '${this.name}': option 'maxShare' must be in [minShare, 1], got ${this.maxShare}`);
   }
 
   score(batch: readonly Episode[]): BatchRewards {

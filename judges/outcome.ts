@@ -20,11 +20,14 @@ export class OutcomeJudge implements Judge {
 
   constructor(options: OutcomeOptions) {
     this.name = options.name ?? 'outcome';
-    if (options.role === undefined) throw new Error("judge 'outcome': option 'role' (the roles it rewards, e.g. [seat0, seat1]) is required");
+    if (options.role === undefined)
+      throw new Error("judge 'outcome': option 'role' (the roles it rewards, e.g. [seat0, seat1]) is required");
     this.roles = roleSet(options.role, this.name);
   }
 
   score(batch: readonly Episode[]): BatchRewards {
-    return batch.map((e) => e.turns.map((t) => (this.roles.has(t.role) ? t.outcome ?? e.outcome?.[t.role] ?? null : null)));
+    return batch.map((e) =>
+      e.turns.map((t) => (this.roles.has(t.role) ? (t.outcome ?? e.outcome?.[t.role] ?? null) : null)),
+    );
   }
 }

@@ -14,7 +14,8 @@ export interface PeerOptions {
 export function verdictsByTask(e: Episode, answering: ReadonlySet<RoleId>): Map<string, Turn[]> {
   const out = new Map<string, Turn[]>();
   for (const t of e.turns) {
-    if (answering.has(t.role) || !t.task || !t.action.valid || (t.action.value !== 'y' && t.action.value !== 'n')) continue;
+    if (answering.has(t.role) || !t.task || !t.action.valid || (t.action.value !== 'y' && t.action.value !== 'n'))
+      continue;
     out.set(t.task.id, [...(out.get(t.task.id) ?? []), t]);
   }
   return out;
@@ -47,7 +48,7 @@ export class PeerJudge implements Judge {
       return e.turns.map((t) => {
         if (!this.roles.has(t.role)) return null;
         if (!t.action.valid) return this.invalid;
-        const on = t.task ? verdicts.get(t.task.id) ?? [] : [];
+        const on = t.task ? (verdicts.get(t.task.id) ?? []) : [];
         return on.length ? yesShare(on) : null;
       });
     });
@@ -62,33 +63,47 @@ export class PeerJudge implements Judge {
  * on one answer that agree, the verdicts' accuracy and their share of 'y', and the share of
  * verdict turns that parse as 'y' or 'n' (`judge_valid_rate`).
  */
-export function peerDiagnostics(episodes: readonly Episode[], answering: ReadonlySet<RoleId>, truth: (t: Turn, e: Episode) => boolean): Record<string, number> {
+export function peerDiagnostics(
+  episodes: readonly Episode[],
+  answering: ReadonlySet<RoleId>,
+  truth: (t: Turn, e: Episode) => boolean,
+): Record<string, number> {
   const pairs: [number, number][] = [];
-  let agree = 0, pairsSeen = 0, right = 0, verdictCount = 0, yes = 0, answers = 0, correct = 0, asked = 0, parsed = 0;
+  let agree = 0,
+    pairsSeen = 0,
+    right = 0,
+    verdictCount = 0,
+    yes = 0,
+    answers = 0,
+    correct = 0,
+    asked = 0,
+    parsed = 0;
   for (const e of episodes) {
     const verdicts = verdictsByTask(e, answering);
     // every verdict turn, parsed or not: judges that stop writing a verdict starve peer reward first
-    for (const t of e.turns) if (!answering.has(t.role) && t.task) {
-      asked++;
-      parsed += t.action.valid && (t.action.value === 'y' || t.action.value === 'n') ? 1 : 0;
-    }
+    for (const t of e.turns)
+      if (!answering.has(t.role) && t.task) {
+        asked++;
+        parsed += t.action.valid && (t.action.value === 'y' || t.action.value === 'n') ? 1 : 0;
+      }
     for (const t of e.turns) {
       if (!answering.has(t.role)) continue;
       const ok = t.action.valid && truth(t, e);
       answers++;
       correct += ok ? 1 : 0;
       if (!t.action.valid) continue;
-      const on = t.task ? verdicts.get(t.task.id) ?? [] : [];
+      const on = t.task ? (verdicts.get(t.task.id) ?? []) : [];
       if (on.length) pairs.push([yesShare(on), ok ? 1 : 0]);
       for (const v of on) {
         verdictCount++;
         yes += v.action.value === 'y' ? 1 : 0;
         right += (v.action.value === 'y') === ok ? 1 : 0;
       }
-      for (let a = 0; a < on.length; a++) for (let b = a + 1; b < on.length; b++) {
-        pairsSeen++;
-        agree += on[a].action.value === on[b].action.value ? 1 : 0;
-      }
+      for (let a = 0; a < on.length; a++)
+        for (let b = a + 1; b < on.length; b++) {
+          pairsSeen++;
+          agree += on[a].action.value === on[b].action.value ? 1 : 0;
+        }
     }
   }
   const m: Record<string, number> = {};
@@ -105,7 +120,9 @@ function pearson(xy: readonly [number, number][]): number | null {
   if (xy.length < 2) return null;
   const mx = xy.reduce((s, [x]) => s + x, 0) / xy.length;
   const my = xy.reduce((s, [, y]) => s + y, 0) / xy.length;
-  let sxy = 0, sxx = 0, syy = 0;
+  let sxy = 0,
+    sxx = 0,
+    syy = 0;
   for (const [x, y] of xy) {
     sxy += (x - mx) * (y - my);
     sxx += (x - mx) ** 2;

@@ -16,7 +16,12 @@ export type SuccessSource = 'verifier' | 'vote';
  * environment's answer, or (label-free, R-Zero) the share that agree with their majority
  * answer. null when the episode has no solver attempts (an invalid proposal).
  */
-export function solverSuccess(episode: Episode, solvers: ReadonlySet<RoleId>, source: SuccessSource, verify?: VerifyFn): number | null {
+export function solverSuccess(
+  episode: Episode,
+  solvers: ReadonlySet<RoleId>,
+  source: SuccessSource,
+  verify?: VerifyFn,
+): number | null {
   const attempts = episode.turns.filter((t) => solvers.has(t.role));
   if (attempts.length === 0) return null;
   if (source === 'vote') {
@@ -28,7 +33,10 @@ export function solverSuccess(episode: Episode, solvers: ReadonlySet<RoleId>, so
 }
 
 /** The proposer turns of a batch, with where they sit. */
-export function proposals(batch: readonly Episode[], roles: ReadonlySet<RoleId>): { e: number; t: number; turn: Turn }[] {
+export function proposals(
+  batch: readonly Episode[],
+  roles: ReadonlySet<RoleId>,
+): { e: number; t: number; turn: Turn }[] {
   return batch.flatMap((ep, e) => ep.turns.flatMap((turn, t) => (roles.has(turn.role) ? [{ e, t, turn }] : [])));
 }
 
@@ -51,10 +59,22 @@ export interface ProposerOptions {
 }
 
 /** Those options checked, with the judge's own defaults for its name and for p. */
-export function proposerSettings(o: ProposerOptions, defaults: { name: string; p: SuccessSource }, verify: VerifyFn | undefined) {
+export function proposerSettings(
+  o: ProposerOptions,
+  defaults: { name: string; p: SuccessSource },
+  verify: VerifyFn | undefined,
+) {
   const name = o.name ?? defaults.name;
   const source = checkSource(name, o.p ?? defaults.p);
   const needsAnswer = source === 'verifier';
-  if (needsAnswer && typeof verify !== 'function') throw new Error(`judge '${name}': p 'verifier' needs the task family's verifier`);
-  return { name, source, needsAnswer, roles: roleSet(o.role ?? 'proposer', name), solvers: roleSet(o.solver ?? 'solver', name), invalid: finiteOption(o.invalid ?? -1, name, 'invalid') };
+  if (needsAnswer && typeof verify !== 'function')
+    throw new Error(`judge '${name}': p 'verifier' needs the task family's verifier`);
+  return {
+    name,
+    source,
+    needsAnswer,
+    roles: roleSet(o.role ?? 'proposer', name),
+    solvers: roleSet(o.solver ?? 'solver', name),
+    invalid: finiteOption(o.invalid ?? -1, name, 'invalid'),
+  };
 }

@@ -41,7 +41,9 @@ export type JudgeKind = Kind<JudgeFactory>;
 const kind = kindOf<JudgeFactory>();
 
 // the options most judges share: which roles it rewards and the name of its metrics
-const roles = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)], { error: 'a role id or a non-empty list of role ids' });
+const roles = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)], {
+  error: 'a role id or a non-empty list of role ids',
+});
 const common = { role: roles.optional(), name: z.string().min(1).optional() };
 const scores = { correct: z.number().optional(), wrong: z.number().optional(), invalid: z.number().optional() };
 const p = z.enum(['verifier', 'vote']).optional();
@@ -59,29 +61,71 @@ const p = z.enum(['verifier', 'vote']).optional();
  */
 export const JUDGE_KINDS: Readonly<Record<string, JudgeKind>> = Object.freeze({
   verifier: kind(z.strictObject({ ...common, ...scores }), (o, deps) => {
-    if (typeof deps?.verify !== 'function') throw new Error("judge 'verifier': needs deps.verify, the task family's verifier");
+    if (typeof deps?.verify !== 'function')
+      throw new Error("judge 'verifier': needs deps.verify, the task family's verifier");
     return new VerifierJudge(deps.verify, o);
   }),
   outcome: kind(z.strictObject(common), (o) => new OutcomeJudge(o)),
   verdict: kind(
-    z.strictObject({ ...common, ...scores, score: z.enum(['verdict', 'working']).optional(), weights: z.record(z.string(), z.number().positive()).optional() }),
+    z.strictObject({
+      ...common,
+      ...scores,
+      score: z.enum(['verdict', 'working']).optional(),
+      weights: z.record(z.string(), z.number().positive()).optional(),
+    }),
     (o) => new VerdictJudge(o),
   ),
   peer: kind(z.strictObject({ ...common, invalid: z.number().optional() }), (o) => new PeerJudge(o)),
-  majority: kind(z.strictObject({ ...common, minShare: z.number().min(0).max(1).optional(), maxShare: z.number().min(0).max(1).optional() }), (o) => new MajorityJudge(o)),
-  learnability: kind(z.strictObject({ ...common, solver: roles.optional(), p, invalid: z.number().optional() }), (o, deps) => new LearnabilityJudge(deps?.verify, o)),
+  majority: kind(
+    z.strictObject({
+      ...common,
+      minShare: z.number().min(0).max(1).optional(),
+      maxShare: z.number().min(0).max(1).optional(),
+    }),
+    (o) => new MajorityJudge(o),
+  ),
+  learnability: kind(
+    z.strictObject({ ...common, solver: roles.optional(), p, invalid: z.number().optional() }),
+    (o, deps) => new LearnabilityJudge(deps?.verify, o),
+  ),
   uncertainty: kind(
-    z.strictObject({ ...common, solver: roles.optional(), p, repetition: z.number().optional(), threshold: z.number().optional(), invalid: z.number().optional() }),
+    z.strictObject({
+      ...common,
+      solver: roles.optional(),
+      p,
+      repetition: z.number().optional(),
+      threshold: z.number().optional(),
+      invalid: z.number().optional(),
+    }),
     (o, deps) => new UncertaintyJudge(deps?.verify, o),
   ),
-  grounded: kind(z.strictObject({ ...common, solver: z.string().min(1).optional(), probe: z.string().min(1, 'a JSONL file of labeled target tasks'), invalid: z.number().optional() }), (o, deps) => {
-    const probe = o.probe as string;
-    if (!existsSync(probe)) throw new Error(`judge 'grounded': option 'probe': ${probe} does not exist`);
-    if (!deps?.verify || !deps.live || !deps.family) throw new Error("judge 'grounded': needs the task family's verifier and the loop's live models");
-    return new GroundedJudge(deps.verify, readTasksJsonl(probe, deps.family), deps.live, o as never);
-  }),
-  coverage: kind(z.strictObject({ ...common, solver: roles.optional() }), (o, deps) => new CoverageJudge(deps?.measure!, o)),
-  'self-certainty': kind(z.strictObject({ ...common, normalize: z.enum(['none', 'group']).optional(), invalidReward: z.number().optional() }), (o) => new SelfCertaintyJudge(o)),
+  grounded: kind(
+    z.strictObject({
+      ...common,
+      solver: z.string().min(1).optional(),
+      probe: z.string().min(1, 'a JSONL file of labeled target tasks'),
+      invalid: z.number().optional(),
+    }),
+    (o, deps) => {
+      const probe = o.probe as string;
+      if (!existsSync(probe)) throw new Error(`judge 'grounded': option 'probe': ${probe} does not exist`);
+      if (!deps?.verify || !deps.live || !deps.family)
+        throw new Error("judge 'grounded': needs the task family's verifier and the loop's live models");
+      return new GroundedJudge(deps.verify, readTasksJsonl(probe, deps.family), deps.live, o as never);
+    },
+  ),
+  coverage: kind(
+    z.strictObject({ ...common, solver: roles.optional() }),
+    (o, deps) => new CoverageJudge(deps?.measure!, o),
+  ),
+  'self-certainty': kind(
+    z.strictObject({
+      ...common,
+      normalize: z.enum(['none', 'group']).optional(),
+      invalidReward: z.number().optional(),
+    }),
+    (o) => new SelfCertaintyJudge(o),
+  ),
 });
 
 /**
@@ -89,7 +133,12 @@ export const JUDGE_KINDS: Readonly<Record<string, JudgeKind>> = Object.freeze({
  * parsed at the path `where`) and `deps` (default {}). Throws `unknown judge 'x'; known:
  * majority, self-certainty, verifier` (known kinds sorted) for an unknown kind.
  */
-export function makeJudge(name: string, options: Record<string, unknown> = {}, deps: JudgeDeps = {}, where = `${name}.options`): Judge {
+export function makeJudge(
+  name: string,
+  options: Record<string, unknown> = {},
+  deps: JudgeDeps = {},
+  where = `${name}.options`,
+): Judge {
   // hasOwn, not `in`: 'toString' and friends are not judges
   if (!Object.hasOwn(JUDGE_KINDS, name)) {
     throw new Error(`unknown judge '${name}'; known: ${Object.keys(JUDGE_KINDS).sort().join(', ')}`);

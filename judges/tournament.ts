@@ -9,7 +9,10 @@ import { Rng } from '../src/util/rng.js';
 export type Verdict = (a: number, b: number) => boolean;
 
 /** A ranking: each candidate's score (higher is better; equal scores tie) and the verdicts it took. */
-export interface Ranking { scores: number[]; comparisons: number }
+export interface Ranking {
+  scores: number[];
+  comparisons: number;
+}
 
 /**
  * The standard bracket order of `n` seeds (n a power of two): seed 0 meets seed n - 1 in the
@@ -30,14 +33,22 @@ export function bracketOrder(n: number): number[] {
  * (losing to the champion says more than losing to a first-round winner, and a shuffled seed
  * says nothing). The score is the place in that order, 1 for the last to N for the champion.
  */
-export function singleElimination(n: number, verdict: Verdict, o: { seed: number; prior?: readonly number[] }): Ranking {
-  if (!(Number.isSafeInteger(n) && n >= 1)) throw new Error(`singleElimination: n must be a positive integer, got ${n}`);
-  if (o.prior && o.prior.length !== n) throw new Error(`singleElimination: ${o.prior.length} priors for ${n} candidates`);
+export function singleElimination(
+  n: number,
+  verdict: Verdict,
+  o: { seed: number; prior?: readonly number[] },
+): Ranking {
+  if (!(Number.isSafeInteger(n) && n >= 1))
+    throw new Error(`singleElimination: n must be a positive integer, got ${n}`);
+  if (o.prior && o.prior.length !== n)
+    throw new Error(`singleElimination: ${o.prior.length} priors for ${n} candidates`);
   const rng = new Rng(o.seed);
   const noise = Array.from({ length: n }, () => rng.next());
   const order = [...Array(n).keys()].sort((a, b) => (o.prior ? o.prior[b] - o.prior[a] : 0) || noise[b] - noise[a]);
   const seedRank = new Array<number>(n);
-  order.forEach((c, k) => { seedRank[c] = k; });
+  order.forEach((c, k) => {
+    seedRank[c] = k;
+  });
   let size = 1;
   while (size < n) size *= 2;
   // slots beyond n are byes: the seed they would face walks over
@@ -69,9 +80,13 @@ export function singleElimination(n: number, verdict: Verdict, o: { seed: number
   const seedKey = (c: number) => n - seedRank[c];
   // within a round, a prior's seed says more than the conqueror; without one the seed is a shuffle and the conqueror says more
   const keys = o.prior ? [seedKey, conqueror] : [conqueror, seedKey];
-  const ranked = [...Array(n).keys()].sort((a, b) => reached[a] - reached[b] || keys[0](a) - keys[0](b) || keys[1](a) - keys[1](b));
+  const ranked = [...Array(n).keys()].sort(
+    (a, b) => reached[a] - reached[b] || keys[0](a) - keys[0](b) || keys[1](a) - keys[1](b),
+  );
   const scores = new Array<number>(n);
-  ranked.forEach((c, k) => { scores[c] = k + 1; });
+  ranked.forEach((c, k) => {
+    scores[c] = k + 1;
+  });
   return { scores, comparisons };
 }
 
@@ -94,7 +109,7 @@ export function fullRoundRobin(n: number, verdict: Verdict, o: { seed: number })
 export function averageRanks(xs: readonly number[]): number[] {
   const idx = xs.map((v, i) => [v, i] as const).sort((p, q) => p[0] - q[0]);
   const out = new Array<number>(xs.length);
-  for (let i = 0; i < idx.length; ) {
+  for (let i = 0; i < idx.length;) {
     let j = i;
     while (j + 1 < idx.length && idx[j + 1][0] === idx[i][0]) j++;
     for (let k = i; k <= j; k++) out[idx[k][1]] = (i + j) / 2 + 1;
@@ -109,7 +124,9 @@ export function spearman(a: readonly number[], b: readonly number[]): number {
   const [ra, rb] = [averageRanks(a), averageRanks(b)];
   const mean = (r: number[]) => r.reduce((s, v) => s + v, 0) / r.length;
   const [ma, mb] = [mean(ra), mean(rb)];
-  let c = 0, va = 0, vb = 0;
+  let c = 0,
+    va = 0,
+    vb = 0;
   for (let i = 0; i < ra.length; i++) {
     c += (ra[i] - ma) * (rb[i] - mb);
     va += (ra[i] - ma) ** 2;

@@ -1,6 +1,12 @@
 import type { BatchRewards, Episode } from '../src/core/types.js';
 import { finiteOption, nullRewards } from './common.js';
-import { proposals, proposerSettings, solverSuccess, type ProposerOptions, type SuccessSource } from './proposer-common.js';
+import {
+  proposals,
+  proposerSettings,
+  solverSuccess,
+  type ProposerOptions,
+  type SuccessSource,
+} from './proposer-common.js';
 import type { Judge, VerifyFn } from './types.js';
 
 /** Options: role, solver, p ('vote' by default: R-Zero is label-free), invalid (-1), name, and the repetition penalty's. */
@@ -29,8 +35,18 @@ export class UncertaintyJudge implements Judge {
   private readonly threshold: number;
   private readonly invalid: number;
 
-  constructor(private readonly verify: VerifyFn | undefined, o: UncertaintyOptions = {}) {
-    ({ name: this.name, roles: this.roles, needsAnswer: this.needsAnswer, solvers: this.solvers, source: this.source, invalid: this.invalid } = proposerSettings(o, { name: 'uncertainty', p: 'vote' }, verify));
+  constructor(
+    private readonly verify: VerifyFn | undefined,
+    o: UncertaintyOptions = {},
+  ) {
+    ({
+      name: this.name,
+      roles: this.roles,
+      needsAnswer: this.needsAnswer,
+      solvers: this.solvers,
+      source: this.source,
+      invalid: this.invalid,
+    } = proposerSettings(o, { name: 'uncertainty', p: 'vote' }, verify));
     this.lambda = finiteOption(o.repetition ?? 1, this.name, 'repetition');
     this.threshold = finiteOption(o.threshold ?? 0.5, this.name, 'threshold');
   }
@@ -47,7 +63,9 @@ export class UncertaintyJudge implements Judge {
       const p = solverSuccess(batch[e], this.solvers, this.source, this.verify);
       if (p === null) continue;
       const mine = turn.action.value ?? '';
-      const near = valid.filter((other) => editDistance(mine, other) / Math.max(mine.length, other.length, 1) < this.threshold).length;
+      const near = valid.filter(
+        (other) => editDistance(mine, other) / Math.max(mine.length, other.length, 1) < this.threshold,
+      ).length;
       rewards[e][t] = Math.max(0, 1 - 2 * Math.abs(p - 0.5) - (this.lambda * near) / valid.length);
     }
     return rewards;

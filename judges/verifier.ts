@@ -71,7 +71,9 @@ export class VerifierJudge implements Judge {
           ok = this.verify(task, turn.text) === true;
         } catch (err) {
           const msg = err instanceof Error ? err.message : String(err);
-          throw new Error(`judge '${this.name}': verify failed on episode '${ep.id}' turn ${t}: ${msg}`, { cause: err });
+          throw new Error(`judge '${this.name}': verify failed on episode '${ep.id}' turn ${t}: ${msg}`, {
+            cause: err,
+          });
         }
         rewards[e][t] = ok ? this.correct : turn.action.valid ? this.wrong : this.invalid;
       });

@@ -15,7 +15,11 @@ export interface BankFileOptions {
  * naming it, and left untouched: nothing is written to it.
  */
 export class BankFile {
-  private constructor(readonly path: string, readonly bank: MemoryBank, private readonly db: Low<BankData>) {}
+  private constructor(
+    readonly path: string,
+    readonly bank: MemoryBank,
+    private readonly db: Low<BankData>,
+  ) {}
 
   /** Opens the bank at `path`, or starts an empty one there (written on its first operation). */
   static async open(path: string, options: BankFileOptions = {}): Promise<BankFile> {
@@ -50,7 +54,14 @@ export function checkBankData(data: unknown, limits: BankLimits): string | undef
   if (entries.length > limits.maxEntries) return `${entries.length} entries exceed maxEntries ${limits.maxEntries}`;
   const ids = new Set<string>();
   for (const [i, e] of entries.entries()) {
-    const ok = typeof e === 'object' && e !== null && typeof e.id === 'string' && typeof e.text === 'string' && Number.isFinite(e.created) && Number.isFinite(e.updated) && (e.key === undefined || typeof e.key === 'string');
+    const ok =
+      typeof e === 'object' &&
+      e !== null &&
+      typeof e.id === 'string' &&
+      typeof e.text === 'string' &&
+      Number.isFinite(e.created) &&
+      Number.isFinite(e.updated) &&
+      (e.key === undefined || typeof e.key === 'string');
     if (!ok) return `entry ${i} is not {id, text, key?, created, updated}`;
     if (ids.has(e.id)) return `entry id '${e.id}' appears twice`;
     if (e.text.length > limits.maxEntryChars) return `entry '${e.id}' exceeds maxEntryChars ${limits.maxEntryChars}`;

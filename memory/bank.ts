@@ -44,7 +44,11 @@ export class MemoryOpError extends Error {}
 export class MemoryBank {
   private data: BankData;
 
-  constructor(data: BankData = { entries: [], next: 0 }, readonly limits: BankLimits = DEFAULT_LIMITS, private readonly clock: () => number = Date.now) {
+  constructor(
+    data: BankData = { entries: [], next: 0 },
+    readonly limits: BankLimits = DEFAULT_LIMITS,
+    private readonly clock: () => number = Date.now,
+  ) {
     this.data = structuredClone(data);
   }
 
@@ -63,9 +67,18 @@ export class MemoryBank {
         return undefined;
       case 'ADD': {
         this.checkText(op.text);
-        if (this.size >= this.limits.maxEntries) throw new MemoryOpError(`memory bank full: ${this.limits.maxEntries} entries (maxEntries); DELETE or UPDATE one first`);
+        if (this.size >= this.limits.maxEntries)
+          throw new MemoryOpError(
+            `memory bank full: ${this.limits.maxEntries} entries (maxEntries); DELETE or UPDATE one first`,
+          );
         const now = this.clock();
-        const entry: MemoryEntry = { id: `m${this.data.next}`, text: op.text, ...(op.key !== undefined ? { key: op.key } : {}), created: now, updated: now };
+        const entry: MemoryEntry = {
+          id: `m${this.data.next}`,
+          text: op.text,
+          ...(op.key !== undefined ? { key: op.key } : {}),
+          created: now,
+          updated: now,
+        };
         this.data.next += 1;
         this.data.entries.push(entry);
         return entry;
@@ -83,13 +96,18 @@ export class MemoryBank {
         return undefined;
       }
       default:
-        throw new MemoryOpError(`unknown memory operation ${JSON.stringify((op as { op: unknown }).op)}; known: ADD, UPDATE, DELETE, NOOP`);
+        throw new MemoryOpError(
+          `unknown memory operation ${JSON.stringify((op as { op: unknown }).op)}; known: ADD, UPDATE, DELETE, NOOP`,
+        );
     }
   }
 
   /** The k entries that best match the query by BM25 (only those sharing a word with it); ties go to the most recently updated. */
   retrieve(query: string, k: number): MemoryEntry[] {
-    const scores = bm25(this.data.entries.map((e) => words(e.text)), words(query));
+    const scores = bm25(
+      this.data.entries.map((e) => words(e.text)),
+      words(query),
+    );
     return this.data.entries
       .map((e, i) => ({ e, s: scores[i], i }))
       .filter((x) => x.s > 0)
@@ -116,6 +134,7 @@ export class MemoryBank {
 
   private checkText(text: string): void {
     if (typeof text !== 'string' || !text.trim()) throw new MemoryOpError('an entry needs non-empty text');
-    if (text.length > this.limits.maxEntryChars) throw new MemoryOpError(`entry of ${text.length} characters exceeds maxEntryChars ${this.limits.maxEntryChars}`);
+    if (text.length > this.limits.maxEntryChars)
+      throw new MemoryOpError(`entry of ${text.length} characters exceeds maxEntryChars ${this.limits.maxEntryChars}`);
   }
 }

@@ -33,8 +33,22 @@ const roles = { memory: new MemoryManagerRole(), answer: new AnswerRole() };
 export const ruleContext: ArenaContext = {
   async act(role: string, o: Observation, options = {}): Promise<Turn> {
     const shown = (o.memory as string[] | undefined) ?? [];
-    const text = role === 'memory' ? ruleManager(shown, String(o.fact), o.full === true) : ruleReader(shown, String(o.question));
+    const text =
+      role === 'memory' ? ruleManager(shown, String(o.fact), o.full === true) : ruleReader(shown, String(o.question));
     const action = roles[role as 'memory' | 'answer'].parse(text, o);
-    return { index: 0, role, model: 'rule', prompt: [], completion: [], logProbs: [], entropy: [], selfCertainty: [], text, action, ...(options.task ? { task: options.task } : {}), ...(options.compare ? { compare: options.compare } : {}) };
+    return {
+      index: 0,
+      role,
+      model: 'rule',
+      prompt: [],
+      completion: [],
+      logProbs: [],
+      entropy: [],
+      selfCertainty: [],
+      text,
+      action,
+      ...(options.task ? { task: options.task } : {}),
+      ...(options.compare ? { compare: options.compare } : {}),
+    };
   },
 };

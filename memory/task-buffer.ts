@@ -2,7 +2,11 @@ import type { Task } from '../src/core/types.js';
 import { Rng } from '../src/util/rng.js';
 
 /** A buffered task with what the loop learned of it: p, the solver's success rate when it was played. */
-export interface BufferedTask { task: Task; p: number; iteration: number }
+export interface BufferedTask {
+  task: Task;
+  p: number;
+  iteration: number;
+}
 
 /**
  * The recent valid tasks a proposer wrote, newest last, at most `size` (the oldest leave
@@ -15,7 +19,8 @@ export class TaskBuffer {
   private readonly prompts = new Map<string, number>();
 
   constructor(readonly size: number) {
-    if (!Number.isSafeInteger(size) || size <= 0) throw new Error(`buffer.size must be a positive integer, got ${size}`);
+    if (!Number.isSafeInteger(size) || size <= 0)
+      throw new Error(`buffer.size must be a positive integer, got ${size}`);
   }
 
   static from(size: number, entries: readonly BufferedTask[]): TaskBuffer {

@@ -26,7 +26,8 @@ export class MemoryManagerRole implements Role {
     if (!m) return invalid(`expected ADD|UPDATE|DELETE|NOOP, got ${JSON.stringify(text)}`);
     const [, op, index, body] = m;
     const needsIndex = op === 'UPDATE' || op === 'DELETE';
-    if (needsIndex && (index === undefined || Number(index) >= size)) return invalid(`${op} needs an index below ${size}`);
+    if (needsIndex && (index === undefined || Number(index) >= size))
+      return invalid(`${op} needs an index below ${size}`);
     if (!needsIndex && index !== undefined && op !== 'ADD') return invalid(`${op} takes no index`);
     if ((op === 'ADD' || op === 'UPDATE') && !body) return invalid(`${op} needs text`);
     if (op === 'DELETE' && body) return invalid('DELETE takes only an index');
@@ -45,7 +46,8 @@ export function memoryOp(action: string, shownIds: readonly string[]): MemoryOp 
   if (op === 'ADD') return { op, text: index === undefined ? body : `${index}${body ? ` ${body}` : ''}` };
   if (op === 'NOOP') return { op };
   const id = shownIds[Number(index)];
-  if (id === undefined) throw new Error(`memoryOp: position ${index} is not among the ${shownIds.length} entries shown`);
+  if (id === undefined)
+    throw new Error(`memoryOp: position ${index} is not among the ${shownIds.length} entries shown`);
   return op === 'UPDATE' ? { op, id, text: body } : { op: 'DELETE', id };
 }
 

@@ -11,7 +11,8 @@ export class ProposerRole implements Role {
   }
   parse(output: string): Action {
     const text = output.trim();
-    if (!/^[^=]+=$/.test(text)) return invalid(`a proposed task is text ending in one '=', got ${JSON.stringify(text)}`);
+    if (!/^[^=]+=$/.test(text))
+      return invalid(`a proposed task is text ending in one '=', got ${JSON.stringify(text)}`);
     return valid(text);
   }
 }
@@ -42,7 +43,8 @@ export class CriticRole implements Role {
     const own = o.check.split(',');
     const steps = o.working.split(',').map((step, i) => step.replace('=', `=${own[i] ?? ''}>`));
     if (typeof o.step === 'number') {
-      if (!Number.isInteger(o.step) || o.step < 1 || o.step > steps.length) throw new RangeError(`observation.step: a step of the working, 1 to ${steps.length}, got ${o.step}`);
+      if (!Number.isInteger(o.step) || o.step < 1 || o.step > steps.length)
+        throw new RangeError(`observation.step: a step of the working, 1 to ${steps.length}, got ${o.step}`);
       return `${steps[o.step - 1]}?`;
     }
     return `${o.task.prompt}${steps.join(',')}?`;
@@ -56,13 +58,19 @@ export class CriticRole implements Role {
     const steps = Number(o?.steps);
     if (o?.stage === 'check') {
       const results = stepResults(`${firstStep(String(o.working))}${text}`);
-      return results && results.length === steps ? valid(results.join(',')) : invalid(`a check goes on from the first step to working of ${steps} steps, got ${JSON.stringify(text)}`);
+      return results && results.length === steps
+        ? valid(results.join(','))
+        : invalid(`a check goes on from the first step to working of ${steps} steps, got ${JSON.stringify(text)}`);
     }
     const verdict = text.slice(-1);
     if (typeof o?.working === 'string' && typeof o.step !== 'number') {
-      return /^\d$/.test(verdict) && Number(verdict) <= steps ? valid(verdict) : invalid(`the first wrong step is a digit from 0 (none) to ${steps}, got ${JSON.stringify(text)}`);
+      return /^\d$/.test(verdict) && Number(verdict) <= steps
+        ? valid(verdict)
+        : invalid(`the first wrong step is a digit from 0 (none) to ${steps}, got ${JSON.stringify(text)}`);
     }
-    return verdict === 'y' || verdict === 'n' ? valid(verdict) : invalid(`a verdict ends in 'y' or 'n', got ${JSON.stringify(text)}`);
+    return verdict === 'y' || verdict === 'n'
+      ? valid(verdict)
+      : invalid(`a verdict ends in 'y' or 'n', got ${JSON.stringify(text)}`);
   }
 }
 
@@ -98,7 +106,9 @@ export class SneakyRole implements Role {
   parse(output: string, o?: Observation): Action {
     const text = output.trim();
     if (typeof o?.prefix === 'string') {
-      return /^(0|[1-9]\d*)$/.test(text) && Number.isSafeInteger(Number(text)) ? valid(text) : invalid(`a rewritten step's result is a whole number, got ${JSON.stringify(text)}`);
+      return /^(0|[1-9]\d*)$/.test(text) && Number.isSafeInteger(Number(text))
+        ? valid(text)
+        : invalid(`a rewritten step's result is a whole number, got ${JSON.stringify(text)}`);
     }
     const parsed = this.parseAnswer(text);
     return parsed.valid ? valid(text) : parsed;
@@ -114,7 +124,8 @@ export class SneakyRole implements Role {
  */
 export class JudgeRole implements Role {
   readonly kind = 'judge';
-  readonly instructions = 'You are the judge. Reply y or n for one answer, A or B for the better of two; shown a task alone, solve it.';
+  readonly instructions =
+    'You are the judge. Reply y or n for one answer, A or B for the better of two; shown a task alone, solve it.';
   render(o: Observation): string {
     const answers = (o.answers as string[] | undefined) ?? [];
     if (answers.length === 0) return o.task.prompt;
@@ -129,9 +140,15 @@ export class JudgeRole implements Role {
   /** The verdict is the output's last character; what comes before it is the judge's own working (JudgeLRM reasons, then judges). */
   parse(output: string, o: Observation): Action {
     const text = output.trim();
-    if (((o.answers as string[] | undefined) ?? []).length === 0) return text ? valid(text) : invalid('an own answer is not empty');
+    if (((o.answers as string[] | undefined) ?? []).length === 0)
+      return text ? valid(text) : invalid('an own answer is not empty');
     const verdict = text.slice(-1);
-    if (((o.answers as string[] | undefined) ?? []).length === 1) return verdict === 'y' || verdict === 'n' ? valid(verdict) : invalid(`a verdict on one answer ends in 'y' or 'n', got ${JSON.stringify(text)}`);
-    return verdict === 'A' || verdict === 'B' ? valid(verdict) : invalid(`a choice ends in 'A' or 'B', got ${JSON.stringify(text)}`);
+    if (((o.answers as string[] | undefined) ?? []).length === 1)
+      return verdict === 'y' || verdict === 'n'
+        ? valid(verdict)
+        : invalid(`a verdict on one answer ends in 'y' or 'n', got ${JSON.stringify(text)}`);
+    return verdict === 'A' || verdict === 'B'
+      ? valid(verdict)
+      : invalid(`a choice ends in 'A' or 'B', got ${JSON.stringify(text)}`);
   }
 }

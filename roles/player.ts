@@ -19,6 +19,8 @@ export class PlayerRole implements Role {
     const o = observation as unknown as GameObservation;
     // exactly one code: what the exploitability evaluator scores, so the policy measured is the one played
     if (o.legal.some((m) => m.code === output)) return valid(output);
-    return invalid(`'${output}' is not one of the legal moves ${o.legal.map((m) => `${m.code} (${m.name})`).join(', ')}`);
+    return invalid(
+      `'${output}' is not one of the legal moves ${o.legal.map((m) => `${m.code} (${m.name})`).join(', ')}`,
+    );
   }
 }

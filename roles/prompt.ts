@@ -13,7 +13,12 @@ export function systemMessage(role: Pick<Role, 'kind' | 'instructions'>, system?
  * Every place that makes a role's prompt (agents, pretraining corpora, probes, evaluators,
  * preflight) goes through here, so a model is trained on the prompts it is later asked.
  */
-export function rolePrompt(tokenizer: Tokenizer, role: Pick<Role, 'kind' | 'token' | 'instructions'>, text: string, system?: string): number[] {
+export function rolePrompt(
+  tokenizer: Tokenizer,
+  role: Pick<Role, 'kind' | 'token' | 'instructions'>,
+  text: string,
+  system?: string,
+): number[] {
   if (tokenizer.chat) return tokenizer.chat(systemMessage(role, system), text);
   return tokenizer.prompt(text, role.token ?? role.kind);
 }

@@ -63,7 +63,17 @@ describe('backend/initBackend', () => {
 
   it("'cpu' loads cpu and adds no kernels; accelerate 'off' keeps tfjs's products and says so", async () => {
     const info = await initBackend('cpu', 'off');
-    expect(info).to.deep.equal({ requested: 'cpu', chosen: 'cpu', tfName: 'cpu', addedKernels: [], skipped: {}, accelerate: 'off', native: undefined, nativeWhy: undefined, fused: false });
+    expect(info).to.deep.equal({
+      requested: 'cpu',
+      chosen: 'cpu',
+      tfName: 'cpu',
+      addedKernels: [],
+      skipped: {},
+      accelerate: 'off',
+      native: undefined,
+      nativeWhy: undefined,
+      fused: false,
+    });
     expect(tf.getBackend()).to.equal('cpu');
     expect(describeBackend(info)).to.equal("backend: cpu (tfjs 'cpu'); accelerate off");
   });
@@ -73,8 +83,14 @@ describe('backend/initBackend', () => {
     const lib = loadNative();
     expect(info.native).to.equal(lib?.name);
     expect(info.fused).to.equal(true);
-    if (lib) expect(describeBackend(info)).to.equal(`backend: cpu + fused kernels + native sgemm (${lib.name}) + native TinyLM passes (tfjs 'cpu')`);
-    else expect(describeBackend(info)).to.match(/^backend: cpu \+ fused kernels \(tfjs 'cpu'\); no native products: .*libopenblas0-pthread/);
+    if (lib)
+      expect(describeBackend(info)).to.equal(
+        `backend: cpu + fused kernels + native sgemm (${lib.name}) + native TinyLM passes (tfjs 'cpu')`,
+      );
+    else
+      expect(describeBackend(info)).to.match(
+        /^backend: cpu \+ fused kernels \(tfjs 'cpu'\); no native products: .*libopenblas0-pthread/,
+      );
   });
 
   it("'wasm' loads wasm and provides the UnsortedSegmentSum kernel wasm lacks", async () => {
@@ -115,8 +131,13 @@ describe('backend/initBackend', () => {
       expect(info.skipped.node).to.not.contain('tfjs-node-gpu');
     }
     const tail = skipped.length ? `; skipped ${skipped.join(', ')}` : '';
-    const accelerated = (info.fused ? ' + fused kernels' : '') + (info.native ? ` + native sgemm (${info.native}) + native TinyLM passes` : '');
-    expect(describeBackend(info).startsWith(`backend: ${chosen}${accelerated} (tfjs '${info.tfName}')${tail}`), describeBackend(info)).to.equal(true);
+    const accelerated =
+      (info.fused ? ' + fused kernels' : '') +
+      (info.native ? ` + native sgemm (${info.native}) + native TinyLM passes` : '');
+    expect(
+      describeBackend(info).startsWith(`backend: ${chosen}${accelerated} (tfjs '${info.tfName}')${tail}`),
+      describeBackend(info),
+    ).to.equal(true);
   });
 
   it('asking again for the same choice returns the cached answer', async () => {
@@ -169,22 +190,34 @@ describe('backend/initBackend', () => {
     // Repeated indices (0 twice, 2 three times) must accumulate; rows 1 and 3 get no gradient.
     const rowIdx = [0, 2, 2, 4, 0, 2];
     const rowW = Array.from({ length: rowIdx.length * 3 }, (_, i) => ((i * 7) % 11) / 4 - 1.2);
-    const colIdx = [[2, 0], [2, 2]];
+    const colIdx = [
+      [2, 0],
+      [2, 2],
+    ];
     const colW = Array.from({ length: 5 * 4 }, (_, i) => ((i * 5) % 13) / 3 - 2);
 
     /** The expected row gradient, by hand: sum of the weight rows that gathered each x row. */
     function handRowGrad(): number[] {
       const g = new Array(15).fill(0);
-      rowIdx.forEach((r, i) => { for (let j = 0; j < 3; j++) g[r * 3 + j] += rowW[i * 3 + j]; });
+      rowIdx.forEach((r, i) => {
+        for (let j = 0; j < 3; j++) g[r * 3 + j] += rowW[i * 3 + j];
+      });
       return g;
     }
 
     let cpuRow: number[];
     let cpuCol: number[];
     let cpuSeg: number[];
-    const segX = [[1, 2], [3, 4], [5, 6], [7, 8], [9, 10]];
+    const segX = [
+      [1, 2],
+      [3, 4],
+      [5, 6],
+      [7, 8],
+      [9, 10],
+    ];
     const segIds = [2, -1, 0, 2, 3]; // -1 and 3 fall outside [0, 3) and are dropped
-    const segSum = () => tf.tidy(() => Array.from(tf.unsortedSegmentSum(tf.tensor2d(segX), tf.tensor1d(segIds, 'int32'), 3).dataSync()));
+    const segSum = () =>
+      tf.tidy(() => Array.from(tf.unsortedSegmentSum(tf.tensor2d(segX), tf.tensor1d(segIds, 'int32'), 3).dataSync()));
 
     before(async () => {
       await use('cpu');

@@ -9,5 +9,15 @@ import { find } from './needs.js';
 export async function launchBrowser(): Promise<Browser | undefined> {
   const at = find('browser');
   if (!at) return undefined;
-  return chromium.launch({ executablePath: at, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'] }); // playwright gives each launch a fresh profile
+  return chromium.launch({
+    executablePath: at,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+    ],
+  }); // playwright gives each launch a fresh profile
 }

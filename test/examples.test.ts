@@ -16,7 +16,11 @@ describe('examples', function () {
   const root = mkdtempSync(join(tmpdir(), 'coevolve-examples-'));
   const brief = ['iterations=2', `backend=${TEST_BACKEND}`, 'workers=1', 'checkpointEvery=2', 'eval.every=2'];
   const run = async (name: string, set: string[] = []): Promise<MetricsRow> => {
-    const { metrics } = await runExperiment(`examples/${name}/config.yaml`, { set: [...brief, ...set], out: join(root, name), log: () => {} });
+    const { metrics } = await runExperiment(`examples/${name}/config.yaml`, {
+      set: [...brief, ...set],
+      out: join(root, name),
+      log: () => {},
+    });
     return metrics.find((r) => r.iteration === 2)!;
   };
   const checks: Record<string, () => Promise<void>> = {
@@ -32,7 +36,12 @@ describe('examples', function () {
       expect(last['reward/hinter']).to.equal(last['accuracy/train']); // the hinter earns whether its solver was right
     },
     'task-family': async () => {
-      const config = PretrainSchema.parse({ ...parse(readFileSync('examples/task-family/pretrain.yaml', 'utf8')), out: join(root, 'base-compare'), backend: TEST_BACKEND, workers: 1 });
+      const config = PretrainSchema.parse({
+        ...parse(readFileSync('examples/task-family/pretrain.yaml', 'utf8')),
+        out: join(root, 'base-compare'),
+        backend: TEST_BACKEND,
+        workers: 1,
+      });
       const base = await pretrain({ ...config, train: { ...config.train, steps: 20 } }, { log: () => {} });
       expect(base.heldOut.tasks).to.equal(128);
       const last = await run('task-family', [`models.main.checkpoint=${base.checkpoint}`]);
@@ -40,7 +49,11 @@ describe('examples', function () {
     },
     drive: async () => {
       const out = join(root, 'drive');
-      const stdout = execFileSync(process.execPath, ['--import', 'tsx', 'examples/drive/drive.ts', '--iterations', '2', '--out', out], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+      const stdout = execFileSync(
+        process.execPath,
+        ['--import', 'tsx', 'examples/drive/drive.ts', '--iterations', '2', '--out', out],
+        { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] },
+      );
       const result = JSON.parse(stdout.trim().split('\n').pop()!);
       expect(result).to.include({ dir: out, iteration: 2 });
       expect(result.pass1).to.be.within(0, 1);
@@ -49,7 +62,12 @@ describe('examples', function () {
   };
 
   it('has a check for every example', () => {
-    expect(readdirSync('examples', { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort()).to.deep.equal(Object.keys(checks).sort());
+    expect(
+      readdirSync('examples', { withFileTypes: true })
+        .filter((d) => d.isDirectory())
+        .map((d) => d.name)
+        .sort(),
+    ).to.deep.equal(Object.keys(checks).sort());
   });
   for (const [name, check] of Object.entries(checks)) it(`runs ${name}`, check);
 });

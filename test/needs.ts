@@ -12,16 +12,32 @@ import { loadNative, nativeUnavailable } from '../src/backend/native/library.js'
 export type Component = 'native' | 'browser' | 'redis';
 
 const COMPONENTS: Record<Component, { what: string; apt: string; require: string; find(): string | undefined }> = {
-  native: { what: 'a native matrix library', apt: 'libopenblas0-pthread', require: 'COEVOLVE_REQUIRE_NATIVE', find: () => loadNative()?.file },
+  native: {
+    what: 'a native matrix library',
+    apt: 'libopenblas0-pthread',
+    require: 'COEVOLVE_REQUIRE_NATIVE',
+    find: () => loadNative()?.file,
+  },
   browser: { what: 'chromium', apt: 'chromium', require: 'COEVOLVE_REQUIRE_BROWSER', find: () => onPath('chromium') },
-  redis: { what: 'redis-server', apt: 'redis-server', require: 'COEVOLVE_REQUIRE_REDIS', find: () => onPath('redis-server') },
+  redis: {
+    what: 'redis-server',
+    apt: 'redis-server',
+    require: 'COEVOLVE_REQUIRE_REDIS',
+    find: () => onPath('redis-server'),
+  },
 };
 
-const hidden = new Set((process.env.COEVOLVE_HIDE ?? '').split(',').map((s) => s.trim()).filter(Boolean));
+const hidden = new Set(
+  (process.env.COEVOLVE_HIDE ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
 
 /** The executable `name` in a folder of PATH, as a shell would find it. */
 function onPath(name: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) if (dir && existsSync(join(dir, name))) return join(dir, name);
+  for (const dir of (process.env.PATH ?? '').split(delimiter))
+    if (dir && existsSync(join(dir, name))) return join(dir, name);
   return undefined;
 }
 
@@ -29,7 +45,10 @@ function onPath(name: string): string | undefined {
 export function find(c: Component): string | undefined {
   const k = COMPONENTS[c];
   const at = hidden.has(c) ? undefined : k.find();
-  if (!at && process.env[k.require]) throw new Error(`${k.require} is set but ${k.what} is missing (apt-get install ${k.apt})${c === 'native' ? `: ${nativeUnavailable()}` : ''}`);
+  if (!at && process.env[k.require])
+    throw new Error(
+      `${k.require} is set but ${k.what} is missing (apt-get install ${k.apt})${c === 'native' ? `: ${nativeUnavailable()}` : ''}`,
+    );
   return at;
 }
 

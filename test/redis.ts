@@ -15,11 +15,15 @@ export function freePort(): Promise<number> {
 }
 
 /** A throwaway redis-server on 127.0.0.1 (no persistence); undefined when Debian's redis-server is missing (tests then skip with `need(this, 'redis')`), unless COEVOLVE_REQUIRE_REDIS. */
-export async function startRedis(port?: number): Promise<{ url: string; port: number; process: ChildProcess; stop(): Promise<void> } | undefined> {
+export async function startRedis(
+  port?: number,
+): Promise<{ url: string; port: number; process: ChildProcess; stop(): Promise<void> } | undefined> {
   const REDIS = find('redis');
   if (!REDIS) return undefined;
   const p = port ?? (await freePort());
-  const child = spawn(REDIS, ['--port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn(REDIS, ['--port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   await new Promise<void>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
@@ -32,6 +36,11 @@ export async function startRedis(port?: number): Promise<{ url: string; port: nu
     url: `redis://127.0.0.1:${p}`,
     port: p,
     process: child,
-    stop: () => new Promise((resolve) => { if (child.exitCode !== null) return resolve(); child.once('exit', () => resolve()); child.kill('SIGKILL'); }),
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGKILL');
+      }),
   };
 }

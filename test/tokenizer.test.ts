@@ -25,10 +25,20 @@ describe('tokenizer/CharTokenizer', () => {
 
   describe('encode / decode', () => {
     it('round-trips text with spaces and punctuation', () => {
-      for (const text of ['', 'a', 'Hello, world!', '  12 + 34 = 46.  ', `"quotes" & 'apostrophes'; {braces} [x] (y) ~\\|`, DEFAULT_CHARS]) {
+      for (const text of [
+        '',
+        'a',
+        'Hello, world!',
+        '  12 + 34 = 46.  ',
+        `"quotes" & 'apostrophes'; {braces} [x] (y) ~\\|`,
+        DEFAULT_CHARS,
+      ]) {
         const ids = tok.encode(text);
         expect(ids, text).to.have.length(text.length);
-        expect(ids.every((id) => id >= tok.firstCharId && id < tok.size), text).to.equal(true);
+        expect(
+          ids.every((id) => id >= tok.firstCharId && id < tok.size),
+          text,
+        ).to.equal(true);
         expect(tok.decode(ids), text).to.equal(text);
       }
     });

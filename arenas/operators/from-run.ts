@@ -10,6 +10,9 @@ import { Observable } from 'rxjs';
  */
 export function fromRun<T>(run: (emit: (x: T) => void) => Promise<void>): Observable<T> {
   return new Observable<T>((sub) => {
-    run((x) => sub.next(x)).then(() => sub.complete(), (e) => sub.error(e));
+    run((x) => sub.next(x)).then(
+      () => sub.complete(),
+      (e) => sub.error(e),
+    );
   });
 }

@@ -14,12 +14,28 @@ import { toEpisode } from './to-episode.js';
  * @example
  * playGroups(new SolveArena(), tasks, 8, agents).pipe(toArray()).subscribe(console.log);
  */
-export function playGroups(arena: Arena, tasks: readonly Task[], groupSize: number, ctx: ArenaContext, dropped: (error: unknown, task: Task) => boolean = () => false): Observable<Episode> {
-  return playMembers(arena, tasks.flatMap((task) => Array.from({ length: groupSize }, (_, g) => ({ task, g }))), ctx, dropped);
+export function playGroups(
+  arena: Arena,
+  tasks: readonly Task[],
+  groupSize: number,
+  ctx: ArenaContext,
+  dropped: (error: unknown, task: Task) => boolean = () => false,
+): Observable<Episode> {
+  return playMembers(
+    arena,
+    tasks.flatMap((task) => Array.from({ length: groupSize }, (_, g) => ({ task, g }))),
+    ctx,
+    dropped,
+  );
 }
 
 /** Plays the given members of groups (member g of the group of `task`): a share of an iteration's groups (a rollout job). */
-export function playMembers(arena: Arena, jobs: ReadonlyArray<{ task: Task; g: number }>, ctx: ArenaContext, dropped: (error: unknown, task: Task) => boolean = () => false): Observable<Episode> {
+export function playMembers(
+  arena: Arena,
+  jobs: ReadonlyArray<{ task: Task; g: number }>,
+  ctx: ArenaContext,
+  dropped: (error: unknown, task: Task) => boolean = () => false,
+): Observable<Episode> {
   return from(jobs).pipe(
     mergeMap(({ task, g }) =>
       arena.play(task, ctx).pipe(

@@ -4,18 +4,25 @@
 // `tasks: { family: compare, difficulty: { digits: 2 } }`.
 import { defineTaskFamily, invalid, valid, type Task } from 'coevolve';
 
-interface CompareDifficulty { digits: number }
+interface CompareDifficulty {
+  digits: number;
+}
 
-const parseAnswer = (output: string) => (/^[<>=]$/.test(output.trim()) ? valid(output.trim()) : invalid(`an answer is one of < > =, got ${JSON.stringify(output)}`));
+const parseAnswer = (output: string) =>
+  /^[<>=]$/.test(output.trim())
+    ? valid(output.trim())
+    : invalid(`an answer is one of < > =, got ${JSON.stringify(output)}`);
 
 export const compare = defineTaskFamily<CompareDifficulty>({
   name: 'compare',
   defaults: { digits: 2 },
   validate(d: unknown): CompareDifficulty {
     const given = (d ?? {}) as Record<string, unknown>;
-    for (const key of Object.keys(given)) if (key !== 'digits') throw new Error(`compare: unknown difficulty field '${key}'; known: digits`);
+    for (const key of Object.keys(given))
+      if (key !== 'digits') throw new Error(`compare: unknown difficulty field '${key}'; known: digits`);
     const digits = given.digits ?? 2;
-    if (!Number.isInteger(digits) || (digits as number) < 1 || (digits as number) > 6) throw new Error(`compare: digits must be an integer from 1 to 6, got ${JSON.stringify(digits)}`);
+    if (!Number.isInteger(digits) || (digits as number) < 1 || (digits as number) > 6)
+      throw new Error(`compare: digits must be an integer from 1 to 6, got ${JSON.stringify(digits)}`);
     return { digits: digits as number };
   },
   generate(rng, d, index): Task {
@@ -24,7 +31,8 @@ export const compare = defineTaskFamily<CompareDifficulty>({
   },
   parseAnswer,
   verify(task, output) {
-    if (task.family !== 'compare' || task.answer === undefined) throw new Error(`compare: cannot verify task ${task.id} (family ${task.family}, answer ${task.answer})`);
+    if (task.family !== 'compare' || task.answer === undefined)
+      throw new Error(`compare: cannot verify task ${task.id} (family ${task.family}, answer ${task.answer})`);
     const a = parseAnswer(output);
     return a.valid && a.value === task.answer;
   },

@@ -24,28 +24,35 @@ export const hintedSolver = defineRole('hinted-solver', (parseAnswer) => ({
 // the arena's options: registered with it, so `arena.options` is parsed before `make` sees it
 const HintOptions = z.strictObject({ solverSeesHint: z.boolean().default(true) });
 
-export const hint = defineArena('hint', (options, family): Arena => {
-  const { solverSeesHint } = options as z.output<typeof HintOptions>;
-  return {
-    kind: 'hint',
-    roles: { hinter: 'hinter', solver: 'hinted-solver' },
-    play: (task, ctx) =>
-      fromRun<Turn | EpisodeEnd>(async (emit) => {
-        const h = await ctx.act('hinter', { task });
-        emit(h);
-        const s = await ctx.act('solver', { task, hint: solverSeesHint && h.action.valid ? h.action.value : '' });
-        emit(s);
-        emit({ end: true, outcome: { hinter: s.action.valid && family.verify(task, s.text) ? 1 : 0 } });
-      }),
-    // what each role is shown at its longest, so the run checks before any work that it fits the model
-    observations: (task) => [
-      { role: 'hinter', observation: { task } },
-      { role: 'solver', observation: { task, hint: 'xxx' } },
-    ],
-    // the arena's own rollout metrics, logged beside the rewards
-    metrics: (episodes) => {
-      const hints = episodes.flatMap((e) => e.turns.filter((t) => t.role === 'hinter'));
-      return { 'hint/silent': hints.filter((t) => t.action.valid && t.action.value === '').length / Math.max(1, hints.length) };
-    },
-  };
-}, HintOptions);
+export const hint = defineArena(
+  'hint',
+  (options, family): Arena => {
+    const { solverSeesHint } = options as z.output<typeof HintOptions>;
+    return {
+      kind: 'hint',
+      roles: { hinter: 'hinter', solver: 'hinted-solver' },
+      play: (task, ctx) =>
+        fromRun<Turn | EpisodeEnd>(async (emit) => {
+          const h = await ctx.act('hinter', { task });
+          emit(h);
+          const s = await ctx.act('solver', { task, hint: solverSeesHint && h.action.valid ? h.action.value : '' });
+          emit(s);
+          emit({ end: true, outcome: { hinter: s.action.valid && family.verify(task, s.text) ? 1 : 0 } });
+        }),
+      // what each role is shown at its longest, so the run checks before any work that it fits the model
+      observations: (task) => [
+        { role: 'hinter', observation: { task } },
+        { role: 'solver', observation: { task, hint: 'xxx' } },
+      ],
+      // the arena's own rollout metrics, logged beside the rewards
+      metrics: (episodes) => {
+        const hints = episodes.flatMap((e) => e.turns.filter((t) => t.role === 'hinter'));
+        return {
+          'hint/silent':
+            hints.filter((t) => t.action.valid && t.action.value === '').length / Math.max(1, hints.length),
+        };
+      },
+    };
+  },
+  HintOptions,
+);

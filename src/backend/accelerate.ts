@@ -23,7 +23,8 @@ export interface Acceleration {
  * this is called once per backend after it initialises.
  */
 export function setAccelerate(backendName: string, mode: Accelerate): Acceleration {
-  if (!ACCELERATE_CHOICES.includes(mode)) throw new Error(`accelerate: unknown choice '${String(mode)}'; known: ${ACCELERATE_CHOICES.join(', ')}`);
+  if (!ACCELERATE_CHOICES.includes(mode))
+    throw new Error(`accelerate: unknown choice '${String(mode)}'; known: ${ACCELERATE_CHOICES.join(', ')}`);
   const fused = setFusedKernels(backendName, mode === 'auto');
   return { ...setNativeProducts(backendName, mode === 'auto'), fused };
 }

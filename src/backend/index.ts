@@ -52,14 +52,27 @@ let current: BackendInfo | undefined;
  * that is still active returns the cached answer; otherwise it switches. Throws, naming every
  * attempt, when the requested backend cannot load.
  */
-export async function initBackend(requested: BackendChoice = 'auto', accelerate: Accelerate = 'auto'): Promise<BackendInfo> {
+export async function initBackend(
+  requested: BackendChoice = 'auto',
+  accelerate: Accelerate = 'auto',
+): Promise<BackendInfo> {
   if (!BACKEND_CHOICES.includes(requested)) {
     throw new Error(`backend: unknown choice '${String(requested)}'; known: ${BACKEND_CHOICES.join(', ')}`);
   }
-  if (!ACCELERATE_CHOICES.includes(accelerate)) throw new Error(`accelerate: unknown choice '${String(accelerate)}'; known: ${ACCELERATE_CHOICES.join(', ')}`);
+  if (!ACCELERATE_CHOICES.includes(accelerate))
+    throw new Error(`accelerate: unknown choice '${String(accelerate)}'; known: ${ACCELERATE_CHOICES.join(', ')}`);
   // the cached answer holds only while its kernels are still the ones registered (setAccelerate may have changed them)
-  if (current && current.requested === requested && current.accelerate === accelerate && tf.getBackend() === current.tfName && activeLibrary(current.tfName) === current.native && fusedKernelsActive(current.tfName) === current.fused) return current;
-  const candidates: Exclude<BackendChoice, 'auto'>[] = requested === 'auto' ? ['gpu', 'node', 'wasm', 'cpu'] : [requested];
+  if (
+    current &&
+    current.requested === requested &&
+    current.accelerate === accelerate &&
+    tf.getBackend() === current.tfName &&
+    activeLibrary(current.tfName) === current.native &&
+    fusedKernelsActive(current.tfName) === current.fused
+  )
+    return current;
+  const candidates: Exclude<BackendChoice, 'auto'>[] =
+    requested === 'auto' ? ['gpu', 'node', 'wasm', 'cpu'] : [requested];
   const skipped: Record<string, string> = {};
   for (const choice of candidates) {
     try {
@@ -68,13 +81,25 @@ export async function initBackend(requested: BackendChoice = 'auto', accelerate:
       tf.enableProdMode();
       const addedKernels = registerMissingKernels(tfName);
       const fast = setAccelerate(tfName, accelerate);
-      current = { requested, chosen: choice, tfName, addedKernels, skipped, accelerate, native: fast.library, nativeWhy: fast.why, fused: fast.fused };
+      current = {
+        requested,
+        chosen: choice,
+        tfName,
+        addedKernels,
+        skipped,
+        accelerate,
+        native: fast.library,
+        nativeWhy: fast.why,
+        fused: fast.fused,
+      };
       return current;
     } catch (err) {
       skipped[choice] = (err as Error).message.split('\n')[0];
     }
   }
-  const why = Object.entries(skipped).map(([k, v]) => `${k}: ${v}`).join('; ');
+  const why = Object.entries(skipped)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join('; ');
   throw new Error(`backend '${requested}' could not be loaded (${why})`);
 }
 
@@ -84,14 +109,20 @@ export async function initBackend(requested: BackendChoice = 'auto', accelerate:
  * (forward and backward) run natively too (src/models/native).
  */
 export function describeKernels(info: BackendInfo): string {
-  return info.chosen + (info.fused ? ' + fused kernels' : '') + (info.native ? ` + native sgemm (${info.native}) + native TinyLM passes` : '');
+  return (
+    info.chosen +
+    (info.fused ? ' + fused kernels' : '') +
+    (info.native ? ` + native sgemm (${info.native}) + native TinyLM passes` : '')
+  );
 }
 
 /** One line for logs: which backend runs and what was skipped on the way. */
 export function describeBackend(info: BackendInfo): string {
   const skipped = Object.keys(info.skipped);
-  return `backend: ${describeKernels(info)} (tfjs '${info.tfName}')` +
+  return (
+    `backend: ${describeKernels(info)} (tfjs '${info.tfName}')` +
     (skipped.length ? `; skipped ${skipped.join(', ')}` : '') +
     (info.addedKernels.length ? `; added kernels ${info.addedKernels.join(', ')}` : '') +
-    (info.accelerate === 'off' ? '; accelerate off' : info.nativeWhy ? `; no native products: ${info.nativeWhy}` : '');
+    (info.accelerate === 'off' ? '; accelerate off' : info.nativeWhy ? `; no native products: ${info.nativeWhy}` : '')
+  );
 }

@@ -11,9 +11,16 @@ type Info = tf.TensorInfo;
 export type Views = { info: Info; out: Float32Array; ins: Float32Array[] };
 
 /** What kernels here use of tfjs-wasm's backend (a tensor's offset in the heap; touching its entry moves it there). */
-export interface WasmBackend { dataIdMap: { get(id: unknown): { memoryOffset: number } }; makeOutput(shape: number[], dtype: 'float32'): Info; typedArrayFromHeap(t: Info): Float32Array }
+export interface WasmBackend {
+  dataIdMap: { get(id: unknown): { memoryOffset: number } };
+  makeOutput(shape: number[], dtype: 'float32'): Info;
+  typedArrayFromHeap(t: Info): Float32Array;
+}
 /** What kernels here use of the cpu backend (tensors are JS arrays). */
-export interface CpuBackend { data: { get(id: unknown): { values: Float32Array } }; makeTensorInfo(shape: number[], dtype: 'float32', values: Float32Array): Info }
+export interface CpuBackend {
+  data: { get(id: unknown): { values: Float32Array } };
+  makeTensorInfo(shape: number[], dtype: 'float32', values: Float32Array): Info;
+}
 
 /** Backends whose tensor memory these views can address. */
 export const ADDRESSABLE = new Set(['wasm', 'cpu']);

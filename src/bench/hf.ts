@@ -24,11 +24,34 @@ import { HostAdam } from '../rl/host-adam.js';
 import { HOST_ADAM_VALUES } from '../rl/trainer.js';
 
 const args = process.argv.slice(2);
-const option = (name: string, fallback: string) => { const i = args.indexOf(`--${name}`); return i >= 0 ? args[i + 1] : fallback; };
+const option = (name: string, fallback: string) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : fallback;
+};
 const SHAPES = {
-  'smollm2-135m': { arch: 'LlamaForCausalLM', layers: 30, d: 576, heads: 9, kv: 3, hd: 64, ffn: 1536, vocab: 49152, theta: 100000 },
+  'smollm2-135m': {
+    arch: 'LlamaForCausalLM',
+    layers: 30,
+    d: 576,
+    heads: 9,
+    kv: 3,
+    hd: 64,
+    ffn: 1536,
+    vocab: 49152,
+    theta: 100000,
+  },
   // Qwen2.5-0.5B's shape (q/k/v biases, tied head): the memory check, which torch_llama.py does not run
-  'qwen2.5-0.5b': { arch: 'Qwen2ForCausalLM', layers: 24, d: 896, heads: 14, kv: 2, hd: 64, ffn: 4864, vocab: 151936, theta: 1000000 },
+  'qwen2.5-0.5b': {
+    arch: 'Qwen2ForCausalLM',
+    layers: 24,
+    d: 896,
+    heads: 14,
+    kv: 2,
+    hd: 64,
+    ffn: 4864,
+    vocab: 151936,
+    theta: 1000000,
+  },
   tiny: { arch: 'LlamaForCausalLM', layers: 2, d: 64, heads: 4, kv: 2, hd: 16, ffn: 160, vocab: 384, theta: 10000 },
 } as const;
 const shape = option('shape', 'smollm2-135m') as keyof typeof SHAPES;
@@ -48,19 +71,46 @@ const micro = Number(option('micro', String(tB)));
  */
 function build(frozen: boolean): HfCausalLM {
   const s = SHAPES[shape];
-  const config = parseHfConfig({ architectures: [s.arch], vocab_size: s.vocab, hidden_size: s.d, intermediate_size: s.ffn, num_hidden_layers: s.layers, num_attention_heads: s.heads, num_key_value_heads: s.kv, head_dim: s.hd, max_position_embeddings: 2048, rms_norm_eps: 1e-5, rope_theta: s.theta, tie_word_embeddings: true, hidden_act: 'silu' });
+  const config = parseHfConfig({
+    architectures: [s.arch],
+    vocab_size: s.vocab,
+    hidden_size: s.d,
+    intermediate_size: s.ffn,
+    num_hidden_layers: s.layers,
+    num_attention_heads: s.heads,
+    num_key_value_heads: s.kv,
+    head_dim: s.hd,
+    max_position_embeddings: 2048,
+    rms_norm_eps: 1e-5,
+    rope_theta: s.theta,
+    tie_word_embeddings: true,
+    hidden_act: 'silu',
+  });
   const rng = new Rng(0);
-  const tensors = Object.fromEntries(weightSpecs(config).map((w) => {
-    const n = w.shape.reduce((a, b) => a * b, 1);
-    return [w.name, { shape: w.shape, data: w.name.endsWith('norm.weight') ? new Float32Array(n).fill(1) : Float32Array.from({ length: n }, () => 0.02 * rng.normal()) }];
-  }));
+  const tensors = Object.fromEntries(
+    weightSpecs(config).map((w) => {
+      const n = w.shape.reduce((a, b) => a * b, 1);
+      return [
+        w.name,
+        {
+          shape: w.shape,
+          data: w.name.endsWith('norm.weight')
+            ? new Float32Array(n).fill(1)
+            : Float32Array.from({ length: n }, () => 0.02 * rng.normal()),
+        },
+      ];
+    }),
+  );
   return new HfCausalLM(config, tensors, undefined, { host: frozen && info.native !== undefined });
 }
 
 const randomIds = (rng: Rng, n: number, vocab: number) => Array.from({ length: n }, () => rng.int(vocab));
 
 /** x with no gradient flowing back through it (torch's detach; tfjs has none built in). */
-const detach = tf.customGrad(((x: tf.Tensor) => ({ value: x.clone(), gradFunc: (dy: tf.Tensor) => tf.zerosLike(dy) })) as unknown as Parameters<typeof tf.customGrad>[0]) as unknown as (x: tf.Tensor) => tf.Tensor;
+const detach = tf.customGrad(((x: tf.Tensor) => ({
+  value: x.clone(),
+  gradFunc: (dy: tf.Tensor) => tf.zerosLike(dy),
+})) as unknown as Parameters<typeof tf.customGrad>[0]) as unknown as (x: tf.Tensor) => tf.Tensor;
 
 /** One clipped policy-gradient step (clip 0.2, a per-sequence advantage) on tB sequences of tT tokens, in passes of `micro` sequences, then Adam. */
 function trainStep(policy: HfPolicy, optimizer: tf.Optimizer, rng: Rng): void {
@@ -68,18 +118,34 @@ function trainStep(policy: HfPolicy, optimizer: tf.Optimizer, rng: Rng): void {
   let sum: tf.NamedTensorMap | undefined;
   for (let start = 0; start < tB; start += micro) {
     const n = Math.min(micro, tB - start);
-    const inputs = Array.from({ length: n }, () => { const ids = randomIds(rng, tT, vocab); return { prompt: ids.slice(0, 1), completion: ids.slice(1) }; });
-    const adv = tf.tensor2d(Array.from({ length: n }, () => rng.normal()), [n, 1]);
+    const inputs = Array.from({ length: n }, () => {
+      const ids = randomIds(rng, tT, vocab);
+      return { prompt: ids.slice(0, 1), completion: ids.slice(1) };
+    });
+    const adv = tf.tensor2d(
+      Array.from({ length: n }, () => rng.normal()),
+      [n, 1],
+    );
     const { grads } = tf.variableGrads(() => {
       const { logProbs, mask } = policy.score(inputs);
       const ratio = tf.exp(logProbs.sub(detach(logProbs)));
       // the mean over the whole step's tokens, so the passes' gradients add up to the step's
-      return tf.minimum(ratio.mul(adv), ratio.clipByValue(0.8, 1.2).mul(adv)).mul(mask).sum().div(tB * (tT - 1)).neg() as tf.Scalar;
+      return tf
+        .minimum(ratio.mul(adv), ratio.clipByValue(0.8, 1.2).mul(adv))
+        .mul(mask)
+        .sum()
+        .div(tB * (tT - 1))
+        .neg() as tf.Scalar;
     }, policy.variables());
     adv.dispose();
     if (!sum) sum = grads;
     else {
-      for (const k of Object.keys(grads)) { const next = sum[k].add(grads[k]); sum[k].dispose(); grads[k].dispose(); sum[k] = next; }
+      for (const k of Object.keys(grads)) {
+        const next = sum[k].add(grads[k]);
+        sum[k].dispose();
+        grads[k].dispose();
+        sum[k] = next;
+      }
     }
   }
   optimizer.applyGradients(sum!);
@@ -94,7 +160,9 @@ function time(run: () => void): number {
 }
 
 /** Bytes of the backend's tensors and of a model's host matrices. */
-const held = (models: HfCausalLM[]) => tf.memory().numBytes + [...new Set(models)].reduce((n, m) => n + Object.values(m.host).reduce((k, h) => k + h.data.byteLength, 0), 0);
+const held = (models: HfCausalLM[]) =>
+  tf.memory().numBytes +
+  [...new Set(models)].reduce((n, m) => n + Object.values(m.host).reduce((k, h) => k + h.data.byteLength, 0), 0);
 
 /**
  * "Separate models" two ways, measured: one frozen base with two LoRA adapters (rank 16, every
@@ -107,7 +175,9 @@ function memoryJob(): void {
   base = undefined;
   const before = held([]);
   const shared = build(true);
-  const adapters = [0, 1].map((i) => new LoraAdapter(shared.config, { r: 16, alpha: 32, targetModules: 'all-linear' }, i));
+  const adapters = [0, 1].map(
+    (i) => new LoraAdapter(shared.config, { r: 16, alpha: 32, targetModules: 'all-linear' }, i),
+  );
   const lora = held([shared]) - before;
   adapters.forEach((a) => a.dispose());
   shared.dispose();
@@ -116,7 +186,16 @@ function memoryJob(): void {
   const full = held(copies) - before;
   copies.forEach((m) => m.dispose());
   const mb = (n: number) => Math.round(n / 2 ** 20);
-  console.log(JSON.stringify({ impl: 'coevolve', shape, job: 'memory', base_and_2_adapters_mb: mb(lora), two_full_copies_mb: mb(full), ratio: +(lora / full).toFixed(3) }));
+  console.log(
+    JSON.stringify({
+      impl: 'coevolve',
+      shape,
+      job: 'memory',
+      base_and_2_adapters_mb: mb(lora),
+      two_full_copies_mb: mb(full),
+      ratio: +(lora / full).toFixed(3),
+    }),
+  );
 }
 
 const info = await initBackend(option('backend', 'auto') as BackendChoice);
@@ -142,10 +221,19 @@ for (const job of jobs) {
     }
     if (job === 'generate') {
       const model = base;
-      seconds = time(() => generate(model, Array.from({ length: gB }, () => randomIds(rng, gP, model.config.vocabSize)), { maxNewTokens: gN, temperature: 1, seed: 1 }));
+      seconds = time(() =>
+        generate(
+          model,
+          Array.from({ length: gB }, () => randomIds(rng, gP, model.config.vocabSize)),
+          { maxNewTokens: gN, temperature: 1, seed: 1 },
+        ),
+      );
       ours[job] = (gB * gN) / seconds;
     } else {
-      const policy = new HfPolicy(base, job === 'lora' ? new LoraAdapter(base.config, { r: 16, alpha: 32, targetModules: 'all-linear' }, 2) : undefined);
+      const policy = new HfPolicy(
+        base,
+        job === 'lora' ? new LoraAdapter(base.config, { r: 16, alpha: 32, targetModules: 'all-linear' }, 2) : undefined,
+      );
       // as the trainer picks: moments outside the heap for a model of more than HOST_ADAM_VALUES
       const values = policy.variables().reduce((n, v) => n + v.size, 0);
       const optimizer = values > HOST_ADAM_VALUES ? new HostAdam(1e-5) : adam(1e-5);
@@ -156,23 +244,73 @@ for (const job of jobs) {
     }
   } catch (e) {
     // a job past the wasm heap aborts the backend: said, and the remaining jobs skipped (PyTorch's side still runs)
-    console.log(JSON.stringify({ impl: 'coevolve', shape, job, error: (e as Error).message.split('\n')[0], peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024) }));
+    console.log(
+      JSON.stringify({
+        impl: 'coevolve',
+        shape,
+        job,
+        error: (e as Error).message.split('\n')[0],
+        peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
+      }),
+    );
     break;
   }
-  console.log(JSON.stringify({ impl: 'coevolve', backend: info.chosen, native: info.native ?? 'off', threads, shape, job, seconds: +seconds.toFixed(4), tokens_per_s: +ours[job].toFixed(1), tensors: tf.memory().numTensors, mb: Math.round(tf.memory().numBytes / 2 ** 20), peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024) }));
+  console.log(
+    JSON.stringify({
+      impl: 'coevolve',
+      backend: info.chosen,
+      native: info.native ?? 'off',
+      threads,
+      shape,
+      job,
+      seconds: +seconds.toFixed(4),
+      tokens_per_s: +ours[job].toFixed(1),
+      tensors: tf.memory().numTensors,
+      mb: Math.round(tf.memory().numBytes / 2 ** 20),
+      peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
+    }),
+  );
 }
 const torchRef = resolve(option('torch-llama', '../shared/bench/torch_llama.py'));
 // PyTorch's script has the timed jobs only (no memory job, no Qwen2.5 shape)
 const timed = jobs.filter((j) => j === 'generate' || j === 'lora' || j === 'full');
 if (shape !== 'qwen2.5-0.5b' && timed.length && existsSync('/usr/bin/python3') && existsSync(torchRef)) {
   try {
-    const text = execFileSync('/usr/bin/python3', [torchRef, '--threads', '1', '--shape', shape, '--jobs', timed.join(','), '--reps', String(reps), '--gen', `${gB},${gP},${gN}`, '--train', `${tB},${tT}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const text = execFileSync(
+      '/usr/bin/python3',
+      [
+        torchRef,
+        '--threads',
+        '1',
+        '--shape',
+        shape,
+        '--jobs',
+        timed.join(','),
+        '--reps',
+        String(reps),
+        '--gen',
+        `${gB},${gP},${gN}`,
+        '--train',
+        `${tB},${tT}`,
+      ],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] },
+    );
     for (const line of text.trim().split('\n')) {
       const r = JSON.parse(line) as { job: string; tokens_per_s: number };
       console.log(line);
-      if (ours[r.job]) console.log(JSON.stringify({ job: r.job, shape, vs: 'pytorch-1-thread', ratio: +(ours[r.job] / r.tokens_per_s).toFixed(3) }));
+      if (ours[r.job])
+        console.log(
+          JSON.stringify({
+            job: r.job,
+            shape,
+            vs: 'pytorch-1-thread',
+            ratio: +(ours[r.job] / r.tokens_per_s).toFixed(3),
+          }),
+        );
     }
   } catch (e) {
-    console.error(`bench:hf: PyTorch's side did not run (${(e as Error).message.split('\n')[0]}); apt-get install python3-torch libopenblas0-pthread`);
+    console.error(
+      `bench:hf: PyTorch's side did not run (${(e as Error).message.split('\n')[0]}); apt-get install python3-torch libopenblas0-pthread`,
+    );
   }
 }

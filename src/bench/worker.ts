@@ -12,7 +12,16 @@ import { TinyLM } from '../models/tinylm.js';
 import { Rng } from '../util/rng.js';
 import { REFERENCE_MODEL, generateJob, trainGrads } from './workload.js';
 
-interface Setup { backend: BackendChoice; accelerate: Accelerate; index: number; workers: number; threads: number; total: number; shared: SharedArrayBuffer; sync: SharedArrayBuffer }
+interface Setup {
+  backend: BackendChoice;
+  accelerate: Accelerate;
+  index: number;
+  workers: number;
+  threads: number;
+  total: number;
+  shared: SharedArrayBuffer;
+  sync: SharedArrayBuffer;
+}
 const setup = workerData as Setup;
 const info = await initBackend(setup.backend, setup.accelerate);
 // the library's thread pool is the process's: every worker sets the same count
@@ -43,7 +52,10 @@ function trainStep(batch: number): number {
   // workers' gradients is the gradient of the token-mean over the whole batch.
   const { grads, loss } = trainGrads(model, batch, rng, batch / setup.total);
   let offset = 0;
-  names.forEach((n, i) => { slots[setup.index].set(grads[n].dataSync(), offset); offset += sizes[i]; });
+  names.forEach((n, i) => {
+    slots[setup.index].set(grads[n].dataSync(), offset);
+    offset += sizes[i];
+  });
   tf.dispose(Object.values(grads));
   wait();
   const summed = new Float32Array(total);
@@ -51,7 +63,10 @@ function trainStep(batch: number): number {
   wait(); // nobody overwrites a slot until everyone has read it
   offset = 0;
   const named: tf.NamedTensorMap = {};
-  model.variables().forEach((v, i) => { named[names[i]] = tf.tensor(summed.subarray(offset, offset + sizes[i]), v.shape); offset += sizes[i]; });
+  model.variables().forEach((v, i) => {
+    named[names[i]] = tf.tensor(summed.subarray(offset, offset + sizes[i]), v.shape);
+    offset += sizes[i];
+  });
   optimizer.applyGradients(named as Parameters<typeof optimizer.applyGradients>[0]);
   tf.dispose(Object.values(named));
   return loss;
@@ -60,6 +75,9 @@ function trainStep(batch: number): number {
 parentPort!.on('message', (msg: { job: 'generate' | 'train' | 'checksum'; batch: number }) => {
   if (msg.job === 'generate') parentPort!.postMessage({ seconds: generateJob(model, msg.batch, rng) });
   else if (msg.job === 'train') parentPort!.postMessage({ loss: trainStep(msg.batch) });
-  else parentPort!.postMessage({ checksum: tf.tidy(() => model.variables().reduce((s, v) => s + v.sum().dataSync()[0], 0)) });
+  else
+    parentPort!.postMessage({
+      checksum: tf.tidy(() => model.variables().reduce((s, v) => s + v.sum().dataSync()[0], 0)),
+    });
 });
 parentPort!.postMessage({ ready: true, native: info.native, fused: info.fused });

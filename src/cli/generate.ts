@@ -23,18 +23,32 @@ export interface GenerateCommandOptions {
   backend: string;
 }
 
-interface Loaded { model: LanguageModel; encode(text: string, chat: boolean): number[]; decode(ids: number[]): string | null; ends: number[] }
+interface Loaded {
+  model: LanguageModel;
+  encode(text: string, chat: boolean): number[];
+  decode(ids: number[]): string | null;
+  ends: number[];
+}
 
 /** Loads `path` (see src/models/open.ts) with what the command needs of it. */
 async function load(path: string, adapter?: string): Promise<Loaded> {
-  const opened = await openModel(path, adapter).catch((e: Error) => { throw new Error(`generate: ${e.message}`); });
+  const opened = await openModel(path, adapter).catch((e: Error) => {
+    throw new Error(`generate: ${e.message}`);
+  });
   if (opened.kind === 'hf') {
     const tk = opened.tokenizer;
     // a directory without tokenizer.json still generates from --prompt-ids; its text is then null
-    const noTokenizer = (): never => { throw new Error(`generate: ${path} has no tokenizer.json; give --prompt-ids`); };
+    const noTokenizer = (): never => {
+      throw new Error(`generate: ${path} has no tokenizer.json; give --prompt-ids`);
+    };
     return {
       model: opened.policy,
-      encode: (text, chat) => (!tk ? noTokenizer() : chat ? tk.chatIds([{ role: 'user', content: text }], { addGenerationPrompt: true }) : tk.encode(text)),
+      encode: (text, chat) =>
+        !tk
+          ? noTokenizer()
+          : chat
+            ? tk.chatIds([{ role: 'user', content: text }], { addGenerationPrompt: true })
+            : tk.encode(text),
       decode: (ids) => (tk ? tk.decode(ids, { skipSpecialTokens: true }) : null),
       ends: tk?.endOfTurnIds.length ? tk.endOfTurnIds : opened.policy.config.eosIds,
     };
@@ -53,14 +67,22 @@ async function load(path: string, adapter?: string): Promise<Loaded> {
 
 /** Runs the command; returns what it prints. */
 export async function generateCommand(path: string, o: GenerateCommandOptions): Promise<string> {
-  if ((o.prompt === undefined) === (o.promptIds === undefined)) throw new Error('generate: give --prompt TEXT or --prompt-ids 1,2,3 (one of them)');
+  if ((o.prompt === undefined) === (o.promptIds === undefined))
+    throw new Error('generate: give --prompt TEXT or --prompt-ids 1,2,3 (one of them)');
   const ids = o.promptIds?.split(',').map((s) => Number(s.trim()));
-  if (ids && (ids.length === 0 || ids.some((n) => !Number.isInteger(n) || n < 0))) throw new Error(`generate: --prompt-ids takes token ids separated by commas, got '${o.promptIds}'`);
+  if (ids && (ids.length === 0 || ids.some((n) => !Number.isInteger(n) || n < 0)))
+    throw new Error(`generate: --prompt-ids takes token ids separated by commas, got '${o.promptIds}'`);
   const info = await initBackend(o.backend as BackendChoice);
   if (!o.json) console.error(describeBackend(info));
   const m = await load(path, o.adapter);
   const prompt = ids ?? m.encode(o.prompt!, Boolean(o.chat));
-  const [g] = generate(m.model, [prompt], { maxNewTokens: o.maxNewTokens, temperature: o.temperature, seed: o.seed, eos: m.ends[0], stop: m.ends.slice(1) });
+  const [g] = generate(m.model, [prompt], {
+    maxNewTokens: o.maxNewTokens,
+    temperature: o.temperature,
+    seed: o.seed,
+    eos: m.ends[0],
+    stop: m.ends.slice(1),
+  });
   const text = m.decode(g.tokens);
   return o.json ? JSON.stringify({ ids: g.tokens, logprobs: g.logProbs, text }) : (text ?? g.tokens.join(','));
 }

@@ -4,7 +4,8 @@ const LOOPBACK = ['127.0.0.1', 'localhost', '::1'];
 
 /** Warns when a server binds beyond loopback with no API key: anyone who reaches it may use `what`. */
 export function warnIfOpen(host: string, apiKey: string | undefined, what: string): void {
-  if (!LOOPBACK.includes(host) && !apiKey) console.error(`warning: ${what} on ${host} has no API key: anyone who reaches it can use it (pass --api-key)`);
+  if (!LOOPBACK.includes(host) && !apiKey)
+    console.error(`warning: ${what} on ${host} has no API key: anyone who reaches it can use it (pass --api-key)`);
 }
 
 /** Resolves once SIGINT or SIGTERM has arrived and `close` has finished. */

@@ -2,7 +2,9 @@ import { Command, InvalidArgumentError } from 'commander';
 
 // Every command imports what it uses when it runs: the tensor backend, BullMQ and the chart
 // renderer take seconds to load, and `coevolve --help` or a config error should not wait for them.
-const program = new Command('coevolve').description('Self-play and multi-agent co-evolution: roles, arenas, judges and joint RL updates');
+const program = new Command('coevolve').description(
+  'Self-play and multi-agent co-evolution: roles, arenas, judges and joint RL updates',
+);
 
 const nonNegativeInt = (v: string) => {
   const n = Number(v);
@@ -21,41 +23,63 @@ const finiteNumber = (v: string) => {
 };
 const collect = (v: string, acc: string[]) => [...acc, v];
 
-program.command('run')
+program
+  .command('run')
   .description('run an experiment from a YAML config, or resume a killed run')
   .argument('[config]', 'experiment YAML')
   .option('--set <key=value>', 'override a config field (repeatable), e.g. trainer.lr=3e-4', collect, [])
   .option('--resume <dir>', 'continue the run in DIR from its last checkpoint')
   .option('--out <dir>', 'run directory, new or empty (default: <outDir>/<name>)')
   .option('--fresh-optimizer', 'with --resume: restart the optimizer when the checkpoint has no usable optimizer state')
-  .action(async (config: string | undefined, o: { set: string[]; resume?: string; out?: string; freshOptimizer?: boolean }) => {
-    // the schema is checked before the engine (tensors, queues) loads, so a config error answers at once
-    if (config && !o.resume) (await import('../config/load.js')).loadConfig(config, o.set);
-    const { runCommand } = await import('./run.js');
-    await runCommand(config, o);
-  });
+  .action(
+    async (
+      config: string | undefined,
+      o: { set: string[]; resume?: string; out?: string; freshOptimizer?: boolean },
+    ) => {
+      // the schema is checked before the engine (tensors, queues) loads, so a config error answers at once
+      if (config && !o.resume) (await import('../config/load.js')).loadConfig(config, o.set);
+      const { runCommand } = await import('./run.js');
+      await runCommand(config, o);
+    },
+  );
 
-program.command('eval')
+program
+  .command('eval')
   .description('pass@1 (greedy) and maj@N of a checkpoint on a JSONL task file')
-  .requiredOption('--checkpoint <dir>', 'a saved model: a TinyLM checkpoint, a Hugging Face directory (a merged export too) or a run checkpoint of one')
+  .requiredOption(
+    '--checkpoint <dir>',
+    'a saved model: a TinyLM checkpoint, a Hugging Face directory (a merged export too) or a run checkpoint of one',
+  )
   .option('--adapter <dir>', 'a PEFT LoRA adapter on the Hugging Face directory')
   .requiredOption('--data <file>', 'JSONL, one {"prompt","answer"} per line')
   .option('--family <name>', 'task family that parses and verifies answers', 'arithmetic')
-  .option('--plugin <module>', 'a plugin that defines the task family: a path from the working directory or a package (repeatable)', collect, [])
+  .option(
+    '--plugin <module>',
+    'a plugin that defines the task family: a path from the working directory or a package (repeatable)',
+    collect,
+    [],
+  )
   .option('--samples <n>', 'answers sampled per task for maj@N (0 skips)', nonNegativeInt, 16)
   .option('--temperature <t>', 'sampling temperature for maj@N', finiteNumber, 1)
   .option('--seed <n>', 'sampling seed for maj@N', nonNegativeInt, 0)
   .option('--max-new-tokens <n>', 'longest answer', positiveInt, 8)
   .option('--backend <name>', 'auto | gpu | node | wasm | cpu', 'auto')
   .option('--accelerate <mode>', 'auto (native matrix products when a library loads) | off', 'auto')
-  .option('--workers <n>', 'threads that generate, each with a replica of the model: auto (one per core) or a count', 'auto')
+  .option(
+    '--workers <n>',
+    'threads that generate, each with a replica of the model: auto (one per core) or a count',
+    'auto',
+  )
   .action(async (o) => {
     const { evalCommand } = await import('./eval.js');
     console.log(JSON.stringify(await evalCommand(o)));
   });
 
-program.command('generate')
-  .description('one completion of a model: a Hugging Face directory (--adapter: a PEFT adapter on it), a run checkpoint or a TinyLM checkpoint')
+program
+  .command('generate')
+  .description(
+    'one completion of a model: a Hugging Face directory (--adapter: a PEFT adapter on it), a run checkpoint or a TinyLM checkpoint',
+  )
   .argument('<model>', 'the model directory')
   .option('--adapter <dir>', 'a PEFT LoRA adapter directory to apply')
   .option('--prompt <text>', 'the prompt as text (tokenized as transformers tokenizes it)')
@@ -71,45 +95,72 @@ program.command('generate')
     console.log(await generateCommand(model, o));
   });
 
-program.command('merge')
-  .description('merge a LoRA adapter into its Hugging Face base and write a plain Hugging Face directory (transformers and vLLM load it without PEFT)')
+program
+  .command('merge')
+  .description(
+    'merge a LoRA adapter into its Hugging Face base and write a plain Hugging Face directory (transformers and vLLM load it without PEFT)',
+  )
   .argument('<model>', 'the base directory, or a run checkpoint of an adapter (its base is the one it records)')
-  .option('--adapter <dir>', 'a PEFT adapter directory (default: the run checkpoint\'s own adapter)')
+  .option('--adapter <dir>', "a PEFT adapter directory (default: the run checkpoint's own adapter)")
   .requiredOption('--out <dir>', 'the directory to write (absent or empty)')
   .action(async (model: string, o: { adapter?: string; out: string }) => {
-    const [{ openModel }, { writeMerged }, { existsSync, readdirSync }] = await Promise.all([import('../models/open.js'), import('../models/hf/merge.js'), import('node:fs')]);
-    if (existsSync(o.out) && readdirSync(o.out).length) throw new Error(`merge: --out ${o.out} exists and is not empty`);
+    const [{ openModel }, { writeMerged }, { existsSync, readdirSync }] = await Promise.all([
+      import('../models/open.js'),
+      import('../models/hf/merge.js'),
+      import('node:fs'),
+    ]);
+    if (existsSync(o.out) && readdirSync(o.out).length)
+      throw new Error(`merge: --out ${o.out} exists and is not empty`);
     await (await import('../backend/index.js')).initBackend('auto');
     const opened = await openModel(model, o.adapter);
-    if (opened.kind !== 'hf' || !opened.policy.adapter) throw new Error(`merge: ${model} is not a Hugging Face model with an adapter (give --adapter)`);
+    if (opened.kind !== 'hf' || !opened.policy.adapter)
+      throw new Error(`merge: ${model} is not a Hugging Face model with an adapter (give --adapter)`);
     writeMerged(o.out, opened.policy.base, opened.policy.adapter);
     console.log(JSON.stringify({ out: o.out }));
   });
 
-program.command('tasks')
+program
+  .command('tasks')
   .description('write a seeded set of distinct tasks as JSONL ({"prompt","answer"} per line)')
   .requiredOption('--out <file>', 'where to write')
   .option('--family <name>', 'task family', 'arithmetic')
-  .option('--plugin <module>', 'a plugin that defines the task family: a path from the working directory or a package (repeatable)', collect, [])
+  .option(
+    '--plugin <module>',
+    'a plugin that defines the task family: a path from the working directory or a package (repeatable)',
+    collect,
+    [],
+  )
   .option('--difficulty <json>', 'difficulty as JSON', '{}')
   .option('--count <n>', 'how many tasks', positiveInt, 256)
   .option('--seed <n>', 'generator seed', nonNegativeInt, 0)
   .option('--overwrite', 'replace --out if it exists')
-  .option('--exclude-pretrain <config>', 'skip every prompt of this pretraining config\'s corpus and held-out set (repeatable)', collect, [])
+  .option(
+    '--exclude-pretrain <config>',
+    "skip every prompt of this pretraining config's corpus and held-out set (repeatable)",
+    collect,
+    [],
+  )
   .option('--exclude <file>', 'skip every prompt of this JSONL task file (repeatable)', collect, [])
   .action(async (o) => {
-    const [{ tasksCommand }, { resolveTaskFamily }] = await Promise.all([import('./tasks.js'), import('../engine/registry.js')]);
+    const [{ tasksCommand }, { resolveTaskFamily }] = await Promise.all([
+      import('./tasks.js'),
+      import('../engine/registry.js'),
+    ]);
     console.log(JSON.stringify(tasksCommand(o, await resolveTaskFamily(o.family, o.plugin, '--family'))));
   });
 
-program.command('report')
-  .description('print the curves of runs as tables; with --out, also write an HTML report and PNG and SVG charts, the runs overlaid')
+program
+  .command('report')
+  .description(
+    'print the curves of runs as tables; with --out, also write an HTML report and PNG and SVG charts, the runs overlaid',
+  )
   .argument('<dirs...>', 'run directories')
   .option('--keys <list>', 'comma-separated metric names for the tables (default: eval metrics)')
   .option('--out <dir>', 'write index.html and a PNG and an SVG per chart here')
   .action(async (dirs: string[], o: { keys?: string; out?: string }) => {
     const { reportCommand } = await import('./report.js');
-    for (const dir of dirs) console.log((dirs.length > 1 ? `# ${dir}\n` : '') + (await reportCommand(dir, o.keys?.split(','))));
+    for (const dir of dirs)
+      console.log((dirs.length > 1 ? `# ${dir}\n` : '') + (await reportCommand(dir, o.keys?.split(','))));
     if (o.out) {
       const { writeReport } = await import('../report/index.js');
       const written = await writeReport(dirs, o.out);
@@ -117,65 +168,127 @@ program.command('report')
     }
   });
 
-program.command('export')
-  .description('write every turn of a run as JSONL (prompt, completion, role, group, reward, advantage...), the columns TRL and verl read; see docs/export.md')
+program
+  .command('export')
+  .description(
+    'write every turn of a run as JSONL (prompt, completion, role, group, reward, advantage...), the columns TRL and verl read; see docs/export.md',
+  )
   .argument('<dir>', 'run directory (read only)')
   .requiredOption('--out <file>', 'the JSONL file to write (must not exist)')
-  .option('--chat', 'prompt and completion as conversations (TRL\'s conversational format): the system and user messages a chat model was shown, and its answer')
+  .option(
+    '--chat',
+    "prompt and completion as conversations (TRL's conversational format): the system and user messages a chat model was shown, and its answer",
+  )
   .action(async (dir: string, o: { out: string; chat?: boolean }) => {
     const { exportRun } = await import('../export/trajectories.js');
     console.log(JSON.stringify({ out: o.out, rows: await exportRun(dir, o.out, { chat: o.chat === true }) }));
   });
 
-program.command('worker')
-  .description('a rollout worker: plays the rollout jobs of a run on a BullMQ queue (rollout.engine: redis) and returns the episodes')
+program
+  .command('worker')
+  .description(
+    'a rollout worker: plays the rollout jobs of a run on a BullMQ queue (rollout.engine: redis) and returns the episodes',
+  )
   .requiredOption('--redis <url>', 'redis://[:password@]host:port (keep Redis off public interfaces)')
-  .option('--queue <name>', 'the queue (the run\'s rollout.queue)', 'coevolve')
+  .option('--queue <name>', "the queue (the run's rollout.queue)", 'coevolve')
   .option('--plugin <module>', 'a plugin whose kinds this worker may play (repeatable)', collect, [])
   .option('--backend <name>', 'auto | gpu | node | wasm | cpu', 'auto')
   .option('--accelerate <mode>', 'auto (native matrix products when a library loads) | off', 'auto')
-  .option('--lock-ms <n>', 'a job\'s lock: a killed worker\'s job goes to another once it expires', positiveInt, 60000)
+  .option('--lock-ms <n>', "a job's lock: a killed worker's job goes to another once it expires", positiveInt, 60000)
   .option('--stalled-ms <n>', 'how often stalled jobs are looked for', positiveInt, 15000)
-  .option('--max-stalled <n>', 'times a job may stall before it fails as stalled (the learner then queues it again, up to rollout.jobRetries)', nonNegativeInt, 3)
-  .action(async (o: { redis: string; queue: string; plugin: string[]; backend: string; accelerate: string; lockMs: number; stalledMs: number; maxStalled: number }) => {
-    if (o.accelerate !== 'auto' && o.accelerate !== 'off') throw new Error(`worker: --accelerate must be auto or off, got '${o.accelerate}'`);
-    const [{ startWorker }, { untilStopped }] = await Promise.all([import('../distributed/worker.js'), import('./lifetime.js')]);
-    const w = await startWorker({ redis: o.redis, queue: o.queue, plugins: o.plugin, backend: o.backend, accelerate: o.accelerate, lockMs: o.lockMs, stalledMs: o.stalledMs, maxStalled: o.maxStalled });
-    await untilStopped(() => w.close());
-  });
+  .option(
+    '--max-stalled <n>',
+    'times a job may stall before it fails as stalled (the learner then queues it again, up to rollout.jobRetries)',
+    nonNegativeInt,
+    3,
+  )
+  .action(
+    async (o: {
+      redis: string;
+      queue: string;
+      plugin: string[];
+      backend: string;
+      accelerate: string;
+      lockMs: number;
+      stalledMs: number;
+      maxStalled: number;
+    }) => {
+      if (o.accelerate !== 'auto' && o.accelerate !== 'off')
+        throw new Error(`worker: --accelerate must be auto or off, got '${o.accelerate}'`);
+      const [{ startWorker }, { untilStopped }] = await Promise.all([
+        import('../distributed/worker.js'),
+        import('./lifetime.js'),
+      ]);
+      const w = await startWorker({
+        redis: o.redis,
+        queue: o.queue,
+        plugins: o.plugin,
+        backend: o.backend,
+        accelerate: o.accelerate,
+        lockMs: o.lockMs,
+        stalledMs: o.stalledMs,
+        maxStalled: o.maxStalled,
+      });
+      await untilStopped(() => w.close());
+    },
+  );
 
-program.command('dashboard')
-  .description('a local page: the runs under a folder, live charts of a running experiment, and an episode browser (reads only)')
+program
+  .command('dashboard')
+  .description(
+    'a local page: the runs under a folder, live charts of a running experiment, and an episode browser (reads only)',
+  )
   .option('--runs <dir>', 'the folder of runs', 'runs')
   .option('--host <host>', 'address to bind (keep it on loopback unless the API key is set)', '127.0.0.1')
   .option('--port <n>', 'port (0 picks a free one)', nonNegativeInt, 8080)
   .option('--api-key <key>', 'require the key: a bearer token, or ?key= in the page URL (default: $COEVOLVE_API_KEY)')
   .action(async (o: { runs: string; host: string; port: number; apiKey?: string }) => {
     const apiKey = o.apiKey ?? process.env.COEVOLVE_API_KEY;
-    const [{ startDashboard }, { untilStopped, warnIfOpen }] = await Promise.all([import('../dashboard/server.js'), import('./lifetime.js')]);
+    const [{ startDashboard }, { untilStopped, warnIfOpen }] = await Promise.all([
+      import('../dashboard/server.js'),
+      import('./lifetime.js'),
+    ]);
     warnIfOpen(o.host, apiKey, 'the dashboard (every run)');
     const d = await startDashboard({ root: o.runs, host: o.host, port: o.port, apiKey });
     console.error(`dashboard of ${o.runs} at ${d.url}${apiKey ? '?key=<key>' : ''}`);
     await untilStopped(() => d.close());
   });
 
-program.command('serve')
-  .description('serve a model through OpenAI\'s API: /v1/models, /v1/completions (text or token ids), /v1/chat/completions (the chat template), logprobs, streaming')
+program
+  .command('serve')
+  .description(
+    "serve a model through OpenAI's API: /v1/models, /v1/completions (text or token ids), /v1/chat/completions (the chat template), logprobs, streaming",
+  )
   .argument('<model>', 'a TinyLM checkpoint, a Hugging Face model directory, or a run checkpoint of one')
   .option('--adapter <dir>', 'a PEFT LoRA adapter directory to apply (Hugging Face models)')
   .option('--host <host>', 'address to bind (keep it on loopback unless the API key is set)', '127.0.0.1')
   .option('--port <n>', 'port (0 picks a free one)', nonNegativeInt, 8000)
-  .option('--name <id>', 'the model id clients name (default: the checkpoint folder\'s name)')
+  .option('--name <id>', "the model id clients name (default: the checkpoint folder's name)")
   .option('--role <role>', 'the role token prompts start with', 'solver')
   .option('--api-key <key>', 'require Authorization: Bearer <key> (default: $COEVOLVE_API_KEY)')
   .option('--max-body <bytes>', 'largest request body', positiveInt, 1 << 20)
   .option('--backend <name>', 'auto | gpu | node | wasm | cpu', 'auto')
-  .action(async (checkpoint: string, o: { host: string; port: number; name?: string; role: string; apiKey?: string; maxBody: number; backend: string; adapter?: string }) => {
-    const { serveCommand } = await import('./serve.js');
-    await serveCommand(checkpoint, o);
-  });
+  .action(
+    async (
+      checkpoint: string,
+      o: {
+        host: string;
+        port: number;
+        name?: string;
+        role: string;
+        apiKey?: string;
+        maxBody: number;
+        backend: string;
+        adapter?: string;
+      },
+    ) => {
+      const { serveCommand } = await import('./serve.js');
+      await serveCommand(checkpoint, o);
+    },
+  );
 
-program.command('export-policy')
+program
+  .command('export-policy')
   .description("write a game run's policy as a table: information-state key -> move -> probability")
   .argument('<dir>', 'run directory of a game arena')
   .requiredOption('--out <file>', 'the JSON file to write')
@@ -188,7 +301,8 @@ program.command('export-policy')
     console.log(JSON.stringify(await exportPolicyCommand(dir, o)));
   });
 
-program.command('pretrain')
+program
+  .command('pretrain')
   .description('make a base solver by supervised training on generated tasks')
   .argument('<config>', 'pretrain YAML')
   .option('--overwrite', 'replace the out: folder even if it holds files that are not a checkpoint')

@@ -14,7 +14,9 @@ export async function reportCommand(dir: string, keys?: string[]): Promise<strin
   const store = await RunStore.open(dir);
   const rows = store.readMetrics();
   const present = new Set(rows.flatMap((r) => Object.keys(r)));
-  const evals = [...present].filter((k) => /^eval\/(.+\/)?(pass1|maj\d+|valid)$/.test(k)).sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+  const evals = [...present]
+    .filter((k) => /^eval\/(.+\/)?(pass1|maj\d+|valid)$/.test(k))
+    .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
   const shown = keys ?? evals;
   const averaged = keys ? [] : PROPOSAL_KEYS.filter((k) => present.has(k));
   const header = ['iteration', ...shown, ...averaged.map((k) => `${k} *`), 'elapsed_s'];

@@ -8,7 +8,11 @@ import type { TaskFamily } from '../tasks/types.js';
 import { Rng } from '../util/rng.js';
 
 export interface TasksOptions {
-  family: string; difficulty: string; count: number; seed: number; out: string;
+  family: string;
+  difficulty: string;
+  count: number;
+  seed: number;
+  out: string;
   /** pretraining configs whose corpus and held-out sets are skipped */
   excludePretrain?: string | string[];
   /** JSONL task files whose prompts are skipped */
@@ -22,7 +26,10 @@ export interface TasksOptions {
  * sets is drawn, so RL can train on prompts its base never saw. `family` is resolved by the
  * caller when a plugin defines it.
  */
-export function tasksCommand(o: TasksOptions, family: TaskFamily<unknown> = taskFamily(o.family)): { out: string; count: number } {
+export function tasksCommand(
+  o: TasksOptions,
+  family: TaskFamily<unknown> = taskFamily(o.family),
+): { out: string; count: number } {
   if (!o.overwrite && existsSync(o.out)) throw new Error(`tasks: ${o.out} exists; pass --overwrite to replace it`);
   let difficulty: unknown;
   try {
@@ -31,8 +38,12 @@ export function tasksCommand(o: TasksOptions, family: TaskFamily<unknown> = task
     throw new Error(`tasks: --difficulty must be JSON, e.g. '{"digits":2}', got ${o.difficulty}`);
   }
   const d = family.validate(difficulty);
-  const configs = o.excludePretrain === undefined ? [] : Array.isArray(o.excludePretrain) ? o.excludePretrain : [o.excludePretrain];
-  const seen = new Set([...configs.flatMap(pretrainPrompts), ...(o.exclude ?? []).flatMap((f) => readTasksJsonl(f, family.name).map((t) => t.prompt))]);
+  const configs =
+    o.excludePretrain === undefined ? [] : Array.isArray(o.excludePretrain) ? o.excludePretrain : [o.excludePretrain];
+  const seen = new Set([
+    ...configs.flatMap(pretrainPrompts),
+    ...(o.exclude ?? []).flatMap((f) => readTasksJsonl(f, family.name).map((t) => t.prompt)),
+  ]);
   const rng = new Rng(o.seed);
   const tasks: Task[] = [];
   for (let draws = 0; tasks.length < o.count; draws++) {

@@ -31,8 +31,16 @@ export function parseOptions<S extends z.ZodType>(schema: S, value: unknown, whe
   const result = schema.safeParse(value === undefined ? {} : value, { reportInput: true });
   if (result.success) return result.data;
   const base = where.split('.').map((s) => (/^\d+$/.test(s) ? Number(s) : s));
-  const issues = result.error.issues.flatMap((zi) => describeIssue(zi, schema).map(({ segs, message }) => ({ path: [...base, ...segs].join('.'), message })));
-  throw new ConfigError([`invalid ${where} (${issues.length} issue${issues.length === 1 ? '' : 's'}):`, ...issues.map((i) => `  ${i.path}: ${i.message}`)].join('\n'), issues);
+  const issues = result.error.issues.flatMap((zi) =>
+    describeIssue(zi, schema).map(({ segs, message }) => ({ path: [...base, ...segs].join('.'), message })),
+  );
+  throw new ConfigError(
+    [
+      `invalid ${where} (${issues.length} issue${issues.length === 1 ? '' : 's'}):`,
+      ...issues.map((i) => `  ${i.path}: ${i.message}`),
+    ].join('\n'),
+    issues,
+  );
 }
 
 /** One zod issue as one or more `path: message` issues (an unrecognized-keys issue becomes one per key). */
@@ -42,28 +50,44 @@ export function describeIssue(zi: z.core.$ZodIssue, root: z.ZodType): { segs: (s
     const known = knownKeysAt(root, segs);
     return zi.keys.map((k) => {
       const guess = known ? closest(k, known) : undefined;
-      return { segs: [...segs, k], message: `unrecognized key${guess ? ` (did you mean "${guess}"?)` : ''}${known ? `; known: ${known.join(', ') || '(none)'}` : ''}` };
+      return {
+        segs: [...segs, k],
+        message: `unrecognized key${guess ? ` (did you mean "${guess}"?)` : ''}${known ? `; known: ${known.join(', ') || '(none)'}` : ''}`,
+      };
     });
   }
   if (zi.code === 'invalid_type') {
     const hasInput = 'input' in zi;
     const input = (zi as { input?: unknown }).input;
     if (hasInput && input === undefined) return [{ segs, message: `required (expected ${zi.expected})` }];
-    if (zi.expected === 'int' && typeof input === 'number') return [{ segs, message: `expected integer, received ${input}` }];
-    if (zi.expected === 'number' && typeof input === 'number') return [{ segs, message: `expected a finite number, received ${input}` }];
+    if (zi.expected === 'int' && typeof input === 'number')
+      return [{ segs, message: `expected integer, received ${input}` }];
+    if (zi.expected === 'number' && typeof input === 'number')
+      return [{ segs, message: `expected a finite number, received ${input}` }];
     return [{ segs, message: `expected ${zi.expected}, received ${typeName(input)}` }];
   }
   const input = (zi as { input?: unknown }).input;
   if (zi.code === 'invalid_value') {
-    return [{ segs, message: `expected one of ${zi.values.map((v) => JSON.stringify(v)).join(', ')}, received ${show(input)}` }];
+    return [
+      {
+        segs,
+        message: `expected one of ${zi.values.map((v) => JSON.stringify(v)).join(', ')}, received ${show(input)}`,
+      },
+    ];
   }
   // a schema's own message (`.min(2, 'at least 2 (a pair needs two answers)')`) says more than the bound
-  if ((zi.code === 'too_small' || zi.code === 'too_big') && zi.origin === 'number' && typeof input === 'number' && /^Too (small|big)/.test(zi.message)) {
+  if (
+    (zi.code === 'too_small' || zi.code === 'too_big') &&
+    zi.origin === 'number' &&
+    typeof input === 'number' &&
+    /^Too (small|big)/.test(zi.message)
+  ) {
     const bound = zi.code === 'too_small' ? zi.minimum : zi.maximum;
     const op = zi.code === 'too_small' ? (zi.inclusive ? '>=' : '>') : zi.inclusive ? '<=' : '<';
     return [{ segs, message: `expected a number ${op} ${bound}, received ${input}` }];
   }
-  if (zi.code === 'too_small' && zi.origin === 'array' && /^Too small/.test(zi.message)) return [{ segs, message: `expected at least ${zi.minimum} item${zi.minimum === 1 ? '' : 's'}` }];
+  if (zi.code === 'too_small' && zi.origin === 'array' && /^Too small/.test(zi.message))
+    return [{ segs, message: `expected at least ${zi.minimum} item${zi.minimum === 1 ? '' : 's'}` }];
   return [{ segs, message: zi.message.replace(/^Invalid input: /, '') }];
 }
 

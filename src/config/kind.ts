@@ -21,4 +21,10 @@ export const ANY_OPTIONS: z.ZodType<Record<string, unknown>> = z.record(z.string
  */
 export const kindOf =
   <Factory extends (options: Record<string, unknown>, ...deps: never[]) => unknown>() =>
-  <S extends z.ZodType<Record<string, unknown>>>(options: S, make: (options: z.output<S>, ...deps: Parameters<Factory> extends [unknown, ...infer D] ? D : never) => ReturnType<Factory>): Kind<Factory> => ({ options, make: make as unknown as Factory });
+  <S extends z.ZodType<Record<string, unknown>>>(
+    options: S,
+    make: (
+      options: z.output<S>,
+      ...deps: Parameters<Factory> extends [unknown, ...infer D] ? D : never
+    ) => ReturnType<Factory>,
+  ): Kind<Factory> => ({ options, make: make as unknown as Factory });

@@ -10,7 +10,6 @@ import { ExperimentSchema, type ExperimentConfig } from './schema.js';
 
 export { ConfigError, type ConfigIssue } from './issues.js';
 
-
 /** Reads, overrides and validates the YAML config at `path`. */
 export function loadConfig(path: string, overrides: readonly string[] = []): ExperimentConfig {
   let text: string;
@@ -29,7 +28,10 @@ export function loadConfig(path: string, overrides: readonly string[] = []): Exp
       return { path: '', message: `YAML syntax error at line ${line}, column ${col}: ${firstLine(err.message)}` };
     });
     const { line, col } = at(doc.errors[0]!);
-    throw new ConfigError(`${path}:${line}:${col}: YAML syntax error: ${firstLine(doc.errors[0]!.message)}` + more(issues.length), issues);
+    throw new ConfigError(
+      `${path}:${line}:${col}: YAML syntax error: ${firstLine(doc.errors[0]!.message)}` + more(issues.length),
+      issues,
+    );
   }
   const raw: unknown = doc.toJS();
   const located = (issuePath: (string | number)[]) => locate(doc, lineCounter, path, issuePath);
@@ -72,7 +74,9 @@ function validate(
       const dotted = segs.join('.');
       issues.push({ path: dotted, message });
       // a line number helps only for values that came from the file, not from an override
-      const fromOverride = overridden.some((k) => k === dotted || dotted.startsWith(k + '.') || k.startsWith(dotted + '.'));
+      const fromOverride = overridden.some(
+        (k) => k === dotted || dotted.startsWith(k + '.') || k.startsWith(dotted + '.'),
+      );
       const where = !fromOverride && locateIssue ? locateIssue(segs) : undefined;
       lines.push(`  ${dotted || '(top level)'}: ${message}${where ? ` (${where})` : ''}`);
     }
@@ -96,7 +100,9 @@ const FORBIDDEN = new Set(['__proto__', 'constructor', 'prototype']);
 function applyOverride(target: Record<string, unknown>, override: string): void {
   const eq = override.indexOf('=');
   const fail = (why: string): never => {
-    throw new ConfigError(`bad override "${override}": ${why}`, [{ path: eq > 0 ? override.slice(0, eq).trim() : '', message: `bad override "${override}": ${why}` }]);
+    throw new ConfigError(`bad override "${override}": ${why}`, [
+      { path: eq > 0 ? override.slice(0, eq).trim() : '', message: `bad override "${override}": ${why}` },
+    ]);
   };
   if (eq < 0) fail('expected key.path=value');
   const key = override.slice(0, eq).trim();
@@ -167,4 +173,3 @@ function locate(doc: Document, lc: LineCounter, file: string, segs: (string | nu
   }
   return undefined;
 }
-

@@ -20,7 +20,12 @@ import type { TrainerConfig } from '../rl/trainer.js';
 // to compile if either side gains or loses a member.
 export const BACKENDS = ['auto', 'gpu', 'node', 'wasm', 'cpu'] as const;
 export const ACCELERATIONS = ['auto', 'off'] as const;
-export const AGG_MODES = ['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean', 'seq-mean-token-sum-norm'] as const;
+export const AGG_MODES = [
+  'token-mean',
+  'seq-mean-token-sum',
+  'seq-mean-token-mean',
+  'seq-mean-token-sum-norm',
+] as const;
 export const KL_KINDS = ['k1', 'kl', 'abs', 'k2', 'mse', 'k3', 'low_var_kl'] as const;
 export const REWARD_AGGREGATIONS = ['sum', 'normalize-then-sum'] as const;
 export const ADVANTAGES = ['grpo', 'drgrpo', 'rloo', 'reinforce++', 'reinforce++-baseline', 'rae'] as const;
@@ -39,7 +44,8 @@ const nonNegInt = () => int().nonnegative();
 // Ids and names become folder names (checkpoints/<model>, runs/<name>), so each must be one
 // plain path component: no '/', no '..', nothing hidden.
 const SAFE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,99}$/;
-const unsafe = (v: string) => `must be a plain name (letters, digits, '.', '_', '-'; not starting with '.' or '-'), got ${JSON.stringify(v)}`;
+const unsafe = (v: string) =>
+  `must be a plain name (letters, digits, '.', '_', '-'; not starting with '.' or '-'), got ${JSON.stringify(v)}`;
 const safeName = () =>
   z.string().superRefine((v, ctx) => {
     if (!SAFE_NAME.test(v)) ctx.addIssue({ code: 'custom', message: unsafe(v) });
@@ -65,7 +71,12 @@ export const TinyLMConfigSchema = z
   .superRefine((c, ctx) => {
     if (!isRecord(c)) return;
     const { dModel, nHeads } = c;
-    if (Number.isInteger(dModel) && Number.isInteger(nHeads) && (nHeads as number) > 0 && (dModel as number) % (nHeads as number) !== 0) {
+    if (
+      Number.isInteger(dModel) &&
+      Number.isInteger(nHeads) &&
+      (nHeads as number) > 0 &&
+      (dModel as number) % (nHeads as number) !== 0
+    ) {
       ctx.addIssue({ code: 'custom', path: ['nHeads'], message: `must divide dModel (${dModel}), got ${nHeads}` });
     }
   }, always);
@@ -102,15 +113,38 @@ export const ModelSchema = z
   .superRefine((m, ctx) => {
     if (!isRecord(m)) return;
     if (m.kind === 'hf') {
-      if (m.path === undefined) ctx.addIssue({ code: 'custom', path: ['path'], message: "required for kind 'hf': a Hugging Face model directory" });
-      for (const f of ['checkpoint', 'config'] as const) if (m[f] !== undefined) ctx.addIssue({ code: 'custom', path: [f], message: "kind 'hf' reads its weights and architecture from path; remove it" });
-      if (m.adapter !== undefined && m.lora !== undefined) ctx.addIssue({ code: 'custom', path: ['lora'], message: 'the adapter directory has its own LoRA settings; give adapter or lora, not both' });
-    } else for (const f of ['path', 'adapter', 'lora'] as const) if (m[f] !== undefined) ctx.addIssue({ code: 'custom', path: [f], message: "only for kind 'hf'" });
+      if (m.path === undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['path'],
+          message: "required for kind 'hf': a Hugging Face model directory",
+        });
+      for (const f of ['checkpoint', 'config'] as const)
+        if (m[f] !== undefined)
+          ctx.addIssue({
+            code: 'custom',
+            path: [f],
+            message: "kind 'hf' reads its weights and architecture from path; remove it",
+          });
+      if (m.adapter !== undefined && m.lora !== undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['lora'],
+          message: 'the adapter directory has its own LoRA settings; give adapter or lora, not both',
+        });
+    } else
+      for (const f of ['path', 'adapter', 'lora'] as const)
+        if (m[f] !== undefined) ctx.addIssue({ code: 'custom', path: [f], message: "only for kind 'hf'" });
     if (m.kind === 'remote') {
-      if (m.remote === undefined) ctx.addIssue({ code: 'custom', path: ['remote'], message: "required for kind 'remote': { url, model }" });
-      for (const f of ['checkpoint', 'config'] as const) if (m[f] !== undefined) ctx.addIssue({ code: 'custom', path: [f], message: "a remote model has no local weights; remove it" });
-      if (m.reference === true) ctx.addIssue({ code: 'custom', path: ['reference'], message: 'a remote model cannot be a KL reference' });
-    } else if (m.remote !== undefined) ctx.addIssue({ code: 'custom', path: ['remote'], message: "only for kind 'remote'" });
+      if (m.remote === undefined)
+        ctx.addIssue({ code: 'custom', path: ['remote'], message: "required for kind 'remote': { url, model }" });
+      for (const f of ['checkpoint', 'config'] as const)
+        if (m[f] !== undefined)
+          ctx.addIssue({ code: 'custom', path: [f], message: 'a remote model has no local weights; remove it' });
+      if (m.reference === true)
+        ctx.addIssue({ code: 'custom', path: ['reference'], message: 'a remote model cannot be a KL reference' });
+    } else if (m.remote !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['remote'], message: "only for kind 'remote'" });
   }, always);
 
 export const KlRewardSchema = z
@@ -123,7 +157,8 @@ export const KlRewardSchema = z
   })
   .superRefine((k, ctx) => {
     if (!isRecord(k) || k.type !== 'adaptive') return;
-    for (const f of ['targetKl', 'horizon'] as const) if (k[f] === undefined) ctx.addIssue({ code: 'custom', path: [f], message: "required when type is 'adaptive'" });
+    for (const f of ['targetKl', 'horizon'] as const)
+      if (k[f] === undefined) ctx.addIssue({ code: 'custom', path: [f], message: "required when type is 'adaptive'" });
   }, always);
 
 /** The model id a role's adapter becomes (src/config/adapters.ts). */
@@ -169,8 +204,10 @@ export const TaskSourceSchema = z
   .superRefine((s, ctx) => {
     if (!isRecord(s)) return;
     const { source, path, count } = s;
-    if (source === 'file' && path === undefined) ctx.addIssue({ code: 'custom', path: ['path'], message: "required when source is 'file'" });
-    if (source === 'generate' && count === undefined) ctx.addIssue({ code: 'custom', path: ['count'], message: "required when source is 'generate'" });
+    if (source === 'file' && path === undefined)
+      ctx.addIssue({ code: 'custom', path: ['path'], message: "required when source is 'file'" });
+    if (source === 'generate' && count === undefined)
+      ctx.addIssue({ code: 'custom', path: ['count'], message: "required when source is 'generate'" });
   }, always);
 
 export const TasksSchema = z.strictObject({
@@ -217,7 +254,8 @@ export const TrainerSchema = z.strictObject({
   microBatch: z // samples per forward/backward pass; larger updates accumulate exact gradients
     .number()
     .superRefine((v, ctx) => {
-      if (!(Number.isSafeInteger(v) && v > 0)) ctx.addIssue({ code: 'custom', message: `must be a positive integer (samples per pass), got ${v}` });
+      if (!(Number.isSafeInteger(v) && v > 0))
+        ctx.addIssue({ code: 'custom', message: `must be a positive integer (samples per pass), got ${v}` });
     })
     .optional(),
   advantage: z.enum(ADVANTAGES).default('grpo'), // advantage estimator
@@ -250,15 +288,25 @@ export const RolloutSchema = z
   .strictObject({
     engine: z.enum(['local', 'redis']).default('local'),
     url: z.string().min(1).optional(), // redis://[:password@]host:port (keep Redis off public interfaces)
-    queue: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, 'a plain name').default('coevolve'), // the queue workers take jobs from; one run at a time per queue
+    queue: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, 'a plain name')
+      .default('coevolve'), // the queue workers take jobs from; one run at a time per queue
     maxStaleness: int().min(0).default(0), // rollouts may be played with weights this many versions old (queued ahead of the update)
     jobEpisodes: posInt().default(64), // episodes per job (a group's members may go to different workers)
     isThreshold: z.number().positive().default(2), // verl's rollout_is_threshold: the cap of the truncated importance weights of stale rollouts
     weightsDir: z.string().min(1).optional(), // publish weights to this directory (every worker must read it) instead of Redis
-    jobRetries: int().min(0).default(3), // a job whose worker stalled past BullMQ's limit (blocked or died) or whose weights Redis lost is queued again this many times; past that the run stops, resumable
+    // a job whose worker stalled past BullMQ's limit (blocked or died) or whose weights Redis lost is queued again
+    // this many times; past that the run stops, resumable
+    jobRetries: int().min(0).default(3),
   })
   .superRefine((r, ctx) => {
-    if (isRecord(r) && r.engine === 'redis' && r.url === undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: "required for engine 'redis', e.g. redis://127.0.0.1:6379" });
+    if (isRecord(r) && r.engine === 'redis' && r.url === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['url'],
+        message: "required for engine 'redis', e.g. redis://127.0.0.1:6379",
+      });
   }, always);
 
 export const EvalSchema = z.strictObject({
@@ -276,12 +324,8 @@ export const ExperimentSchema = z
     workers: z.union([z.literal('auto'), posInt()]).default('auto'), // threads that roll out and train, each with a replica of the models (auto: one per core)
     iterations: posInt(), // training iterations to run
     outDir: z.string().min(1).default('runs'), // parent of run directories
-    models: z
-      .record(id, ModelSchema)
-      .refine((m) => Object.keys(m).length > 0, 'at least one model is required'), // model id -> model
-    roles: z
-      .record(id, RoleSchema)
-      .refine((r) => Object.keys(r).length > 0, 'at least one role is required'), // role id -> role
+    models: z.record(id, ModelSchema).refine((m) => Object.keys(m).length > 0, 'at least one model is required'), // model id -> model
+    roles: z.record(id, RoleSchema).refine((r) => Object.keys(r).length > 0, 'at least one role is required'), // role id -> role
     tasks: TasksSchema, // task family and sources
     arena: ArenaSchema.prefault({}), // how episodes are played
     judges: z.array(JudgeSchema).min(1, 'at least one judge is required'), // reward sources, summed by weight
@@ -299,13 +343,26 @@ export const ExperimentSchema = z
     const models = isRecord(c.models) ? c.models : {};
     const roles = isRecord(c.roles) ? c.roles : {};
     const known = Object.keys(models);
-    for (const [field, rec] of [['models', models], ['roles', roles]] as const) {
-      for (const key of Object.keys(rec)) if (!SAFE_NAME.test(key)) ctx.addIssue({ code: 'custom', path: [field], message: `an id ${unsafe(key)}` });
+    for (const [field, rec] of [
+      ['models', models],
+      ['roles', roles],
+    ] as const) {
+      for (const key of Object.keys(rec))
+        if (!SAFE_NAME.test(key)) ctx.addIssue({ code: 'custom', path: [field], message: `an id ${unsafe(key)}` });
     }
     for (const [roleId, role] of Object.entries(roles)) {
       const model = isRecord(role) ? role.model : undefined;
-      if (typeof model === 'string' && isRecord(models[model]) && (models[model] as Record<string, unknown>).kind === 'remote' && role.train !== false) {
-        ctx.addIssue({ code: 'custom', path: ['roles', roleId, 'train'], message: `model "${model}" is remote (inference only): set train: false` });
+      if (
+        typeof model === 'string' &&
+        isRecord(models[model]) &&
+        (models[model] as Record<string, unknown>).kind === 'remote' &&
+        role.train !== false
+      ) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['roles', roleId, 'train'],
+          message: `model "${model}" is remote (inference only): set train: false`,
+        });
       }
       if (typeof model === 'string' && model !== '' && !Object.hasOwn(models, model)) {
         ctx.addIssue({
@@ -316,49 +373,118 @@ export const ExperimentSchema = z
       }
     }
     for (const [roleId, role] of Object.entries(roles)) {
-      if (!isRecord(role) || role.adapter === undefined || typeof role.model !== 'string' || !isRecord(models[role.model])) continue;
+      if (
+        !isRecord(role) ||
+        role.adapter === undefined ||
+        typeof role.model !== 'string' ||
+        !isRecord(models[role.model])
+      )
+        continue;
       const m = models[role.model] as Record<string, unknown>;
-      if (m.kind !== 'hf') ctx.addIssue({ code: 'custom', path: ['roles', roleId, 'adapter'], message: `an adapter is trained on a Hugging Face base; model "${role.model}" is ${String(m.kind ?? 'tinylm')}` });
-      else if (Object.hasOwn(models, adapterModelId(role.model, String(role.adapter)))) ctx.addIssue({ code: 'custom', path: ['roles', roleId, 'adapter'], message: `the adapter's model id "${adapterModelId(role.model, String(role.adapter))}" is taken by a model of that name; rename one` });
+      if (m.kind !== 'hf')
+        ctx.addIssue({
+          code: 'custom',
+          path: ['roles', roleId, 'adapter'],
+          message: `an adapter is trained on a Hugging Face base; model "${role.model}" is ${String(m.kind ?? 'tinylm')}`,
+        });
+      else if (Object.hasOwn(models, adapterModelId(role.model, String(role.adapter))))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['roles', roleId, 'adapter'],
+          message: `the adapter's model id "${adapterModelId(role.model, String(role.adapter))}" is taken by a model of that name; rename one`,
+        });
     }
-    const hf = Object.entries(models).filter(([, m]) => isRecord(m) && m.kind === 'hf').map(([k]) => k);
-    if (hf.length && isRecord(c.rollout) && c.rollout.engine === 'redis') ctx.addIssue({ code: 'custom', path: ['rollout', 'engine'], message: `rollout workers play TinyLM models only so far; ${hf.join(', ')} (kind hf) roll out in this process: use engine local` });
+    const hf = Object.entries(models)
+      .filter(([, m]) => isRecord(m) && m.kind === 'hf')
+      .map(([k]) => k);
+    if (hf.length && isRecord(c.rollout) && c.rollout.engine === 'redis')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['rollout', 'engine'],
+        message: `rollout workers play TinyLM models only so far; ${hf.join(', ')} (kind hf) roll out in this process: use engine local`,
+      });
     const arena: Record<string, unknown> = isRecord(c.arena) ? c.arena : {};
-    if (typeof arena.trainPerGroup === 'number' && typeof arena.groupSize === 'number' && arena.trainPerGroup > arena.groupSize) {
-      ctx.addIssue({ code: 'custom', path: ['arena', 'trainPerGroup'], message: `must be at most arena.groupSize (${arena.groupSize})` });
+    if (
+      typeof arena.trainPerGroup === 'number' &&
+      typeof arena.groupSize === 'number' &&
+      arena.trainPerGroup > arena.groupSize
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['arena', 'trainPerGroup'],
+        message: `must be at most arena.groupSize (${arena.groupSize})`,
+      });
     }
     const klCoef = isRecord(c.trainer) ? c.trainer.klCoef : undefined;
     if (isRecord(c.trainer) && c.trainer.refSync !== undefined && !(typeof klCoef === 'number' && klCoef > 0)) {
-      ctx.addIssue({ code: 'custom', path: ['trainer', 'refSync'], message: 'needs trainer.klCoef > 0 (the reference is only used by the KL term)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['trainer', 'refSync'],
+        message: 'needs trainer.klCoef > 0 (the reference is only used by the KL term)',
+      });
     }
     // every role that trains with a KL term (the trainer's, its own, or in its reward) needs its model's reference
     const flagged = new Set<string>();
-    const phased = Array.isArray(c.phases) ? new Set(c.phases.flatMap((ph) => (isRecord(ph) && Array.isArray(ph.roles) ? ph.roles : []))) : undefined;
+    const phased = Array.isArray(c.phases)
+      ? new Set(c.phases.flatMap((ph) => (isRecord(ph) && Array.isArray(ph.roles) ? ph.roles : [])))
+      : undefined;
     for (const [roleId, r] of Object.entries(roles)) {
       if (!isRecord(r) || typeof r.model !== 'string' || !Object.hasOwn(models, r.model)) continue;
       if (r.train === false || (phased && !phased.has(roleId))) continue; // a frozen role has no KL term
       const own = typeof r.klCoef === 'number' ? r.klCoef : typeof klCoef === 'number' ? klCoef : 0;
-      const why = r.klReward !== undefined ? `roles.${roleId}.klReward` : own > 0 ? (typeof r.klCoef === 'number' ? `roles.${roleId}.klCoef > 0` : 'trainer.klCoef > 0') : undefined;
+      const why =
+        r.klReward !== undefined
+          ? `roles.${roleId}.klReward`
+          : own > 0
+            ? typeof r.klCoef === 'number'
+              ? `roles.${roleId}.klCoef > 0`
+              : 'trainer.klCoef > 0'
+            : undefined;
       const spec = models[r.model];
       if (why && isRecord(spec) && spec.reference !== true && !flagged.has(r.model)) {
         flagged.add(r.model);
-        ctx.addIssue({ code: 'custom', path: ['models', r.model, 'reference'], message: `must be true when ${why} (the KL term needs a frozen reference copy)` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['models', r.model, 'reference'],
+          message: `must be true when ${why} (the KL term needs a frozen reference copy)`,
+        });
       }
     }
     // normalize-then-sum forms the advantages itself (TRL's): no other estimator, no KL in the reward
     if (isRecord(c.trainer) && c.trainer.rewardAggregation === 'normalize-then-sum') {
-      if (c.trainer.advantage !== undefined && c.trainer.advantage !== 'grpo') ctx.addIssue({ code: 'custom', path: ['trainer', 'advantage'], message: `must be grpo with trainer.rewardAggregation normalize-then-sum (it forms the advantages itself), got ${String(c.trainer.advantage)}` });
+      if (c.trainer.advantage !== undefined && c.trainer.advantage !== 'grpo')
+        ctx.addIssue({
+          code: 'custom',
+          path: ['trainer', 'advantage'],
+          message: `must be grpo with trainer.rewardAggregation normalize-then-sum (it forms the advantages itself), got ${String(c.trainer.advantage)}`,
+        });
       for (const [roleId, r] of Object.entries(roles)) {
         if (!isRecord(r)) continue;
-        if (r.advantage !== undefined && r.advantage !== 'grpo') ctx.addIssue({ code: 'custom', path: ['roles', roleId, 'advantage'], message: `must be grpo with trainer.rewardAggregation normalize-then-sum, got ${String(r.advantage)}` });
-        if (r.klReward !== undefined) ctx.addIssue({ code: 'custom', path: ['roles', roleId, 'klReward'], message: 'cannot be used with trainer.rewardAggregation normalize-then-sum (the KL penalty is not a judge to normalise)' });
+        if (r.advantage !== undefined && r.advantage !== 'grpo')
+          ctx.addIssue({
+            code: 'custom',
+            path: ['roles', roleId, 'advantage'],
+            message: `must be grpo with trainer.rewardAggregation normalize-then-sum, got ${String(r.advantage)}`,
+          });
+        if (r.klReward !== undefined)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['roles', roleId, 'klReward'],
+            message:
+              'cannot be used with trainer.rewardAggregation normalize-then-sum (the KL penalty is not a judge to normalise)',
+          });
       }
     }
     const phases = Array.isArray(c.phases) ? c.phases : [];
     phases.forEach((p, i) => {
       const named = isRecord(p) && Array.isArray(p.roles) ? p.roles : [];
       named.forEach((r, k) => {
-        if (typeof r === 'string' && !Object.hasOwn(roles, r)) ctx.addIssue({ code: 'custom', path: ['phases', i, 'roles', k], message: `unknown role "${r}"; known roles: ${Object.keys(roles).join(', ')}` });
+        if (typeof r === 'string' && !Object.hasOwn(roles, r))
+          ctx.addIssue({
+            code: 'custom',
+            path: ['phases', i, 'roles', k],
+            message: `unknown role "${r}"; known roles: ${Object.keys(roles).join(', ')}`,
+          });
       });
     });
   }, always);
@@ -383,7 +509,22 @@ export type _Checks = [
   Assert<Same<(typeof KL_KINDS)[number], KlKind>>,
   Assert<Same<(typeof LR_SCHEDULES)[number], LrScheduleKind>>,
   // every TrainerConfig field can be set, with a compatible type
-  Assert<Same<keyof TrainerConfig, Exclude<keyof TrainerSpec, 'advantage' | 'rewardAggregation' | 'raeDecay' | 'dropEqualGroups' | 'ppoEpochs' | 'miniBatches' | 'lrSchedule' | 'refSync'>>>,
+  Assert<
+    Same<
+      keyof TrainerConfig,
+      Exclude<
+        keyof TrainerSpec,
+        | 'advantage'
+        | 'rewardAggregation'
+        | 'raeDecay'
+        | 'dropEqualGroups'
+        | 'ppoEpochs'
+        | 'miniBatches'
+        | 'lrSchedule'
+        | 'refSync'
+      >
+    >
+  >,
   Assert<Required<Pick<TrainerSpec, keyof TrainerConfig>> extends TrainerConfig ? true : false>,
   // every TinyLMConfig field can be set, with a compatible type
   Assert<Same<keyof TinyLMConfig, keyof NonNullable<ModelSpec['config']>>>,

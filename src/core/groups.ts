@@ -7,7 +7,14 @@ import type { Episode, Task, Turn } from './types.js';
  */
 export function comparisonGroup(episode: Episode, turn: Turn): string {
   const scope = turn.compare ?? 'group';
-  const where = scope === 'episode' ? `ep:${episode.id}` : scope === 'batch' ? 'batch' : scope === 'group' ? `g:${episode.group}` : `ep:${episode.id}:${scope.slice('episode:'.length)}`;
+  const where =
+    scope === 'episode'
+      ? `ep:${episode.id}`
+      : scope === 'batch'
+        ? 'batch'
+        : scope === 'group'
+          ? `g:${episode.group}`
+          : `ep:${episode.id}:${scope.slice('episode:'.length)}`;
   return `${where}/${turn.role}`;
 }
 

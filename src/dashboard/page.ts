@@ -35,7 +35,8 @@ const runPath = (id) => '/api/runs/' + encodeURIComponent(id);
 
 async function loadRuns() {
   const runs = await api('/api/runs');
-  document.querySelector('#runs tbody').innerHTML = runs.map((r) => '<tr class="run' + (r.id === selected ? ' selected' : '') + '" data-id="' + esc(r.id) + '"><td>' + esc(r.id) + '</td><td class="status-' + esc(r.status) + '">' + esc(r.status) + '</td><td>' + r.lastMetrics + '/' + r.planned + '</td></tr>').join('');
+  document.querySelector('#runs tbody').innerHTML = runs.map((r) => '<tr class="run' + (r.id === selected ? ' selected' : '') + '" data-id="' + esc(r.id) + '"><td>' + esc(r.id) + '</td>' +
+    '<td class="status-' + esc(r.status) + '">' + esc(r.status) + '</td><td>' + r.lastMetrics + '/' + r.planned + '</td></tr>').join('');
   for (const tr of document.querySelectorAll('tr.run')) tr.onclick = () => select(tr.dataset.id);
   if (!selected && runs.length) select(runs[0].id);
 }
@@ -52,14 +53,20 @@ async function loadEpisodes() {
   const it = document.getElementById('iteration').value;
   const r = await api(runPath(selected) + '/episodes' + (it ? '?iteration=' + it : ''));
   document.getElementById('iteration').value = r.iteration;
-  document.getElementById('episodes').innerHTML = r.episodes.map((e) => '<li data-id="' + esc(e.id) + '">' + esc(e.id) + ' · ' + e.turns + ' turns · rewards ' + e.rewards.map(fmt).join(' ') + '</li>').join('');
+  document.getElementById('episodes').innerHTML = r.episodes.map((e) =>
+    '<li data-id="' + esc(e.id) + '">' + esc(e.id) + ' · ' + e.turns + ' turns · rewards ' + e.rewards.map(fmt).join(' ') + '</li>').join('');
   for (const li of document.querySelectorAll('#episodes li')) li.onclick = () => openEpisode(r.iteration, li.dataset.id);
 }
 
 async function openEpisode(iteration, id) {
   const e = await api(runPath(selected) + '/episode?iteration=' + iteration + '&id=' + encodeURIComponent(id));
-  const rows = e.turns.map((t) => '<tr class="turn"><td>' + t.index + '</td><td>' + esc(t.role) + '</td><td><pre>' + esc(t.promptText) + '</pre></td><td><pre>' + esc(t.text) + '</pre></td><td class="' + (t.action.valid ? '' : 'invalid') + '">' + (t.action.valid ? esc(t.action.value) : esc(t.action.error || 'invalid')) + '</td><td>' + fmt(t.reward) + '</td><td>' + fmt(t.advantage) + '</td><td>' + esc(t.compare || 'group') + '</td></tr>').join('');
-  document.getElementById('episode').innerHTML = '<h3>' + esc(e.id) + ' (iteration ' + e.iteration + ')</h3><p>task <code>' + esc(e.task.id) + '</code>: <pre>' + esc(e.task.prompt) + '</pre>' + (e.task.answer !== undefined ? ' answer <code>' + esc(e.task.answer) + '</code>' : '') + '</p>' +
+  const rows = e.turns.map((t) => '<tr class="turn"><td>' + t.index + '</td><td>' + esc(t.role) + '</td>' +
+    '<td><pre>' + esc(t.promptText) + '</pre></td><td><pre>' + esc(t.text) + '</pre></td>' +
+    '<td class="' + (t.action.valid ? '' : 'invalid') + '">' + (t.action.valid ? esc(t.action.value) : esc(t.action.error || 'invalid')) + '</td>' +
+    '<td>' + fmt(t.reward) + '</td><td>' + fmt(t.advantage) + '</td><td>' + esc(t.compare || 'group') + '</td></tr>').join('');
+  document.getElementById('episode').innerHTML = '<h3>' + esc(e.id) + ' (iteration ' + e.iteration + ')</h3>' +
+    '<p>task <code>' + esc(e.task.id) + '</code>: <pre>' + esc(e.task.prompt) + '</pre>' +
+    (e.task.answer !== undefined ? ' answer <code>' + esc(e.task.answer) + '</code>' : '') + '</p>' +
     (e.outcome ? '<p>outcome ' + esc(JSON.stringify(e.outcome)) + '</p>' : '') +
     '<table><thead><tr><th>#</th><th>role</th><th>prompt</th><th>completion</th><th>action</th><th>reward</th><th>advantage</th><th>compared in</th></tr></thead><tbody>' + rows + '</tbody></table>';
 }

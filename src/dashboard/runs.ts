@@ -32,7 +32,14 @@ export function findRuns(root: string, depth = 4): string[] {
     }
     for (const e of entries.sort()) {
       const p = join(dir, e);
-      if (e !== 'checkpoints' && e !== 'episodes' && e !== 'node_modules' && !e.startsWith('.') && statSync(p, { throwIfNoEntry: false })?.isDirectory()) walk(p, left - 1);
+      if (
+        e !== 'checkpoints' &&
+        e !== 'episodes' &&
+        e !== 'node_modules' &&
+        !e.startsWith('.') &&
+        statSync(p, { throwIfNoEntry: false })?.isDirectory()
+      )
+        walk(p, left - 1);
     }
   };
   walk(resolve(root), depth);
@@ -57,5 +64,16 @@ export async function runInfo(root: string, dir: string): Promise<{ info: RunInf
   const store = await RunStore.open(dir);
   const rows = store.readMetrics();
   const r = store.record;
-  return { store, info: { id: runId(root, dir), name: store.config.name, status: r.status, iterations: r.iterations, planned: store.config.iterations, updatedAt: r.updatedAt, lastMetrics: rows.length ? rows[rows.length - 1].iteration : 0 } };
+  return {
+    store,
+    info: {
+      id: runId(root, dir),
+      name: store.config.name,
+      status: r.status,
+      iterations: r.iterations,
+      planned: store.config.iterations,
+      updatedAt: r.updatedAt,
+      lastMetrics: rows.length ? rows[rows.length - 1].iteration : 0,
+    },
+  };
 }

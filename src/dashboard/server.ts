@@ -34,7 +34,10 @@ export interface RunningDashboard {
 }
 
 class HttpError extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -48,10 +51,15 @@ export async function startDashboard(o: DashboardOptions): Promise<RunningDashbo
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://dashboard');
-    if (o.apiKey !== undefined && !keyMatches(bearerToken(req.headers.authorization) ?? url.searchParams.get('key') ?? undefined, o.apiKey)) throw new HttpError(401, 'this dashboard needs its API key: Authorization: Bearer <key>, or ?key=<key>');
+    if (
+      o.apiKey !== undefined &&
+      !keyMatches(bearerToken(req.headers.authorization) ?? url.searchParams.get('key') ?? undefined, o.apiKey)
+    )
+      throw new HttpError(401, 'this dashboard needs its API key: Authorization: Bearer <key>, or ?key=<key>');
     if (req.method !== 'GET') throw new HttpError(405, 'the dashboard only reads: use GET');
     if (url.pathname === '/') return send(res, 200, 'text/html; charset=utf-8', PAGE);
-    if (url.pathname === '/api/runs') return json(res, await Promise.all(findRuns(o.root).map(async (d) => (await runInfo(o.root, d)).info)));
+    if (url.pathname === '/api/runs')
+      return json(res, await Promise.all(findRuns(o.root).map(async (d) => (await runInfo(o.root, d)).info)));
     if (url.pathname === '/api/events') return events(req, res);
     const m = /^\/api\/runs\/([^/]+)\/(charts|episodes|episode)$/.exec(url.pathname);
     if (!m) throw new HttpError(404, `no route ${url.pathname}`);
@@ -65,14 +73,31 @@ export async function startDashboard(o: DashboardOptions): Promise<RunningDashbo
       const cached = charts.get(id);
       if (cached && cached.at === info.lastMetrics) return json(res, cached.body);
       const rows = store.readMetrics();
-      const body = await Promise.all(chartGroups(rows).map(async (g) => ({ id: g.id, title: g.title, svg: await toSvg(chartSpec(g, [{ label: id, rows }])) })));
+      const body = await Promise.all(
+        chartGroups(rows).map(async (g) => ({
+          id: g.id,
+          title: g.title,
+          svg: await toSvg(chartSpec(g, [{ label: id, rows }])),
+        })),
+      );
       charts.set(id, { at: info.lastMetrics, body });
       return json(res, body);
     }
-    if (!Number.isInteger(iteration) || iteration < 0) throw new HttpError(400, `iteration must be a whole number, got ${url.searchParams.get('iteration')}`);
+    if (!Number.isInteger(iteration) || iteration < 0)
+      throw new HttpError(400, `iteration must be a whole number, got ${url.searchParams.get('iteration')}`);
     const episodes = [...store.episodes()].filter((e) => e.iteration === iteration);
     if (m[2] === 'episodes') {
-      return json(res, { iteration, total: episodes.length, episodes: episodes.slice(0, LIST_LIMIT).map((e) => ({ id: e.id, group: e.group, task: e.task.id, turns: e.turns.length, rewards: e.turns.map((t) => t.reward ?? null) })) });
+      return json(res, {
+        iteration,
+        total: episodes.length,
+        episodes: episodes.slice(0, LIST_LIMIT).map((e) => ({
+          id: e.id,
+          group: e.group,
+          task: e.task.id,
+          turns: e.turns.length,
+          rewards: e.turns.map((t) => t.reward ?? null),
+        })),
+      });
     }
     const e = episodes.find((x) => x.id === url.searchParams.get('id'));
     if (!e) throw new HttpError(404, `no episode '${url.searchParams.get('id')}' in iteration ${iteration}`);
@@ -91,7 +116,12 @@ export async function startDashboard(o: DashboardOptions): Promise<RunningDashbo
   const seen = new Map<string, string>();
   const poll = setInterval(() => {
     for (const dir of findRuns(o.root)) {
-      const stamp = ['metrics.jsonl', 'run.json'].map((f) => { const s = statSync(join(dir, f), { throwIfNoEntry: false }); return s ? `${s.size}:${s.mtimeMs}` : '-'; }).join('|');
+      const stamp = ['metrics.jsonl', 'run.json']
+        .map((f) => {
+          const s = statSync(join(dir, f), { throwIfNoEntry: false });
+          return s ? `${s.size}:${s.mtimeMs}` : '-';
+        })
+        .join('|');
       const id = runId(o.root, dir);
       if (seen.get(dir) === stamp) continue;
       const first = !seen.has(dir);

@@ -39,7 +39,9 @@ export interface RolloutResult {
   seconds: number;
 }
 
-const TaskSchema = z.object({ id: z.string(), family: z.string(), prompt: z.string(), answer: z.string().optional() }).passthrough();
+const TaskSchema = z
+  .object({ id: z.string(), family: z.string(), prompt: z.string(), answer: z.string().optional() })
+  .passthrough();
 
 export const RolloutJobSchema = z.strictObject({
   session: z.string().min(1),
@@ -55,4 +57,5 @@ export const RolloutJobSchema = z.strictObject({
 });
 
 /** The job id: deterministic, so the same job added twice (a learner that re-adds after Redis lost it) is one job. */
-export const jobId = (job: Pick<RolloutJob, 'session' | 'iteration' | 'index'>) => `${job.session}.${job.iteration}.${job.index}`;
+export const jobId = (job: Pick<RolloutJob, 'session' | 'iteration' | 'index'>) =>
+  `${job.session}.${job.iteration}.${job.index}`;

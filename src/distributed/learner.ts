@@ -82,7 +82,11 @@ export class RedisRollouts {
     private readonly events: QueueEvents,
     private readonly listen: Redis,
   ) {
-    for (const e of ['completed', 'failed'] as const) events.on(e, () => { this.ended = true; this.wake(); });
+    for (const e of ['completed', 'failed'] as const)
+      events.on(e, () => {
+        this.ended = true;
+        this.wake();
+      });
   }
 
   /** Connects, drains the queue's waiting jobs of earlier sessions and drops their weights. */
@@ -103,7 +107,9 @@ export class RedisRollouts {
     const session = randomUUID().slice(0, 8);
     const prefix = `coevolve:${o.queue}:${session}`;
     const weights = o.weightsDir ? directoryWeights(o.weightsDir) : redisWeights(redis, prefix);
-    log(`rollouts: queue ${queueName(o.queue)} on ${safeUrl(o.url)}, session ${session}, weights in ${o.weightsDir ?? 'Redis'}`);
+    log(
+      `rollouts: queue ${queueName(o.queue)} on ${safeUrl(o.url)}, session ${session}, weights in ${o.weightsDir ?? 'Redis'}`,
+    );
     const listen = new Redis(o.url, { maxRetriesPerRequest: null });
     listen.on('error', () => {});
     const events = new QueueEvents(queueName(o.queue), { connection: listen });
@@ -119,7 +125,11 @@ export class RedisRollouts {
   private outage(down: boolean): void {
     if (down === this.waiting) return;
     this.waiting = down;
-    this.log(down ? `rollouts: waiting for Redis at ${safeUrl(this.o.url)}: connection lost; jobs and results resume when it is back` : `rollouts: Redis at ${safeUrl(this.o.url)} is back`);
+    this.log(
+      down
+        ? `rollouts: waiting for Redis at ${safeUrl(this.o.url)}: connection lost; jobs and results resume when it is back`
+        : `rollouts: Redis at ${safeUrl(this.o.url)} is back`,
+    );
   }
 
   /** Publishes every model's weights as `version`, keeping the versions a stale job may still need. */
@@ -137,18 +147,50 @@ export class RedisRollouts {
    * now, version it - 1, then gathers `it`'s episodes, each turn marked with its staleness
    * (how many versions behind it - 1 its model's weights were).
    */
-  async playIteration(it: number, o: { last: number; maxStaleness: number; models: string[]; config: Record<string, unknown>; groupSize: number; tasks: (j: number) => Task[]; seed: (j: number) => number; recent: string[] }): Promise<{ episodes: Episode[]; tokens: number; seconds: number }> {
+  async playIteration(
+    it: number,
+    o: {
+      last: number;
+      maxStaleness: number;
+      models: string[];
+      config: Record<string, unknown>;
+      groupSize: number;
+      tasks: (j: number) => Task[];
+      seed: (j: number) => number;
+      recent: string[];
+    },
+  ): Promise<{ episodes: Episode[]; tokens: number; seconds: number }> {
     const versions = Object.fromEntries(o.models.map((id) => [id, it - 1]));
     for (let j = it; j <= Math.min(o.last, it + o.maxStaleness); j++) {
-      if (!this.pending.has(j)) await this.enqueue(j, o.tasks(j), { config: o.config, groupSize: o.groupSize, seed: o.seed(j), versions, recent: o.recent });
+      if (!this.pending.has(j))
+        await this.enqueue(j, o.tasks(j), {
+          config: o.config,
+          groupSize: o.groupSize,
+          seed: o.seed(j),
+          versions,
+          recent: o.recent,
+        });
     }
     const got = await this.gather(it);
-    const episodes = got.episodes.map(({ versions: v, ...e }) => ({ ...e, turns: e.turns.map((t) => (v[t.model] === undefined ? t : { ...t, staleness: it - 1 - v[t.model] })) }));
+    const episodes = got.episodes.map(({ versions: v, ...e }) => ({
+      ...e,
+      turns: e.turns.map((t) => (v[t.model] === undefined ? t : { ...t, staleness: it - 1 - v[t.model] })),
+    }));
     return { episodes, tokens: got.tokens, seconds: got.seconds };
   }
 
   /** Queues iteration `iteration`'s tasks as jobs to be played with `versions`. */
-  async enqueue(iteration: number, tasks: readonly Task[], o: { config: Record<string, unknown>; groupSize: number; seed: number; versions: Record<string, number>; recent: string[] }): Promise<void> {
+  async enqueue(
+    iteration: number,
+    tasks: readonly Task[],
+    o: {
+      config: Record<string, unknown>;
+      groupSize: number;
+      seed: number;
+      versions: Record<string, number>;
+      recent: string[];
+    },
+  ): Promise<void> {
     const all = tasks.flatMap((_, t) => Array.from({ length: o.groupSize }, (_, g) => [t, g] as [number, number]));
     const jobs: RolloutJob[] = [];
     for (let k = 0; k * this.o.jobEpisodes < all.length; k++) {
@@ -156,18 +198,37 @@ export class RedisRollouts {
       // a job carries only its tasks, renumbered
       const used = [...new Set(members.map(([t]) => t))];
       const mine: Array<[number, number]> = members.map(([t, g]) => [used.indexOf(t), g]);
-      jobs.push({ session: this.session, iteration, index: k, config: o.config, tasks: used.map((t) => tasks[t]), members: mine, seed: o.seed, versions: o.versions, weights: this.o.weightsDir ? { dir: this.o.weightsDir } : { prefix: this.prefix }, recent: o.recent });
+      jobs.push({
+        session: this.session,
+        iteration,
+        index: k,
+        config: o.config,
+        tasks: used.map((t) => tasks[t]),
+        members: mine,
+        seed: o.seed,
+        versions: o.versions,
+        weights: this.o.weightsDir ? { dir: this.o.weightsDir } : { prefix: this.prefix },
+        recent: o.recent,
+      });
     }
     this.pending.set(iteration, jobs);
     for (const job of jobs) await this.retrying(() => this.add(job));
   }
 
   private add(job: RolloutJob): Promise<unknown> {
-    return this.queue.add(JOB_NAME, job, { jobId: jobId(job), attempts: 3, backoff: { type: 'exponential', delay: 500 }, removeOnComplete: { age: 3600 }, removeOnFail: { age: 24 * 3600 } });
+    return this.queue.add(JOB_NAME, job, {
+      jobId: jobId(job),
+      attempts: 3,
+      backoff: { type: 'exponential', delay: 500 },
+      removeOnComplete: { age: 3600 },
+      removeOnFail: { age: 24 * 3600 },
+    });
   }
 
   /** Every job of `iteration`, once each: the episodes in job order, and per episode the versions it was played with. */
-  async gather(iteration: number): Promise<{ episodes: Array<Episode & { versions: Record<string, number> }>; tokens: number; seconds: number }> {
+  async gather(
+    iteration: number,
+  ): Promise<{ episodes: Array<Episode & { versions: Record<string, number> }>; tokens: number; seconds: number }> {
     const jobs = this.pending.get(iteration);
     if (!jobs) throw new Error(`rollouts: iteration ${iteration} was never queued`);
     const results: Array<RolloutResult | undefined> = jobs.map(() => undefined);
@@ -184,19 +245,27 @@ export class RedisRollouts {
         const state = await this.retrying(() => found.getState());
         if (state === 'completed') {
           // the job was read before it completed: its result is read again now that it has one
-          const done = found.returnvalue ?? (await this.retrying(() => Job.fromId<RolloutJob, RolloutResult>(this.queue, jobId(job))))?.returnvalue;
+          const done =
+            found.returnvalue ??
+            (await this.retrying(() => Job.fromId<RolloutJob, RolloutResult>(this.queue, jobId(job))))?.returnvalue;
           if (done) results[k] = done;
-        }
-        else if (state === 'failed') {
+        } else if (state === 'failed') {
           // as above: a job read before it failed has no reason yet (seen once, in a Redis restart); it is read again
-          const failed = found.failedReason === undefined ? await this.retrying(() => Job.fromId<RolloutJob, RolloutResult>(this.queue, jobId(job))) : found;
+          const failed =
+            found.failedReason === undefined
+              ? await this.retrying(() => Job.fromId<RolloutJob, RolloutResult>(this.queue, jobId(job)))
+              : found;
           if (failed && failed.failedReason === undefined) continue; // still no reason: looked at again on the next pass
           if (!failed) continue; // removed meanwhile: found missing, and queued again, on the next pass
           const id = jobId(job);
           const reason = failed.failedReason ?? '';
           const tries = (this.retried.get(id) ?? 0) + 1;
-          if (!passing(reason)) throw new RolloutJobFailed(`rollout job ${id} (iteration ${iteration}) failed in its worker: ${reason}`);
-          if (tries > this.o.jobRetries) throw new RolloutJobFailed(`rollout job ${id} (iteration ${iteration}) failed ${tries} time${tries === 1 ? '' : 's'}, past rollout.jobRetries (${this.o.jobRetries}); the last time: ${reason}`);
+          if (!passing(reason))
+            throw new RolloutJobFailed(`rollout job ${id} (iteration ${iteration}) failed in its worker: ${reason}`);
+          if (tries > this.o.jobRetries)
+            throw new RolloutJobFailed(
+              `rollout job ${id} (iteration ${iteration}) failed ${tries} time${tries === 1 ? '' : 's'}, past rollout.jobRetries (${this.o.jobRetries}); the last time: ${reason}`,
+            );
           this.retried.set(id, tries);
           this.log(`rollouts: job ${id} ${reason}; queued again (${tries} of ${this.o.jobRetries})`);
           // played again with the weights held now
@@ -205,7 +274,14 @@ export class RedisRollouts {
         }
       }
       // until a job ends (an event), or 250 ms pass: a lost job or a missed event is found by looking again
-      if (results.some((r) => r === undefined) && !this.ended) await new Promise<void>((resolve) => { const t = setTimeout(resolve, 250); this.wake = () => { clearTimeout(t); resolve(); }; });
+      if (results.some((r) => r === undefined) && !this.ended)
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, 250);
+          this.wake = () => {
+            clearTimeout(t);
+            resolve();
+          };
+        });
     }
     this.pending.delete(iteration);
     const done = results as RolloutResult[];
@@ -262,5 +338,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function isConnectionError(e: unknown): boolean {
   const m = `${(e as Error)?.message ?? ''} ${(e as NodeJS.ErrnoException)?.code ?? ''}`;
-  return /ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|Connection is closed|connection is closed|Stream isn't writeable|enableOfflineQueue|LOADING|Reached the max retries|socket/i.test(m);
+  return /ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|Connection is closed|connection is closed|Stream isn't writeable|enableOfflineQueue|LOADING|Reached the max retries|socket/i.test(
+    m,
+  );
 }

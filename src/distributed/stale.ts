@@ -11,7 +11,13 @@ import type { BatchingServer } from '../serving/server.js';
  * turn of `samples[i]`. Each corrected turn keeps its weights, for the record. Returns the
  * correction's metrics.
  */
-export async function correctStale(samples: TrainSample[], credited: ReadonlyArray<{ turn: Turn }>, servers: Readonly<Record<string, BatchingServer>>, temperature: number, threshold: number): Promise<Record<string, number>> {
+export async function correctStale(
+  samples: TrainSample[],
+  credited: ReadonlyArray<{ turn: Turn }>,
+  servers: Readonly<Record<string, BatchingServer>>,
+  temperature: number,
+  threshold: number,
+): Promise<Record<string, number>> {
   const weights: number[] = [];
   await Promise.all(
     samples.map(async (s, i) => {
@@ -25,5 +31,9 @@ export async function correctStale(samples: TrainSample[], credited: ReadonlyArr
     }),
   );
   if (weights.length === 0) return {};
-  return { 'rollout_is/mean': weights.reduce((a, b) => a + b, 0) / weights.length, 'rollout_is/capped': weights.filter((w) => w >= threshold).length / weights.length, 'rollout_is/tokens': weights.length };
+  return {
+    'rollout_is/mean': weights.reduce((a, b) => a + b, 0) / weights.length,
+    'rollout_is/capped': weights.filter((w) => w >= threshold).length / weights.length,
+    'rollout_is/tokens': weights.length,
+  };
 }

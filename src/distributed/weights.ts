@@ -12,13 +12,26 @@ import type { Redis } from 'ioredis';
 import { TinyLM, type TinyLMConfig } from '../models/tinylm.js';
 import { CharTokenizer, type TokenizerSpec } from '../tokenizer/index.js';
 
-interface Header { config: TinyLMConfig; tokenizer: TokenizerSpec; sizes: number[] }
+interface Header {
+  config: TinyLMConfig;
+  tokenizer: TokenizerSpec;
+  sizes: number[];
+}
 
 /** A model's weights as one buffer: a 4-byte header length, the JSON header, then the float32 values. */
 export function encodeWeights(model: TinyLM, tokenizer: CharTokenizer): Buffer {
   const vars = model.variables();
-  const header = Buffer.from(JSON.stringify({ config: model.config, tokenizer: tokenizer.spec, sizes: vars.map((v) => v.size) } satisfies Header));
-  const values = vars.map((v) => { const a = v.dataSync() as Float32Array; return Buffer.from(new Uint8Array(a.buffer, a.byteOffset, a.byteLength)); });
+  const header = Buffer.from(
+    JSON.stringify({
+      config: model.config,
+      tokenizer: tokenizer.spec,
+      sizes: vars.map((v) => v.size),
+    } satisfies Header),
+  );
+  const values = vars.map((v) => {
+    const a = v.dataSync() as Float32Array;
+    return Buffer.from(new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
+  });
   const length = Buffer.alloc(4);
   length.writeUInt32LE(header.length);
   return Buffer.concat([length, header, ...values]);
@@ -27,7 +40,10 @@ export function encodeWeights(model: TinyLM, tokenizer: CharTokenizer): Buffer {
 function readHeader(blob: Buffer): { header: Header; values: Float32Array } {
   const n = blob.readUInt32LE(0);
   const header = JSON.parse(blob.subarray(4, 4 + n).toString('utf8')) as Header;
-  return { header, values: new Float32Array(blob.buffer.slice(blob.byteOffset + 4 + n, blob.byteOffset + blob.length)) };
+  return {
+    header,
+    values: new Float32Array(blob.buffer.slice(blob.byteOffset + 4 + n, blob.byteOffset + blob.length)),
+  };
 }
 
 function assignAll(model: TinyLM, values: Float32Array): void {
@@ -43,7 +59,13 @@ function assignAll(model: TinyLM, values: Float32Array): void {
 export function decodeWeights(blob: Buffer): { model: TinyLM; tokenizer: CharTokenizer } {
   const { header, values } = readHeader(blob);
   const model = new TinyLM(header.config);
-  if (model.variables().map((v) => v.size).join() !== header.sizes.join()) throw new Error('weights: the blob does not fit the architecture it names');
+  if (
+    model
+      .variables()
+      .map((v) => v.size)
+      .join() !== header.sizes.join()
+  )
+    throw new Error('weights: the blob does not fit the architecture it names');
   assignAll(model, values);
   return { model, tokenizer: CharTokenizer.fromSpec(header.tokenizer) };
 }

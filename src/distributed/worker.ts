@@ -63,11 +63,16 @@ class WeightCache {
     if (held?.at === key) return held;
     let blob = this.blobs.get(key);
     if (!blob) {
-      const store: WeightStore = 'prefix' in job.weights ? redisWeights(this.redis, job.weights.prefix) : directoryWeights(job.weights.dir);
+      const store: WeightStore =
+        'prefix' in job.weights ? redisWeights(this.redis, job.weights.prefix) : directoryWeights(job.weights.dir);
       blob = await store.get(model, version);
-      if (!blob) throw new UnrecoverableError(`model '${model}' version ${version} cannot be fetched from ${'prefix' in job.weights ? `Redis (${job.weights.prefix})` : job.weights.dir}`);
+      if (!blob)
+        throw new UnrecoverableError(
+          `model '${model}' version ${version} cannot be fetched from ${'prefix' in job.weights ? `Redis (${job.weights.prefix})` : job.weights.dir}`,
+        );
       this.blobs.set(key, blob);
-      for (const old of [...this.blobs.keys()].filter((k) => k.split('|')[1] === model).slice(0, -4)) this.blobs.delete(old);
+      for (const old of [...this.blobs.keys()].filter((k) => k.split('|')[1] === model).slice(0, -4))
+        this.blobs.delete(old);
     }
     if (held && loadWeightsInto(held.model, blob)) {
       held.at = key;
@@ -92,7 +97,10 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
   const play = async (job: Job): Promise<RolloutResult> => {
     const t0 = performance.now();
     const parsed = RolloutJobSchema.safeParse(job.data);
-    if (!parsed.success) throw new UnrecoverableError(`not a rollout job: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    if (!parsed.success)
+      throw new UnrecoverableError(
+        `not a rollout job: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+      );
     const data = parsed.data as RolloutJob;
     let plan;
     let c;
@@ -106,25 +114,56 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
     for (const [id, m] of Object.entries(c.models)) if (m.kind !== 'remote') local[id] = await cache.get(data, id);
     const tokenizer = Object.values(local)[0]?.tokenizer;
     if (!tokenizer) throw new UnrecoverableError(`job ${job.id} has no local model to play`);
-    const servers = Object.fromEntries(Object.entries(local).map(([id, l]) => [id, new BatchingServer(id, l.model, hashSeed(data.seed, data.index, id))]));
+    const servers = Object.fromEntries(
+      Object.entries(local).map(([id, l]) => [
+        id,
+        new BatchingServer(id, l.model, hashSeed(data.seed, data.index, id)),
+      ]),
+    );
     const remotes = remoteServers(c, tokenizer);
-    const bindings = Object.fromEntries(Object.entries(c.roles).map(([id, r]) => [id, { role: plan.roles[id], model: r.model, server: servers[r.model] ?? remotes[r.model], maxNewTokens: r.maxNewTokens }]));
+    const bindings = Object.fromEntries(
+      Object.entries(c.roles).map(([id, r]) => [
+        id,
+        {
+          role: plan.roles[id],
+          model: r.model,
+          server: servers[r.model] ?? remotes[r.model],
+          maxNewTokens: r.maxNewTokens,
+        },
+      ]),
+    );
     const recent = new Set(data.recent);
-    const agents = new Agents(bindings, tokenizer, { maxNewTokens: c.arena.maxNewTokens, temperature: c.arena.temperature, topK: c.arena.topK, topP: c.arena.topP }, (p) => recent.has(p));
+    const agents = new Agents(
+      bindings,
+      tokenizer,
+      { maxNewTokens: c.arena.maxNewTokens, temperature: c.arena.temperature, topK: c.arena.topK, topP: c.arena.topP },
+      (p) => recent.has(p),
+    );
     const bad = data.members.find(([t]) => t >= data.tasks.length);
     if (bad) throw new UnrecoverableError(`job ${job.id} names task ${bad[0]} of ${data.tasks.length}`);
-    const episodes = await firstValueFrom(playMembers(plan.arena, data.members.map(([t, g]) => ({ task: data.tasks[t], g })), agents).pipe(toArray()));
+    const episodes = await firstValueFrom(
+      playMembers(
+        plan.arena,
+        data.members.map(([t, g]) => ({ task: data.tasks[t], g })),
+        agents,
+      ).pipe(toArray()),
+    );
     const tokens = Object.values(servers).reduce((n, s) => n + s.stats.generatedTokens, 0);
     return { episodes, versions: data.versions, tokens, seconds: (performance.now() - t0) / 1000 };
   };
 
-  const worker = new Worker(queueName(o.queue), async (job) => (job.name === JOB_NAME ? play(job) : Promise.reject(new UnrecoverableError(`unknown job kind '${job.name}'`))), {
-    connection,
-    concurrency: 1, // one thread of compute: more jobs at once would only interleave
-    lockDuration: o.lockMs ?? 60000,
-    stalledInterval: o.stalledMs ?? 15000,
-    maxStalledCount: o.maxStalled ?? 3,
-  });
+  const worker = new Worker(
+    queueName(o.queue),
+    async (job) =>
+      job.name === JOB_NAME ? play(job) : Promise.reject(new UnrecoverableError(`unknown job kind '${job.name}'`)),
+    {
+      connection,
+      concurrency: 1, // one thread of compute: more jobs at once would only interleave
+      lockDuration: o.lockMs ?? 60000,
+      stalledInterval: o.stalledMs ?? 15000,
+      maxStalledCount: o.maxStalled ?? 3,
+    },
+  );
   worker.on('error', () => {});
   await worker.waitUntilReady();
   log(`worker: taking rollout jobs from ${queueName(o.queue)} on ${safeUrl(o.redis)}`);

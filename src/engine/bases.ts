@@ -24,7 +24,8 @@ export function baseMakers(root = 'configs'): Map<string, string> {
         } catch {
           continue; // not this function's to judge: run and preflight read the files they are given
         }
-        if (raw && typeof raw === 'object' && 'corpus' in raw && 'out' in raw && !('roles' in raw)) makers.set(resolve(String((raw as { out: unknown }).out)), path);
+        if (raw && typeof raw === 'object' && 'corpus' in raw && 'out' in raw && !('roles' in raw))
+          makers.set(resolve(String((raw as { out: unknown }).out)), path);
       }
     }
   };
@@ -34,11 +35,22 @@ export function baseMakers(root = 'configs'): Map<string, string> {
 
 /** The model folders `c` starts from: Hugging Face directories and TinyLM checkpoints. */
 function baseFolders(c: ExperimentConfig): string[] {
-  return [...new Set(Object.values(c.models).flatMap((m) => [m.kind === 'hf' ? m.path : undefined, m.checkpoint]).filter((p): p is string => p !== undefined))];
+  return [
+    ...new Set(
+      Object.values(c.models)
+        .flatMap((m) => [m.kind === 'hf' ? m.path : undefined, m.checkpoint])
+        .filter((p): p is string => p !== undefined),
+    ),
+  ];
 }
 
 /** Makes each missing base of `c` that a pretrain config under `root` makes (`make` runs one config); returns the configs run. */
-export async function makeMissingBases(c: ExperimentConfig, make: (pretrainConfig: string) => Promise<void>, log: (line: string) => void, root = 'configs'): Promise<string[]> {
+export async function makeMissingBases(
+  c: ExperimentConfig,
+  make: (pretrainConfig: string) => Promise<void>,
+  log: (line: string) => void,
+  root = 'configs',
+): Promise<string[]> {
   const missing = baseFolders(c).filter((p) => !existsSync(p));
   if (!missing.length) return [];
   const makers = baseMakers(root);

@@ -30,28 +30,74 @@ export interface Shared {
 }
 
 /** Plays the solve arena on `tasks` through a batching server and returns the episodes. */
-export async function solveEpisodes(model: LanguageModel, tokenizer: Tokenizer, family: TaskFamily<unknown>, tasks: readonly Task[], group: number, sampling: { temperature: number; maxNewTokens: number; seed?: number } & Shared): Promise<Episode[]> {
+export async function solveEpisodes(
+  model: LanguageModel,
+  tokenizer: Tokenizer,
+  family: TaskFamily<unknown>,
+  tasks: readonly Task[],
+  group: number,
+  sampling: { temperature: number; maxNewTokens: number; seed?: number } & Shared,
+): Promise<Episode[]> {
   const { replicas, id, onEpisode, ...options } = sampling; // the options travel with every request; the replicas stay here
   const server = new BatchingServer(id ?? 'eval', model, options.seed ?? 0, undefined, replicas);
-  const agents = new Agents({ solver: { role: new SolverRole((o) => family.parseAnswer(o)), model: 'eval', server } }, tokenizer, options);
-  return firstValueFrom(playGroups(new SolveArena(), tasks, group, agents).pipe(tap(() => onEpisode?.()), toArray()));
+  const agents = new Agents(
+    { solver: { role: new SolverRole((o) => family.parseAnswer(o)), model: 'eval', server } },
+    tokenizer,
+    options,
+  );
+  return firstValueFrom(
+    playGroups(new SolveArena(), tasks, group, agents).pipe(
+      tap(() => onEpisode?.()),
+      toArray(),
+    ),
+  );
 }
 
 /**
  * pass@1 with greedy decoding and maj@N with N answers sampled at `temperature`, on
  * labeled tasks. Model output is parsed by the task family, never evaluated.
  */
-export async function evaluateSolver(model: LanguageModel, tokenizer: Tokenizer, family: TaskFamily<unknown>, tasks: readonly Task[], o: { samples: number; maxNewTokens: number; temperature?: number; seed?: number } & Shared): Promise<EvalResult> {
+export async function evaluateSolver(
+  model: LanguageModel,
+  tokenizer: Tokenizer,
+  family: TaskFamily<unknown>,
+  tasks: readonly Task[],
+  o: { samples: number; maxNewTokens: number; temperature?: number; seed?: number } & Shared,
+): Promise<EvalResult> {
   if (tasks.length === 0) throw new Error('evaluate: no tasks');
-  const greedy = await solveEpisodes(model, tokenizer, family, tasks, 1, { temperature: 0, maxNewTokens: o.maxNewTokens, replicas: o.replicas, id: o.id, onEpisode: o.onEpisode });
+  const greedy = await solveEpisodes(model, tokenizer, family, tasks, 1, {
+    temperature: 0,
+    maxNewTokens: o.maxNewTokens,
+    replicas: o.replicas,
+    id: o.id,
+    onEpisode: o.onEpisode,
+  });
   const right = greedy.filter((e) => family.verify(e.task, e.turns[0].text) && e.turns[0].action.valid).length;
-  const result: EvalResult = { tasks: tasks.length, pass1: right / tasks.length, samples: o.samples, validRate: greedy.filter((e) => e.turns[0].action.valid).length / tasks.length };
+  const result: EvalResult = {
+    tasks: tasks.length,
+    pass1: right / tasks.length,
+    samples: o.samples,
+    validRate: greedy.filter((e) => e.turns[0].action.valid).length / tasks.length,
+  };
   if (o.samples > 0) result.majN = await majorityAccuracy(model, tokenizer, family, tasks, o);
   return result;
 }
 
-async function majorityAccuracy(model: LanguageModel, tokenizer: Tokenizer, family: TaskFamily<unknown>, tasks: readonly Task[], o: { samples: number; maxNewTokens: number; temperature?: number; seed?: number } & Shared): Promise<number> {
-  const episodes = await solveEpisodes(model, tokenizer, family, tasks, o.samples, { temperature: o.temperature ?? 1, maxNewTokens: o.maxNewTokens, seed: o.seed, replicas: o.replicas, id: o.id, onEpisode: o.onEpisode });
+async function majorityAccuracy(
+  model: LanguageModel,
+  tokenizer: Tokenizer,
+  family: TaskFamily<unknown>,
+  tasks: readonly Task[],
+  o: { samples: number; maxNewTokens: number; temperature?: number; seed?: number } & Shared,
+): Promise<number> {
+  const episodes = await solveEpisodes(model, tokenizer, family, tasks, o.samples, {
+    temperature: o.temperature ?? 1,
+    maxNewTokens: o.maxNewTokens,
+    seed: o.seed,
+    replicas: o.replicas,
+    id: o.id,
+    onEpisode: o.onEpisode,
+  });
   let right = 0;
   for (const group of groupBy(episodes, (e) => e.group).values()) {
     const { label } = majorityLabel(group.map((e) => voteOf(e.turns[0])));

@@ -42,13 +42,17 @@ export interface ExperimentResult {
  * lock is held while it runs, so a second writer is refused. A failure marks the run failed
  * and rethrows.
  */
-export async function runExperiment(config: string | ExperimentInput | undefined, o: ExperimentOptions = {}): Promise<ExperimentResult> {
+export async function runExperiment(
+  config: string | ExperimentInput | undefined,
+  o: ExperimentOptions = {},
+): Promise<ExperimentResult> {
   const log = o.log ?? ((l: string) => console.error(l));
   const set = o.set ?? [];
   let store: RunStore;
   let checked: Checked | undefined;
   if (o.resume) {
-    if (config !== undefined || set.length) throw new Error('resume: a resumed run takes the config stored in its directory; give no config or overrides');
+    if (config !== undefined || set.length)
+      throw new Error('resume: a resumed run takes the config stored in its directory; give no config or overrides');
     store = await RunStore.open(o.resume, { write: true, log });
   } else {
     if (o.freshOptimizer) throw new Error('freshOptimizer applies to resume only');
@@ -56,10 +60,14 @@ export async function runExperiment(config: string | ExperimentInput | undefined
     const c = typeof config === 'string' ? loadConfig(config, set) : parseConfig(config, '<config object>', set);
     // a shipped experiment's base that was never committed is made by its pretrain config first
     if (o.makeBases !== false) {
-      await makeMissingBases(c, async (file) => {
-        const { pretrain, loadPretrainConfig } = await import('./pretrain.js');
-        await pretrain(loadPretrainConfig(file), { log });
-      }, log);
+      await makeMissingBases(
+        c,
+        async (file) => {
+          const { pretrain, loadPretrainConfig } = await import('./pretrain.js');
+          await pretrain(loadPretrainConfig(file), { log });
+        },
+        log,
+      );
     }
     checked = await preflight(c, await planExperiment(c, o.definitions), log);
     store = await RunStore.create(o.out ?? freeDir(join(c.outDir, c.name)), c, { log });

@@ -35,34 +35,59 @@ export const JudgeCorpusSchema = z
     /** how many examples are drawn */
     examples: z.number().int().positive().default(4096),
   })
-  .refine((j) => j.working !== 'solve-first' || j.mode === 'pointwise', { message: 'working: solve-first needs mode: pointwise', path: ['working'] });
+  .refine((j) => j.working !== 'solve-first' || j.mode === 'pointwise', {
+    message: 'working: solve-first needs mode: pointwise',
+    path: ['working'],
+  });
 export type JudgeCorpus = z.output<typeof JudgeCorpusSchema>;
 
 // wrong answers as a weak solver writes them: off by a little, or in one digit
 const OFFSETS = [-11, -10, -9, -2, -1, 1, 2, 9, 10, 11];
 
 /** The judge examples of `o`, drawn with `seed` from `tasks`; `model` writes its own answers when `working` asks for them. */
-export function judgeExamples(model: TinyLM, tokenizer: CharTokenizer, tasks: readonly Task[], o: JudgeCorpus, seed: number): PolicyInput[] {
+export function judgeExamples(
+  model: TinyLM,
+  tokenizer: CharTokenizer,
+  tasks: readonly Task[],
+  o: JudgeCorpus,
+  seed: number,
+): PolicyInput[] {
   const role = new JudgeRole();
   const rng = new Rng(seed);
   const own = new Map<string, string>();
   if (o.working !== 'none' && o.own === 'right') tasks.forEach((t) => own.set(t.id, t.answer!));
   else if (o.working !== 'none') {
-    const answers = greedyTexts(model, tokenizer, tasks.map((t) => tokenizer.prompt(t.prompt, 'solver')), 4, seed);
+    const answers = greedyTexts(
+      model,
+      tokenizer,
+      tasks.map((t) => tokenizer.prompt(t.prompt, 'solver')),
+      4,
+      seed,
+    );
     tasks.forEach((t, i) => own.set(t.id, answers[i]));
   }
-  const line = (prompt: number[], text: string): PolicyInput => ({ prompt, completion: [...tokenizer.encode(text), tokenizer.eos] });
+  const line = (prompt: number[], text: string): PolicyInput => ({
+    prompt,
+    completion: [...tokenizer.encode(text), tokenizer.eos],
+  });
   return Array.from({ length: o.examples }, () => {
     const task = tasks[rng.int(tasks.length)];
     const right = task.answer!;
-    const wrong = o.slips > 0 && rng.next() < o.slips ? digitSlip(right, rng)! : String(Math.max(0, Number(right) + OFFSETS[rng.int(OFFSETS.length)]));
-    const answers = o.mode === 'pointwise' ? [rng.next() < 0.5 ? right : wrong] : rng.next() < 0.5 ? [right, wrong] : [wrong, right];
+    const wrong =
+      o.slips > 0 && rng.next() < o.slips
+        ? digitSlip(right, rng)!
+        : String(Math.max(0, Number(right) + OFFSETS[rng.int(OFFSETS.length)]));
+    const answers =
+      o.mode === 'pointwise' ? [rng.next() < 0.5 ? right : wrong] : rng.next() < 0.5 ? [right, wrong] : [wrong, right];
     const letters = o.mode === 'pointwise' ? ['y', 'n'] : ['A', 'B'];
     const truth = answers[0] === right ? letters[0] : letters[1];
     const verdict = o.labels === 'right' ? truth : letters[rng.int(2)];
     if (o.working === 'solve-first') {
       const mine = own.get(task.id)!;
-      return [line(tokenizer.prompt(role.render({ task, answers: [] }), role.kind), mine), line(tokenizer.prompt(role.render({ task, working: mine, answers }), role.kind), verdict)];
+      return [
+        line(tokenizer.prompt(role.render({ task, answers: [] }), role.kind), mine),
+        line(tokenizer.prompt(role.render({ task, working: mine, answers }), role.kind), verdict),
+      ];
     }
     return [line(tokenizer.prompt(role.render({ task, answers }), role.kind), (own.get(task.id) ?? '') + verdict)];
   }).flat();

@@ -15,45 +15,84 @@ import type { RoleTraining, ScoredTurn } from './rewards.js';
  * The iteration's tasks: `perIteration` distinct training tasks, or, when a role writes the
  * tasks, as many blank seeds for it to write on; plus `buffer.replay` tasks from the buffer.
  */
-export function iterationTasks(c: ExperimentConfig, arena: Arena, train: readonly Task[], buffer: TaskBuffer, it: number): Task[] {
+export function iterationTasks(
+  c: ExperimentConfig,
+  arena: Arena,
+  train: readonly Task[],
+  buffer: TaskBuffer,
+  it: number,
+): Task[] {
   const fresh = arena.seedsTasks
-    ? Array.from({ length: c.tasks.perIteration }, (_, k) => ({ id: `seed-${it}-${k}`, family: c.tasks.family, prompt: '' }))
+    ? Array.from({ length: c.tasks.perIteration }, (_, k) => ({
+        id: `seed-${it}-${k}`,
+        family: c.tasks.family,
+        prompt: '',
+      }))
     : pickTasks(train, c.tasks.perIteration, hashSeed(c.seed, it, 'tasks'));
-  const replay = buffer.sample(c.buffer.replay, hashSeed(c.seed, it, 'replay')).map((b, k) => ({ ...b.task, id: `replay-${it}-${k}` }));
+  const replay = buffer
+    .sample(c.buffer.replay, hashSeed(c.seed, it, 'replay'))
+    .map((b, k) => ({ ...b.task, id: `replay-${it}-${k}` }));
   return [...fresh, ...replay];
 }
 
 /** Adds the tasks roles wrote this iteration to the buffer, with p = the share of attempts that verify. */
-export function recordWrittenTasks(episodes: readonly Episode[], family: TaskFamily<unknown>, buffer: TaskBuffer, it: number): void {
+export function recordWrittenTasks(
+  episodes: readonly Episode[],
+  family: TaskFamily<unknown>,
+  buffer: TaskBuffer,
+  it: number,
+): void {
   for (const e of episodes) {
     const attempts = e.turns.filter((t) => t.task && t.task.id !== e.task.id && t.task.answer !== undefined);
     if (attempts.length === 0 || e.task.prompt !== '') continue; // a seed (blank prompt) is what a role wrote on
     const task = attempts[0].task!;
     const p = attempts.filter((t) => t.action.valid && family.verify(task, t.text)).length / attempts.length;
-    buffer.add({ task: { id: task.id, family: task.family, prompt: task.prompt, answer: task.answer }, p, iteration: it });
+    buffer.add({
+      task: { id: task.id, family: task.family, prompt: task.prompt, answer: task.answer },
+      p,
+      iteration: it,
+    });
   }
 }
 
 /** Each role's training settings, from its config and the trainer's defaults. */
-export function roleTraining(c: ExperimentConfig, controllers: Readonly<Record<string, KlController>>): Record<string, RoleTraining> {
-  return Object.fromEntries(Object.entries(c.roles).map(([id, r]) => {
-    const t: RoleTraining = { advantage: r.advantage ?? c.trainer.advantage };
-    if (r.klCoef !== undefined) t.klCoef = r.klCoef;
-    if (r.lossWeight !== undefined) t.lossWeight = r.lossWeight;
-    if (r.klReward) t.klReward = { ctrl: controllers[id], kind: r.klReward.kind };
-    return [id, t];
-  }));
+export function roleTraining(
+  c: ExperimentConfig,
+  controllers: Readonly<Record<string, KlController>>,
+): Record<string, RoleTraining> {
+  return Object.fromEntries(
+    Object.entries(c.roles).map(([id, r]) => {
+      const t: RoleTraining = { advantage: r.advantage ?? c.trainer.advantage };
+      if (r.klCoef !== undefined) t.klCoef = r.klCoef;
+      if (r.lossWeight !== undefined) t.lossWeight = r.lossWeight;
+      if (r.klReward) t.klReward = { ctrl: controllers[id], kind: r.klReward.kind };
+      return [id, t];
+    }),
+  );
 }
 
 /** Reference log-probs for every scored turn whose role has a KL term (in the loss or the reward). */
-export async function addReferenceLogProbs(c: ExperimentConfig, scored: ScoredTurn[], references: Record<string, LanguageModel>, temperature: number): Promise<void> {
-  const needs = (role: string) => (c.roles[role]?.klCoef ?? c.trainer.klCoef ?? 0) > 0 || c.roles[role]?.klReward !== undefined;
-  const servers = Object.fromEntries(Object.entries(references).map(([id, m]) => [id, new BatchingServer(`${id}-ref`, m)]));
-  await Promise.all(scored.map(async (s) => {
-    const turn = s.episode.turns[s.turn];
-    if (!needs(turn.role) || !servers[turn.model]) return;
-    s.refLogProbs = await servers[turn.model].logProbs({ prompt: turn.prompt, completion: turn.completion }, temperature);
-  }));
+export async function addReferenceLogProbs(
+  c: ExperimentConfig,
+  scored: ScoredTurn[],
+  references: Record<string, LanguageModel>,
+  temperature: number,
+): Promise<void> {
+  const needs = (role: string) =>
+    (c.roles[role]?.klCoef ?? c.trainer.klCoef ?? 0) > 0 || c.roles[role]?.klReward !== undefined;
+  const servers = Object.fromEntries(
+    Object.entries(references).map(([id, m]) => [id, new BatchingServer(`${id}-ref`, m)]),
+  );
+  await Promise.all(
+    scored.map(async (s) => {
+      const turn = s.episode.turns[s.turn];
+      if (!needs(turn.role) || !servers[turn.model]) return;
+      s.refLogProbs = await servers[turn.model].logProbs(
+        { prompt: turn.prompt, completion: turn.completion },
+        temperature,
+      );
+    }),
+  );
 }
 
 /**
@@ -72,19 +111,40 @@ export function miniBatches<T>(samples: readonly T[], parts: number, seed: numbe
     [pool[i], pool[j]] = [pool[j], pool[i]];
   }
   const n = Math.min(parts, pool.length);
-  return Array.from({ length: n }, (_, k) => pool.slice(Math.floor((k * pool.length) / n), Math.floor(((k + 1) * pool.length) / n)));
+  return Array.from({ length: n }, (_, k) =>
+    pool.slice(Math.floor((k * pool.length) / n), Math.floor(((k + 1) * pool.length) / n)),
+  );
 }
 
 /** Losses, KL and throughput of the iteration's update (`passes`: how many times each sample was trained on). */
-export function stepMetrics(steps: Record<string, ModelStep>[], servers: Record<string, BatchingServer>, samples: readonly TrainSample[], tRollout: number, tTrain: number, elsewhere: number, passes: number): Record<string, number> {
+export function stepMetrics(
+  steps: Record<string, ModelStep>[],
+  servers: Record<string, BatchingServer>,
+  samples: readonly TrainSample[],
+  tRollout: number,
+  tTrain: number,
+  elsewhere: number,
+  passes: number,
+): Record<string, number> {
   const m: Record<string, number> = {};
   for (const [id, r] of Object.entries(steps[steps.length - 1] ?? {})) {
-    Object.assign(m, { [`losses/${id}/loss`]: r.loss, [`losses/${id}/clipfrac`]: r.clipfrac, [`losses/${id}/grad_norm`]: r.gradNorm, [`losses/${id}/skipped`]: r.skipped ? 1 : 0 });
+    Object.assign(m, {
+      [`losses/${id}/loss`]: r.loss,
+      [`losses/${id}/clipfrac`]: r.clipfrac,
+      [`losses/${id}/grad_norm`]: r.gradNorm,
+      [`losses/${id}/skipped`]: r.skipped ? 1 : 0,
+    });
     if (r.kl !== undefined) m[`kl/${id}`] = r.kl;
   }
   const generated = Object.values(servers).reduce((n, s) => n + s.stats.generatedTokens, elsewhere); // `elsewhere`: tokens rollout workers generated
   const trained = samples.reduce((n, s) => n + s.prompt.length + s.completion.length, 0) * passes;
-  return { ...m, 'time/rollout_s': tRollout, 'time/train_s': tTrain, 'time/rollout_tokens_per_s': generated / tRollout, 'time/train_tokens_per_s': tTrain > 0 ? trained / tTrain : 0 };
+  return {
+    ...m,
+    'time/rollout_s': tRollout,
+    'time/train_s': tTrain,
+    'time/rollout_tokens_per_s': generated / tRollout,
+    'time/train_tokens_per_s': tTrain > 0 ? trained / tTrain : 0,
+  };
 }
 
 /** n distinct tasks (a partial Fisher-Yates shuffle), so no two groups of one iteration share a task. */

@@ -22,14 +22,25 @@ const FILE = 'loop.json';
 export function freshLoopState(c: ExperimentConfig): LoopState {
   const controllers: Record<string, KlController> = {};
   for (const [id, r] of Object.entries(c.roles)) if (r.klReward) controllers[id] = new KlController(r.klReward);
-  return { controllers, buffer: new TaskBuffer(c.buffer.size), baselines: new RoleBaseline(c.trainer.raeDecay ?? 0.95), evaluators: {} };
+  return {
+    controllers,
+    buffer: new TaskBuffer(c.buffer.size),
+    baselines: new RoleBaseline(c.trainer.raeDecay ?? 0.95),
+    evaluators: {},
+  };
 }
 
 /** The state saved in a run checkpoint; a checkpoint without it is refused, naming the file. */
 export function loadLoopState(dir: string, c: ExperimentConfig): LoopState {
   const path = join(dir, FILE);
-  if (!existsSync(path)) throw new Error(`${path} is missing: a run checkpoint keeps the loop's state (KL controllers, task buffer) there`);
-  let saved: { controllers?: Record<string, number>; buffer?: BufferedTask[]; baselines?: RoleBaselineState; evaluators?: Record<string, unknown> };
+  if (!existsSync(path))
+    throw new Error(`${path} is missing: a run checkpoint keeps the loop's state (KL controllers, task buffer) there`);
+  let saved: {
+    controllers?: Record<string, number>;
+    buffer?: BufferedTask[];
+    baselines?: RoleBaselineState;
+    evaluators?: Record<string, unknown>;
+  };
   try {
     saved = JSON.parse(readFileSync(path, 'utf8'));
   } catch (e) {
@@ -38,18 +49,34 @@ export function loadLoopState(dir: string, c: ExperimentConfig): LoopState {
   const state = freshLoopState(c);
   for (const [id, ctrl] of Object.entries(state.controllers)) {
     const v = saved.controllers?.[id];
-    if (typeof v !== 'number' || !Number.isFinite(v)) throw new Error(`${path}: no KL controller value for role '${id}'`);
+    if (typeof v !== 'number' || !Number.isFinite(v))
+      throw new Error(`${path}: no KL controller value for role '${id}'`);
     ctrl.value = v;
   }
   // checkpoints written before 'rae' existed have no baselines
   const b = saved.baselines;
-  if (b && (typeof b.decay !== 'number' || Object.values(b.baselines ?? {}).some((v) => typeof v !== 'number' || !Number.isFinite(v)))) throw new Error(`${path}: the 'rae' baselines are malformed`);
-  return { ...state, buffer: TaskBuffer.from(c.buffer.size, saved.buffer ?? []), baselines: b ? RoleBaseline.fromJSON(b) : state.baselines, evaluators: saved.evaluators ?? {} };
+  if (
+    b &&
+    (typeof b.decay !== 'number' ||
+      Object.values(b.baselines ?? {}).some((v) => typeof v !== 'number' || !Number.isFinite(v)))
+  )
+    throw new Error(`${path}: the 'rae' baselines are malformed`);
+  return {
+    ...state,
+    buffer: TaskBuffer.from(c.buffer.size, saved.buffer ?? []),
+    baselines: b ? RoleBaseline.fromJSON(b) : state.baselines,
+    evaluators: saved.evaluators ?? {},
+  };
 }
 
 /** Writes the state into a checkpoint folder, atomically (before the checkpoint is recorded). */
 export function saveLoopState(dir: string, s: LoopState): void {
-  const body = { controllers: Object.fromEntries(Object.entries(s.controllers).map(([id, k]) => [id, k.value])), buffer: s.buffer.entries(), baselines: s.baselines.toJSON(), evaluators: s.evaluators };
+  const body = {
+    controllers: Object.fromEntries(Object.entries(s.controllers).map(([id, k]) => [id, k.value])),
+    buffer: s.buffer.entries(),
+    baselines: s.baselines.toJSON(),
+    evaluators: s.evaluators,
+  };
   const tmp = join(dir, `${FILE}.tmp-${process.pid}`);
   writeFileSync(tmp, JSON.stringify(body));
   renameSync(tmp, join(dir, FILE));

@@ -19,7 +19,15 @@ import type { Episode } from '../core/types.js';
 import type { RunStore } from '../store/run.js';
 import { evalMetrics, type Evaluator } from './evaluators/index.js';
 import { freshLoopState, loadLoopState, saveLoopState } from './loop-state.js';
-import { addReferenceLogProbs, hashSeed, iterationTasks, miniBatches, recordWrittenTasks, roleTraining, stepMetrics } from './loop-parts.js';
+import {
+  addReferenceLogProbs,
+  hashSeed,
+  iterationTasks,
+  miniBatches,
+  recordWrittenTasks,
+  roleTraining,
+  stepMetrics,
+} from './loop-parts.js';
 import { loadModels, saveModels, saveReferences, tinyModels, type LoadedModels } from './models.js';
 import { phaseIndex, trainingRoles } from './phases.js';
 import { preflight, type Checked } from './preflight.js';
@@ -60,17 +68,26 @@ export async function runLoop(c: ExperimentConfig, store: RunStore, o: LoopOptio
   const workers = workerCount(c.workers);
   // the thread count decides how batches are cut, so it is part of how results round
   const changed = await store.recordCompute(describeKernels(info) + (workers > 1 ? ` x ${workers} threads` : ''));
-  if (changed && resumeDir) log(`note: this run was written on ${changed}; the resumed iterations are not bit-identical to an uninterrupted run`);
+  if (changed && resumeDir)
+    log(
+      `note: this run was written on ${changed}; the resumed iterations are not bit-identical to an uninterrupted run`,
+    );
   const loaded = await loadModels(c, resumeDir, { freshOptimizer: o.freshOptimizer });
   const models = loaded.models;
   // Old log-probs were taken at the sampling temperature, so the update scores at it too.
   const temperature = c.trainer.temperature ?? (c.arena.temperature > 0 ? c.arena.temperature : 1);
   // replicas in worker threads copy TinyLM models; a Hugging Face model runs in this thread
   const replicated = tinyModels(models);
-  if (workers > 1 && Object.keys(replicated).length) log(`workers: ${workers} threads${c.workers === 'auto' ? ' (auto: one per core)' : ''}, each with a replica of ${Object.keys(replicated).join(', ')}`);
-  const replicas = Object.keys(replicated).length ? await startReplicas(workers, { backend: info.chosen, accelerate: c.accelerate }, replicated) : undefined;
+  if (workers > 1 && Object.keys(replicated).length)
+    log(
+      `workers: ${workers} threads${c.workers === 'auto' ? ' (auto: one per core)' : ''}, each with a replica of ${Object.keys(replicated).join(', ')}`,
+    );
+  const replicas = Object.keys(replicated).length
+    ? await startReplicas(workers, { backend: info.chosen, accelerate: c.accelerate }, replicated)
+    : undefined;
   // with no replicas, a Hugging Face model's products run here and may use every core
-  if (!replicas && Object.values(models).some((m) => m.kind === 'hf')) loadNative()?.setThreads(workers > 1 ? workers : 1);
+  if (!replicas && Object.values(models).some((m) => m.kind === 'hf'))
+    loadNative()?.setThreads(workers > 1 ? workers : 1);
   try {
     await iterate(c, store, o, { plan, ...checked, ...loaded, resumeDir, temperature, replicas, log });
   } finally {
@@ -89,19 +106,45 @@ interface Setup extends LoadedModels, Checked {
 
 async function iterate(c: ExperimentConfig, store: RunStore, o: LoopOptions, s: Setup): Promise<void> {
   // rollouts by worker processes through Redis: the weights they play with go out by version
-  const workersQueue = c.rollout.engine === 'redis' ? await RedisRollouts.connect({ ...c.rollout, url: c.rollout.url! }, s.log) : undefined;
+  const workersQueue =
+    c.rollout.engine === 'redis'
+      ? await RedisRollouts.connect({ ...c.rollout, url: c.rollout.url! }, s.log)
+      : undefined;
   try {
     await iterateWith(c, store, o, s, workersQueue);
   } catch (e) {
-    if (e instanceof RolloutJobFailed) throw new RolloutJobFailed(`${e.message}. The run stops; it resumes from its last checkpoint with: coevolve run --resume ${store.dir}`, { cause: e });
+    if (e instanceof RolloutJobFailed)
+      throw new RolloutJobFailed(
+        `${e.message}. The run stops; it resumes from its last checkpoint with: coevolve run --resume ${store.dir}`,
+        { cause: e },
+      );
     throw e;
   } finally {
     await workersQueue?.close();
   }
 }
 
-async function iterateWith(c: ExperimentConfig, store: RunStore, o: LoopOptions, s: Setup, workersQueue: RedisRollouts | undefined): Promise<void> {
-  const { plan, train, evaluators, models, references, tokenizer, tokenizers, attachments, resumeDir, temperature, replicas, log } = s;
+async function iterateWith(
+  c: ExperimentConfig,
+  store: RunStore,
+  o: LoopOptions,
+  s: Setup,
+  workersQueue: RedisRollouts | undefined,
+): Promise<void> {
+  const {
+    plan,
+    train,
+    evaluators,
+    models,
+    references,
+    tokenizer,
+    tokenizers,
+    attachments,
+    resumeDir,
+    temperature,
+    replicas,
+    log,
+  } = s;
   const trainer = new JointTrainer(models, { ...c.trainer, temperature }, replicas);
   const remotes = remoteServers(c, tokenizer);
   const { rollout: _where, plugins: _code, ...jobConfig } = c; // jobs carry kinds by name, never code, nor the Redis URL
@@ -110,12 +153,26 @@ async function iterateWith(c: ExperimentConfig, store: RunStore, o: LoopOptions,
     else await restoreOptimizerState(`${resumeDir}/${id}`, attachments[id] ?? {}, trainer.optimizer(id));
   }
   const state = resumeDir ? loadLoopState(resumeDir, c) : freshLoopState(c);
-  for (const ev of evaluators) if (ev.restore && state.evaluators[ev.name] !== undefined) ev.restore(state.evaluators[ev.name]);
-  plan.live.alignment = (role, probe, chunks) => new GradientProbe(models[c.roles[role].model], tokenizers[c.roles[role].model] ?? tokenizer, probe, plan.roles[role], temperature, c.roles[role].system).alignment(chunks);
+  for (const ev of evaluators)
+    if (ev.restore && state.evaluators[ev.name] !== undefined) ev.restore(state.evaluators[ev.name]);
+  plan.live.alignment = (role, probe, chunks) =>
+    new GradientProbe(
+      models[c.roles[role].model],
+      tokenizers[c.roles[role].model] ?? tokenizer,
+      probe,
+      plan.roles[role],
+      temperature,
+      c.roles[role].system,
+    ).alignment(chunks);
   const start = await store.resume();
   if (start > 0) log(`resuming after iteration ${start} from ${resumeDir}`);
   if (workersQueue) await workersQueue.publish(tinyModels(models), tokenizer, start); // version v: the weights after v updates
-  const sampling = { maxNewTokens: c.arena.maxNewTokens, temperature: c.arena.temperature, topK: c.arena.topK, topP: c.arena.topP };
+  const sampling = {
+    maxNewTokens: c.arena.maxNewTokens,
+    temperature: c.arena.temperature,
+    topK: c.arena.topK,
+    topP: c.arena.topP,
+  };
   const progress = createProgress(c.iterations, { stream: o.stream, label: c.name });
   const evaluate = async (it: number, due: (e: Evaluator) => boolean, thorough: boolean) => {
     const m: Record<string, number> = {};
@@ -123,18 +180,42 @@ async function iterateWith(c: ExperimentConfig, store: RunStore, o: LoopOptions,
       // a thorough evaluation (the start, the end) can take minutes: say what runs, and how long it took
       const t = performance.now();
       if (thorough) log(`evaluating ${ev.name || 'tasks.eval'} at iteration ${it}...`);
-      Object.assign(m, evalMetrics(ev, await ev.run({ models, tokenizer, tokenizers, family: plan.family, iteration: it, thorough, replicas })));
+      Object.assign(
+        m,
+        evalMetrics(
+          ev,
+          await ev.run({ models, tokenizer, tokenizers, family: plan.family, iteration: it, thorough, replicas }),
+        ),
+      );
       if (thorough) log(`evaluated ${ev.name || 'tasks.eval'} in ${((performance.now() - t) / 1000).toFixed(1)}s`);
     }
     return m;
   };
-  if (!store.readMetrics().some((r) => r.iteration === 0)) store.appendMetrics({ iteration: 0, ...(await evaluate(0, () => true, true)) });
+  if (!store.readMetrics().some((r) => r.iteration === 0))
+    store.appendMetrics({ iteration: 0, ...(await evaluate(0, () => true, true)) });
   for (let it = start + 1; it <= c.iterations; it++) {
     const t0 = performance.now();
     const roles = trainingRoles(c, it);
     // rollout
-    const servers = Object.fromEntries(Object.entries(models).map(([id, m]) => [id, new BatchingServer(id, m, hashSeed(c.seed, it, id), undefined, replicas)]));
-    const bindings = Object.fromEntries(Object.entries(c.roles).map(([id, r]) => [id, { role: plan.roles[id], model: r.model, server: servers[r.model] ?? remotes[r.model], maxNewTokens: r.maxNewTokens, tokenizer: tokenizers[r.model], system: r.system }]));
+    const servers = Object.fromEntries(
+      Object.entries(models).map(([id, m]) => [
+        id,
+        new BatchingServer(id, m, hashSeed(c.seed, it, id), undefined, replicas),
+      ]),
+    );
+    const bindings = Object.fromEntries(
+      Object.entries(c.roles).map(([id, r]) => [
+        id,
+        {
+          role: plan.roles[id],
+          model: r.model,
+          server: servers[r.model] ?? remotes[r.model],
+          maxNewTokens: r.maxNewTokens,
+          tokenizer: tokenizers[r.model],
+          system: r.system,
+        },
+      ]),
+    );
     const agents = new Agents(bindings, tokenizer, sampling, (p) => state.buffer.has(p));
     // an episode that meets a remote endpoint gone down is dropped and counted; the run goes on
     const failed: RemoteModelError[] = [];
@@ -144,13 +225,21 @@ async function iterateWith(c: ExperimentConfig, store: RunStore, o: LoopOptions,
     let jobSeconds: number | undefined;
     if (workersQueue) {
       const got = await workersQueue.playIteration(it, {
-        last: c.iterations, maxStaleness: c.rollout.maxStaleness, models: Object.keys(models), config: jobConfig, groupSize: c.arena.groupSize,
-        tasks: (j) => iterationTasks(c, plan.arena, train, state.buffer, j), seed: (j) => hashSeed(c.seed, j, 'rollout'), recent: state.buffer.entries().map((b) => b.task.prompt),
+        last: c.iterations,
+        maxStaleness: c.rollout.maxStaleness,
+        models: Object.keys(models),
+        config: jobConfig,
+        groupSize: c.arena.groupSize,
+        tasks: (j) => iterationTasks(c, plan.arena, train, state.buffer, j),
+        seed: (j) => hashSeed(c.seed, j, 'rollout'),
+        recent: state.buffer.entries().map((b) => b.task.prompt),
       });
       ({ episodes, tokens: elsewhere, seconds: jobSeconds } = got);
     } else {
       const tasks = iterationTasks(c, plan.arena, train, state.buffer, it);
-      episodes = await firstValueFrom(playGroups(plan.arena, tasks, c.arena.groupSize, agents, dropped).pipe(toArray()));
+      episodes = await firstValueFrom(
+        playGroups(plan.arena, tasks, c.arena.groupSize, agents, dropped).pipe(toArray()),
+      );
     }
     if (failed.length) log(`iteration ${it}: ${failed.length} episodes failed: ${failed[0].message}`);
     const tRollout = (performance.now() - t0) / 1000;
@@ -159,24 +248,52 @@ async function iterateWith(c: ExperimentConfig, store: RunStore, o: LoopOptions,
     const scored = judged.filter((s) => roles.has(s.episode.turns[s.turn].role));
     // advantages
     await addReferenceLogProbs(c, scored, references, temperature);
-    const { samples, metrics: klMetrics, credited } = toSamples(scored, c.trainer, roleTraining(c, state.controllers), state.baselines);
+    const {
+      samples,
+      metrics: klMetrics,
+      credited,
+    } = toSamples(scored, c.trainer, roleTraining(c, state.controllers), state.baselines);
     const staleness = episodes.flatMap((e) => e.turns.map((t) => t.staleness ?? 0));
-    const stale = workersQueue ? { ...(await correctStale(samples, credited, servers, temperature, c.rollout.isThreshold)), 'rollout/staleness_mean': staleness.reduce((a, b) => a + b, 0) / Math.max(1, staleness.length), 'rollout/staleness_max': Math.max(0, ...staleness) } : {};
+    const stale = workersQueue
+      ? {
+          ...(await correctStale(samples, credited, servers, temperature, c.rollout.isThreshold)),
+          'rollout/staleness_mean': staleness.reduce((a, b) => a + b, 0) / Math.max(1, staleness.length),
+          'rollout/staleness_max': Math.max(0, ...staleness),
+        }
+      : {};
     // update
     const lr = trainer.config.lr * lrMultiplier(c.trainer.lrSchedule, it - 1, c.iterations);
     trainer.setLearningRate(lr);
     const t1 = performance.now();
-    const steps = samples.length ? Array.from({ length: c.trainer.ppoEpochs }, (_, e) => miniBatches(samples, c.trainer.miniBatches, hashSeed(c.seed, it, `minibatch-${e}`)).map((part) => trainer.step(part))).flat() : [];
+    const steps = samples.length
+      ? Array.from({ length: c.trainer.ppoEpochs }, (_, e) =>
+          miniBatches(samples, c.trainer.miniBatches, hashSeed(c.seed, it, `minibatch-${e}`)).map((part) =>
+            trainer.step(part),
+          ),
+        ).flat()
+      : [];
     const tTrain = (performance.now() - t1) / 1000;
     if (workersQueue) await workersQueue.publish(tinyModels(models), tokenizer, it);
-    const metrics: Record<string, number> = { 'episodes/failed': failed.length, ...rolloutMetrics(plan, episodes, judged), ...(plan.arena.metrics?.(episodes) ?? {}), ...klMetrics, ...stale, samples: samples.length, lr };
+    const metrics: Record<string, number> = {
+      'episodes/failed': failed.length,
+      ...rolloutMetrics(plan, episodes, judged),
+      ...(plan.arena.metrics?.(episodes) ?? {}),
+      ...klMetrics,
+      ...stale,
+      samples: samples.length,
+      lr,
+    };
     if (c.phases) metrics.phase = phaseIndex(c, it);
     const synced = refSyncDue(c.trainer.refSync, it);
     if (synced) {
-      for (const [id, ref] of Object.entries(references)) syncTargetModel(ref.weights, models[id].weights, c.trainer.refSync!.mixupAlpha);
+      for (const [id, ref] of Object.entries(references))
+        syncTargetModel(ref.weights, models[id].weights, c.trainer.refSync!.mixupAlpha);
       metrics.ref_synced = 1;
     }
-    Object.assign(metrics, stepMetrics(steps, servers, samples, tRollout, tTrain, elsewhere, samples.length ? c.trainer.ppoEpochs : 0));
+    Object.assign(
+      metrics,
+      stepMetrics(steps, servers, samples, tRollout, tTrain, elsewhere, samples.length ? c.trainer.ppoEpochs : 0),
+    );
     if (jobSeconds !== undefined) metrics['time/rollout_job_s'] = jobSeconds; // the workers' own time on this iteration's jobs, summed: over rollout_s, how many played at once
     // store
     recordWrittenTasks(episodes, plan.family, state.buffer, it);
@@ -191,7 +308,11 @@ async function iterateWith(c: ExperimentConfig, store: RunStore, o: LoopOptions,
     if (it % c.checkpointEvery === 0 || last) {
       const dir = store.checkpointDir(it);
       mkdirSync(dir, { recursive: true });
-      const optimizers = Object.fromEntries(await Promise.all(Object.keys(models).map(async (id) => [id, await encodeOptimizerState(trainer.optimizer(id))] as const)));
+      const optimizers = Object.fromEntries(
+        await Promise.all(
+          Object.keys(models).map(async (id) => [id, await encodeOptimizerState(trainer.optimizer(id))] as const),
+        ),
+      );
       await saveModels(dir, models, tokenizer, { iteration: it }, optimizers);
       // A synced reference is no longer the starting checkpoint, so it is saved too.
       if (c.trainer.refSync) await saveReferences(dir, references, tokenizer, { iteration: it });
@@ -209,7 +330,13 @@ async function iterateWith(c: ExperimentConfig, store: RunStore, o: LoopOptions,
 }
 
 function pickShown(m: Record<string, number>): Record<string, number> {
-  const keys = Object.keys(m).filter((k) => k.startsWith('reward/') || k === 'accuracy/train' || /^eval\/(.+\/)?(pass1|maj\d+|valid)$/.test(k) || k === 'proposals/digits');
+  const keys = Object.keys(m).filter(
+    (k) =>
+      k.startsWith('reward/') ||
+      k === 'accuracy/train' ||
+      /^eval\/(.+\/)?(pass1|maj\d+|valid)$/.test(k) ||
+      k === 'proposals/digits',
+  );
   return Object.fromEntries(keys.map((k) => [k.replace(/^(reward|accuracy|eval)\//, ''), m[k]]));
 }
 

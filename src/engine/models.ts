@@ -34,7 +34,11 @@ export interface LoadedModels {
  * also gets a frozen copy of its starting weights for the KL term. All models must share
  * one tokenizer, since roles on different models exchange text.
  */
-export async function loadModels(c: ExperimentConfig, resumeDir?: string, o: { freshOptimizer?: boolean } = {}): Promise<LoadedModels> {
+export async function loadModels(
+  c: ExperimentConfig,
+  resumeDir?: string,
+  o: { freshOptimizer?: boolean } = {},
+): Promise<LoadedModels> {
   const models: Record<string, RunModel> = {};
   const references: Record<string, RunModel> = {};
   const attachments: Record<string, Record<string, Uint8Array>> = {};
@@ -59,7 +63,9 @@ export async function loadModels(c: ExperimentConfig, resumeDir?: string, o: { f
       if (loaded.kind !== 'tinylm') throw new Error(`models.${id}: ${source} holds a ${loaded.kind}, not a tinylm`);
       for (const [k, v] of Object.entries(spec.config ?? {})) {
         if (k !== 'seed' && (loaded.model.config as unknown as Record<string, unknown>)[k] !== v) {
-          throw new Error(`models.${id}.config.${k}: ${String(v)} disagrees with ${source} (${String((loaded.model.config as unknown as Record<string, unknown>)[k])})`);
+          throw new Error(
+            `models.${id}.config.${k}: ${String(v)} disagrees with ${source} (${String((loaded.model.config as unknown as Record<string, unknown>)[k])})`,
+          );
         }
       }
       models[id] = loaded.model;
@@ -74,7 +80,9 @@ export async function loadModels(c: ExperimentConfig, resumeDir?: string, o: { f
       // weights) unless trainer.refSync moved it, in which case the run checkpoint holds it.
       const from = syncedReference(c, resumeDir, id) ?? start;
       const own = models[id] as TinyLM;
-      references[id] = from ? ((await loadModel(from)).model as TinyLM) : new TinyLM(own.config, resumeDir ? undefined : own.weights);
+      references[id] = from
+        ? ((await loadModel(from)).model as TinyLM)
+        : new TinyLM(own.config, resumeDir ? undefined : own.weights);
     }
   }
   const shared = tokenizer ?? new CharTokenizer();
@@ -111,17 +119,26 @@ class HfBases {
     return m;
   }
 
-  async load(id: string, spec: ModelSpec, resumeDir: string | undefined, o: { freshOptimizer?: boolean }): Promise<{ policy: HfPolicy; tokenizer: Tokenizer; attachments?: Record<string, Uint8Array> }> {
+  async load(
+    id: string,
+    spec: ModelSpec,
+    resumeDir: string | undefined,
+    o: { freshOptimizer?: boolean },
+  ): Promise<{ policy: HfPolicy; tokenizer: Tokenizer; attachments?: Record<string, Uint8Array> }> {
     const path = spec.path!;
     const tokenizer = loadHfTokenizer(path);
     const full = !spec.lora && !spec.adapter;
     if (resumeDir) {
-      const got = await loadHfPolicy(join(resumeDir, id), { base: this.base(path, full), ...(o.freshOptimizer ? { ignore: OPTIMIZER_FILES } : {}) });
+      const got = await loadHfPolicy(join(resumeDir, id), {
+        base: this.base(path, full),
+        ...(o.freshOptimizer ? { ignore: OPTIMIZER_FILES } : {}),
+      });
       return { policy: got.policy, tokenizer, attachments: got.attachments };
     }
     const base = this.base(path, full);
     if (spec.adapter) return { policy: new HfPolicy(base, LoraAdapter.load(spec.adapter, base.config)), tokenizer };
-    if (spec.lora) return { policy: new HfPolicy(base, new LoraAdapter(base.config, spec.lora, this.adapterSeed(id))), tokenizer };
+    if (spec.lora)
+      return { policy: new HfPolicy(base, new LoraAdapter(base.config, spec.lora, this.adapterSeed(id))), tokenizer };
     return { policy: new HfPolicy(base), tokenizer };
   }
 
@@ -135,23 +152,36 @@ class HfBases {
    * the base itself loaded again.
    */
   async reference(id: string, spec: ModelSpec, policy: HfPolicy, synced?: string): Promise<HfPolicy> {
-    if (synced) return (await loadHfPolicy(synced, { base: policy.adapter ? policy.base : this.base(spec.path!, true) })).policy;
+    if (synced)
+      return (await loadHfPolicy(synced, { base: policy.adapter ? policy.base : this.base(spec.path!, true) })).policy;
     // the starting adapter, copied (a resumed run's reference is the adapter it starts from too, unless refSync saved one)
     if (spec.adapter) return new HfPolicy(policy.base, LoraAdapter.load(spec.adapter, policy.base.config));
-    if (policy.adapter) return new HfPolicy(policy.base, new LoraAdapter(policy.base.config, spec.lora!, this.adapterSeed(id)));
+    if (policy.adapter)
+      return new HfPolicy(policy.base, new LoraAdapter(policy.base.config, spec.lora!, this.adapterSeed(id)));
     return new HfPolicy(this.base(spec.path!, true));
   }
 }
 
 /** The architecture of a model the config builds from scratch (no checkpoint). */
 export function freshConfig(c: ExperimentConfig, id: string, tokenizer: CharTokenizer): TinyLMConfig {
-  return { vocabSize: tokenizer.size, dModel: 128, nHeads: 4, nLayers: 2, context: 32, seed: c.seed, ...c.models[id].config } as TinyLMConfig;
+  return {
+    vocabSize: tokenizer.size,
+    dModel: 128,
+    nHeads: 4,
+    nLayers: 2,
+    context: 32,
+    seed: c.seed,
+    ...c.models[id].config,
+  } as TinyLMConfig;
 }
 
 /** The reference a resumed run with trainer.refSync reads (its checkpoint saved it), or undefined. */
 function syncedReference(c: ExperimentConfig, resumeDir: string | undefined, id: string): string | undefined {
   const synced = resumeDir && c.trainer.refSync ? join(resumeDir, referenceDirName(id)) : undefined;
-  if (synced && !existsSync(synced)) throw new Error(`models.${id}: ${synced} is missing; a run with trainer.refSync saves its reference in every checkpoint`);
+  if (synced && !existsSync(synced))
+    throw new Error(
+      `models.${id}: ${synced} is missing; a run with trainer.refSync saves its reference in every checkpoint`,
+    );
   return synced;
 }
 
@@ -161,7 +191,12 @@ function referenceDirName(id: string): string {
 }
 
 /** Saves each reference beside its model in a run checkpoint, for a run whose references move. */
-export async function saveReferences(dir: string, references: Record<string, RunModel>, tokenizer: CharTokenizer, extra: Record<string, unknown>): Promise<void> {
+export async function saveReferences(
+  dir: string,
+  references: Record<string, RunModel>,
+  tokenizer: CharTokenizer,
+  extra: Record<string, unknown>,
+): Promise<void> {
   for (const [id, m] of Object.entries(references)) {
     if (m.kind === 'hf') await saveHfPolicy(join(dir, referenceDirName(id)), m, extra);
     else await saveModel(join(dir, referenceDirName(id)), m, tokenizer, extra);
@@ -169,7 +204,13 @@ export async function saveReferences(dir: string, references: Record<string, Run
 }
 
 /** Saves each model in `dir/<id>` with its attachments (its optimizer state), each checkpoint whole. */
-export async function saveModels(dir: string, models: Record<string, RunModel>, tokenizer: CharTokenizer, extra: Record<string, unknown>, attachments: Record<string, Attachments> = {}): Promise<void> {
+export async function saveModels(
+  dir: string,
+  models: Record<string, RunModel>,
+  tokenizer: CharTokenizer,
+  extra: Record<string, unknown>,
+  attachments: Record<string, Attachments> = {},
+): Promise<void> {
   for (const [id, m] of Object.entries(models)) {
     if (m.kind === 'hf') await saveHfPolicy(join(dir, id), m, extra, attachments[id]);
     else await saveModel(join(dir, id), m, tokenizer, extra, attachments[id]);
@@ -177,7 +218,10 @@ export async function saveModels(dir: string, models: Record<string, RunModel>, 
 }
 
 function checkSame(a: CharTokenizer | undefined, b: CharTokenizer, id: string): CharTokenizer {
-  if (a && JSON.stringify(a.spec) !== JSON.stringify(b.spec)) throw new Error(`models.${id}: its tokenizer differs from the other models'; roles on different models must share one`);
+  if (a && JSON.stringify(a.spec) !== JSON.stringify(b.spec))
+    throw new Error(
+      `models.${id}: its tokenizer differs from the other models'; roles on different models must share one`,
+    );
   return a ?? b;
 }
 

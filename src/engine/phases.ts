@@ -6,7 +6,9 @@ import type { ExperimentConfig } from '../config/schema.js';
  * phase and a solver phase; without phases every role trains at every step (Absolute Zero).
  */
 export function trainingRoles(c: ExperimentConfig, it: number): Set<string> {
-  const willing = Object.entries(c.roles).filter(([, r]) => r.train).map(([id]) => id);
+  const willing = Object.entries(c.roles)
+    .filter(([, r]) => r.train)
+    .map(([id]) => id);
   if (!c.phases) return new Set(willing);
   const phase = c.phases[phaseIndex(c, it)];
   return new Set(willing.filter((id) => phase.roles.includes(id)));

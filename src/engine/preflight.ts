@@ -17,7 +17,11 @@ import { readHfConfig } from '../models/hf/config.js';
 import { loadHfTokenizer } from '../models/hf/text.js';
 import type { Tokenizer } from '../tokenizer/types.js';
 
-export interface Checked { train: Task[]; evalSet: Task[]; evaluators: Evaluator[] }
+export interface Checked {
+  train: Task[];
+  evalSet: Task[];
+  evaluators: Evaluator[];
+}
 
 /**
  * Everything a run reads, checked before it writes anything: each path the config names
@@ -33,30 +37,47 @@ export async function preflight(c: ExperimentConfig, plan: Plan, warn: (line: st
   }
   const readers = await modelReaders(c);
   const fits: TaskCheck = (task) => {
-    const shown = plan.arena.observations?.(task) ?? Object.keys(plan.arena.roles).map((role) => ({ role, observation: { task } }));
+    const shown =
+      plan.arena.observations?.(task) ?? Object.keys(plan.arena.roles).map((role) => ({ role, observation: { task } }));
     for (const { role: roleId, observation } of shown) {
-      const wrong = fitsModel(plan.roles[roleId].render(observation), plan.roles[roleId], c.roles[roleId].system, readers[c.roles[roleId].model], c.roles[roleId].maxNewTokens ?? c.arena.maxNewTokens);
+      const wrong = fitsModel(
+        plan.roles[roleId].render(observation),
+        plan.roles[roleId],
+        c.roles[roleId].system,
+        readers[c.roles[roleId].model],
+        c.roles[roleId].maxNewTokens ?? c.arena.maxNewTokens,
+      );
       if (wrong) return `${wrong} (role ${roleId}, model ${c.roles[roleId].model})`;
     }
     return undefined;
   };
-  const labeled: TaskCheck = (task) => (task.answer === undefined ? 'no answer; evaluation needs one per task' : fits(task));
+  const labeled: TaskCheck = (task) =>
+    task.answer === undefined ? 'no answer; evaluation needs one per task' : fits(task);
   const sets = loadTaskSets(c, plan.family, { train: fits, eval: labeled });
   checkJudges(c, plan, sets.train, warn);
   for (const p of c.phases ?? []) {
-    for (const r of p.roles) if (c.roles[r]?.train === false) warn(`warning: phases name role '${r}', which has train: false and never trains`);
+    for (const r of p.roles)
+      if (c.roles[r]?.train === false)
+        warn(`warning: phases name role '${r}', which has train: false and never trains`);
   }
   const evaluators = buildEvaluators(c, plan, sets.evalSet, () => fits);
   if (evaluators.length === 0) warn('warning: nothing is evaluated (no tasks.eval and no evaluators)');
   // an evaluator's prompts leave the training set, as tasks.eval's do (TTRL's one-file setting aside)
-  const sameFile = c.tasks.train.source === 'file' && c.tasks.eval?.source === 'file' && c.tasks.train.path === c.tasks.eval.path;
-  const held = new Set(evaluators.flatMap((e) => (e instanceof AccuracyEvaluator && !(sameFile && e.name === '') ? e.prompts() : [])));
+  const sameFile =
+    c.tasks.train.source === 'file' && c.tasks.eval?.source === 'file' && c.tasks.train.path === c.tasks.eval.path;
+  const held = new Set(
+    evaluators.flatMap((e) => (e instanceof AccuracyEvaluator && !(sameFile && e.name === '') ? e.prompts() : [])),
+  );
   const train = sets.train.filter((t) => !held.has(t.prompt));
-  if (sets.train.length > 0 && train.length === 0) throw new Error('tasks.train: every training task is also scored by an evaluator');
+  if (sets.train.length > 0 && train.length === 0)
+    throw new Error('tasks.train: every training task is also scored by an evaluator');
   return { ...sets, train, evaluators };
 }
 
-interface Reader { tokenizer: Tokenizer; context: number }
+interface Reader {
+  tokenizer: Tokenizer;
+  context: number;
+}
 
 /** The tokenizer and context of each model, from its checkpoint (checked whole) or its fresh config. */
 async function modelReaders(c: ExperimentConfig): Promise<Record<string, Reader>> {
@@ -82,7 +103,10 @@ async function modelReaders(c: ExperimentConfig): Promise<Record<string, Reader>
     try {
       const { json } = await verifyCheckpoint(spec.checkpoint);
       const t = json.userDefinedMetadata?.tokenizer;
-      out[id] = { tokenizer: t ? CharTokenizer.fromSpec(t) : new CharTokenizer(), context: json.modelTopology?.config?.context };
+      out[id] = {
+        tokenizer: t ? CharTokenizer.fromSpec(t) : new CharTokenizer(),
+        context: json.modelTopology?.config?.context,
+      };
     } catch (e) {
       throw new Error(`models.${id}.checkpoint: ${(e as Error).message}`);
     }
@@ -92,7 +116,8 @@ async function modelReaders(c: ExperimentConfig): Promise<Record<string, Reader>
 
 /** A Hugging Face model's tokenizer and context, its config, tokenizer and adapter checked before any weight is read. */
 function hfReader(id: string, path: string, adapter?: string): Reader {
-  if (adapter && !existsSync(join(adapter, 'adapter_config.json'))) throw new Error(`models.${id}.adapter: ${adapter} has no adapter_config.json (a PEFT adapter directory)`);
+  if (adapter && !existsSync(join(adapter, 'adapter_config.json')))
+    throw new Error(`models.${id}.adapter: ${adapter} has no adapter_config.json (a PEFT adapter directory)`);
   try {
     if (!existsSync(path)) throw new Error(`${path} does not exist`);
     return { tokenizer: loadHfTokenizer(path), context: readHfConfig(path).maxPositions };
@@ -102,7 +127,13 @@ function hfReader(id: string, path: string, adapter?: string): Reader {
 }
 
 /** Why `text`, as a prompt of `role` (its chat form when the model has a template), cannot be read by a model, or undefined. */
-function fitsModel(text: string, role: Pick<Role, 'kind' | 'token' | 'instructions'>, system: string | undefined, r: Reader, maxNewTokens: number): string | undefined {
+function fitsModel(
+  text: string,
+  role: Pick<Role, 'kind' | 'token' | 'instructions'>,
+  system: string | undefined,
+  r: Reader,
+  maxNewTokens: number,
+): string | undefined {
   let length: number;
   try {
     length = rolePrompt(r.tokenizer, role, text, system).length;
@@ -122,12 +153,18 @@ function checkJudges(c: ExperimentConfig, plan: Plan, train: readonly Task[], wa
   plan.judges.forEach(({ judge, kind }, i) => {
     const rewarded = [...judge.roles].filter((r) => played.includes(r));
     if (rewarded.length === 0) {
-      throw new Error(`judges.${i} (${kind}): rewards role ${[...judge.roles].join(', ')}, which arena '${c.arena.kind}' does not play (it plays ${played.join(', ')}); it would abstain on every turn`);
+      throw new Error(
+        `judges.${i} (${kind}): rewards role ${[...judge.roles].join(', ')}, which arena '${c.arena.kind}' does not play (it plays ${played.join(', ')}); it would abstain on every turn`,
+      );
     }
     if (!judge.needsAnswer || unlabeled === 0) return;
     if (unlabeled === train.length) {
-      throw new Error(`judges.${i} (${kind}): needs answers, and none of the ${train.length} training tasks has one; it would abstain on every turn (label-free runs use a judge such as 'majority')`);
+      throw new Error(
+        `judges.${i} (${kind}): needs answers, and none of the ${train.length} training tasks has one; it would abstain on every turn (label-free runs use a judge such as 'majority')`,
+      );
     }
-    warn(`warning: judges.${i} (${kind}) abstains on ${unlabeled} of ${train.length} training tasks, which have no answer`);
+    warn(
+      `warning: judges.${i} (${kind}) abstains on ${unlabeled} of ${train.length} training tasks, which have no answer`,
+    );
   });
 }

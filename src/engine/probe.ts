@@ -21,11 +21,21 @@ export class GradientProbe {
   private readonly inputs: PolicyInput[];
 
   /** `role`: whose prompts the probe's tasks are (with `system`, its config's system message) */
-  constructor(private readonly model: Policy, tokenizer: Tokenizer, probe: readonly Task[], role: Pick<Role, 'kind' | 'token' | 'instructions'>, private readonly temperature: number, system?: string) {
+  constructor(
+    private readonly model: Policy,
+    tokenizer: Tokenizer,
+    probe: readonly Task[],
+    role: Pick<Role, 'kind' | 'token' | 'instructions'>,
+    private readonly temperature: number,
+    system?: string,
+  ) {
     if (probe.length === 0) throw new Error('probe: the probe set is empty');
     this.inputs = probe.map((t) => {
       if (t.answer === undefined) throw new Error(`probe: task ${t.id} has no answer`);
-      return { prompt: rolePrompt(tokenizer, role, t.prompt, system), completion: [...tokenizer.encode(t.answer), tokenizer.eos] };
+      return {
+        prompt: rolePrompt(tokenizer, role, t.prompt, system),
+        completion: [...tokenizer.encode(t.answer), tokenizer.eos],
+      };
     });
   }
 
@@ -41,7 +51,13 @@ export class GradientProbe {
       const g = this.gradient(() => {
         const s = this.model.score(chunk, this.temperature);
         const width = s.mask.shape[1];
-        const adv = tf.tensor2d(padRows(chunk.map((it) => it.completion.map(() => it.advantage)), width), [chunk.length, width]);
+        const adv = tf.tensor2d(
+          padRows(
+            chunk.map((it) => it.completion.map(() => it.advantage)),
+            width,
+          ),
+          [chunk.length, width],
+        );
         // the policy-gradient loss at ratio 1, token-mean (what the clipped loss reduces to on a fresh sample)
         return s.logProbs.mul(adv).mul(s.mask).sum().div(s.mask.sum()).neg() as tf.Scalar;
       });
@@ -61,5 +77,10 @@ export class GradientProbe {
 }
 
 function dot(a: tf.NamedTensorMap, b: tf.NamedTensorMap): number {
-  return tf.tidy(() => Object.keys(a).reduce((acc, k) => acc.add(a[k].mul(b[k]).sum()), tf.scalar(0)).dataSync()[0]);
+  return tf.tidy(
+    () =>
+      Object.keys(a)
+        .reduce((acc, k) => acc.add(a[k].mul(b[k]).sum()), tf.scalar(0))
+        .dataSync()[0],
+  );
 }

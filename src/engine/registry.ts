@@ -21,14 +21,20 @@ import { loadPlugins, type PluginDefinition } from '../plugins/load.js';
 export class Registry<T> {
   private readonly entries = new Map<string, { value: T; source: string }>();
 
-  constructor(readonly concept: string, builtIn: Readonly<Record<string, T>> = {}) {
+  constructor(
+    readonly concept: string,
+    builtIn: Readonly<Record<string, T>> = {},
+  ) {
     for (const [name, value] of Object.entries(builtIn)) this.add(name, value, 'built in');
   }
 
   /** Registers `name`; `source` says who did ('plugin ./x.ts', or 'built in'). */
   add(name: string, value: T, source: string): this {
     const taken = this.entries.get(name);
-    if (taken) throw new Error(`${source}: ${this.concept} '${name}' is already taken (${taken.source === 'built in' ? 'a built-in kind' : `by ${taken.source}`})`);
+    if (taken)
+      throw new Error(
+        `${source}: ${this.concept} '${name}' is already taken (${taken.source === 'built in' ? 'a built-in kind' : `by ${taken.source}`})`,
+      );
     this.entries.set(name, { value, source });
     return this;
   }
@@ -93,25 +99,50 @@ export class Resolver {
     for (const [id, m] of Object.entries(c.models)) this.models.resolve(m.kind, `models.${id}.kind`);
     const arenaKind = this.arenas.resolve(c.arena.kind, 'arena.kind');
     // a family may be for some arenas only (a dialogue's prompt is for the memory arena to take apart)
-    if (family.arenas && !family.arenas.includes(c.arena.kind)) throw new Error(`arena.kind: arena '${c.arena.kind}' does not serve task family '${family.name}': its tasks are for ${family.arenas.join(', ')}`);
+    if (family.arenas && !family.arenas.includes(c.arena.kind))
+      throw new Error(
+        `arena.kind: arena '${c.arena.kind}' does not serve task family '${family.name}': its tasks are for ${family.arenas.join(', ')}`,
+      );
     const arena = arenaKind.make(parseOptions(arenaKind.options, c.arena.options, 'arena.options'), family);
-    if (c.tasks.train.source === 'none' && !arena.seedsTasks) throw new Error(`tasks.train.source: 'none' needs an arena that seeds its own tasks (a proposer writes them, a game deals them); '${arena.kind}' does not`);
+    if (c.tasks.train.source === 'none' && !arena.seedsTasks)
+      throw new Error(
+        `tasks.train.source: 'none' needs an arena that seeds its own tasks (a proposer writes them, a game deals them); '${arena.kind}' does not`,
+      );
     const tau = c.trainer.temperature;
     if (tau !== undefined && c.arena.temperature > 0 && tau !== c.arena.temperature) {
-      throw new Error(`trainer.temperature: ${tau} differs from arena.temperature ${c.arena.temperature}; the update must score at the sampling temperature (leave it unset to follow the arena)`);
+      throw new Error(
+        `trainer.temperature: ${tau} differs from arena.temperature ${c.arena.temperature}; the update must score at the sampling temperature (leave it unset to follow the arena)`,
+      );
     }
     const parse: AnswerParser = (o) => family.parseAnswer(o);
-    const roles = Object.fromEntries(Object.entries(c.roles).map(([id, r]) => [id, this.roles.resolve(r.kind, `roles.${id}.kind`)(parse)]));
+    const roles = Object.fromEntries(
+      Object.entries(c.roles).map(([id, r]) => [id, this.roles.resolve(r.kind, `roles.${id}.kind`)(parse)]),
+    );
     for (const [needed, kind] of Object.entries(arena.roles)) {
-      if (!roles[needed]) throw new Error(`roles: arena '${arena.kind}' needs role '${needed}'; configured: ${Object.keys(roles).join(', ')}`);
-      if (c.roles[needed].kind !== kind) throw new Error(`roles.${needed}.kind: arena '${arena.kind}' plays '${needed}' as a ${kind}, not a ${c.roles[needed].kind}`);
+      if (!roles[needed])
+        throw new Error(
+          `roles: arena '${arena.kind}' needs role '${needed}'; configured: ${Object.keys(roles).join(', ')}`,
+        );
+      if (c.roles[needed].kind !== kind)
+        throw new Error(
+          `roles.${needed}.kind: arena '${arena.kind}' plays '${needed}' as a ${kind}, not a ${c.roles[needed].kind}`,
+        );
     }
     const live: LiveModels = {};
     const judges = c.judges.map((j, i) => {
       const judgeKind = this.judges.resolve(j.kind, `judges.${i}.kind`);
       const measure = family.measure && ((task: Task) => family.measure!(task));
       const options = parseOptions(judgeKind.options, j.options, `judges.${i}.options`);
-      return { judge: judgeKind.make(options, { verify: (task, out) => family.verify(task, out), measure, family: family.name, live }), weight: j.weight, kind: j.kind };
+      return {
+        judge: judgeKind.make(options, {
+          verify: (task, out) => family.verify(task, out),
+          measure,
+          family: family.name,
+          live,
+        }),
+        weight: j.weight,
+        kind: j.kind,
+      };
     });
     return { arena, family, roles, judges, live, definitions: this.definitions };
   }
@@ -129,17 +160,36 @@ export function createContainer(definitions: readonly PluginDefinition[] = []): 
   c.bind(TOKENS.tasks).toConstantValue(new Registry('task family', TASK_FAMILIES).addAll(definitions));
   c.bind(TOKENS.models).toConstantValue(new Registry('model kind', { tinylm: 'tinylm', hf: 'hf', remote: 'remote' }));
   c.bind(TOKENS.definitions).toConstantValue(definitions);
-  c.bind(Resolver).toDynamicValue((ctx) => new Resolver(ctx.get(TOKENS.arenas), ctx.get(TOKENS.judges), ctx.get(TOKENS.roles), ctx.get(TOKENS.tasks), ctx.get(TOKENS.models), ctx.get(TOKENS.definitions)));
+  c.bind(Resolver).toDynamicValue(
+    (ctx) =>
+      new Resolver(
+        ctx.get(TOKENS.arenas),
+        ctx.get(TOKENS.judges),
+        ctx.get(TOKENS.roles),
+        ctx.get(TOKENS.tasks),
+        ctx.get(TOKENS.models),
+        ctx.get(TOKENS.definitions),
+      ),
+  );
   return c;
 }
 
 /** The task family `name`, built in or from one of `plugins` (for commands that need a family and nothing else, such as pretrain). */
-export async function resolveTaskFamily(name: string, plugins: readonly string[], path = 'task.family'): Promise<TaskFamily<unknown>> {
-  return new Registry<TaskFamily<unknown>>('task family', TASK_FAMILIES).addAll(await loadPlugins(plugins)).resolve(name, path);
+export async function resolveTaskFamily(
+  name: string,
+  plugins: readonly string[],
+  path = 'task.family',
+): Promise<TaskFamily<unknown>> {
+  return new Registry<TaskFamily<unknown>>('task family', TASK_FAMILIES)
+    .addAll(await loadPlugins(plugins))
+    .resolve(name, path);
 }
 
 /** Loads the config's plugins, adds `extra` definitions (a script's own), and resolves every name in the config: the plan, before any work. */
 export async function planExperiment(c: ExperimentConfig, extra: readonly Definition[] = []): Promise<Plan> {
-  const definitions = [...(await loadPlugins(c.plugins)), ...extra.map((d) => ({ ...d, source: 'the definitions given to runExperiment' }))];
+  const definitions = [
+    ...(await loadPlugins(c.plugins)),
+    ...extra.map((d) => ({ ...d, source: 'the definitions given to runExperiment' })),
+  ];
   return createContainer(definitions).get(Resolver).plan(c);
 }

@@ -6,13 +6,27 @@ import type { ADVANTAGES, ExperimentConfig } from '../config/schema.js';
 import { comparisonGroup, taskOf } from '../core/groups.js';
 import type { KlKind } from '../rl/kl.js';
 import { applyKlPenalty, type KlController } from '../rl/kl-reward.js';
-import { broadcastOverTokens, grpoOutcomeAdvantage, reinforcePlusPlusAdvantage, reinforcePlusPlusBaselineAdvantage, rlooOutcomeAdvantage, RoleBaseline } from '../rl/advantages.js';
+import {
+  broadcastOverTokens,
+  grpoOutcomeAdvantage,
+  reinforcePlusPlusAdvantage,
+  reinforcePlusPlusBaselineAdvantage,
+  rlooOutcomeAdvantage,
+  RoleBaseline,
+} from '../rl/advantages.js';
 import { keepGroupsWithVariance } from '../rl/filter.js';
 import type { TrainSample } from '../rl/trainer.js';
 import type { Plan } from './registry.js';
 
 /** A scored turn: where it is, its combined reward, each judge's part (and weight), its comparison group for advantages. */
-export interface ScoredTurn { episode: Episode; turn: number; reward: number; parts: { rewards: Reward[]; weights: readonly number[] }; group: string; refLogProbs?: number[] }
+export interface ScoredTurn {
+  episode: Episode;
+  turn: number;
+  reward: number;
+  parts: { rewards: Reward[]; weights: readonly number[] };
+  group: string;
+  refLogProbs?: number[];
+}
 
 /** How one role learns: its advantage estimator, its KL loss weight, and KL as a reward penalty. */
 export interface RoleTraining {
@@ -40,11 +54,19 @@ export function scoreEpisodes(plan: Plan, episodes: readonly Episode[], trainPer
   const out: ScoredTurn[] = [];
   episodes.forEach((episode, e) => {
     if (trainPerGroup !== undefined) {
-      if (episode.member === undefined) throw new Error(`trainPerGroup: episode ${episode.id} has no member index (playGroups sets it)`);
+      if (episode.member === undefined)
+        throw new Error(`trainPerGroup: episode ${episode.id} has no member index (playGroups sets it)`);
       if (episode.member >= trainPerGroup) return;
     }
     combined[e].forEach((r: Reward, t) => {
-      if (r !== null) out.push({ episode, turn: t, reward: r, parts: { rewards: perJudge.map((j) => j[e][t]), weights }, group: comparisonGroup(episode, episode.turns[t]) });
+      if (r !== null)
+        out.push({
+          episode,
+          turn: t,
+          reward: r,
+          parts: { rewards: perJudge.map((j) => j[e][t]), weights },
+          group: comparisonGroup(episode, episode.turns[t]),
+        });
     });
   });
   return out;
@@ -58,9 +80,18 @@ export function scoreEpisodes(plan: Plan, episodes: readonly Episode[], trainPer
  * holds each role's moving baseline for 'rae' (SPIRAL's RoleBaseline, keyed by role: the
  * loop keeps it across iterations and in every checkpoint); this updates it, turn by turn.
  */
-export function toSamples(scored: readonly ScoredTurn[], t: ExperimentConfig['trainer'], roles: Readonly<Record<string, RoleTraining>> = {}, baselines = new RoleBaseline(t.raeDecay ?? 0.95)): { samples: TrainSample[]; metrics: Record<string, number>; credited: Array<{ turn: Turn; advantage: number }> } {
+export function toSamples(
+  scored: readonly ScoredTurn[],
+  t: ExperimentConfig['trainer'],
+  roles: Readonly<Record<string, RoleTraining>> = {},
+  baselines = new RoleBaseline(t.raeDecay ?? 0.95),
+): { samples: TrainSample[]; metrics: Record<string, number>; credited: Array<{ turn: Turn; advantage: number }> } {
   let kept = [...scored];
-  if (t.dropEqualGroups) kept = keepGroupsWithVariance(kept.map((s) => s.group), kept.map((s) => s.reward)).map((i) => kept[i]);
+  if (t.dropEqualGroups)
+    kept = keepGroupsWithVariance(
+      kept.map((s) => s.group),
+      kept.map((s) => s.reward),
+    ).map((i) => kept[i]);
   kept = kept.filter((s) => s.episode.turns[s.turn].completion.length > 0);
   const samples: TrainSample[] = [];
   const metrics: Record<string, number> = {};
@@ -74,10 +105,20 @@ export function toSamples(scored: readonly ScoredTurn[], t: ExperimentConfig['tr
     if (r.klReward) {
       const pad = (xs: readonly number[]) => Array.from({ length: width }, (_, j) => xs[j] ?? 0);
       const refs = items.map((s) => {
-        if (!s.refLogProbs) throw new Error(`roles.${role}.klReward: turn ${s.turn} of episode ${s.episode.id} has no reference log-probs`);
+        if (!s.refLogProbs)
+          throw new Error(
+            `roles.${role}.klReward: turn ${s.turn} of episode ${s.episode.id} has no reference log-probs`,
+          );
         return pad(s.refLogProbs);
       });
-      const k = applyKlPenalty(rewards, turns.map((x) => pad(x.logProbs)), refs, mask, r.klReward.kind, r.klReward.ctrl);
+      const k = applyKlPenalty(
+        rewards,
+        turns.map((x) => pad(x.logProbs)),
+        refs,
+        mask,
+        r.klReward.kind,
+        r.klReward.ctrl,
+      );
       rewards = k.rewards;
       Object.assign(metrics, { [`kl_reward/${role}/kl`]: k.currentKl, [`kl_reward/${role}/coef`]: k.beta });
     }
@@ -85,18 +126,48 @@ export function toSamples(scored: readonly ScoredTurn[], t: ExperimentConfig['tr
     let adv: { advantages: number[][] };
     if (t.rewardAggregation === 'normalize-then-sum') {
       // TRL's normalize_then_sum over this role's turns: the batch it normalises is the role's
-      adv = { advantages: broadcastOverTokens(normalizeThenSum(items.map((s) => s.parts.rewards), ids, items[0].parts.weights), mask) };
+      adv = {
+        advantages: broadcastOverTokens(
+          normalizeThenSum(
+            items.map((s) => s.parts.rewards),
+            ids,
+            items[0].parts.weights,
+          ),
+          mask,
+        ),
+      };
     } else if (r.advantage === 'rae') {
       // SPIRAL's order: each turn's score against the baseline before it, then folded in
       metrics[`rae/${role}/baseline`] = baselines.baseline(role);
-      adv = { advantages: broadcastOverTokens(rewards.map((row) => baselines.advantage(role, row.reduce((a, b) => a + b, 0))), mask) };
-    } else adv =
-      r.advantage === 'rloo' ? rlooOutcomeAdvantage(rewards, mask, ids)
-      : r.advantage === 'reinforce++-baseline' ? reinforcePlusPlusBaselineAdvantage(rewards, mask, ids)
-      : r.advantage === 'reinforce++' ? reinforcePlusPlusAdvantage(rewards, mask, 1)
-      : grpoOutcomeAdvantage(rewards, mask, ids, { normAdvByStd: r.advantage !== 'drgrpo' });
+      adv = {
+        advantages: broadcastOverTokens(
+          rewards.map((row) =>
+            baselines.advantage(
+              role,
+              row.reduce((a, b) => a + b, 0),
+            ),
+          ),
+          mask,
+        ),
+      };
+    } else
+      adv =
+        r.advantage === 'rloo'
+          ? rlooOutcomeAdvantage(rewards, mask, ids)
+          : r.advantage === 'reinforce++-baseline'
+            ? reinforcePlusPlusBaselineAdvantage(rewards, mask, ids)
+            : r.advantage === 'reinforce++'
+              ? reinforcePlusPlusAdvantage(rewards, mask, 1)
+              : grpoOutcomeAdvantage(rewards, mask, ids, { normAdvByStd: r.advantage !== 'drgrpo' });
     turns.forEach((x, i) => {
-      const sample: TrainSample = { model: x.model, role: x.role, prompt: x.prompt, completion: x.completion, oldLogProbs: x.logProbs, advantages: adv.advantages[i].slice(0, x.completion.length) };
+      const sample: TrainSample = {
+        model: x.model,
+        role: x.role,
+        prompt: x.prompt,
+        completion: x.completion,
+        oldLogProbs: x.logProbs,
+        advantages: adv.advantages[i].slice(0, x.completion.length),
+      };
       if (items[i].refLogProbs) sample.refLogProbs = items[i].refLogProbs;
       if (r.klCoef !== undefined) sample.klCoef = r.klCoef;
       if (r.lossWeight !== undefined) sample.lossWeight = r.lossWeight;
@@ -108,14 +179,26 @@ export function toSamples(scored: readonly ScoredTurn[], t: ExperimentConfig['tr
 }
 
 /** Rollout metrics that need no model: rewards per role, hidden-label accuracy, TTRL's label and reward accuracy, diversity. */
-export function rolloutMetrics(plan: Plan, episodes: readonly Episode[], scored: readonly ScoredTurn[]): Record<string, number> {
+export function rolloutMetrics(
+  plan: Plan,
+  episodes: readonly Episode[],
+  scored: readonly ScoredTurn[],
+): Record<string, number> {
   const m: Record<string, number> = {};
-  for (const [role, rs] of groupBy(scored, (s) => s.episode.turns[s.turn].role)) m[`reward/${role}`] = mean(rs.map((s) => s.reward));
+  for (const [role, rs] of groupBy(scored, (s) => s.episode.turns[s.turn].role))
+    m[`reward/${role}`] = mean(rs.map((s) => s.reward));
   // turns played per role: the rollout budget, so runs of different arenas compare at equal cost
-  for (const [role, ts] of groupBy(episodes.flatMap((e) => e.turns), (t) => t.role)) m[`turns/${role}`] = ts.length;
+  for (const [role, ts] of groupBy(
+    episodes.flatMap((e) => e.turns),
+    (t) => t.role,
+  ))
+    m[`turns/${role}`] = ts.length;
   const solver = episodes.flatMap((e) => e.turns.filter((t) => t.role === 'solver').map((t) => ({ e, t })));
   const labeled = solver.filter(({ e, t }) => taskOf(e, t).answer !== undefined);
-  if (labeled.length) m['accuracy/train'] = mean(labeled.map(({ e, t }) => (t.action.valid && plan.family.verify(taskOf(e, t), t.text) ? 1 : 0)));
+  if (labeled.length)
+    m['accuracy/train'] = mean(
+      labeled.map(({ e, t }) => (t.action.valid && plan.family.verify(taskOf(e, t), t.text) ? 1 : 0)),
+    );
   m['rollout/valid_rate'] = mean(solver.map(({ t }) => (t.action.valid ? 1 : 0)));
   // a given turn's were not sampled (zeros)
   const sampled = episodes.flatMap((e) => e.turns.filter((t) => !t.given));
@@ -123,7 +206,9 @@ export function rolloutMetrics(plan: Plan, episodes: readonly Episode[], scored:
   m['rollout/self_certainty'] = mean(sampled.flatMap((t) => t.selfCertainty));
   // the solver's comparison groups: the answers to one task
   const groups = [...groupBy(solver, ({ e, t }) => comparisonGroup(e, t)).entries()];
-  m['rollout/distinct_answers'] = mean(groups.map(([, g]) => new Set(g.map(({ t }) => voteOf(t)).filter((x) => x !== null)).size));
+  m['rollout/distinct_answers'] = mean(
+    groups.map(([, g]) => new Set(g.map(({ t }) => voteOf(t)).filter((x) => x !== null)).size),
+  );
   if (plan.judges.some((j) => j.kind === 'majority') && labeled.length) {
     const trained = new Set(scored.map((s) => s.group));
     Object.assign(m, ttrlMetrics(plan, groups, trained));
@@ -136,7 +221,11 @@ export function rolloutMetrics(plan: Plan, episodes: readonly Episode[], scored:
  * matches the true reward. `trained` holds the groups some judge scored; with a vote-share
  * guard (`minShare`) the label accuracy on those is what the update actually learns from.
  */
-function ttrlMetrics(plan: Plan, groups: [string, { e: Episode; t: Turn }[]][], trained: ReadonlySet<string>): Record<string, number> {
+function ttrlMetrics(
+  plan: Plan,
+  groups: [string, { e: Episode; t: Turn }[]][],
+  trained: ReadonlySet<string>,
+): Record<string, number> {
   const labelRight: number[] = [];
   const trainedRight: number[] = [];
   const rewardRight: number[] = [];
@@ -154,8 +243,10 @@ function ttrlMetrics(plan: Plan, groups: [string, { e: Episode; t: Turn }[]][], 
     }
   }
   return {
-    'ttrl/label_accuracy': mean(labelRight), 'ttrl/reward_accuracy': mean(rewardRight),
-    'ttrl/trained_groups': trainedRight.length / groups.length, 'ttrl/trained_label_accuracy': mean(trainedRight),
+    'ttrl/label_accuracy': mean(labelRight),
+    'ttrl/reward_accuracy': mean(rewardRight),
+    'ttrl/trained_groups': trainedRight.length / groups.length,
+    'ttrl/trained_label_accuracy': mean(trainedRight),
   };
 }
 

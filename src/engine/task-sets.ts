@@ -4,19 +4,27 @@ import { disjointSplit, generateTasks, readTasksJsonl, type TaskCheck } from '..
 import type { TaskFamily } from '../tasks/types.js';
 
 /** Checks per set: a file's bad task is reported with its file and line. */
-export interface TaskSetChecks { train?: TaskCheck; eval?: TaskCheck }
+export interface TaskSetChecks {
+  train?: TaskCheck;
+  eval?: TaskCheck;
+}
 
 /**
  * The train and eval task sets of a config, each read and checked whole. Two generated sets
  * come from one disjoint split (no eval prompt appears in train); a file is read as is.
  * Label-free runs may point both at the same unlabeled file (TTRL's test-time setting).
  */
-export function loadTaskSets(c: ExperimentConfig, family: TaskFamily<unknown>, checks: TaskSetChecks = {}): { train: Task[]; evalSet: Task[] } {
+export function loadTaskSets(
+  c: ExperimentConfig,
+  family: TaskFamily<unknown>,
+  checks: TaskSetChecks = {},
+): { train: Task[]; evalSet: Task[] } {
   const { train, eval: ev, difficulty } = c.tasks;
   const generated = (field: string, tasks: Task[], check?: TaskCheck) => {
     for (const t of tasks) {
       const wrong = check?.(t);
-      if (wrong !== undefined) throw new Error(`tasks.${field}: generated task ${t.id} (${JSON.stringify(t.prompt)}): ${wrong}`);
+      if (wrong !== undefined)
+        throw new Error(`tasks.${field}: generated task ${t.id} (${JSON.stringify(t.prompt)}): ${wrong}`);
     }
     return tasks;
   };
@@ -24,14 +32,19 @@ export function loadTaskSets(c: ExperimentConfig, family: TaskFamily<unknown>, c
     // a role writes the training tasks (self-play); the eval set is read as usual
     return { train: [], evalSet: ev ? load('eval', ev, 1) : [] };
   }
-  if (ev?.source === 'none') throw new Error("tasks.eval.source: 'none' is for training tasks a role writes; leave tasks.eval out instead");
+  if (ev?.source === 'none')
+    throw new Error("tasks.eval.source: 'none' is for training tasks a role writes; leave tasks.eval out instead");
   if (train.source === 'generate' && ev?.source === 'generate') {
     const split = disjointSplit(family, difficulty, train.count!, ev.count!, c.seed);
-    return { train: generated('train', split.train, checks.train), evalSet: generated('eval', split.test, checks.eval) };
+    return {
+      train: generated('train', split.train, checks.train),
+      evalSet: generated('eval', split.test, checks.eval),
+    };
   }
   function load(field: 'train' | 'eval', s: typeof train, salt: number): Task[] {
     const check = checks[field];
-    if (s.source === 'generate') return generated(field, generateTasks(family, difficulty, s.count!, c.seed + salt), check);
+    if (s.source === 'generate')
+      return generated(field, generateTasks(family, difficulty, s.count!, c.seed + salt), check);
     const tasks = readTasksJsonl(s.path!, family.name, check);
     if (tasks.length === 0) throw new Error(`tasks.${field}.path: ${s.path} holds no tasks`);
     return tasks;

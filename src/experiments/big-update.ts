@@ -38,14 +38,25 @@ const rng = new Rng(1);
 const batch: TrainSample[] = Array.from({ length: samples }, () => {
   const seq = Array.from({ length: REFERENCE_JOBS.seq }, () => rng.int(REFERENCE_MODEL.vocabSize));
   const completion = seq.slice(1);
-  return { model: 'm', role: 'solver', prompt: seq.slice(0, 1), completion, oldLogProbs: completion.map(() => rng.normal() * 0.1 - 4), advantages: rng.normal() };
+  return {
+    model: 'm',
+    role: 'solver',
+    prompt: seq.slice(0, 1),
+    completion,
+    oldLogProbs: completion.map(() => rng.normal() * 0.1 - 4),
+    advantages: rng.normal(),
+  };
 });
 const rssBefore = process.resourceUsage().maxRSS;
-console.log(`backend ${info.chosen}; ${samples} samples x ${REFERENCE_JOBS.seq} tokens in passes of ${microBatch}; peak RSS before the update ${mb(rssBefore)} MB`);
+console.log(
+  `backend ${info.chosen}; ${samples} samples x ${REFERENCE_JOBS.seq} tokens in passes of ${microBatch}; peak RSS before the update ${mb(rssBefore)} MB`,
+);
 const t0 = performance.now();
 const step = trainer.step(batch).m;
 const seconds = (performance.now() - t0) / 1000;
-console.log(`update: ${seconds.toFixed(1)} s (${Math.round(step.tokens / seconds)} tokens/s), loss ${step.loss.toFixed(4)}, grad norm ${step.gradNorm.toFixed(3)}, skipped ${step.skipped}`);
+console.log(
+  `update: ${seconds.toFixed(1)} s (${Math.round(step.tokens / seconds)} tokens/s), loss ${step.loss.toFixed(4)}, grad norm ${step.gradNorm.toFixed(3)}, skipped ${step.skipped}`,
+);
 console.log(`peak RSS: ${mb(process.resourceUsage().maxRSS)} MB`);
 trainer.dispose();
 model.dispose();

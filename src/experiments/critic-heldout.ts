@@ -21,7 +21,12 @@ const { model, tokenizer } = await loadLanguageModel(arg('from'));
 const tasks = readTasksJsonl(arg('tasks'), 'arithmetic', () => undefined);
 const tries = Number(arg('tries', '16'));
 const prompts = tasks.flatMap((t) => Array.from({ length: tries }, () => tokenizer.prompt(t.prompt, 'solver')));
-const gens = generate(model, prompts, { maxNewTokens: 24, temperature: Number(arg('temperature', '0.6')), seed: Number(arg('seed', '1')), eos: tokenizer.eos });
+const gens = generate(model, prompts, {
+  maxNewTokens: 24,
+  temperature: Number(arg('temperature', '0.6')),
+  seed: Number(arg('seed', '1')),
+  eos: tokenizer.eos,
+});
 const lines: string[] = [];
 const firsts: number[] = [];
 tasks.forEach((t, i) => {
@@ -40,4 +45,11 @@ tasks.forEach((t, i) => {
 });
 writeFileSync(arg('out'), lines.join('\n') + '\n');
 const share = (k: number) => +(firsts.filter((f) => f === k).length / firsts.length).toFixed(3);
-console.log(JSON.stringify({ out: arg('out'), tasks: tasks.length, kept: lines.length, first_wrong_step: { 1: share(1), 2: share(2) } }));
+console.log(
+  JSON.stringify({
+    out: arg('out'),
+    tasks: tasks.length,
+    kept: lines.length,
+    first_wrong_step: { 1: share(1), 2: share(2) },
+  }),
+);

@@ -63,8 +63,38 @@ const resumeDir = cli('resume');
 const outDir = resumeDir ?? cli('out');
 const saved = resumeDir ? await loadRun(resumeDir) : undefined;
 // a resumed run keeps its settings; --iterations may extend it
-const arg = (name: string, fallback: string) => (name === 'iterations' ? cli(name) ?? saved?.args[name] : saved?.args[name] ?? cli(name)) ?? fallback;
-const settings = ['measure', 'game', 'iterations', 'episodes', 'alpha', 'seed', 'every', 'baseline-decay', 'magnet', 'magnet-rate', 'average', 'baseline', 'lr', 'save-every', 'weighting', 'opponents', 'pool-size', 'snapshot-every', 'elo-games', 'gradient', 'critic', 'lr-min-ratio', 'eta', 'inner', 'fit-tol', 'backend', 'explore-moves', 'explore-share'];
+const arg = (name: string, fallback: string) =>
+  (name === 'iterations' ? (cli(name) ?? saved?.args[name]) : (saved?.args[name] ?? cli(name))) ?? fallback;
+const settings = [
+  'measure',
+  'game',
+  'iterations',
+  'episodes',
+  'alpha',
+  'seed',
+  'every',
+  'baseline-decay',
+  'magnet',
+  'magnet-rate',
+  'average',
+  'baseline',
+  'lr',
+  'save-every',
+  'weighting',
+  'opponents',
+  'pool-size',
+  'snapshot-every',
+  'elo-games',
+  'gradient',
+  'critic',
+  'lr-min-ratio',
+  'eta',
+  'inner',
+  'fit-tol',
+  'backend',
+  'explore-moves',
+  'explore-share',
+];
 const game = gameByName(arg('game', 'kuhn'));
 const iterations = Number(arg('iterations', '400'));
 const episodes = Number(arg('episodes', '512'));
@@ -79,7 +109,8 @@ const baselineKind = arg('baseline', 'seat');
 const weighting = arg('weighting', 'reach');
 // --gradient all-actions: a tabular critic Q(key, move) and one update row per visited state and legal move (see allActions)
 const gradient = arg('gradient', 'sampled');
-if (!['sampled', 'all-actions', 'distill'].includes(gradient)) throw new Error(`--gradient: sampled, all-actions or distill, got '${gradient}'`);
+if (!['sampled', 'all-actions', 'distill'].includes(gradient))
+  throw new Error(`--gradient: sampled, all-actions or distill, got '${gradient}'`);
 const eta = Number(arg('eta', '0.01'));
 const inner = Number(arg('inner', '10'));
 // --fit-tol t: stop the distillation's steps once the mean KL(target || network) is under t (0: always --inner steps)
@@ -87,16 +118,19 @@ const fitTol = Number(arg('fit-tol', '0'));
 let lastFit = { steps: 0, kl: 0 };
 // --critic exact (with all-actions): exact action values at every information state instead of sampled ones, to tell the critic's noise from the MLP's limits
 const critic = arg('critic', 'sampled');
-if (!['sampled', 'counts', 'exact'].includes(critic)) throw new Error(`--critic: sampled, counts or exact, got '${critic}'`);
+if (!['sampled', 'counts', 'exact'].includes(critic))
+  throw new Error(`--critic: sampled, counts or exact, got '${critic}'`);
 if (!['reach', 'infostate'].includes(weighting)) throw new Error(`--weighting: reach or infostate, got '${weighting}'`);
-if (!['seat', 'infostate'].includes(baselineKind)) throw new Error(`--baseline: seat or infostate, got '${baselineKind}'`);
+if (!['seat', 'infostate'].includes(baselineKind))
+  throw new Error(`--baseline: seat or infostate, got '${baselineKind}'`);
 if (!['uniform', 'moving'].includes(magnetKind)) throw new Error(`--magnet: uniform or moving, got '${magnetKind}'`);
 if (!['uniform', 'linear'].includes(averaging)) throw new Error(`--average: uniform or linear, got '${averaging}'`);
 
 const saveEvery = Number(arg('save-every', '50'));
 // --opponents self (both seats the learner) or a pool of frozen snapshots drawn by latest | uniform | prioritised
 const opponentRule = arg('opponents', 'self');
-if (opponentRule !== 'self' && !POOL_SAMPLINGS.includes(opponentRule as PoolSampling)) throw new Error(`--opponents: self, ${POOL_SAMPLINGS.join(', ')}; got '${opponentRule}'`);
+if (opponentRule !== 'self' && !POOL_SAMPLINGS.includes(opponentRule as PoolSampling))
+  throw new Error(`--opponents: self, ${POOL_SAMPLINGS.join(', ')}; got '${opponentRule}'`);
 const poolSize = Number(arg('pool-size', '10'));
 const snapshotEvery = Number(arg('snapshot-every', '25'));
 const eloGames = Number(arg('elo-games', '20'));
@@ -107,10 +141,13 @@ const exploreEpisodes = Math.round(Number(arg('explore-share', '0.5')) * Number(
 // a perfect-information game is measured against perfect play (its tables would need every
 // one of tic-tac-toe's 550,000 move orders each iteration): uniform magnet, no average
 const measure = arg('measure', game.name === 'tictactoe' ? 'minimax' : 'exploitability');
-if (!['exploitability', 'minimax'].includes(measure)) throw new Error(`--measure: exploitability or minimax, got '${measure}'`);
-if (measure === 'minimax' && magnetKind !== 'uniform') throw new Error('--measure minimax keeps no policy table: use --magnet uniform');
+if (!['exploitability', 'minimax'].includes(measure))
+  throw new Error(`--measure: exploitability or minimax, got '${measure}'`);
+if (measure === 'minimax' && magnetKind !== 'uniform')
+  throw new Error('--measure minimax keeps no policy table: use --magnet uniform');
 const solver = new Minimax();
-const representatives = critic === 'exact' ? representativeStates(game) : new Map<string, { player: number; state: GameState }>();
+const representatives =
+  critic === 'exact' ? representativeStates(game) : new Map<string, { player: number; state: GameState }>();
 /** the MLP's greedy move: its likeliest legal move */
 const greedy = (s: GameState) => {
   const legal = s.legalActions();
@@ -120,16 +157,35 @@ const greedy = (s: GameState) => {
 
 // --backend: cpu by default (acting's tiny products are fastest there); wasm for large distillation fits
 await initBackend(arg('backend', 'cpu') as 'cpu' | 'wasm', arg('backend', 'cpu') === 'cpu' ? 'off' : 'auto');
-const mlp = saved?.mlp ?? new MlpPolicy({ inputSize: game.observationSize, hiddenSizes: [64, 64], numActions: game.numActions, seed });
+const mlp =
+  saved?.mlp ??
+  new MlpPolicy({ inputSize: game.observationSize, hiddenSizes: [64, 64], numActions: game.numActions, seed });
 const lr = Number(arg('lr', '0.003'));
 const lrMinRatio = Number(arg('lr-min-ratio', '1'));
 if (!(lrMinRatio > 0 && lrMinRatio <= 1)) throw new Error(`--lr-min-ratio: in (0, 1], got ${lrMinRatio}`);
-const trainer = new JointTrainer({ m: mlp }, { lr, clipLow: 0.2, clipHigh: 0.2, klCoef: alpha, klKind: 'k3', aggMode: 'token-mean', maxGradNorm: 1, microBatch: 1 << 20 });
+const trainer = new JointTrainer(
+  { m: mlp },
+  {
+    lr,
+    clipLow: 0.2,
+    clipHigh: 0.2,
+    klCoef: alpha,
+    klKind: 'k3',
+    aggMode: 'token-mean',
+    maxGradNorm: 1,
+    microBatch: 1 << 20,
+  },
+);
 if (saved) await restoreOptimizerState(`${resumeDir}/checkpoint`, saved.attachments, trainer.optimizer('m'));
 const poolOptions = { capacity: poolSize, sampling: opponentRule as PoolSampling };
-const pool = opponentRule === 'self' ? undefined
-  : saved?.state.pool ? OpponentPool.restore<MlpPolicy>(poolOptions, saved.state.pool, (n) => fromWeights(mlp.config, saved.state.snapshots![n]))
-  : new OpponentPool<MlpPolicy>({ ...poolOptions, seed: seed * 7919 });
+const pool =
+  opponentRule === 'self'
+    ? undefined
+    : saved?.state.pool
+      ? OpponentPool.restore<MlpPolicy>(poolOptions, saved.state.pool, (n) =>
+          fromWeights(mlp.config, saved.state.snapshots![n]),
+        )
+      : new OpponentPool<MlpPolicy>({ ...poolOptions, seed: seed * 7919 });
 if (pool && pool.size === 0) pool.add('it0', copyOf(mlp));
 const baseline: number[] = saved?.state.baseline ?? new Array(game.numPlayers).fill(0);
 // --baseline infostate: an EMA of the returns seen at each information state (a tabular critic, read before it is updated)
@@ -140,8 +196,10 @@ let drawSeed: number = saved?.state.drawSeed ?? seed * 100003;
 const average = saved ? AveragePolicy.restore(game, saved.state.average) : new AveragePolicy(game);
 // the magnet as a table; uniform to start (and throughout with --magnet uniform)
 const magnet: TabularPolicy = saved?.state.magnet ?? (measure === 'minimax' ? {} : tabulateMlp(game, mlp));
-if (!saved) for (const row of Object.values(magnet)) for (const a of Object.keys(row)) row[a] = 1 / Object.keys(row).length;
-const magnetLogProb = (key: string, action: number, legal: boolean[]) => Math.log(Math.max(1e-8, magnet[key]?.[String(action)] ?? 1 / legal.filter(Boolean).length));
+if (!saved)
+  for (const row of Object.values(magnet)) for (const a of Object.keys(row)) row[a] = 1 / Object.keys(row).length;
+const magnetLogProb = (key: string, action: number, legal: boolean[]) =>
+  Math.log(Math.max(1e-8, magnet[key]?.[String(action)] ?? 1 / legal.filter(Boolean).length));
 if (outDir) mkdirSync(outDir, { recursive: true });
 const log = (line: Record<string, unknown>) => {
   console.log(JSON.stringify(line));
@@ -153,24 +211,49 @@ if (saved) log({ resumed: resumeDir, at: first });
 for (let it = first; it <= iterations; it++) {
   if (measure === 'minimax') {
     if (it % every === 0) {
-      const vs = [0, 1].map((seat) => playVsMinimax(() => game.newInitialState(), greedy, { seat, games: 200, seed: it * 2 + seat + 1 }, solver));
-      log({ game: game.name, iteration: it, seed, alpha, vs_minimax: { seat0: vs[0], seat1: vs[1] }, losses: vs[0].losses + vs[1].losses });
+      const vs = [0, 1].map((seat) =>
+        playVsMinimax(() => game.newInitialState(), greedy, { seat, games: 200, seed: it * 2 + seat + 1 }, solver),
+      );
+      log({
+        game: game.name,
+        iteration: it,
+        seed,
+        alpha,
+        vs_minimax: { seat0: vs[0], seat1: vs[1] },
+        losses: vs[0].losses + vs[1].losses,
+      });
     }
   }
   if (pool && it % every === 0) {
     // Elo over the pool: a round robin of sampled play among uniform random (1000 by definition), every snapshot and the learner
-    const players: Record<string, Actor> = { random: randomActor, ...Object.fromEntries(pool.names().map((n) => [n, pool.snapshot(n)])), learner: mlp };
+    const players: Record<string, Actor> = {
+      random: randomActor,
+      ...Object.fromEntries(pool.names().map((n) => [n, pool.snapshot(n)])),
+      learner: mlp,
+    };
     const elo = eloRatings(roundRobin(game, players, eloGames, { next: 900_000_007 + it }), 'random');
-    log({ game: game.name, iteration: it, elo: Object.fromEntries(Object.entries(elo).map(([k, v]) => [k, Math.round(v)])), opponents: opponentRule, drawn: Object.fromEntries(pool.names().map((n, i) => [n, +pool.probabilities()[i].toFixed(3)])) });
+    log({
+      game: game.name,
+      iteration: it,
+      elo: Object.fromEntries(Object.entries(elo).map(([k, v]) => [k, Math.round(v)])),
+      opponents: opponentRule,
+      drawn: Object.fromEntries(pool.names().map((n, i) => [n, +pool.probabilities()[i].toFixed(3)])),
+    });
   }
   const current = measure === 'minimax' ? {} : tabulateMlp(game, mlp);
   if (measure === 'exploitability') average.add(current, averaging === 'linear' ? it + 1 : 1);
   if (magnetKind === 'moving' && it > 0) {
-    for (const [key, row] of Object.entries(magnet)) for (const a of Object.keys(row)) row[a] = (1 - magnetRate) * row[a] + magnetRate * current[key][a];
+    for (const [key, row] of Object.entries(magnet))
+      for (const a of Object.keys(row)) row[a] = (1 - magnetRate) * row[a] + magnetRate * current[key][a];
   }
   if (measure === 'exploitability' && it % every === 0) {
     log({
-      game: game.name, iteration: it, seed, alpha, magnet: magnetKind, exploitability: +exploitability(game, fromTable(current)).toFixed(5),
+      game: game.name,
+      iteration: it,
+      seed,
+      alpha,
+      magnet: magnetKind,
+      exploitability: +exploitability(game, fromTable(current)).toFixed(5),
       average: +exploitability(game, fromTable(average.table())).toFixed(5),
       ...(gradient === 'distill' ? { fit_steps: lastFit.steps, fit_kl: +lastFit.kl.toExponential(3) } : {}),
     });
@@ -179,7 +262,11 @@ for (let it = first; it <= iterations; it++) {
   // play every episode in lockstep: one batched act per actor and decision step; with a
   // pool, the learner takes seat (episode mod players) and a drawn snapshot the others
   const opponents = pool ? Array.from({ length: episodes }, () => pool!.sample()) : [];
-  const actors: Record<string, Actor> = { learner: mlp, ...Object.fromEntries((pool?.names() ?? []).map((n) => [n, pool!.snapshot(n)])), ...(exploreMoves > 0 ? { explore: randomActor } : {}) };
+  const actors: Record<string, Actor> = {
+    learner: mlp,
+    ...Object.fromEntries((pool?.names() ?? []).map((n) => [n, pool!.snapshot(n)])),
+    ...(exploreMoves > 0 ? { explore: randomActor } : {}),
+  };
   const seeds = { next: drawSeed };
   const actorOf = (ep: number, seat: number, st: GameState) => {
     if (ep < exploreEpisodes && st.history().length < exploreMoves) return 'explore';
@@ -191,8 +278,14 @@ for (let it = first; it <= iterations; it++) {
   if (pool) states.forEach((st, ep) => pool!.record(opponents[ep], scoreOf(st, ep % game.numPlayers)));
   const returns = states.map((s) => s.returns());
   const samples: TrainSample[] = taken.map((t) => ({
-    model: 'm', role: `seat${t.seat}`, prompt: t.features, completion: [t.action], legal: t.legal,
-    oldLogProbs: [t.logProb], advantages: returns[t.ep][t.seat] - (baselineKind === 'infostate' ? stateBaseline.get(t.key) ?? 0 : baseline[t.seat]),
+    model: 'm',
+    role: `seat${t.seat}`,
+    prompt: t.features,
+    completion: [t.action],
+    legal: t.legal,
+    oldLogProbs: [t.logProb],
+    advantages:
+      returns[t.ep][t.seat] - (baselineKind === 'infostate' ? (stateBaseline.get(t.key) ?? 0) : baseline[t.seat]),
     refLogProbs: [magnetLogProb(t.key, t.action, t.legal)],
   }));
   // SPIRAL's baseline: read above, updated after
@@ -202,18 +295,48 @@ for (let it = first; it <= iterations; it++) {
     list.push(returns[t.ep][t.seat]);
     seen.set(t.key, list);
   }
-  for (const [key, list] of seen) stateBaseline.set(key, decay * (stateBaseline.get(key) ?? 0) + (1 - decay) * (list.reduce((a, b) => a + b, 0) / list.length));
-  for (let p = 0; p < game.numPlayers; p++) baseline[p] = decay * baseline[p] + (1 - decay) * (returns.reduce((a, r) => a + r[p], 0) / returns.length);
+  for (const [key, list] of seen)
+    stateBaseline.set(
+      key,
+      decay * (stateBaseline.get(key) ?? 0) + (1 - decay) * (list.reduce((a, b) => a + b, 0) / list.length),
+    );
+  for (let p = 0; p < game.numPlayers; p++)
+    baseline[p] = decay * baseline[p] + (1 - decay) * (returns.reduce((a, r) => a + r[p], 0) / returns.length);
   // --lr-min-ratio below 1: a cosine decay over the run (Adam keeps taking lr-sized steps in noise, so the rate sets the noise floor)
-  trainer.setLearningRate(lr * lrMultiplier({ kind: lrMinRatio < 1 ? 'cosine' : 'constant', warmup: 0, minRatio: lrMinRatio }, it, iterations));
+  trainer.setLearningRate(
+    lr *
+      lrMultiplier({ kind: lrMinRatio < 1 ? 'cosine' : 'constant', warmup: 0, minRatio: lrMinRatio }, it, iterations),
+  );
   if (gradient === 'all-actions') trainer.step(allActions(taken, returns, current));
   else if (gradient === 'distill') allActions(taken, returns, current);
-  else trainer.step(weighting === 'infostate' ? perState(samples, taken.map((t) => t.key), drawSeed++) : samples);
+  else
+    trainer.step(
+      weighting === 'infostate'
+        ? perState(
+            samples,
+            taken.map((t) => t.key),
+            drawSeed++,
+          )
+        : samples,
+    );
   if (pool && (it + 1) % snapshotEvery === 0) pool.add(`it${it + 1}`, copyOf(mlp))?.dispose();
   if (outDir && ((it + 1) % saveEvery === 0 || it + 1 === iterations)) {
     const snapshots = Object.fromEntries((pool?.names() ?? []).map((n) => [n, weightsOf(pool!.snapshot(n))]));
-    const state = { next: it + 1, baseline, stateBaseline: [...stateBaseline], drawSeed, magnet, average: average.state(), pool: pool?.state(), snapshots, ...moveCritic.state() };
-    await saveRun(outDir, mlp, await encodeOptimizerState(trainer.optimizer('m')), { args: Object.fromEntries(settings.map((k) => [k, arg(k, '')]).filter(([, v]) => v !== '')), state });
+    const state = {
+      next: it + 1,
+      baseline,
+      stateBaseline: [...stateBaseline],
+      drawSeed,
+      magnet,
+      average: average.state(),
+      pool: pool?.state(),
+      snapshots,
+      ...moveCritic.state(),
+    };
+    await saveRun(outDir, mlp, await encodeOptimizerState(trainer.optimizer('m')), {
+      args: Object.fromEntries(settings.map((k) => [k, arg(k, '')]).filter(([, v]) => v !== '')),
+      state,
+    });
   }
 }
 
@@ -237,7 +360,6 @@ function perState(samples: TrainSample[], keys: string[], drawSeed: number): Tra
   return out;
 }
 
-
 /**
  * `--gradient all-actions` (the all-actions policy gradient of QPG / mean actor-critic,
  * Srinivasan et al. 2018, with MMD's magnet term moved into the values): the critic's Q is
@@ -248,7 +370,11 @@ function perState(samples: TrainSample[], keys: string[], drawSeed: number): Tra
  * sum_a pi(a) Q(a) - alpha KL(pi || magnet) at every state alike, as in MMD's behavioural
  * form, rather than only the sampled move's, weighted by how often the state is reached.
  */
-function allActions(moves: { key: string; seat: number; features: number[]; action: number; legal: boolean[]; ep: number }[], returns: number[][], current: TabularPolicy): TrainSample[] {
+function allActions(
+  moves: { key: string; seat: number; features: number[]; action: number; legal: boolean[]; ep: number }[],
+  returns: number[][],
+  current: TabularPolicy,
+): TrainSample[] {
   const rows: { key: string; seat: number; features: number[]; legal: boolean[]; q: (number | null)[] }[] = [];
   if (critic === 'exact') {
     // a diagnostic, not RL: every information state with its exact action values under the current policy
@@ -257,13 +383,17 @@ function allActions(moves: { key: string; seat: number; features: number[]; acti
       const key = k.slice(k.indexOf(':') + 1);
       const { player, state } = representatives.get(key)!;
       const q = new Array<number | null>(game.numActions).fill(null);
-      v.legal.forEach((a, i) => { q[a] = v.num[i] / v.den; });
+      v.legal.forEach((a, i) => {
+        q[a] = v.num[i] / v.den;
+      });
       rows.push({ key, seat: player, features: state.observationVector(player), legal: q.map((x) => x !== null), q });
     }
   } else {
     const first = new Map<string, (typeof moves)[number]>();
     for (const m of moves) if (!first.has(m.key)) first.set(m.key, m);
-    for (const [key, q] of moveCritic.update(moves.map((m) => ({ key: m.key, action: m.action, value: returns[m.ep][m.seat] })))) {
+    for (const [key, q] of moveCritic.update(
+      moves.map((m) => ({ key: m.key, action: m.action, value: returns[m.ep][m.seat] })),
+    )) {
       const move = first.get(key)!;
       rows.push({ key, seat: move.seat, features: move.features, legal: move.legal, q });
     }
@@ -286,13 +416,23 @@ function allActions(moves: { key: string; seat: number; features: number[]; acti
       // MMD's closed-form step at this state, with the critic's values: the target the network is fitted to
       const step = mmdStep(probs, logMagnet, values, alpha, eta);
       const target = new Array(game.numActions).fill(0);
-      legal.forEach((a, k) => { target[a] = step[k]; });
+      legal.forEach((a, k) => {
+        target[a] = step[k];
+      });
       fit.push({ features: r.features, legal: r.legal, target });
       return;
     }
     const advantages = allActionsAdvantages(probs, logMagnet, values, alpha);
     legal.forEach((a, k) => {
-      out.push({ model: 'm', role: `seat${r.seat}`, prompt: r.features, completion: [a], legal: r.legal, oldLogProbs: [Math.log(probs[k])], advantages: advantages[k] });
+      out.push({
+        model: 'm',
+        role: `seat${r.seat}`,
+        prompt: r.features,
+        completion: [a],
+        legal: r.legal,
+        oldLogProbs: [Math.log(probs[k])],
+        advantages: advantages[k],
+      });
     });
   });
   if (gradient === 'distill') distill(fit);
@@ -313,7 +453,13 @@ function distill(rows: { features: number[]; legal: boolean[]; target: number[] 
   const off = tf.tensor2d(rows.map((r) => r.legal.map((ok) => (ok ? 0 : -1e9))));
   // the target's own entropy term, so that the loss minus it is the mean KL(target || network)
   const crossEntropy = () => tf.neg(tf.sum(y.mul(tf.logSoftmax(mlp.logits(x).add(off))))).div(rows.length) as tf.Scalar;
-  const selfTerm = tf.tidy(() => tf.sum(y.mul(tf.log(y.add(1e-30)))).div(rows.length).dataSync()[0]);
+  const selfTerm = tf.tidy(
+    () =>
+      tf
+        .sum(y.mul(tf.log(y.add(1e-30))))
+        .div(rows.length)
+        .dataSync()[0],
+  );
   const meanKl = () => tf.tidy(() => selfTerm + crossEntropy().dataSync()[0]);
   let steps = 0;
   for (; steps < inner; steps++) {

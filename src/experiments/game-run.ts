@@ -11,7 +11,18 @@ import type { Attachments } from '../models/checkpoint.js';
 import { MlpPolicy, mlpWeightShapes } from '../models/mlp.js';
 import { loadModel, saveModel } from '../models/store.js';
 
-export interface RunState { next: number; baseline: number[]; stateBaseline: [string, number][]; drawSeed: number; magnet: TabularPolicy; average: AverageState; pool?: PoolState; snapshots?: Record<string, Record<string, number[]>>; actionValue?: CriticState['actionValue']; actionStats?: CriticState['actionStats'] }
+export interface RunState {
+  next: number;
+  baseline: number[];
+  stateBaseline: [string, number][];
+  drawSeed: number;
+  magnet: TabularPolicy;
+  average: AverageState;
+  pool?: PoolState;
+  snapshots?: Record<string, Record<string, number[]>>;
+  actionValue?: CriticState['actionValue'];
+  actionStats?: CriticState['actionStats'];
+}
 
 /** A frozen copy of the learner, for the pool. */
 export function copyOf(m: MlpPolicy): MlpPolicy {
@@ -35,7 +46,12 @@ export function fromWeights(config: MlpPolicy['config'], w: Record<string, numbe
  * old one and renamed over it, so a kill mid-save leaves the previous checkpoint whole;
  * progress lines after the checkpoint are dropped when the run resumes.
  */
-export async function saveRun(dir: string, mlp: MlpPolicy, optimizer: Attachments, extra: { args: Record<string, string>; state: RunState }): Promise<void> {
+export async function saveRun(
+  dir: string,
+  mlp: MlpPolicy,
+  optimizer: Attachments,
+  extra: { args: Record<string, string>; state: RunState },
+): Promise<void> {
   const next = join(dir, 'checkpoint.next');
   rmSync(next, { recursive: true, force: true });
   await saveModel(next, mlp, undefined, extra as unknown as Record<string, unknown>, optimizer);
@@ -43,16 +59,21 @@ export async function saveRun(dir: string, mlp: MlpPolicy, optimizer: Attachment
   renameSync(next, join(dir, 'checkpoint'));
 }
 
-export async function loadRun(dir: string): Promise<{ mlp: MlpPolicy; attachments: Record<string, Uint8Array>; args: Record<string, string>; state: RunState }> {
+export async function loadRun(
+  dir: string,
+): Promise<{ mlp: MlpPolicy; attachments: Record<string, Uint8Array>; args: Record<string, string>; state: RunState }> {
   const where = join(dir, 'checkpoint');
-  if (!existsSync(where)) throw new Error(`--resume: ${where} does not exist (runs save every --save-every iterations)`);
+  if (!existsSync(where))
+    throw new Error(`--resume: ${where} does not exist (runs save every --save-every iterations)`);
   const loaded = await loadModel(where);
   if (loaded.kind !== 'mlp') throw new Error(`--resume: ${where} holds a ${loaded.kind}, not an mlp`);
   const extra = loaded.extra as unknown as { args: Record<string, string>; state: RunState };
   const progress = join(dir, 'progress.jsonl');
   if (existsSync(progress)) {
     // keep the lines up to the checkpoint: later ones are replayed
-    const kept = readFileSync(progress, 'utf8').split('\n').filter((l) => l && (JSON.parse(l).iteration ?? -1) < extra.state.next && !JSON.parse(l).resumed);
+    const kept = readFileSync(progress, 'utf8')
+      .split('\n')
+      .filter((l) => l && (JSON.parse(l).iteration ?? -1) < extra.state.next && !JSON.parse(l).resumed);
     writeFileSync(progress, kept.map((l) => l + '\n').join(''));
   }
   return { mlp: loaded.model, attachments: loaded.attachments, args: extra.args, state: extra.state };

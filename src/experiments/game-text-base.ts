@@ -31,13 +31,22 @@ const seed = Number(arg('seed', '1'));
 await initBackend('auto');
 const tokenizer = new CharTokenizer();
 const role = new PlayerRole();
-const model = new TinyLM({ vocabSize: tokenizer.size, dModel: Number(arg('dModel', '64')), nHeads: 4, nLayers: 2, context: Number(arg('context', '112')), seed });
+const model = new TinyLM({
+  vocabSize: tokenizer.size,
+  dModel: Number(arg('dModel', '64')),
+  nHeads: 4,
+  nLayers: 2,
+  context: Number(arg('context', '112')),
+  seed,
+});
 const rng = new Rng(seed);
 const states = [...representativeStates(game).values()];
 const policyKind = arg('policy', 'random');
 if (!['uniform', 'random'].includes(policyKind)) throw new Error(`--policy: uniform or random, got '${policyKind}'`);
 // each state's move weights, fixed for the corpus
-const weights = states.map(({ state }) => state.legalActions().map(() => (policyKind === 'uniform' ? 1 : 0.25 + 0.75 * rng.next())));
+const weights = states.map(({ state }) =>
+  state.legalActions().map(() => (policyKind === 'uniform' ? 1 : 0.25 + 0.75 * rng.next())),
+);
 const draw = (w: number[]) => {
   let u = rng.next() * w.reduce((a, b) => a + b, 0);
   for (let i = 0; i < w.length; i++) if ((u -= w[i]) < 0) return i;
@@ -47,21 +56,40 @@ const examples = Array.from({ length: Number(arg('examples', '4096')) }, () => {
   const index = rng.int(states.length);
   const { state, player } = states[index];
   const legal = state.legalActions();
-  const observation: GameObservation = { task: { id: 'base', family: '', prompt: '' }, text: state.observationText(player), legal: legal.map((a) => ({ code: moveCode(a), name: state.actionName(a) })) };
+  const observation: GameObservation = {
+    task: { id: 'base', family: '', prompt: '' },
+    text: state.observationText(player),
+    legal: legal.map((a) => ({ code: moveCode(a), name: state.actionName(a) })),
+  };
   const prompt = tokenizer.prompt(role.render({ ...observation }), role.kind);
   return { prompt, completion: [...tokenizer.encode(moveCode(legal[draw(weights[index])])), tokenizer.eos] };
 });
 const longest = Math.max(...examples.map((e) => e.prompt.length + e.completion.length));
-if (longest > model.config.context) throw new Error(`a prompt and its move take ${longest} tokens; --context ${model.config.context} is too short`);
+if (longest > model.config.context)
+  throw new Error(`a prompt and its move take ${longest} tokens; --context ${model.config.context} is too short`);
 const seats = Array.from({ length: game.numPlayers }, () => ({ role, model }));
 trainSupervised(model, examples, {
-  steps: Number(arg('steps', '600')), batchSize: 64, lr: 1e-3, seed,
+  steps: Number(arg('steps', '600')),
+  batchSize: 64,
+  lr: 1e-3,
+  seed,
   onStep: (step, loss) => {
     if (step % 50 === 49) {
       const { table, legalMass } = textPolicyTable(game, seats, tokenizer);
-      console.log(JSON.stringify({ step: step + 1, loss: +loss.toFixed(4), legal_mass: +legalMass.toFixed(4), exploitability: +exploitability(game, fromTable(table)).toFixed(4) }));
+      console.log(
+        JSON.stringify({
+          step: step + 1,
+          loss: +loss.toFixed(4),
+          legal_mass: +legalMass.toFixed(4),
+          exploitability: +exploitability(game, fromTable(table)).toFixed(4),
+        }),
+      );
     }
   },
 });
-await saveModel(out, model, tokenizer, { game: game.name, policy: policyKind, made: 'src/experiments/game-text-base.ts' });
+await saveModel(out, model, tokenizer, {
+  game: game.name,
+  policy: policyKind,
+  made: 'src/experiments/game-text-base.ts',
+});
 console.log(`wrote ${out}`);

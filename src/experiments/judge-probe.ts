@@ -35,25 +35,50 @@ function kind(shown: string, truth: string): string {
 }
 
 // the solver's own answers, sampled as the arena samples them
-const prompts = tasks.flatMap((t) => Array.from({ length: samples }, () => solver.tokenizer.prompt(t.prompt, 'solver')));
-const sampled = generate(solver.model, prompts, { maxNewTokens: 6, temperature: 1, seed, eos: solver.tokenizer.eos }).map((g) => solver.tokenizer.decode(g.tokens.filter((x) => x !== solver.tokenizer.eos)).trim());
+const prompts = tasks.flatMap((t) =>
+  Array.from({ length: samples }, () => solver.tokenizer.prompt(t.prompt, 'solver')),
+);
+const sampled = generate(solver.model, prompts, {
+  maxNewTokens: 6,
+  temperature: 1,
+  seed,
+  eos: solver.tokenizer.eos,
+}).map((g) => solver.tokenizer.decode(g.tokens.filter((x) => x !== solver.tokenizer.eos)).trim());
 const rng = new Rng(seed);
 const shown: { task: (typeof tasks)[number]; answer: string; from: string }[] = [];
 tasks.forEach((task, i) => {
-  for (const a of new Set(sampled.slice(i * samples, (i + 1) * samples))) shown.push({ task, answer: a, from: 'solver' });
+  for (const a of new Set(sampled.slice(i * samples, (i + 1) * samples)))
+    shown.push({ task, answer: a, from: 'solver' });
   for (const change of ['any', 'adjacent'] as const) {
     for (let d = 0; d < task.answer!.length; d++) {
       // a slip at digit d, drawn until it lands there (digitSlip picks the digit at random)
       for (let tries = 0; tries < 50; tries++) {
         const s = digitSlip(task.answer!, rng, change)!;
-        if (s[d] !== task.answer![d]) { shown.push({ task, answer: s, from: `planted-${change}` }); break; }
+        if (s[d] !== task.answer![d]) {
+          shown.push({ task, answer: s, from: `planted-${change}` });
+          break;
+        }
       }
     }
   }
 });
-const own = greedyTexts(judge.model, tokenizer, tasks.map((t) => tokenizer.prompt(role.render({ task: t, answers: [] }), role.kind)), 6, seed);
+const own = greedyTexts(
+  judge.model,
+  tokenizer,
+  tasks.map((t) => tokenizer.prompt(role.render({ task: t, answers: [] }), role.kind)),
+  6,
+  seed,
+);
 const ownOf = new Map(tasks.map((t, i) => [t.id, own[i].trim()]));
-const verdicts = greedyTexts(judge.model, tokenizer, shown.map((s) => tokenizer.prompt(role.render({ task: s.task, working: ownOf.get(s.task.id)!, answers: [s.answer] }), role.kind)), 2, seed);
+const verdicts = greedyTexts(
+  judge.model,
+  tokenizer,
+  shown.map((s) =>
+    tokenizer.prompt(role.render({ task: s.task, working: ownOf.get(s.task.id)!, answers: [s.answer] }), role.kind),
+  ),
+  2,
+  seed,
+);
 const table = new Map<string, { n: number; wrong: number }>();
 shown.forEach((s, i) => {
   const mine = ownOf.get(s.task.id)!;
@@ -64,5 +89,10 @@ shown.forEach((s, i) => {
   if (verdicts[i].trim().slice(-1) !== want) row.wrong++;
   table.set(k, row);
 });
-console.log(JSON.stringify({ judge: arg('judge'), own_right: tasks.filter((t) => ownOf.get(t.id) === t.answer).length / tasks.length }));
+console.log(
+  JSON.stringify({
+    judge: arg('judge'),
+    own_right: tasks.filter((t) => ownOf.get(t.id) === t.answer).length / tasks.length,
+  }),
+);
 for (const [k, r] of [...table].sort()) console.log(`${k.padEnd(32)} wrong ${(r.wrong / r.n).toFixed(2)} of ${r.n}`);

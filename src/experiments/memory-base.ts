@@ -33,7 +33,12 @@ const roles = { memory: new MemoryManagerRole(), answer: new AnswerRole() };
 /** A random valid manager operation on what it is shown. */
 function randomOp(o: Observation): string {
   const shown = o.memory as string[];
-  const choices = ['NOOP', ...(o.full ? [] : [`ADD ${o.fact}`]), ...shown.map((_, i) => `UPDATE ${i} ${o.fact}`), ...shown.map((_, i) => `DELETE ${i}`)];
+  const choices = [
+    'NOOP',
+    ...(o.full ? [] : [`ADD ${o.fact}`]),
+    ...shown.map((_, i) => `UPDATE ${i} ${o.fact}`),
+    ...shown.map((_, i) => `DELETE ${i}`),
+  ];
   return choices[rng.int(choices.length)];
 }
 
@@ -60,32 +65,76 @@ const collect: ArenaContext = {
 };
 
 await initBackend('auto');
-const arena = new MemoryDialogueArena({ maxEntries: Number(arg('maxEntries', '8')), retrieve: Number(arg('retrieve', '3')), rerollouts: 2, probes: 2 }, dialogue as never);
+const arena = new MemoryDialogueArena(
+  { maxEntries: Number(arg('maxEntries', '8')), retrieve: Number(arg('retrieve', '3')), rerollouts: 2, probes: 2 },
+  dialogue as never,
+);
 for (const sessions of arg('horizons', '8,16,32').split(',').map(Number)) {
   const d = dialogue.validate({ sessions });
-  for (let i = 0; i < Number(arg('dialogues', '60')); i++) await firstValueFrom(arena.play(dialogue.generate(rng, d, i), collect).pipe(toArray()));
+  for (let i = 0; i < Number(arg('dialogues', '60')); i++)
+    await firstValueFrom(arena.play(dialogue.generate(rng, d, i), collect).pipe(toArray()));
 }
 const tokenizer = new CharTokenizer();
 const token = (role: 'memory' | 'answer') => (role === 'answer' ? roles.answer.token : roles.memory.kind);
-const examples = seen.map(({ role, o, text }) => ({ prompt: tokenizer.prompt(roles[role].render(o), token(role)), completion: [...tokenizer.encode(text), tokenizer.eos] }));
+const examples = seen.map(({ role, o, text }) => ({
+  prompt: tokenizer.prompt(roles[role].render(o), token(role)),
+  completion: [...tokenizer.encode(text), tokenizer.eos],
+}));
 const context = Math.max(...examples.map((e) => e.prompt.length + e.completion.length));
-console.log(JSON.stringify({ examples: examples.length, manager: seen.filter((s) => s.role === 'memory').length, longest: context }));
-const model = new TinyLM({ vocabSize: tokenizer.size, dModel: 128, nHeads: 4, nLayers: 4, context: Number(arg('context', '112')), seed });
+console.log(
+  JSON.stringify({
+    examples: examples.length,
+    manager: seen.filter((s) => s.role === 'memory').length,
+    longest: context,
+  }),
+);
+const model = new TinyLM({
+  vocabSize: tokenizer.size,
+  dModel: 128,
+  nHeads: 4,
+  nLayers: 4,
+  context: Number(arg('context', '112')),
+  seed,
+});
 const steps = Number(arg('steps', '3000'));
 const probe = seen.filter((_, i) => i % 97 === 0).slice(0, 256);
 trainSupervised(model, examples, {
-  steps, batchSize: 64, lr: Number(arg('lr', '1e-3')), seed,
+  steps,
+  batchSize: 64,
+  lr: Number(arg('lr', '1e-3')),
+  seed,
   onStep: (step, loss) => {
     if ((step + 1) % 250 !== 0) return;
     // the share of sampled outputs that parse: the format is learned when both reach ~1
-    const outs = generate(model, probe.map((s) => tokenizer.prompt(roles[s.role].render(s.o), token(s.role))), { maxNewTokens: 26, temperature: 1, seed: step, eos: tokenizer.eos });
+    const outs = generate(
+      model,
+      probe.map((s) => tokenizer.prompt(roles[s.role].render(s.o), token(s.role))),
+      { maxNewTokens: 26, temperature: 1, seed: step, eos: tokenizer.eos },
+    );
     const ok = (role: string) => {
       const mine = probe.map((s, i) => ({ s, g: outs[i] })).filter((x) => x.s.role === role);
-      return mine.filter((x) => x.g.tokens.at(-1) === tokenizer.eos && roles[x.s.role].parse(tokenizer.decode(x.g.tokens.slice(0, -1)), x.s.o).valid).length / mine.length;
+      return (
+        mine.filter(
+          (x) =>
+            x.g.tokens.at(-1) === tokenizer.eos &&
+            roles[x.s.role].parse(tokenizer.decode(x.g.tokens.slice(0, -1)), x.s.o).valid,
+        ).length / mine.length
+      );
     };
-    console.log(JSON.stringify({ step: step + 1, loss: +loss.toFixed(4), manager_valid: +ok('memory').toFixed(3), answer_valid: +ok('answer').toFixed(3) }));
+    console.log(
+      JSON.stringify({
+        step: step + 1,
+        loss: +loss.toFixed(4),
+        manager_valid: +ok('memory').toFixed(3),
+        answer_valid: +ok('answer').toFixed(3),
+      }),
+    );
   },
 });
 const out = arg('out');
-await saveModel(out, model, tokenizer, { made: 'src/experiments/memory-base.ts', steps, labels: 'random operations and selections (format only)' });
+await saveModel(out, model, tokenizer, {
+  made: 'src/experiments/memory-base.ts',
+  steps,
+  labels: 'random operations and selections (format only)',
+});
 console.log(`wrote ${out}`);

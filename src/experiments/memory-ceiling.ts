@@ -16,15 +16,24 @@ import { arg } from './script.js';
 const num = (k: string, d: string) => Number(arg(k, d));
 const count = num('count', '200');
 for (const sessions of arg('horizons', '8,16,32').split(',').map(Number)) {
-  const d = dialogue.validate({ sessions, people: num('people', '3'), attributes: num('attributes', '2'), noise: num('noise', '25'), questions: 4 });
+  const d = dialogue.validate({
+    sessions,
+    people: num('people', '3'),
+    attributes: num('attributes', '2'),
+    noise: num('noise', '25'),
+    questions: 4,
+  });
   const rng = new Rng(7);
   const tasks = Array.from({ length: count }, (_, i) => dialogue.generate(rng, d, i));
   const row: Record<string, number> = {};
   for (const manager of MANAGERS) {
     const arena = new MemoryDialogueArena({ manager, maxEntries: num('maxEntries', '8') }, dialogue as never);
-    let right = 0, asked = 0;
+    let right = 0,
+      asked = 0;
     for (const task of tasks) {
-      const turns = (await firstValueFrom(arena.play(task, ruleContext).pipe(toArray()))).filter((t): t is Turn => 'role' in t && t.role === 'answer');
+      const turns = (await firstValueFrom(arena.play(task, ruleContext).pipe(toArray()))).filter(
+        (t): t is Turn => 'role' in t && t.role === 'answer',
+      );
       right += turns.filter((t) => t.action.value === t.task!.answer).length;
       asked += turns.length;
     }

@@ -40,16 +40,39 @@ for (let t = 0; t <= iterations; t++) {
   // the table's keys carry the player (two players may share a key text), the policy asks without
   const plain: Table = new Map([...table].map(([k, v]) => [k.slice(k.indexOf(':') + 1), v]));
   const pi = policyOf(plain);
-  if (t % Math.max(1, Math.floor(iterations / 10)) === 0) console.log(JSON.stringify({ game: game.name, iteration: t, eta, alpha, exploitability: +exploitability(game, pi).toFixed(5) }));
+  if (t % Math.max(1, Math.floor(iterations / 10)) === 0)
+    console.log(
+      JSON.stringify({
+        game: game.name,
+        iteration: t,
+        eta,
+        alpha,
+        exploitability: +exploitability(game, pi).toFixed(5),
+      }),
+    );
   if (t === iterations) break;
   for (const [key, q] of actionValues(game, pi)) {
     const old = table.get(key)?.p ?? q.legal.map(() => 1 / q.legal.length);
     const qs = q.num.map((n) => (q.den > 0 ? n / q.den : 0));
-    table.set(key, { legal: q.legal, p: mmdStep(old, q.legal.map(() => Math.log(1 / q.legal.length)), qs, alpha, eta) });
+    table.set(key, {
+      legal: q.legal,
+      p: mmdStep(
+        old,
+        q.legal.map(() => Math.log(1 / q.legal.length)),
+        qs,
+        alpha,
+        eta,
+      ),
+    });
   }
 }
 const out = process.argv.includes('--out') ? arg('out', '') : '';
 if (out) {
-  const plain = Object.fromEntries([...table].map(([k, v]) => [k.slice(k.indexOf(':') + 1), Object.fromEntries(v.legal.map((a, i) => [String(a), v.p[i]]))]));
+  const plain = Object.fromEntries(
+    [...table].map(([k, v]) => [
+      k.slice(k.indexOf(':') + 1),
+      Object.fromEntries(v.legal.map((a, i) => [String(a), v.p[i]])),
+    ]),
+  );
   writeFileSync(out, JSON.stringify(plain));
 }

@@ -34,31 +34,43 @@ for (let i = 0; corpus.length < 4000; i++) {
   if (!unseen.has(t.prompt)) corpus.push(t);
 }
 const offsets = [-11, -10, -9, -2, -1, 1, 2, 9, 10, 11]; // near misses, as judge-base.ts
-const shown = (t: Task, r: Rng) => (r.next() < 0.5 ? t.answer! : String(Math.max(0, Number(t.answer) + offsets[r.int(offsets.length)])));
+const shown = (t: Task, r: Rng) =>
+  r.next() < 0.5 ? t.answer! : String(Math.max(0, Number(t.answer) + offsets[r.int(offsets.length)]));
 const greedy = (prompts: number[][], maxNewTokens: number) => greedyTexts(model, tokenizer, prompts, maxNewTokens);
 
 /** Held-out greedy accuracy of the solver role and of the judge's verdicts on a right answer or a near miss. */
 function measure(): { solver: number; judge: number } {
-  const answers = greedy(heldout.map((t) => tokenizer.prompt(t.prompt, 'solver')), 5);
+  const answers = greedy(
+    heldout.map((t) => tokenizer.prompt(t.prompt, 'solver')),
+    5,
+  );
   const r = new Rng(99);
   const showings = heldout.map((t) => ({ t, answer: shown(t, r) }));
-  const verdicts = greedy(showings.map((s) => tokenizer.prompt(role.render({ task: s.t, answers: [s.answer] }), role.kind)), 6);
+  const verdicts = greedy(
+    showings.map((s) => tokenizer.prompt(role.render({ task: s.t, answers: [s.answer] }), role.kind)),
+    6,
+  );
   return {
     solver: answers.filter((a, i) => arithmetic.verify(heldout[i], a)).length / heldout.length,
-    judge: verdicts.filter((v, i) => v.slice(-1) === (showings[i].answer === showings[i].t.answer ? 'y' : 'n')).length / showings.length,
+    judge:
+      verdicts.filter((v, i) => v.slice(-1) === (showings[i].answer === showings[i].t.answer ? 'y' : 'n')).length /
+      showings.length,
   };
 }
 
 // the judge's own greedy completions on corpus showings: what it already says, kept while the solver role is taught
 const judgeRng = new Rng(7);
-const judgeShowings = corpus.map((t) => tokenizer.prompt(role.render({ task: t, answers: [shown(t, judgeRng)] }), role.kind));
+const judgeShowings = corpus.map((t) =>
+  tokenizer.prompt(role.render({ task: t, answers: [shown(t, judgeRng)] }), role.kind),
+);
 const judgeSays = greedy(judgeShowings, 6);
 const examples = corpus.flatMap((t, i) => [
   { prompt: tokenizer.prompt(t.prompt, 'solver'), completion: [...tokenizer.encode(t.answer!), tokenizer.eos] },
   { prompt: judgeShowings[i], completion: [...tokenizer.encode(judgeSays[i]), tokenizer.eos] },
 ]);
 console.log(JSON.stringify({ step: 0, ...measure(), from }));
-const steps = Number(arg('steps', '400')), every = Number(arg('every', '100'));
+const steps = Number(arg('steps', '400')),
+  every = Number(arg('every', '100'));
 const trainer = new SupervisedTrainer(model, examples, { batchSize: 64, lr: Number(arg('lr', '3e-4')), seed: 1 });
 for (let step = 1; step <= steps; step++) {
   const loss = trainer.step();
@@ -66,5 +78,10 @@ for (let step = 1; step <= steps; step++) {
 }
 trainer.dispose();
 const out = arg('out');
-await saveModel(out, model, tokenizer, { made: 'src/experiments/peer-base.ts', from, steps, labels: 'solver answers of generated sums; the judge role distils its own greedy verdicts' });
+await saveModel(out, model, tokenizer, {
+  made: 'src/experiments/peer-base.ts',
+  from,
+  steps,
+  labels: 'solver answers of generated sums; the judge role distils its own greedy verdicts',
+});
 console.log(`wrote ${out}`);

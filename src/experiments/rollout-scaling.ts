@@ -38,61 +38,120 @@ const accelerate = arg('accelerate', 'auto');
 const gc = arg('gc', 'parallel');
 if (gc !== 'single' && gc !== 'parallel') throw new Error(`--gc: single or parallel, got '${gc}'`);
 const repeats = Number(arg('repeats', '1'));
-if (!Number.isInteger(repeats) || repeats < 1) throw new Error(`--repeats: a positive integer, got '${arg('repeats', '1')}'`);
+if (!Number.isInteger(repeats) || repeats < 1)
+  throw new Error(`--repeats: a positive integer, got '${arg('repeats', '1')}'`);
 const workersOnly = flag('workers-only');
 const pin = flag('pin');
 mkdirSync(out, { recursive: true });
 
-const freePort = () => new Promise<number>((resolve) => { const s = createServer(); s.listen(0, '127.0.0.1', () => { const p = (s.address() as { port: number }).port; s.close(() => resolve(p)); }); });
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
 const port = await freePort();
-const redis = spawn('/usr/bin/redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+const redis = spawn(
+  '/usr/bin/redis-server',
+  ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+  { stdio: 'ignore' },
+);
 const url = `redis://127.0.0.1:${port}`;
 await new Promise((r) => setTimeout(r, 500));
 
 function startWorkers(n: number, queue: string): Promise<ChildProcess[]> {
-  return Promise.all(Array.from({ length: n }, (_, k) => new Promise<ChildProcess>((resolve, reject) => {
-    const node = [process.execPath, ...(gc === 'single' ? ['--single-threaded-gc'] : []), 'bin/coevolve.js', 'worker', '--redis', url, '--queue', queue, '--accelerate', accelerate];
-    // --pin: worker k and all its threads on core k (util-linux's taskset), so one worker is one core
-    const [cmd, ...args] = pin ? ['taskset', '-c', String(k % availableParallelism()), ...node] : node;
-    const w = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    w.stderr!.on('data', (d: Buffer) => { if (/taking rollout jobs/.test((err += d.toString()))) resolve(w); });
-    w.once('exit', (c) => reject(new Error(`worker exited ${c}: ${err}`)));
-  })));
+  return Promise.all(
+    Array.from(
+      { length: n },
+      (_, k) =>
+        new Promise<ChildProcess>((resolve, reject) => {
+          const node = [
+            process.execPath,
+            ...(gc === 'single' ? ['--single-threaded-gc'] : []),
+            'bin/coevolve.js',
+            'worker',
+            '--redis',
+            url,
+            '--queue',
+            queue,
+            '--accelerate',
+            accelerate,
+          ];
+          // --pin: worker k and all its threads on core k (util-linux's taskset), so one worker is one core
+          const [cmd, ...args] = pin ? ['taskset', '-c', String(k % availableParallelism()), ...node] : node;
+          const w = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+          let err = '';
+          w.stderr!.on('data', (d: Buffer) => {
+            if (/taking rollout jobs/.test((err += d.toString()))) resolve(w);
+          });
+          w.once('exit', (c) => reject(new Error(`worker exited ${c}: ${err}`)));
+        }),
+    ),
+  );
 }
 
 /** Runs (or reads, when done) one condition; `workerProcesses` 0 is in-process. */
 async function condition(name: string, set: string[], workerProcesses: number): Promise<MetricsRow[]> {
   const dir = join(out, name);
-  if (existsSync(join(dir, 'run.json')) && (await RunStore.open(dir)).record.status === 'done') return (await RunStore.open(dir)).readMetrics();
+  if (existsSync(join(dir, 'run.json')) && (await RunStore.open(dir)).record.status === 'done')
+    return (await RunStore.open(dir)).readMetrics();
   const workers = workerProcesses ? await startWorkers(workerProcesses, name) : [];
   try {
-    const redisSet = workerProcesses ? ['rollout.engine=redis', `rollout.url=${url}`, `rollout.queue=${name}`, `rollout.jobEpisodes=${jobEpisodes}`] : [];
+    const redisSet = workerProcesses
+      ? ['rollout.engine=redis', `rollout.url=${url}`, `rollout.queue=${name}`, `rollout.jobEpisodes=${jobEpisodes}`]
+      : [];
     const resume = existsSync(join(dir, 'run.json'));
-    const r = resume ? await runExperiment(undefined, { resume: dir, log: () => {} }) : await runExperiment(config, { set: [...set, ...redisSet], out: dir, log: () => {} });
+    const r = resume
+      ? await runExperiment(undefined, { resume: dir, log: () => {} })
+      : await runExperiment(config, { set: [...set, ...redisSet], out: dir, log: () => {} });
     return r.metrics;
   } finally {
     for (const w of workers) w.kill('SIGTERM');
   }
 }
 
-const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s.length ? (s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2) : NaN; };
-const phase = (rows: MetricsRow[], key: string) => median(rows.filter((r) => r.iteration >= 3 && typeof r[key] === 'number').map((r) => r[key] as number));
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? (s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2) : NaN;
+};
+const phase = (rows: MetricsRow[], key: string) =>
+  median(rows.filter((r) => r.iteration >= 3 && typeof r[key] === 'number').map((r) => r[key] as number));
 
 const results: Record<string, unknown> = { config, iterations, machine: '2 cores', redis: 'local redis-server' };
 try {
-  const brief = [`iterations=${iterations}`, 'eval.every=100000', 'evaluators=[]', 'checkpointEvery=100000', `tasks.perIteration=${perIteration}`, `accelerate=${accelerate}`];
-  const conditions: Array<[string, string[], number]> = workersOnly ? [] : [
-    ['inproc-1thread', [...brief, 'workers=1'], 0],
-    ['inproc-2threads', [...brief, 'workers=2'], 0],
+  const brief = [
+    `iterations=${iterations}`,
+    'eval.every=100000',
+    'evaluators=[]',
+    'checkpointEvery=100000',
+    `tasks.perIteration=${perIteration}`,
+    `accelerate=${accelerate}`,
   ];
+  const conditions: Array<[string, string[], number]> = workersOnly
+    ? []
+    : [
+        ['inproc-1thread', [...brief, 'workers=1'], 0],
+        ['inproc-2threads', [...brief, 'workers=2'], 0],
+      ];
   // the pairs' names: redis-1worker, redis-2workers, then -r2, -r3, ... appended
   const tags = Array.from({ length: repeats }, (_, i) => (i ? `-r${i + 1}` : ''));
-  for (const tag of tags) conditions.push([`redis-1worker${tag}`, [...brief, 'workers=1'], 1], [`redis-2workers${tag}`, [...brief, 'workers=1'], 2]);
+  for (const tag of tags)
+    conditions.push(
+      [`redis-1worker${tag}`, [...brief, 'workers=1'], 1],
+      [`redis-2workers${tag}`, [...brief, 'workers=1'], 2],
+    );
   const speed: Record<string, Record<string, number>> = {};
   for (const [name, set, n] of conditions) {
     const rows = await condition(name, set, n);
-    speed[name] = { rollout_tokens_per_s: phase(rows, 'time/rollout_tokens_per_s'), rollout_s: phase(rows, 'time/rollout_s'), train_s: phase(rows, 'time/train_s'), iteration_s: phase(rows, 'time/iteration_s'), job_s: phase(rows, 'time/rollout_job_s') };
+    speed[name] = {
+      rollout_tokens_per_s: phase(rows, 'time/rollout_tokens_per_s'),
+      rollout_s: phase(rows, 'time/rollout_s'),
+      train_s: phase(rows, 'time/train_s'),
+      iteration_s: phase(rows, 'time/iteration_s'),
+      job_s: phase(rows, 'time/rollout_job_s'),
+    };
     console.error(`${name}: ${JSON.stringify(speed[name])}`);
   }
   results.speed = speed;
@@ -101,15 +160,29 @@ try {
   results.jobEpisodes = jobEpisodes;
   results.workerGc = gc;
   results.pinned = pin;
-  const pairs = tags.map((t) => speed[`redis-2workers${t}`].rollout_tokens_per_s / speed[`redis-1worker${t}`].rollout_tokens_per_s);
+  const pairs = tags.map(
+    (t) => speed[`redis-2workers${t}`].rollout_tokens_per_s / speed[`redis-1worker${t}`].rollout_tokens_per_s,
+  );
   results.scaling_2_over_1_workers = median(pairs);
   results.scaling_per_pair = pairs;
   if (curve > 0) {
     const curves: Record<string, Array<Record<string, number>>> = {};
     for (const seed of seeds) {
-      for (const [name, n] of [[`curve-inproc-s${seed}`, 0], [`curve-redis2-s${seed}`, 2]] as const) {
+      for (const [name, n] of [
+        [`curve-inproc-s${seed}`, 0],
+        [`curve-redis2-s${seed}`, 2],
+      ] as const) {
         const rows = await condition(name, [`iterations=${curve}`, `seed=${seed}`, 'workers=1'], n);
-        curves[name] = rows.filter((r) => Object.keys(r).some((k) => k.startsWith('eval/'))).map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => k === 'iteration' || /^eval\/.*\/(pass1)$|^eval\/proposer\/valid_rate$/.test(k))) as Record<string, number>);
+        curves[name] = rows
+          .filter((r) => Object.keys(r).some((k) => k.startsWith('eval/')))
+          .map(
+            (r) =>
+              Object.fromEntries(
+                Object.entries(r).filter(
+                  ([k]) => k === 'iteration' || /^eval\/.*\/(pass1)$|^eval\/proposer\/valid_rate$/.test(k),
+                ),
+              ) as Record<string, number>,
+          );
         console.error(`${name}: ${JSON.stringify(curves[name][curves[name].length - 1])}`);
       }
     }

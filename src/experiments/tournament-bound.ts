@@ -12,15 +12,20 @@ import { arg } from './script.js';
 
 const n = Number(arg('n', '4'));
 const most = Number(arg('max', String(n + 1)));
-if (!(Number.isInteger(n) && n >= 2 && n <= 5)) throw new Error(`--n: 2 to 5 (the search is over every plan), got ${arg('n')}`);
+if (!(Number.isInteger(n) && n >= 2 && n <= 5))
+  throw new Error(`--n: 2 to 5 (the search is over every plan), got ${arg('n')}`);
 
 function permutations(k: number): number[][] {
   if (k === 0) return [[]];
-  return permutations(k - 1).flatMap((p) => Array.from({ length: k }, (_, i) => [...p.slice(0, i), k - 1, ...p.slice(i)]));
+  return permutations(k - 1).flatMap((p) =>
+    Array.from({ length: k }, (_, i) => [...p.slice(0, i), k - 1, ...p.slice(i)]),
+  );
 }
 // orders[t][c]: candidate c's quality under true order t (higher is better)
 const orders = permutations(n);
-const pairs = Array.from({ length: n }, (_, a) => Array.from({ length: n - a - 1 }, (_, j) => [a, a + j + 1] as const)).flat();
+const pairs = Array.from({ length: n }, (_, a) =>
+  Array.from({ length: n - a - 1 }, (_, j) => [a, a + j + 1] as const),
+).flat();
 // every ranking with ties: a score per candidate from 0 to n - 1, not all equal
 const rankings: number[][] = [];
 for (let code = 0; code < n ** n; code++) {
@@ -40,7 +45,14 @@ function best(left: readonly number[], k: number): number {
     for (const [a, b] of pairs) {
       const wins = left.filter((t) => orders[t][a] > orders[t][b]);
       if (wins.length === 0 || wins.length === left.length) continue;
-      out = Math.max(out, best(wins, k - 1) + best(left.filter((t) => orders[t][a] < orders[t][b]), k - 1));
+      out = Math.max(
+        out,
+        best(wins, k - 1) +
+          best(
+            left.filter((t) => orders[t][a] < orders[t][b]),
+            k - 1,
+          ),
+      );
     }
   }
   memo.set(key, out);
@@ -48,4 +60,5 @@ function best(left: readonly number[], k: number): number {
 }
 
 const all = orders.map((_, t) => t);
-for (let k = 1; k <= most; k++) console.log(JSON.stringify({ n, verdicts: k, bestExpectedSpearman: +(best(all, k) / orders.length).toFixed(4) }));
+for (let k = 1; k <= most; k++)
+  console.log(JSON.stringify({ n, verdicts: k, bestExpectedSpearman: +(best(all, k) / orders.length).toFixed(4) }));

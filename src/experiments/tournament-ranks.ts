@@ -19,7 +19,12 @@ import { arg } from './script.js';
 const groups = Number(arg('groups', '2000'));
 const rng = new Rng(Number(arg('seed', '1')));
 
-interface Judge { name: string; noise: number; positionBias: number; binary?: boolean }
+interface Judge {
+  name: string;
+  noise: number;
+  positionBias: number;
+  binary?: boolean;
+}
 const judges: Judge[] = [
   { name: 'exact', noise: 0, positionBias: 0 },
   { name: 'noisy 10%', noise: 0.1, positionBias: 0 },
@@ -31,25 +36,45 @@ const judges: Judge[] = [
 for (const judge of judges) {
   for (const n of [4, 8, 16]) {
     for (const prior of ['none', 'signal 0.5', 'anchor']) {
-      let total = 0, counted = 0, comparisons = 0;
+      let total = 0,
+        counted = 0,
+        comparisons = 0;
       for (let g = 0; g < groups; g++) {
         const quality = Array.from({ length: n }, () => (judge.binary ? (rng.next() < 0.5 ? 1 : 0) : rng.next()));
         const fixed = new Map<string, boolean>();
-        const draw = (qa: number, qb: number) => rng.next() < (qa === qb ? 0.5 : qa > qb ? 1 - judge.noise : judge.noise) + judge.positionBias;
+        const draw = (qa: number, qb: number) =>
+          rng.next() < (qa === qb ? 0.5 : qa > qb ? 1 - judge.noise : judge.noise) + judge.positionBias;
         const verdict = (a: number, b: number) => {
           const key = `${a},${b}`;
           if (!fixed.has(key)) fixed.set(key, draw(quality[a], quality[b]));
           return fixed.get(key)!;
         };
         const anchor = judge.binary ? (rng.next() < 0.5 ? 1 : 0) : rng.next();
-        const priors = prior === 'none' ? undefined : prior === 'anchor' ? quality.map((q) => (draw(q, anchor) ? 1 : 0)) : quality.map((q) => 0.5 * q + 0.5 * rng.next());
+        const priors =
+          prior === 'none'
+            ? undefined
+            : prior === 'anchor'
+              ? quality.map((q) => (draw(q, anchor) ? 1 : 0))
+              : quality.map((q) => 0.5 * q + 0.5 * rng.next());
         const bracket = singleElimination(n, verdict, { seed: rng.int(1 << 30), prior: priors });
         const full = fullRoundRobin(n, verdict, { seed: rng.int(1 << 30) });
         const rho = spearman(bracket.scores, full.scores);
-        if (!Number.isNaN(rho)) { total += rho; counted++; }
+        if (!Number.isNaN(rho)) {
+          total += rho;
+          counted++;
+        }
         comparisons += (bracket.comparisons + (prior === 'anchor' ? n : 0)) / full.comparisons;
       }
-      console.log(JSON.stringify({ judge: judge.name, n, prior, spearman: +(total / counted).toFixed(3), comparisons: `${prior === 'anchor' ? 2 * n - 1 : n - 1} of ${(n * (n - 1)) / 2}`, share: +(comparisons / groups).toFixed(3) }));
+      console.log(
+        JSON.stringify({
+          judge: judge.name,
+          n,
+          prior,
+          spearman: +(total / counted).toFixed(3),
+          comparisons: `${prior === 'anchor' ? 2 * n - 1 : n - 1} of ${(n * (n - 1)) / 2}`,
+          share: +(comparisons / groups).toFixed(3),
+        }),
+      );
     }
   }
 }

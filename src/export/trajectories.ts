@@ -47,13 +47,21 @@ export type Trajectory = z.infer<typeof TrajectorySchema>;
 
 const MessageSchema = z.strictObject({ role: z.enum(['system', 'user', 'assistant']), content: z.string() });
 /** A row of `export --chat`: the same columns, `prompt` and `completion` as conversations. */
-export const ChatTrajectorySchema = TrajectorySchema.extend({ prompt: z.array(MessageSchema).min(1), completion: z.array(MessageSchema).length(1) });
+export const ChatTrajectorySchema = TrajectorySchema.extend({
+  prompt: z.array(MessageSchema).min(1),
+  completion: z.array(MessageSchema).length(1),
+});
 export type ChatTrajectory = z.infer<typeof ChatTrajectorySchema>;
 
-const chatPrompt = (t: Turn, user: string): Message[] => [...(t.chat ? [{ role: 'system' as const, content: t.chat.system }] : []), { role: 'user', content: user }];
+const chatPrompt = (t: Turn, user: string): Message[] => [
+  ...(t.chat ? [{ role: 'system' as const, content: t.chat.system }] : []),
+  { role: 'user', content: user },
+];
 
 /** What reads a turn's ids back as text. */
-export interface IdDecoder { decode(ids: readonly number[]): string }
+export interface IdDecoder {
+  decode(ids: readonly number[]): string;
+}
 
 /**
  * The tokenizer of each of the run's models: a Hugging Face model's from its directory; a
@@ -70,7 +78,9 @@ export function runTokenizers(store: RunStore): (model: string) => IdDecoder {
     if (!cache.has(model)) {
       const last = store.lastCheckpointDir();
       const start = store.config.models[model]?.checkpoint;
-      const file = [last && join(last, model, 'tokenizer.json'), start && join(start, 'tokenizer.json')].find((f): f is string => !!f && existsSync(f));
+      const file = [last && join(last, model, 'tokenizer.json'), start && join(start, 'tokenizer.json')].find(
+        (f): f is string => !!f && existsSync(f),
+      );
       cache.set(model, file ? CharTokenizer.fromSpec(JSON.parse(readFileSync(file, 'utf8'))) : new CharTokenizer());
     }
     return cache.get(model)!;
@@ -81,7 +91,10 @@ export function runTokenizers(store: RunStore): (model: string) => IdDecoder {
 export const promptText = (t: Turn, tokenizer: IdDecoder): string => t.chat?.user ?? tokenizer.decode(t.prompt);
 
 /** A chat message, as TRL's conversational datasets hold them. */
-export interface Message { role: 'system' | 'user' | 'assistant'; content: string }
+export interface Message {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
 
 /**
  * `coevolve export RUN --out FILE`: every turn of every stored episode as one JSONL row
@@ -90,13 +103,21 @@ export interface Message { role: 'system' | 'user' | 'assistant'; content: strin
  * format): the turn's system and user messages (a turn of a model without a chat template has
  * only the user's), and the assistant's answer.
  */
-export async function exportRun(dir: string, out: string, o: { stream?: ProgressStream; chat?: boolean } = {}): Promise<number> {
+export async function exportRun(
+  dir: string,
+  out: string,
+  o: { stream?: ProgressStream; chat?: boolean } = {},
+): Promise<number> {
   const store = await RunStore.open(dir);
   const tokenizer = runTokenizers(store);
   const file = createWriteStream(out, { flags: 'wx' });
   const failed = new Promise<never>((_, reject) => file.once('error', reject));
   failed.catch(() => {}); // raced below; never left unhandled
-  const progress = createProgress(Math.max(1, store.record.iterations), { stream: o.stream, label: 'export', unit: 'iteration' });
+  const progress = createProgress(Math.max(1, store.record.iterations), {
+    stream: o.stream,
+    label: 'export',
+    unit: 'iteration',
+  });
   let rows = 0;
   let shown = 0;
   for (const e of store.episodes()) {
@@ -104,10 +125,22 @@ export async function exportRun(dir: string, out: string, o: { stream?: Progress
       const task = t.task ?? e.task;
       const text = promptText(t, tokenizer(t.model));
       const row: Trajectory | ChatTrajectory = {
-        ...(o.chat ? { prompt: chatPrompt(t, text), completion: [{ role: 'assistant' as const, content: t.text }] } : { prompt: text, completion: t.text }),
-        role: t.role, model: t.model, group: e.group, episode: e.id, turn: t.index,
-        iteration: e.iteration, reward: t.reward ?? null, advantage: t.advantage ?? null, valid: t.action.valid, logprob: t.logProbs.reduce((a, b) => a + b, 0),
-        data_source: task.family, reward_model: { style: 'rule', ground_truth: task.answer ?? null }, task_id: task.id,
+        ...(o.chat
+          ? { prompt: chatPrompt(t, text), completion: [{ role: 'assistant' as const, content: t.text }] }
+          : { prompt: text, completion: t.text }),
+        role: t.role,
+        model: t.model,
+        group: e.group,
+        episode: e.id,
+        turn: t.index,
+        iteration: e.iteration,
+        reward: t.reward ?? null,
+        advantage: t.advantage ?? null,
+        valid: t.action.valid,
+        logprob: t.logProbs.reduce((a, b) => a + b, 0),
+        data_source: task.family,
+        reward_model: { style: 'rule', ground_truth: task.answer ?? null },
+        task_id: task.id,
       };
       if (!file.write(JSON.stringify(row) + '\n')) await Promise.race([once(file, 'drain'), failed]);
       rows++;
@@ -124,16 +157,21 @@ export async function exportRun(dir: string, out: string, o: { stream?: Progress
 export function readTrajectories(path: string): Trajectory[];
 export function readTrajectories(path: string, chat: true): ChatTrajectory[];
 export function readTrajectories(path: string, chat = false): (Trajectory | ChatTrajectory)[] {
-  return readFileSync(path, 'utf8').split('\n').flatMap((line, i) => {
-    if (line.trim() === '') return [];
-    let raw: unknown;
-    try {
-      raw = JSON.parse(line);
-    } catch {
-      throw new Error(`${path}:${i + 1}: not JSON`);
-    }
-    const r = (chat ? ChatTrajectorySchema : TrajectorySchema).safeParse(raw);
-    if (!r.success) throw new Error(`${path}:${i + 1}: ${r.error.issues.map((x) => `${x.path.join('.') || 'row'}: ${x.message}`).join('; ')}`);
-    return [r.data];
-  });
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .flatMap((line, i) => {
+      if (line.trim() === '') return [];
+      let raw: unknown;
+      try {
+        raw = JSON.parse(line);
+      } catch {
+        throw new Error(`${path}:${i + 1}: not JSON`);
+      }
+      const r = (chat ? ChatTrajectorySchema : TrajectorySchema).safeParse(raw);
+      if (!r.success)
+        throw new Error(
+          `${path}:${i + 1}: ${r.error.issues.map((x) => `${x.path.join('.') || 'row'}: ${x.message}`).join('; ')}`,
+        );
+      return [r.data];
+    });
 }

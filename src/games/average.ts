@@ -73,11 +73,16 @@ export class AveragePolicy {
     for (const [key, row] of Object.entries(this.last)) {
       const total = this.totals.get(key) ?? 0;
       const sum = this.sums.get(key);
-      out[key] = total > 0 && sum ? Object.fromEntries(Object.keys(row).map((a) => [a, (sum.get(a) ?? 0) / total])) : { ...row };
+      out[key] =
+        total > 0 && sum ? Object.fromEntries(Object.keys(row).map((a) => [a, (sum.get(a) ?? 0) / total])) : { ...row };
     }
     return out;
   }
 }
 
 /** An AveragePolicy's sums as plain JSON, to save with a run. */
-export interface AverageState { sums: [string, [string, number][]][]; totals: [string, number][]; last: TabularPolicy }
+export interface AverageState {
+  sums: [string, [string, number][]][];
+  totals: [string, number][];
+  last: TabularPolicy;
+}

@@ -7,7 +7,12 @@ import type { Game } from './types.js';
 export * from './types.js';
 
 /** Every game by name. */
-export const GAMES: Readonly<Record<string, Game>> = { rps: rockPaperScissors, tictactoe: ticTacToe, kuhn: kuhnPoker, leduc: leducPoker };
+export const GAMES: Readonly<Record<string, Game>> = {
+  rps: rockPaperScissors,
+  tictactoe: ticTacToe,
+  kuhn: kuhnPoker,
+  leduc: leducPoker,
+};
 
 export function gameByName(name: string): Game {
   const g = GAMES[name];

@@ -13,8 +13,12 @@ const MOVES = ['pass', 'bet'];
 class KuhnState implements GameState {
   constructor(private readonly moves: number[] = []) {}
 
-  private get cards(): number[] { return this.moves.slice(0, 2); }
-  private get bets(): number[] { return this.moves.slice(2); }
+  private get cards(): number[] {
+    return this.moves.slice(0, 2);
+  }
+  private get bets(): number[] {
+    return this.moves.slice(2);
+  }
 
   currentPlayer(): number {
     if (this.moves.length < 2) return CHANCE;
@@ -56,8 +60,12 @@ class KuhnState implements GameState {
     return [-1, 1]; // '010': player 0 folded
   }
 
-  clone(): GameState { return new KuhnState([...this.moves]); }
-  history(): readonly number[] { return this.moves; }
+  clone(): GameState {
+    return new KuhnState([...this.moves]);
+  }
+  history(): readonly number[] {
+    return this.moves;
+  }
 
   informationStateKey(player: number): string {
     const card = this.moves.length > player ? String(this.moves[player]) : '';
@@ -68,7 +76,9 @@ class KuhnState implements GameState {
   observationVector(player: number): number[] {
     const v = new Array(9).fill(0);
     if (this.moves.length > player) v[this.moves[player]] = 1;
-    this.bets.forEach((b, i) => { v[3 + 2 * i + b] = 1; });
+    this.bets.forEach((b, i) => {
+      v[3 + 2 * i + b] = 1;
+    });
     return v;
   }
 
@@ -80,8 +90,15 @@ class KuhnState implements GameState {
   }
 
   actionName(action: number): string {
-    return this.moves.length < 2 ? `deal ${CARDS[action] ?? action}` : MOVES[action] ?? `move ${action}`;
+    return this.moves.length < 2 ? `deal ${CARDS[action] ?? action}` : (MOVES[action] ?? `move ${action}`);
   }
 }
 
-export const kuhnPoker: Game = { name: 'kuhn', numPlayers: 2, numActions: 2, observationSize: 9, zeroSum: true, newInitialState: () => new KuhnState() };
+export const kuhnPoker: Game = {
+  name: 'kuhn',
+  numPlayers: 2,
+  numActions: 2,
+  observationSize: 9,
+  zeroSum: true,
+  newInitialState: () => new KuhnState(),
+};

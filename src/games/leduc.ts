@@ -2,7 +2,9 @@ import { CHANCE, TERMINAL, illegal, type Game, type GameState } from './types.js
 
 const RANKS = ['J', 'Q', 'K'];
 const MOVES = ['fold', 'call', 'raise'];
-const FOLD = 0, CALL = 1, RAISE = 2;
+const FOLD = 0,
+  CALL = 1,
+  RAISE = 2;
 
 /**
  * Leduc poker with OpenSpiel's rules: six cards 0..5 (J J Q Q K K, rank = card / 2); each
@@ -24,7 +26,9 @@ class LeducState implements GameState {
   private folded = -1;
   private player = CHANCE;
 
-  currentPlayer(): number { return this.isTerminal() ? TERMINAL : this.player; }
+  currentPlayer(): number {
+    return this.isTerminal() ? TERMINAL : this.player;
+  }
 
   legalActions(): number[] {
     if (this.isTerminal()) return [];
@@ -77,7 +81,9 @@ class LeducState implements GameState {
     } else this.round = 2; // showdown
   }
 
-  isTerminal(): boolean { return this.folded >= 0 || this.round === 2; }
+  isTerminal(): boolean {
+    return this.folded >= 0 || this.round === 2;
+  }
 
   returns(): number[] {
     if (!this.isTerminal()) return [0, 0];
@@ -96,7 +102,8 @@ class LeducState implements GameState {
 
   /** a pair beats any high card; otherwise the higher rank, then the other card's */
   private rank(p: number): number {
-    const a = Math.floor(this.cards[p] / 2), b = Math.floor(this.cards[2] / 2);
+    const a = Math.floor(this.cards[p] / 2),
+      b = Math.floor(this.cards[2] / 2);
     return a === b ? 100 + a : Math.max(a, b) * 3 + Math.min(a, b);
   }
 
@@ -106,13 +113,22 @@ class LeducState implements GameState {
     c.cards.push(...this.cards);
     c.seq[0].push(...this.seq[0]);
     c.seq[1].push(...this.seq[1]);
-    Object.assign(c, { round: this.round, stakes: this.stakes, raises: this.raises, calls: this.calls, folded: this.folded, player: this.player });
+    Object.assign(c, {
+      round: this.round,
+      stakes: this.stakes,
+      raises: this.raises,
+      calls: this.calls,
+      folded: this.folded,
+      player: this.player,
+    });
     c.ante[0] = this.ante[0];
     c.ante[1] = this.ante[1];
     return c;
   }
 
-  history(): readonly number[] { return this.moves; }
+  history(): readonly number[] {
+    return this.moves;
+  }
 
   informationStateKey(player: number): string {
     const own = this.cards.length > player ? String(this.cards[player]) : '';
@@ -126,20 +142,37 @@ class LeducState implements GameState {
     const v = new Array(36).fill(0);
     if (this.cards.length > player) v[this.cards[player]] = 1;
     if (this.cards.length > 2) v[6 + this.cards[2]] = 1;
-    this.seq.forEach((moves, r) => moves.forEach((m, i) => { v[12 + r * 12 + i * 3 + m] = 1; }));
+    this.seq.forEach((moves, r) =>
+      moves.forEach((m, i) => {
+        v[12 + r * 12 + i * 3 + m] = 1;
+      }),
+    );
     return v;
   }
 
   observationText(player: number): string {
     const name = (c: number | undefined) => (c === undefined ? '?' : RANKS[Math.floor(c / 2)]);
     const s = (r: number) => this.seq[r].map((m) => MOVES[m]).join(' ') || 'none';
-    return `leduc poker, player ${player}, card ${name(this.cards[player])}, public ${this.cards.length > 2 ? name(this.cards[2]) : 'none'}, ` +
-      `round 1: ${s(0)}, round 2: ${s(1)}. Your move (${this.legalActions().map((a) => MOVES[a]).join(', ')}):`;
+    return (
+      `leduc poker, player ${player}, card ${name(this.cards[player])}, public ${this.cards.length > 2 ? name(this.cards[2]) : 'none'}, ` +
+      `round 1: ${s(0)}, round 2: ${s(1)}. Your move (${this.legalActions()
+        .map((a) => MOVES[a])
+        .join(', ')}):`
+    );
   }
 
   actionName(action: number): string {
-    return this.player === CHANCE ? `deal ${RANKS[Math.floor(action / 2)] ?? action}${action % 2 ? "'" : ''}` : MOVES[action] ?? `move ${action}`;
+    return this.player === CHANCE
+      ? `deal ${RANKS[Math.floor(action / 2)] ?? action}${action % 2 ? "'" : ''}`
+      : (MOVES[action] ?? `move ${action}`);
   }
 }
 
-export const leducPoker: Game = { name: 'leduc', numPlayers: 2, numActions: 3, observationSize: 36, zeroSum: true, newInitialState: () => new LeducState() };
+export const leducPoker: Game = {
+  name: 'leduc',
+  numPlayers: 2,
+  numActions: 3,
+  observationSize: 36,
+  zeroSum: true,
+  newInitialState: () => new LeducState(),
+};

@@ -7,11 +7,23 @@ import type { Game, GameState } from './types.js';
  * MlpPolicy, say); `keys` are the rows' information-state keys, for policies kept as tables.
  */
 export interface Actor {
-  act(features: number[][], o: { legal: boolean[][]; seed: number; keys?: string[] }): { actions: number[]; logProbs: number[] };
+  act(
+    features: number[][],
+    o: { legal: boolean[][]; seed: number; keys?: string[] },
+  ): { actions: number[]; logProbs: number[] };
 }
 
 /** One move as played: the episode, the seat, who played it, and what it saw. */
-export interface Move { ep: number; seat: number; actor: string; key: string; features: number[]; action: number; logProb: number; legal: boolean[] }
+export interface Move {
+  ep: number;
+  seat: number;
+  actor: string;
+  key: string;
+  features: number[];
+  action: number;
+  logProb: number;
+  legal: boolean[];
+}
 
 /** Uniform over the legal moves: the fixed point of an Elo scale. */
 export const randomActor: Actor = {
@@ -29,7 +41,7 @@ export const randomActor: Actor = {
 export function tableActor(table: TabularPolicy): Actor {
   return {
     act(_features, o) {
-      if (!o.keys) throw new Error('tableActor: a table policy needs the rows\' information-state keys');
+      if (!o.keys) throw new Error("tableActor: a table policy needs the rows' information-state keys");
       const rng = new Rng(o.seed);
       const actions: number[] = [];
       const logProbs: number[] = [];
@@ -38,7 +50,10 @@ export function tableActor(table: TabularPolicy): Actor {
         if (!row) throw new Error(`tableActor: the table has no row for information state '${key}'`);
         const legal = o.legal[i].flatMap((ok, a) => (ok ? [a] : []));
         let u = rng.next();
-        const a = legal.find((m) => (u -= row[String(m)] ?? 0) < 0) ?? legal.filter((m) => (row[String(m)] ?? 0) > 0).pop() ?? legal[0];
+        const a =
+          legal.find((m) => (u -= row[String(m)] ?? 0) < 0) ??
+          legal.filter((m) => (row[String(m)] ?? 0) > 0).pop() ??
+          legal[0];
         actions.push(a);
         logProbs.push(Math.log(row[String(a)] ?? 0));
       });
@@ -54,7 +69,13 @@ export function tableActor(table: TabularPolicy): Actor {
  * `seeds.next` is consumed once for the deals and once per actor call, as the caller's
  * checkpoint expects.
  */
-export function playLockstep(game: Game, episodes: number, actorOf: (ep: number, seat: number, state: GameState) => string, actors: Record<string, Actor>, seeds: { next: number }): { states: GameState[]; moves: Move[] } {
+export function playLockstep(
+  game: Game,
+  episodes: number,
+  actorOf: (ep: number, seat: number, state: GameState) => string,
+  actors: Record<string, Actor>,
+  seeds: { next: number },
+): { states: GameState[]; moves: Move[] } {
   const states = Array.from({ length: episodes }, () => game.newInitialState());
   const moves: Move[] = [];
   let live = states.map((_, i) => i);
@@ -73,18 +94,41 @@ export function playLockstep(game: Game, episodes: number, actorOf: (ep: number,
     live = live.filter((i) => !states[i].isTerminal());
     if (!live.length) break;
     const rows = live.map((i) => {
-      const s = states[i], seat = s.currentPlayer();
+      const s = states[i],
+        seat = s.currentPlayer();
       const legalSet = new Set(s.legalActions());
-      return { i, seat, actor: actorOf(i, seat, s), key: s.informationStateKey(seat), features: s.observationVector(seat), legal: Array.from({ length: game.numActions }, (_, a) => legalSet.has(a)) };
+      return {
+        i,
+        seat,
+        actor: actorOf(i, seat, s),
+        key: s.informationStateKey(seat),
+        features: s.observationVector(seat),
+        legal: Array.from({ length: game.numActions }, (_, a) => legalSet.has(a)),
+      };
     });
     const unknown = rows.find((x) => !(x.actor in actors));
-    if (unknown) throw new Error(`playLockstep: episode ${unknown.i} seat ${unknown.seat} is played by '${unknown.actor}', not one of ${Object.keys(actors).join(', ')}`);
+    if (unknown)
+      throw new Error(
+        `playLockstep: episode ${unknown.i} seat ${unknown.seat} is played by '${unknown.actor}', not one of ${Object.keys(actors).join(', ')}`,
+      );
     for (const [name, actor] of Object.entries(actors)) {
       const mine = rows.filter((x) => x.actor === name);
       if (!mine.length) continue;
-      const r = actor.act(mine.map((x) => x.features), { legal: mine.map((x) => x.legal), seed: seeds.next++, keys: mine.map((x) => x.key) });
+      const r = actor.act(
+        mine.map((x) => x.features),
+        { legal: mine.map((x) => x.legal), seed: seeds.next++, keys: mine.map((x) => x.key) },
+      );
       mine.forEach((x, k) => {
-        moves.push({ ep: x.i, seat: x.seat, actor: name, key: x.key, features: x.features, action: r.actions[k], logProb: r.logProbs[k], legal: x.legal });
+        moves.push({
+          ep: x.i,
+          seat: x.seat,
+          actor: name,
+          key: x.key,
+          features: x.features,
+          action: r.actions[k],
+          logProb: r.logProbs[k],
+          legal: x.legal,
+        });
         states[x.i].apply(r.actions[k]);
       });
     }
@@ -102,13 +146,24 @@ export function scoreOf(state: GameState, seat: number): number {
  * A round robin: every pair of `players` plays `games` games, each taking seat 0 in half of
  * them. Returns the results as eloRatings reads them.
  */
-export function roundRobin(game: Game, players: Record<string, Actor>, games: number, seeds: { next: number }): { a: string; b: string; scoreA: number }[] {
+export function roundRobin(
+  game: Game,
+  players: Record<string, Actor>,
+  games: number,
+  seeds: { next: number },
+): { a: string; b: string; scoreA: number }[] {
   const names = Object.keys(players);
   const out: { a: string; b: string; scoreA: number }[] = [];
   for (let x = 0; x < names.length; x++) {
     for (let y = x + 1; y < names.length; y++) {
       const [a, b] = [names[x], names[y]];
-      const { states } = playLockstep(game, games, (ep, seat) => ((ep % 2 === 0) === (seat === 0) ? a : b), { [a]: players[a], [b]: players[b] }, seeds);
+      const { states } = playLockstep(
+        game,
+        games,
+        (ep, seat) => ((ep % 2 === 0) === (seat === 0) ? a : b),
+        { [a]: players[a], [b]: players[b] },
+        seeds,
+      );
       states.forEach((s, ep) => out.push({ a, b, scoreA: scoreOf(s, ep % 2 === 0 ? 0 : 1) }));
     }
   }

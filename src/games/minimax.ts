@@ -36,14 +36,23 @@ export class Minimax {
 }
 
 /** Wins, draws and losses of a player over games against perfect play. */
-export interface Record3 { wins: number; draws: number; losses: number }
+export interface Record3 {
+  wins: number;
+  draws: number;
+  losses: number;
+}
 
 /**
  * Plays `games` games of a two-player zero-sum perfect-information game with `choose` in
  * `seat` against perfect play, which picks uniformly (seeded) among its moves that keep the
  * minimax value, so that every line perfect play allows gets tested.
  */
-export function playVsMinimax(newGame: () => GameState, choose: (s: GameState) => number, o: { seat: number; games: number; seed: number }, solver = new Minimax()): Record3 {
+export function playVsMinimax(
+  newGame: () => GameState,
+  choose: (s: GameState) => number,
+  o: { seat: number; games: number; seed: number },
+  solver = new Minimax(),
+): Record3 {
   const out: Record3 = { wins: 0, draws: 0, losses: 0 };
   let x = o.seed >>> 0;
   const draw = (n: number) => {

@@ -5,10 +5,20 @@ export type PoolSampling = 'latest' | 'uniform' | 'prioritised';
 export const POOL_SAMPLINGS: readonly PoolSampling[] = ['latest', 'uniform', 'prioritised'];
 
 /** One frozen snapshot and the learner's record against it. */
-interface Member<P> { name: string; snapshot: P; games: number; score: number }
+interface Member<P> {
+  name: string;
+  snapshot: P;
+  games: number;
+  score: number;
+}
 
 /** What a pool saves (its snapshots are saved by the caller, by name). */
-export interface PoolState { names: string[]; games: number[]; scores: number[]; rngState: number }
+export interface PoolState {
+  names: string[];
+  games: number[];
+  scores: number[];
+  rngState: number;
+}
 
 /**
  * Frozen snapshots of a learner, for self-play that does not chase its own tail (RLlib
@@ -26,9 +36,12 @@ export class OpponentPool<P> {
   private readonly rng: Rng;
 
   constructor(readonly o: { capacity: number; sampling: PoolSampling; seed: number; exponent?: number }) {
-    if (!(Number.isSafeInteger(o.capacity) && o.capacity > 0)) throw new Error(`pool: capacity must be a positive integer, got ${o.capacity}`);
-    if (!POOL_SAMPLINGS.includes(o.sampling)) throw new Error(`pool: sampling must be one of ${POOL_SAMPLINGS.join(', ')}, got '${String(o.sampling)}'`);
-    if (o.exponent !== undefined && !(o.exponent >= 0)) throw new Error(`pool: exponent must be >= 0, got ${o.exponent}`);
+    if (!(Number.isSafeInteger(o.capacity) && o.capacity > 0))
+      throw new Error(`pool: capacity must be a positive integer, got ${o.capacity}`);
+    if (!POOL_SAMPLINGS.includes(o.sampling))
+      throw new Error(`pool: sampling must be one of ${POOL_SAMPLINGS.join(', ')}, got '${String(o.sampling)}'`);
+    if (o.exponent !== undefined && !(o.exponent >= 0))
+      throw new Error(`pool: exponent must be >= 0, got ${o.exponent}`);
     this.rng = new Rng(o.seed);
   }
 
@@ -89,14 +102,21 @@ export class OpponentPool<P> {
   }
 
   state(): PoolState {
-    return { names: this.names(), games: this.members.map((m) => m.games), scores: this.members.map((m) => m.score), rngState: this.rng.seedState };
+    return {
+      names: this.names(),
+      games: this.members.map((m) => m.games),
+      scores: this.members.map((m) => m.score),
+      rngState: this.rng.seedState,
+    };
   }
 
   /** A pool as `state` left it, with each named snapshot from `load`. */
   static restore<P>(o: Omit<OpponentPool<P>['o'], 'seed'>, s: PoolState, load: (name: string) => P): OpponentPool<P> {
     // an Rng seeded with another's state continues its draws
     const pool = new OpponentPool<P>({ ...o, seed: s.rngState });
-    s.names.forEach((name, i) => pool.members.push({ name, snapshot: load(name), games: s.games[i], score: s.scores[i] }));
+    s.names.forEach((name, i) =>
+      pool.members.push({ name, snapshot: load(name), games: s.games[i], score: s.scores[i] }),
+    );
     return pool;
   }
 }
@@ -107,7 +127,12 @@ export class OpponentPool<P> {
  * 10:1 odds. `anchor` is rated `anchorRating`. Every player needs at least one game, and the
  * results graph must be connected, or a rating is undefined.
  */
-export function eloRatings(results: readonly { a: string; b: string; scoreA: number }[], anchor: string, anchorRating = 1000, iterations = 2000): Record<string, number> {
+export function eloRatings(
+  results: readonly { a: string; b: string; scoreA: number }[],
+  anchor: string,
+  anchorRating = 1000,
+  iterations = 2000,
+): Record<string, number> {
   const players = [...new Set(results.flatMap((r) => [r.a, r.b]))];
   if (!players.includes(anchor)) throw new Error(`elo: the anchor '${anchor}' played no game`);
   const index = new Map(players.map((p, i) => [p, i]));

@@ -12,7 +12,8 @@ export function representativeStates(game: Game): Map<string, { player: number; 
     if (p !== CHANCE) {
       const key = s.informationStateKey(p);
       const seen = out.get(key);
-      if (seen && seen.player !== p) throw new Error(`${game.name}: information-state key '${key}' is used by players ${seen.player} and ${p}`);
+      if (seen && seen.player !== p)
+        throw new Error(`${game.name}: information-state key '${key}' is used by players ${seen.player} and ${p}`);
       if (!seen) out.set(key, { player: p, state: s.clone() });
     }
     for (const a of s.legalActions()) {
@@ -30,7 +31,10 @@ export function representativeStates(game: Game): Map<string, { player: number; 
  * `fromTable` reads and an exported policy file holds. `probabilities` answers for a batch of
  * states (player, legal moves) in the legal moves' order.
  */
-export function tabulate(game: Game, probabilities: (rows: { state: GameState; player: number; legal: number[] }[]) => number[][]): TabularPolicy {
+export function tabulate(
+  game: Game,
+  probabilities: (rows: { state: GameState; player: number; legal: number[] }[]) => number[][],
+): TabularPolicy {
   const reps = [...representativeStates(game)];
   const rows = reps.map(([, { state, player }]) => ({ state, player, legal: state.legalActions() }));
   const probs = probabilities(rows);
@@ -43,10 +47,18 @@ export function tabulate(game: Game, probabilities: (rows: { state: GameState; p
 
 /** An MLP policy's table: softmax of its logits over the legal moves at temperature 1, from each player's observation vector. */
 export function tabulateMlp(game: Game, mlp: MlpPolicy): TabularPolicy {
-  if (mlp.config.inputSize !== game.observationSize) throw new Error(`tabulate: the policy reads ${mlp.config.inputSize} features, ${game.name} observations have ${game.observationSize}`);
-  if (mlp.config.numActions !== game.numActions) throw new Error(`tabulate: the policy scores ${mlp.config.numActions} actions, ${game.name} has ${game.numActions}`);
+  if (mlp.config.inputSize !== game.observationSize)
+    throw new Error(
+      `tabulate: the policy reads ${mlp.config.inputSize} features, ${game.name} observations have ${game.observationSize}`,
+    );
+  if (mlp.config.numActions !== game.numActions)
+    throw new Error(
+      `tabulate: the policy scores ${mlp.config.numActions} actions, ${game.name} has ${game.numActions}`,
+    );
   return tabulate(game, (rows) => {
-    const logits = tf.tidy(() => mlp.logits(tf.tensor2d(rows.map((r) => r.state.observationVector(r.player)))).arraySync());
+    const logits = tf.tidy(() =>
+      mlp.logits(tf.tensor2d(rows.map((r) => r.state.observationVector(r.player)))).arraySync(),
+    );
     return rows.map((r, i) => {
       const l = r.legal.map((a) => logits[i][a]);
       const m = Math.max(...l);

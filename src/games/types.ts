@@ -47,5 +47,7 @@ export interface Game {
 
 /** The error every game throws for a move that is not legal. */
 export function illegal(game: string, action: number, legal: readonly number[], name: (a: number) => string): Error {
-  return new Error(`${game}: move ${action} is not legal here; legal: ${legal.map((a) => `${a} (${name(a)})`).join(', ') || 'none (the game is over)'}`);
+  return new Error(
+    `${game}: move ${action} is not legal here; legal: ${legal.map((a) => `${a} (${name(a)})`).join(', ') || 'none (the game is over)'}`,
+  );
 }

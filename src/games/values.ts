@@ -14,7 +14,10 @@ export function actionValues(game: Game, pi: GamePolicy): Map<string, { legal: n
     if (s.isTerminal()) return s.returns();
     const player = s.currentPlayer();
     const legal = s.legalActions();
-    const probs = player === CHANCE ? legal.map((a) => new Map(s.chanceOutcomes()).get(a)!) : pi(s.informationStateKey(player), legal);
+    const probs =
+      player === CHANCE
+        ? legal.map((a) => new Map(s.chanceOutcomes()).get(a)!)
+        : pi(s.informationStateKey(player), legal);
     const total = new Array(game.numPlayers).fill(0);
     const childValues: number[][] = [];
     legal.forEach((a, i) => {
@@ -23,12 +26,16 @@ export function actionValues(game: Game, pi: GamePolicy): Map<string, { legal: n
       const r = reach.map((x, k) => (k === player ? x : x * probs[i]));
       const v = walk(c, r);
       childValues.push(v);
-      v.forEach((x, k) => { total[k] += probs[i] * x; });
+      v.forEach((x, k) => {
+        total[k] += probs[i] * x;
+      });
     });
     if (player !== CHANCE) {
       const key = `${player}:${s.informationStateKey(player)}`;
       const e = out.get(key) ?? { legal, num: legal.map(() => 0), den: 0 };
-      legal.forEach((_, i) => { e.num[i] += reach[player] * childValues[i][player]; });
+      legal.forEach((_, i) => {
+        e.num[i] += reach[player] * childValues[i][player];
+      });
       e.den += reach[player];
       out.set(key, e);
     }

@@ -33,14 +33,23 @@ const OWN_FILES = [MODEL_JSON, 'weights.bin', 'config.json', 'tokenizer.json'];
  * crash never leaves half a checkpoint; an existing folder is replaced only if it is a
  * checkpoint (or empty), never a folder of other files.
  */
-export async function saveCheckpoint(dir: string, meta: CheckpointMeta, weights: Record<string, tf.Tensor>, attachments: Attachments = {}): Promise<void> {
+export async function saveCheckpoint(
+  dir: string,
+  meta: CheckpointMeta,
+  weights: Record<string, tf.Tensor>,
+  attachments: Attachments = {},
+): Promise<void> {
   checkReplaceable(dir);
   const { data, specs } = await tf.io.encodeWeights(weights);
-  const files: Record<string, Uint8Array> = { 'weights.bin': new Uint8Array(data), 'config.json': utf8(JSON.stringify(meta.config, null, 2)) };
+  const files: Record<string, Uint8Array> = {
+    'weights.bin': new Uint8Array(data),
+    'config.json': utf8(JSON.stringify(meta.config, null, 2)),
+  };
   if (meta.tokenizer) files['tokenizer.json'] = utf8(JSON.stringify(meta.tokenizer, null, 2));
   for (const [name, body] of Object.entries(attachments)) {
     // a name the checkpoint writes itself is refused; tokenizer.json is free when there is no tokenizer spec (a Hugging Face model brings its own)
-    if (name in files || name === MODEL_JSON || basename(name) !== name || name.startsWith('.')) throw new Error(`checkpoint: attachment name '${name}' is not a plain file name of its own`);
+    if (name in files || name === MODEL_JSON || basename(name) !== name || name.startsWith('.'))
+      throw new Error(`checkpoint: attachment name '${name}' is not a plain file name of its own`);
     files[name] = typeof body === 'string' ? utf8(body) : body;
   }
   const modelJson = seal({
@@ -50,7 +59,9 @@ export async function saveCheckpoint(dir: string, meta: CheckpointMeta, weights:
     modelTopology: { kind: meta.kind, config: meta.config },
     weightsManifest: [{ paths: ['weights.bin'], weights: specs }],
     userDefinedMetadata: { tokenizer: meta.tokenizer ?? null, extra: meta.extra ?? {} },
-    integrity: { files: Object.fromEntries(Object.entries(files).map(([n, b]) => [n, { bytes: b.byteLength, sha256: sha256(b) }])) },
+    integrity: {
+      files: Object.fromEntries(Object.entries(files).map(([n, b]) => [n, { bytes: b.byteLength, sha256: sha256(b) }])),
+    },
   });
   const tmp = `${dir}.tmp-${process.pid}`;
   await rm(tmp, { recursive: true, force: true });
@@ -80,7 +91,9 @@ export function checkReplaceable(dir: string): void {
   const foreign = present.filter((f) => !listed.has(f));
   if (!present.includes(MODEL_JSON) || foreign.length > 0) {
     const shown = (foreign.length ? foreign : present).slice(0, 5).join(', ');
-    throw new Error(`checkpoint: ${dir} holds files that are not a checkpoint's (${shown}${foreign.length > 5 ? ', ...' : ''}); refusing to replace it`);
+    throw new Error(
+      `checkpoint: ${dir} holds files that are not a checkpoint's (${shown}${foreign.length > 5 ? ', ...' : ''}); refusing to replace it`,
+    );
   }
 }
 
@@ -94,10 +107,15 @@ function listedFiles(dir: string): string[] {
 }
 
 /** How to read a checkpoint: `ignore` names attachments not to read or check (a state the caller will not use). */
-export interface LoadOptions { ignore?: readonly string[] }
+export interface LoadOptions {
+  ignore?: readonly string[];
+}
 
 /** A checkpoint read and checked whole: its model.json and the bytes of every file it lists. */
-export interface VerifiedCheckpoint { json: Record<string, any>; files: Record<string, Uint8Array> }
+export interface VerifiedCheckpoint {
+  json: Record<string, any>;
+  files: Record<string, Uint8Array>;
+}
 
 /**
  * Reads `dir` and checks it whole: the format, model.json's own hash (so an edited
@@ -112,20 +130,26 @@ export async function verifyCheckpoint(dir: string, o: LoadOptions = {}): Promis
   } catch (err) {
     throw new Error(`checkpoint: cannot read ${where}: ${(err as Error).message}`);
   }
-  if (json?.format !== FORMAT) throw new Error(`checkpoint: ${where} has format '${json?.format}', expected '${FORMAT}'`);
+  if (json?.format !== FORMAT)
+    throw new Error(`checkpoint: ${where} has format '${json?.format}', expected '${FORMAT}'`);
   const recorded = json.integrity?.files;
   if (typeof recorded !== 'object' || recorded === null || typeof json.integrity.sha256 !== 'string') {
-    throw new Error(`checkpoint: ${where} records no hashes of its files (written by an older coevolve); save it again`);
+    throw new Error(
+      `checkpoint: ${where} records no hashes of its files (written by an older coevolve); save it again`,
+    );
   }
-  if (seal(json as { integrity: { files: unknown } }).integrity.sha256 !== json.integrity.sha256) throw new Error(`checkpoint: ${where} was altered (its sha256 does not match its content)`);
+  if (seal(json as { integrity: { files: unknown } }).integrity.sha256 !== json.integrity.sha256)
+    throw new Error(`checkpoint: ${where} was altered (its sha256 does not match its content)`);
   const files: Record<string, Uint8Array> = {};
   for (const [name, want] of Object.entries(recorded as Record<string, { bytes: number; sha256: string }>)) {
     if (o.ignore?.includes(name)) continue;
     const path = join(dir, name);
     if (!existsSync(path)) throw new Error(`checkpoint: ${path} is missing (${MODEL_JSON} lists it)`);
     const bytes = new Uint8Array(await readFile(path));
-    if (bytes.byteLength !== want.bytes) throw new Error(`checkpoint: ${path} has ${bytes.byteLength} bytes, ${MODEL_JSON} says ${want.bytes}`);
-    if (sha256(bytes) !== want.sha256) throw new Error(`checkpoint: ${path} is corrupt (sha256 does not match ${MODEL_JSON})`);
+    if (bytes.byteLength !== want.bytes)
+      throw new Error(`checkpoint: ${path} has ${bytes.byteLength} bytes, ${MODEL_JSON} says ${want.bytes}`);
+    if (sha256(bytes) !== want.sha256)
+      throw new Error(`checkpoint: ${path} is corrupt (sha256 does not match ${MODEL_JSON})`);
     files[name] = bytes;
   }
   return { json, files };
@@ -141,7 +165,8 @@ export async function loadCheckpoint(
   o: LoadOptions = {},
 ): Promise<{ meta: CheckpointMeta; weights: Record<string, tf.Tensor>; attachments: Record<string, Uint8Array> }> {
   const where = join(dir, MODEL_JSON);
-  if (o.ignore?.some((n) => OWN_FILES.includes(n))) throw new Error(`checkpoint: only attachments can be ignored, not ${o.ignore.join(', ')}`);
+  if (o.ignore?.some((n) => OWN_FILES.includes(n)))
+    throw new Error(`checkpoint: only attachments can be ignored, not ${o.ignore.join(', ')}`);
   const { json, files } = await verifyCheckpoint(dir, o);
   const kind = json.modelTopology?.kind;
   const config = json.modelTopology?.config;
@@ -154,14 +179,22 @@ export async function loadCheckpoint(
   for (const [name, shape] of Object.entries(want)) {
     const have = got.get(name);
     if (!have) throw new Error(`checkpoint: ${where} lacks weight '${name}' that a ${kind} with this config needs`);
-    if (have.join('x') !== shape.join('x')) throw new Error(`checkpoint: weight '${name}' has shape [${have}], config needs [${shape}]`);
+    if (have.join('x') !== shape.join('x'))
+      throw new Error(`checkpoint: weight '${name}' has shape [${have}], config needs [${shape}]`);
   }
   const extra = [...got.keys()].filter((n) => !(n in want));
   if (extra.length) throw new Error(`checkpoint: ${where} has weights this config does not use: ${extra.join(', ')}`);
-  const weights = tf.io.decodeWeights(bin.buffer.slice(bin.byteOffset, bin.byteOffset + bin.byteLength) as ArrayBuffer, specs);
+  const weights = tf.io.decodeWeights(
+    bin.buffer.slice(bin.byteOffset, bin.byteOffset + bin.byteLength) as ArrayBuffer,
+    specs,
+  );
   const own = udm.tokenizer ? OWN_FILES : OWN_FILES.filter((n) => n !== 'tokenizer.json');
   const attachments = Object.fromEntries(Object.entries(files).filter(([n]) => !own.includes(n)));
-  return { meta: { kind, config, tokenizer: udm.tokenizer ?? undefined, extra: udm.extra ?? {} }, weights, attachments };
+  return {
+    meta: { kind, config, tokenizer: udm.tokenizer ?? undefined, extra: udm.extra ?? {} },
+    weights,
+    attachments,
+  };
 }
 
 /** model.json with `integrity.sha256` set to the hash of everything else in it. */

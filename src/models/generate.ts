@@ -40,9 +40,14 @@ export interface Generation {
  * get alone. One forward pass per new token for the whole batch; only the last position's
  * logits leave the backend, and sampling runs on the host with a seeded generator.
  */
-export function generate(model: LanguageModel, prompts: readonly (readonly number[])[], o: GenerateOptions): Generation[] {
+export function generate(
+  model: LanguageModel,
+  prompts: readonly (readonly number[])[],
+  o: GenerateOptions,
+): Generation[] {
   validateSampling(o);
-  if (!Number.isInteger(o.maxNewTokens) || o.maxNewTokens < 0) throw new Error(`generate: maxNewTokens must be a non-negative integer, got ${o.maxNewTokens}`);
+  if (!Number.isInteger(o.maxNewTokens) || o.maxNewTokens < 0)
+    throw new Error(`generate: maxNewTokens must be a non-negative integer, got ${o.maxNewTokens}`);
   if (prompts.length === 0) return [];
   prompts.forEach((p, b) => {
     if (p.length === 0) throw new Error(`generate: prompt ${b} is empty (start prompts with BOS)`);
@@ -52,14 +57,26 @@ export function generate(model: LanguageModel, prompts: readonly (readonly numbe
   const P = Math.max(...prompts.map((p) => p.length));
   const { vocabSize } = model.config;
   const context = model.maxSequence;
-  if (P + o.maxNewTokens > context) throw new Error(`generate: prompt of ${P} tokens + ${o.maxNewTokens} new exceeds context ${context}`);
+  if (P + o.maxNewTokens > context)
+    throw new Error(`generate: prompt of ${P} tokens + ${o.maxNewTokens} new exceeds context ${context}`);
   const leftPad = prompts.map((p) => P - p.length);
   const rng = new Rng(o.seed ?? 0);
-  const out: Generation[] = prompts.map(() => ({ tokens: [], logProbs: [], entropy: [], selfCertainty: [], stopped: false }));
+  const out: Generation[] = prompts.map(() => ({
+    tokens: [],
+    logProbs: [],
+    entropy: [],
+    selfCertainty: [],
+    stopped: false,
+  }));
   const padded = new Int32Array(B * P);
   prompts.forEach((p, b) => padded.set(p, b * P + leftPad[b]));
 
-  const forward = model.kind === 'hf' ? hfForward(model, B, leftPad) : activeSgemm() ? nativeForward(model, B, leftPad) : tfjsForward(model, B, leftPad);
+  const forward =
+    model.kind === 'hf'
+      ? hfForward(model, B, leftPad)
+      : activeSgemm()
+        ? nativeForward(model, B, leftPad)
+        : tfjsForward(model, B, leftPad);
   try {
     let values = forward.feed(padded, P);
     const next = new Int32Array(B); // read by feed before it returns, so one array serves every step
@@ -67,7 +84,10 @@ export function generate(model: LanguageModel, prompts: readonly (readonly numbe
       let active = 0;
       for (let b = 0; b < B; b++) {
         const row = out[b];
-        if (row.stopped) { next[b] = o.eos ?? 0; continue; }
+        if (row.stopped) {
+          next[b] = o.eos ?? 0;
+          continue;
+        }
         const rowLogits = values.subarray(b * vocabSize, (b + 1) * vocabSize);
         const { token, logProb } = sampleToken(rowLogits, o, rng);
         const stats = distributionStats(rowLogits);
@@ -102,29 +122,41 @@ function nativeForward(model: TinyLM, B: number, leftPad: number[]): Forward {
 
 /** TinyLM.forward on tfjs tensors, the reference path. */
 function tfjsForward(model: TinyLM, B: number, leftPad: number[]): Forward {
-  return cachedForward<LayerCache>(B, (tokens, past, cache) => model.forward(tokens, leftPad, past, cache), (h) => model.logits(h));
+  return cachedForward<LayerCache>(
+    B,
+    (tokens, past, cache) => model.forward(tokens, leftPad, past, cache),
+    (h) => model.logits(h),
+  );
 }
 
 /** HfCausalLM.forward on tfjs tensors: positions count from each row's first real token, pad keys masked. */
 function hfForward(model: HfCausalLM | HfPolicy, B: number, leftPad: number[]): Forward {
-  return cachedForward<HfLayerCache>(B, (tokens, past, cache) => {
-    const T = tokens.shape[1];
-    const S = past + T;
-    const positions = new Int32Array(B * T);
-    const keyMask = new Float32Array(B * S).fill(1);
-    for (let b = 0; b < B; b++) {
-      for (let t = 0; t < T; t++) positions[b * T + t] = Math.max(0, past + t - leftPad[b]);
-      keyMask.fill(0, b * S, b * S + Math.min(leftPad[b], S));
-    }
-    return model.forward(tokens, positions, keyMask, cache);
-  }, (h) => model.logits(h));
+  return cachedForward<HfLayerCache>(
+    B,
+    (tokens, past, cache) => {
+      const T = tokens.shape[1];
+      const S = past + T;
+      const positions = new Int32Array(B * T);
+      const keyMask = new Float32Array(B * S).fill(1);
+      for (let b = 0; b < B; b++) {
+        for (let t = 0; t < T; t++) positions[b * T + t] = Math.max(0, past + t - leftPad[b]);
+        keyMask.fill(0, b * S, b * S + Math.min(leftPad[b], S));
+      }
+      return model.forward(tokens, positions, keyMask, cache);
+    },
+    (h) => model.logits(h),
+  );
 }
 
 /**
  * A tfjs forward pass with a key/value cache: `step` runs the model on the new tokens after
  * `past` cached ones; only the last position's logits leave the backend.
  */
-function cachedForward<C extends { k: tf.Tensor; v: tf.Tensor }>(B: number, step: (tokens: tf.Tensor2D, past: number, cache?: C[]) => { hidden: tf.Tensor3D; cache: C[] }, logits: (h: tf.Tensor3D) => tf.Tensor3D): Forward {
+function cachedForward<C extends { k: tf.Tensor; v: tf.Tensor }>(
+  B: number,
+  step: (tokens: tf.Tensor2D, past: number, cache?: C[]) => { hidden: tf.Tensor3D; cache: C[] },
+  logits: (h: tf.Tensor3D) => tf.Tensor3D,
+): Forward {
   let cache: C[] | undefined;
   let past = 0;
   return {
@@ -132,7 +164,7 @@ function cachedForward<C extends { k: tf.Tensor; v: tf.Tensor }>(B: number, step
       const old = cache;
       const r = tidyKeep(() => {
         const f = step(tf.tensor2d(tokens, [B, T], 'int32'), past, old);
-        const last = T === 1 ? f.hidden : f.hidden.slice([0, T - 1, 0], [-1, 1, -1]) as tf.Tensor3D;
+        const last = T === 1 ? f.hidden : (f.hidden.slice([0, T - 1, 0], [-1, 1, -1]) as tf.Tensor3D);
         return { logits: logits(last), cache: f.cache };
       });
       // Swap caches only once the step succeeded, so an error leaves one cache to free.

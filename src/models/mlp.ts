@@ -45,7 +45,8 @@ const NEG = -1e9; // logit of an illegal action: exp underflows to exactly 0, an
 /** Throws an error naming the offending field when `c` cannot build a model. */
 export function validateMlpConfig(c: MlpConfig): void {
   for (const key of ['inputSize', 'numActions'] as const) {
-    if (!Number.isInteger(c[key]) || c[key] <= 0) throw new Error(`mlp: ${key} must be a positive integer, got ${c[key]}`);
+    if (!Number.isInteger(c[key]) || c[key] <= 0)
+      throw new Error(`mlp: ${key} must be a positive integer, got ${c[key]}`);
   }
   if (!Array.isArray(c.hiddenSizes)) throw new Error(`mlp: hiddenSizes must be an array, got ${c.hiddenSizes}`);
   c.hiddenSizes.forEach((h, i) => {
@@ -53,7 +54,8 @@ export function validateMlpConfig(c: MlpConfig): void {
   });
   const act = c.activation ?? 'tanh';
   if (act !== 'tanh' && act !== 'relu') throw new Error(`mlp: activation must be 'tanh' or 'relu', got ${act}`);
-  if (c.seed !== undefined && !Number.isFinite(c.seed)) throw new Error(`mlp: seed must be a finite number, got ${c.seed}`);
+  if (c.seed !== undefined && !Number.isFinite(c.seed))
+    throw new Error(`mlp: seed must be a finite number, got ${c.seed}`);
 }
 
 /** The names and shapes of every weight (`l0.w`, `l0.b`, ..., `pi.*`, `value.*`), which checkpoints check against. */
@@ -85,7 +87,10 @@ export class MlpPolicy implements Policy {
   readonly weights: Record<string, tf.Variable>;
   private readonly rng: Rng;
 
-  constructor(readonly config: MlpConfig, initial?: Record<string, tf.Tensor>) {
+  constructor(
+    readonly config: MlpConfig,
+    initial?: Record<string, tf.Tensor>,
+  ) {
     validateMlpConfig(config);
     const rng = new Rng(config.seed ?? 0);
     const prefix = variablePrefix('mlp');
@@ -94,7 +99,8 @@ export class MlpPolicy implements Policy {
     // Checked before any variable exists, so a bad checkpoint leaks nothing.
     for (const [name, shape] of shapes) {
       const given = initial?.[name];
-      if (given && given.shape.join() !== shape.join()) throw new Error(`mlp: initial ${name} has shape [${given.shape}], expected [${shape}]`);
+      if (given && given.shape.join() !== shape.join())
+        throw new Error(`mlp: initial ${name} has shape [${given.shape}], expected [${shape}]`);
     }
     for (const [name, shape] of shapes) {
       // Drawn even when `initial` overrides it, so the other weights match the seeded model's.
@@ -170,11 +176,15 @@ export class MlpPolicy implements Policy {
     const { temperature = 1, legal, seed } = opts;
     validateSampling({ temperature });
     const A = this.config.numActions;
-    if (legal && legal.length !== features.length) throw new Error(`mlp: legal has ${legal.length} rows, features has ${features.length}`);
+    if (legal && legal.length !== features.length)
+      throw new Error(`mlp: legal has ${legal.length} rows, features has ${features.length}`);
     const { logits, values } = tf.tidy(() => {
       const h = this.hidden(this.featureTensor(features));
       const l = linear(h, this.w('pi.w'), this.w('pi.b'));
-      return { logits: l.dataSync() as Float32Array, values: this.hasValueHead ? this.valuesOf(h).dataSync() : undefined };
+      return {
+        logits: l.dataSync() as Float32Array,
+        values: this.hasValueHead ? this.valuesOf(h).dataSync() : undefined,
+      };
     });
     const rng = seed === undefined ? this.rng : new Rng(seed);
     const actions: number[] = [];
@@ -182,9 +192,12 @@ export class MlpPolicy implements Policy {
     for (let b = 0; b < features.length; b++) {
       const row = logits.slice(b * A, (b + 1) * A);
       if (legal) {
-        if (legal[b].length !== A) throw new Error(`mlp: legal row ${b} has ${legal[b].length} entries, expected numActions ${A}`);
+        if (legal[b].length !== A)
+          throw new Error(`mlp: legal row ${b} has ${legal[b].length} entries, expected numActions ${A}`);
         if (!legal[b].some(Boolean)) throw new Error(`mlp: row ${b} has no legal action`);
-        legal[b].forEach((ok, a) => { if (!ok) row[a] = NEG; });
+        legal[b].forEach((ok, a) => {
+          if (!ok) row[a] = NEG;
+        });
       }
       const { token, logProb } = sampleToken(row, { temperature }, rng);
       actions.push(token);
@@ -200,27 +213,32 @@ export class MlpPolicy implements Policy {
    * scoring an illegal action is an error.
    */
   score(inputs: readonly PolicyInput[], temperature = 1): ScoredBatch {
-    if (!(temperature > 0) || !Number.isFinite(temperature)) throw new Error(`mlp: score temperature must be > 0, got ${temperature}`);
+    if (!(temperature > 0) || !Number.isFinite(temperature))
+      throw new Error(`mlp: score temperature must be > 0, got ${temperature}`);
     const A = this.config.numActions;
     const actions = inputs.map((r, b) => {
-      if (r.completion.length !== 1) throw new Error(`mlp: row ${b} completion must be exactly one action, got ${r.completion.length}`);
+      if (r.completion.length !== 1)
+        throw new Error(`mlp: row ${b} completion must be exactly one action, got ${r.completion.length}`);
       const a = r.completion[0];
       if (!Number.isInteger(a) || a < 0 || a >= A) throw new Error(`mlp: row ${b} action ${a} is not in [0, ${A})`);
       if (r.legal) {
-        if (r.legal.length !== A) throw new Error(`mlp: row ${b} legal has ${r.legal.length} entries, expected numActions ${A}`);
+        if (r.legal.length !== A)
+          throw new Error(`mlp: row ${b} legal has ${r.legal.length} entries, expected numActions ${A}`);
         if (!r.legal[a]) throw new Error(`mlp: row ${b} scores action ${a}, which its legal mask forbids`);
       }
       return a;
     });
     const masked = inputs.some((r) => r.legal);
-    const bias = masked ? Float32Array.from(inputs.flatMap((r) => (r.legal ? r.legal.map((ok) => (ok ? 0 : NEG)) : new Array(A).fill(0)))) : undefined;
+    const bias = masked
+      ? Float32Array.from(inputs.flatMap((r) => (r.legal ? r.legal.map((ok) => (ok ? 0 : NEG)) : new Array(A).fill(0))))
+      : undefined;
     // tidy keeps only the returned tensors, so calling score outside a tidy leaks nothing.
     return tf.tidy(() => {
       const h = this.hidden(this.featureTensor(inputs.map((r) => r.prompt)));
       const raw = linear(h, this.w('pi.w'), this.w('pi.b')).reshape([-1, 1, A]) as tf.Tensor3D;
-      const scaled = temperature === 1 ? raw : raw.div(temperature) as tf.Tensor3D;
+      const scaled = temperature === 1 ? raw : (raw.div(temperature) as tf.Tensor3D);
       // illegal logits at -1e9, as in act: their probability is exactly 0 at any temperature
-      const logits = bias ? scaled.add(tf.tensor3d(bias, [inputs.length, 1, A])) as tf.Tensor3D : scaled;
+      const logits = bias ? (scaled.add(tf.tensor3d(bias, [inputs.length, 1, A])) as tf.Tensor3D) : scaled;
       const B = inputs.length;
       const out: ScoredBatch = {
         logProbs: tokenLogProbs(logits, tf.tensor2d(actions, [B, 1], 'int32')),

@@ -22,13 +22,22 @@ export type OpenedModel =
 export async function openModel(path: string, adapter?: string): Promise<OpenedModel> {
   if (!existsSync(path)) throw new Error(`${path} does not exist`);
   const isCheckpoint = existsSync(join(path, 'model.json'));
-  const kind = isCheckpoint ? (JSON.parse(readFileSync(join(path, 'model.json'), 'utf8')) as { modelTopology?: { kind?: string } }).modelTopology?.kind : 'hf';
+  const kind = isCheckpoint
+    ? (JSON.parse(readFileSync(join(path, 'model.json'), 'utf8')) as { modelTopology?: { kind?: string } })
+        .modelTopology?.kind
+    : 'hf';
   if (kind === 'hf') {
     // what a command opens it does not train: a base is loaded frozen
-    const opened = isCheckpoint ? (await loadHfPolicy(path)).policy : new HfPolicy(HfCausalLM.load(path, { frozen: true }));
+    const opened = isCheckpoint
+      ? (await loadHfPolicy(path)).policy
+      : new HfPolicy(HfCausalLM.load(path, { frozen: true }));
     const policy = adapter ? new HfPolicy(opened.base, LoraAdapter.load(adapter, opened.base.config)) : opened;
     const dir = existsSync(join(path, 'tokenizer.json')) ? path : opened.base.dir!;
-    return { kind: 'hf', policy, tokenizer: existsSync(join(dir, 'tokenizer.json')) ? HfTokenizer.fromDirectory(dir) : undefined };
+    return {
+      kind: 'hf',
+      policy,
+      tokenizer: existsSync(join(dir, 'tokenizer.json')) ? HfTokenizer.fromDirectory(dir) : undefined,
+    };
   }
   if (adapter) throw new Error(`an adapter applies to Hugging Face models; ${path} holds a ${kind}`);
   const loaded = await loadModel(path);

@@ -36,10 +36,11 @@ const affine = tf.customGrad(((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
   (args[3] as tf.GradSaveFunc)([x, w]);
   const value = tf.fused.matMul({ a: x as tf.Tensor2D, b: w as tf.Tensor2D, bias: b });
   // tfjs calls a custom gradient outside any scope until the backward pass ends: the transposes are freed here
-  const gradFunc = (dy: tf.Tensor, saved: tf.Tensor[]) => tf.tidy(() => {
-    const [xs, ws] = saved as tf.Tensor2D[];
-    return [...backProducts(dy as tf.Tensor2D, xs, ws), dy.sum(0)];
-  });
+  const gradFunc = (dy: tf.Tensor, saved: tf.Tensor[]) =>
+    tf.tidy(() => {
+      const [xs, ws] = saved as tf.Tensor2D[];
+      return [...backProducts(dy as tf.Tensor2D, xs, ws), dy.sum(0)];
+    });
   return { value, gradFunc };
 }) as Parameters<typeof tf.customGrad>[0]) as unknown as (x: tf.Tensor2D, w: tf.Tensor2D, b: tf.Tensor) => tf.Tensor2D;
 
@@ -47,17 +48,20 @@ const affine = tf.customGrad(((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
 const product = tf.customGrad(((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
   const [x, w] = args as tf.Tensor2D[];
   (args[2] as tf.GradSaveFunc)([x, w]);
-  const gradFunc = (dy: tf.Tensor, saved: tf.Tensor[]) => tf.tidy(() => {
-    const [xs, ws] = saved as tf.Tensor2D[];
-    return backProducts(dy as tf.Tensor2D, xs, ws);
-  });
+  const gradFunc = (dy: tf.Tensor, saved: tf.Tensor[]) =>
+    tf.tidy(() => {
+      const [xs, ws] = saved as tf.Tensor2D[];
+      return backProducts(dy as tf.Tensor2D, xs, ws);
+    });
   return { value: tf.matMul(x, w), gradFunc };
 }) as Parameters<typeof tf.customGrad>[0]) as unknown as (x: tf.Tensor2D, w: tf.Tensor2D) => tf.Tensor2D;
 
 /** x [..., in] @ w [in, out] + b, flattening the leading axes into one matrix product. */
 export function linear(x: tf.Tensor, w: tf.Tensor2D, b?: tf.Tensor): tf.Tensor {
   const lead = x.shape.slice(0, -1);
-  const y = b ? affine(x.reshape([-1, w.shape[0]]) as tf.Tensor2D, w, b) : product(x.reshape([-1, w.shape[0]]) as tf.Tensor2D, w);
+  const y = b
+    ? affine(x.reshape([-1, w.shape[0]]) as tf.Tensor2D, w, b)
+    : product(x.reshape([-1, w.shape[0]]) as tf.Tensor2D, w);
   return y.reshape([...lead, w.shape[1]]);
 }
 

@@ -11,8 +11,10 @@ export interface SamplingOptions {
 
 export function validateSampling(o: SamplingOptions): void {
   const { temperature = 1, topK = 0, topP = 1 } = o;
-  if (!(temperature >= 0) || !Number.isFinite(temperature)) throw new Error(`sampling: temperature must be >= 0, got ${temperature}`);
-  if (!Number.isInteger(topK) || topK < 0) throw new Error(`sampling: topK must be a non-negative integer, got ${topK}`);
+  if (!(temperature >= 0) || !Number.isFinite(temperature))
+    throw new Error(`sampling: temperature must be >= 0, got ${temperature}`);
+  if (!Number.isInteger(topK) || topK < 0)
+    throw new Error(`sampling: topK must be a non-negative integer, got ${topK}`);
   if (!(topP > 0 && topP <= 1)) throw new Error(`sampling: topP must be in (0, 1], got ${topP}`);
 }
 
@@ -49,7 +51,10 @@ export function distributionStats(logits: Float32Array): { entropy: number; self
   const V = logits.length;
   let max = -Infinity;
   let sum = 0;
-  for (let i = 0; i < V; i++) { max = Math.max(max, logits[i]); sum += logits[i]; }
+  for (let i = 0; i < V; i++) {
+    max = Math.max(max, logits[i]);
+    sum += logits[i];
+  }
   let z = 0;
   let weighted = 0;
   for (let i = 0; i < V; i++) {

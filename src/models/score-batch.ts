@@ -6,7 +6,10 @@ import type { PolicyInput } from './types.js';
  * positions per row (token 0 fills the right end of short rows), targets and mask [B, Tc].
  */
 export interface ScoreBatch {
-  B: number; P: number; Tc: number; L: number;
+  B: number;
+  P: number;
+  Tc: number;
+  L: number;
   tokens: Int32Array; // [B, L]
   positions: Int32Array; // [B, L], counted from each row's first real token
   leftPad: number[];
@@ -20,8 +23,10 @@ export function layoutBatch(inputs: readonly PolicyInput[]): ScoreBatch {
   const P = Math.max(...inputs.map((r) => r.prompt.length));
   const Tc = Math.max(1, ...inputs.map((r) => r.completion.length));
   const L = P + Tc - 1;
-  const tokens = new Int32Array(B * L), positions = new Int32Array(B * L);
-  const targets = new Int32Array(B * Tc), mask = new Float32Array(B * Tc);
+  const tokens = new Int32Array(B * L),
+    positions = new Int32Array(B * L);
+  const targets = new Int32Array(B * Tc),
+    mask = new Float32Array(B * Tc);
   const leftPad = inputs.map((r) => P - r.prompt.length);
   inputs.forEach((r, b) => {
     const row = [...r.prompt, ...r.completion].slice(0, L - leftPad[b]);

@@ -11,8 +11,19 @@ export type LoadedModel =
   | ({ kind: 'mlp'; model: MlpPolicy; extra: Record<string, unknown> } & Attached);
 
 /** Saves a TinyLM or MlpPolicy with its config (and tokenizer) beside it, plus any attachments. */
-export async function saveModel(dir: string, model: TinyLM | MlpPolicy, tokenizer?: CharTokenizer, extra?: Record<string, unknown>, attachments?: Attachments): Promise<void> {
-  await saveCheckpoint(dir, { kind: model.kind, config: model.config, tokenizer: tokenizer?.spec, extra }, model.weights, attachments);
+export async function saveModel(
+  dir: string,
+  model: TinyLM | MlpPolicy,
+  tokenizer?: CharTokenizer,
+  extra?: Record<string, unknown>,
+  attachments?: Attachments,
+): Promise<void> {
+  await saveCheckpoint(
+    dir,
+    { kind: model.kind, config: model.config, tokenizer: tokenizer?.spec, extra },
+    model.weights,
+    attachments,
+  );
 }
 
 function shapesFor(kind: string, config: unknown): Record<string, number[]> {
@@ -35,11 +46,18 @@ export async function loadModel(dir: string, o: LoadOptions = {}): Promise<Loade
       const tokenizer = meta.tokenizer ? CharTokenizer.fromSpec(meta.tokenizer) : undefined;
       const config = meta.config as TinyLMConfig;
       if (tokenizer && tokenizer.size > config.vocabSize) {
-        throw new Error(`checkpoint: tokenizer has ${tokenizer.size} tokens but the model's vocabSize is ${config.vocabSize}`);
+        throw new Error(
+          `checkpoint: tokenizer has ${tokenizer.size} tokens but the model's vocabSize is ${config.vocabSize}`,
+        );
       }
       return { kind: 'tinylm', model: new TinyLM(config, weights), tokenizer, extra: meta.extra ?? {}, attachments };
     }
-    return { kind: 'mlp', model: new MlpPolicy(meta.config as MlpConfig, weights), extra: meta.extra ?? {}, attachments };
+    return {
+      kind: 'mlp',
+      model: new MlpPolicy(meta.config as MlpConfig, weights),
+      extra: meta.extra ?? {},
+      attachments,
+    };
   } finally {
     tf.dispose(Object.values(weights));
   }

@@ -38,12 +38,19 @@ export interface NllReplicas {
  * The gradients of Σ −log p over `batch`'s completion tokens, divided by `tokens` (the whole
  * batch's count), in as many passes as the model's context needs (microBatches).
  */
-export function nllGradients(model: Trainable, batch: readonly PolicyInput[], tokens: number): { loss: number; grads: tf.NamedTensorMap } {
+export function nllGradients(
+  model: Trainable,
+  batch: readonly PolicyInput[],
+  tokens: number,
+): { loss: number; grads: tf.NamedTensorMap } {
   let loss = 0;
   let grads: tf.NamedTensorMap = {};
   try {
     for (const part of microBatches(batch, batch.length, model.maxSequence)) {
-      const { value, grads: g } = tf.variableGrads(() => model.score(part).logProbs.sum().div(tokens).neg() as tf.Scalar, model.variables());
+      const { value, grads: g } = tf.variableGrads(
+        () => model.score(part).logProbs.sum().div(tokens).neg() as tf.Scalar,
+        model.variables(),
+      );
       loss += value.dataSync()[0];
       value.dispose();
       grads = addGrads(grads, g);
@@ -56,7 +63,11 @@ export function nllGradients(model: Trainable, batch: readonly PolicyInput[], to
 }
 
 /** nllGradients for a replica: gradients keyed by variable index. */
-export function nllShard(model: Trainable, batch: readonly PolicyInput[], tokens: number): { loss: number; grads: IndexedGrads } {
+export function nllShard(
+  model: Trainable,
+  batch: readonly PolicyInput[],
+  tokens: number,
+): { loss: number; grads: IndexedGrads } {
   const { loss, grads } = nllGradients(model, batch, tokens);
   return { loss, grads: toIndexed(model.variables(), grads) };
 }
@@ -75,9 +86,15 @@ export class SupervisedTrainer {
   private order: number[] = [];
   steps = 0;
 
-  constructor(private readonly model: Trainable, private readonly examples: readonly PolicyInput[], private readonly o: Omit<SupervisedOptions, 'steps' | 'onStep'>, private readonly shared?: { replicas: NllReplicas; id: string }) {
+  constructor(
+    private readonly model: Trainable,
+    private readonly examples: readonly PolicyInput[],
+    private readonly o: Omit<SupervisedOptions, 'steps' | 'onStep'>,
+    private readonly shared?: { replicas: NllReplicas; id: string },
+  ) {
     if (examples.length === 0) throw new Error('supervised: no examples');
-    if (!Number.isInteger(o.batchSize) || o.batchSize <= 0) throw new Error(`supervised: batchSize must be a positive integer, got ${o.batchSize}`);
+    if (!Number.isInteger(o.batchSize) || o.batchSize <= 0)
+      throw new Error(`supervised: batchSize must be a positive integer, got ${o.batchSize}`);
     this.optimizer = adam(o.lr, 0.9, 0.999, 1e-8);
     this.rng = new Rng(o.seed ?? 0);
   }
@@ -90,7 +107,8 @@ export class SupervisedTrainer {
     const tokens = batch.reduce((n, e) => n + e.completion.length, 0);
     const threads = threadsFor(batch.length, this.shared?.replicas, this.shared?.id ?? '');
     const parts = shards(batch, threads);
-    const others = threads > 1 ? this.shared!.replicas.nllGradients(this.shared!.id, parts.slice(1), tokens) : undefined;
+    const others =
+      threads > 1 ? this.shared!.replicas.nllGradients(this.shared!.id, parts.slice(1), tokens) : undefined;
     let { loss, grads } = nllGradients(this.model, parts[0], tokens);
     try {
       for (const part of others?.() ?? []) {

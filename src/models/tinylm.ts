@@ -25,13 +25,17 @@ export interface TinyLMConfig {
 }
 
 /** Per-layer keys and values kept during generation: [B, H, S, hd] each. */
-export interface LayerCache { k: tf.Tensor4D; v: tf.Tensor4D }
+export interface LayerCache {
+  k: tf.Tensor4D;
+  v: tf.Tensor4D;
+}
 
 const NEG = -1e9; // added to masked attention scores; finite so a fully masked row stays finite
 
 export function validateConfig(c: TinyLMConfig): void {
   for (const key of ['vocabSize', 'dModel', 'nHeads', 'nLayers', 'context'] as const) {
-    if (!Number.isInteger(c[key]) || c[key] <= 0) throw new Error(`tinylm: ${key} must be a positive integer, got ${c[key]}`);
+    if (!Number.isInteger(c[key]) || c[key] <= 0)
+      throw new Error(`tinylm: ${key} must be a positive integer, got ${c[key]}`);
   }
   if (c.dModel % c.nHeads !== 0) throw new Error(`tinylm: dModel ${c.dModel} is not divisible by nHeads ${c.nHeads}`);
 }
@@ -42,10 +46,22 @@ export function weightShapes(c: TinyLMConfig): Record<string, number[]> {
   const s: Record<string, number[]> = { tok_emb: [c.vocabSize, d], pos_emb: [c.context, d] };
   for (let i = 0; i < c.nLayers; i++) {
     Object.assign(s, {
-      [`h${i}.ln1.g`]: [d], [`h${i}.ln1.b`]: [d], [`h${i}.q.w`]: [d, d], [`h${i}.q.b`]: [d], [`h${i}.k.w`]: [d, d], [`h${i}.k.b`]: [d],
-      [`h${i}.v.w`]: [d, d], [`h${i}.v.b`]: [d],
-      [`h${i}.proj.w`]: [d, d], [`h${i}.proj.b`]: [d], [`h${i}.ln2.g`]: [d], [`h${i}.ln2.b`]: [d],
-      [`h${i}.fc.w`]: [d, 4 * d], [`h${i}.fc.b`]: [4 * d], [`h${i}.out.w`]: [4 * d, d], [`h${i}.out.b`]: [d],
+      [`h${i}.ln1.g`]: [d],
+      [`h${i}.ln1.b`]: [d],
+      [`h${i}.q.w`]: [d, d],
+      [`h${i}.q.b`]: [d],
+      [`h${i}.k.w`]: [d, d],
+      [`h${i}.k.b`]: [d],
+      [`h${i}.v.w`]: [d, d],
+      [`h${i}.v.b`]: [d],
+      [`h${i}.proj.w`]: [d, d],
+      [`h${i}.proj.b`]: [d],
+      [`h${i}.ln2.g`]: [d],
+      [`h${i}.ln2.b`]: [d],
+      [`h${i}.fc.w`]: [d, 4 * d],
+      [`h${i}.fc.b`]: [4 * d],
+      [`h${i}.out.w`]: [4 * d, d],
+      [`h${i}.out.b`]: [d],
     });
   }
   Object.assign(s, { 'ln_f.g': [d], 'ln_f.b': [d], 'head.w': [d, c.vocabSize], 'head.b': [c.vocabSize] });
@@ -73,7 +89,10 @@ export class TinyLM implements Policy {
   readonly kind = 'tinylm';
   readonly weights: Record<string, tf.Variable>;
 
-  constructor(readonly config: TinyLMConfig, initial?: Record<string, tf.Tensor>) {
+  constructor(
+    readonly config: TinyLMConfig,
+    initial?: Record<string, tf.Tensor>,
+  ) {
     validateConfig(config);
     const rng = new Rng(config.seed ?? 0);
     const prefix = variablePrefix('tinylm');
@@ -105,7 +124,12 @@ export class TinyLM implements Policy {
    * Hidden states of `tokens` [B, T] (int32), continuing from `cache` if given (whose
    * length is `past`). Returns the hidden states [B, T, d] and the extended caches.
    */
-  forward(tokens: tf.Tensor2D, leftPad: readonly number[], past = 0, cache?: LayerCache[]): { hidden: tf.Tensor3D; cache: LayerCache[] } {
+  forward(
+    tokens: tf.Tensor2D,
+    leftPad: readonly number[],
+    past = 0,
+    cache?: LayerCache[],
+  ): { hidden: tf.Tensor3D; cache: LayerCache[] } {
     const [B, T] = tokens.shape;
     const { dModel: d, nHeads: H, context } = this.config;
     if (past + T > context) throw new Error(`tinylm: sequence of ${past + T} tokens exceeds context ${context}`);
@@ -119,7 +143,8 @@ export class TinyLM implements Policy {
     if (T > 1) bias = bias.add(causalBias(T, past)); // [B, 1, T, S]
     const pos = tf.tensor2d(positions, [B, T], 'int32');
     // Embeddings as one-hot products: faster than gather on wasm, forward and backward.
-    const emb = (ids: tf.Tensor2D, table: string, n: number) => linear(tf.oneHot(ids, n).toFloat(), this.w(table) as tf.Tensor2D);
+    const emb = (ids: tf.Tensor2D, table: string, n: number) =>
+      linear(tf.oneHot(ids, n).toFloat(), this.w(table) as tf.Tensor2D);
     let x = emb(tokens, 'tok_emb', this.config.vocabSize).add(emb(pos, 'pos_emb', context)); // [B, T, d]
     const next: LayerCache[] = [];
     for (let i = 0; i < this.config.nLayers; i++) {
@@ -127,8 +152,10 @@ export class TinyLM implements Policy {
       // Separate q, k, v products: on wasm, splitting one fused qkv along its last axis is
       // a strided copy that costs more than the two extra matrix products.
       const normed = layerNorm(x, this.w(p + 'ln1.g'), this.w(p + 'ln1.b'));
-      const heads = (name: string) => linear(normed, this.w(p + name + '.w') as tf.Tensor2D, this.w(p + name + '.b'))
-        .reshape([B, T, H, d / H]).transpose([0, 2, 1, 3]) as tf.Tensor4D; // [B, H, T, hd]
+      const heads = (name: string) =>
+        linear(normed, this.w(p + name + '.w') as tf.Tensor2D, this.w(p + name + '.b'))
+          .reshape([B, T, H, d / H])
+          .transpose([0, 2, 1, 3]) as tf.Tensor4D; // [B, H, T, hd]
       const [q, kNew, vNew] = [heads('q'), heads('k'), heads('v')];
       const k = cache ? tf.concat([cache[i].k, kNew], 2) : kNew; // [B, H, S, hd]
       const v = cache ? tf.concat([cache[i].v, vNew], 2) : vNew;
@@ -136,7 +163,13 @@ export class TinyLM implements Policy {
       const att = tf.softmax(tf.matMul(q.mul(1 / Math.sqrt(d / H)), k, false, true).add(bias)); // [B, H, T, S]
       const y = tf.matMul(att, v).transpose([0, 2, 1, 3]).reshape([B, T, d]); // [B, T, d]
       x = x.add(linear(y, this.w(p + 'proj.w') as tf.Tensor2D, this.w(p + 'proj.b')));
-      const h = gelu(linear(layerNorm(x, this.w(p + 'ln2.g'), this.w(p + 'ln2.b')), this.w(p + 'fc.w') as tf.Tensor2D, this.w(p + 'fc.b')));
+      const h = gelu(
+        linear(
+          layerNorm(x, this.w(p + 'ln2.g'), this.w(p + 'ln2.b')),
+          this.w(p + 'fc.w') as tf.Tensor2D,
+          this.w(p + 'fc.b'),
+        ),
+      );
       x = x.add(linear(h, this.w(p + 'out.w') as tf.Tensor2D, this.w(p + 'out.b')));
     }
     const hidden = layerNorm(x, this.w('ln_f.g'), this.w('ln_f.b')) as tf.Tensor3D;
@@ -159,7 +192,12 @@ export class TinyLM implements Policy {
    * so that completion token j is predicted at column P - 1 + j in every row.
    * Returns logits [B, Tc, V], hidden [B, Tc, d], targets [B, Tc] and the mask [B, Tc].
    */
-  completionLogits(inputs: readonly PolicyInput[]): { logits: tf.Tensor3D; hidden: tf.Tensor3D; targets: tf.Tensor2D; mask: tf.Tensor2D } {
+  completionLogits(inputs: readonly PolicyInput[]): {
+    logits: tf.Tensor3D;
+    hidden: tf.Tensor3D;
+    targets: tf.Tensor2D;
+    mask: tf.Tensor2D;
+  } {
     this.checkInputs(inputs);
     const { B, P, Tc, L, tokens: ids, leftPad, targets: t, mask: m } = layoutBatch(inputs);
     const tokens = tf.tensor2d(ids, [B, L], 'int32');
@@ -175,7 +213,8 @@ export class TinyLM implements Policy {
    * scores at temperature 1, as the sampler reports greedy tokens' log-probs.
    */
   score(inputs: readonly PolicyInput[], temperature = 1): ScoredBatch {
-    if (!(temperature >= 0) || !Number.isFinite(temperature)) throw new Error(`tinylm: score temperature must be >= 0, got ${temperature}`);
+    if (!(temperature >= 0) || !Number.isFinite(temperature))
+      throw new Error(`tinylm: score temperature must be >= 0, got ${temperature}`);
     // with a native sgemm serving the backend, the whole pass and its gradient run natively
     // (src/models/native, checked against this tfjs path to 1e-4); accelerate: off keeps tfjs
     const sgemm = activeSgemm();
@@ -184,7 +223,7 @@ export class TinyLM implements Policy {
       return nativeScore(this, sgemm, inputs, temperature);
     }
     const { logits: raw, hidden, targets, mask } = this.completionLogits(inputs);
-    const logits = temperature === 1 || temperature === 0 ? raw : raw.div(temperature) as tf.Tensor3D;
+    const logits = temperature === 1 || temperature === 0 ? raw : (raw.div(temperature) as tf.Tensor3D);
     return {
       logProbs: tokenLogProbs(logits, targets).mul(mask) as tf.Tensor2D,
       entropy: tokenEntropy(logits),
@@ -201,8 +240,10 @@ export class TinyLM implements Policy {
       checkIds(r.prompt, this.config.vocabSize, `row ${b} prompt`);
       checkIds(r.completion, this.config.vocabSize, `row ${b} completion`);
     });
-    const length = Math.max(...inputs.map((r) => r.prompt.length)) + Math.max(1, ...inputs.map((r) => r.completion.length)) - 1;
-    if (length > this.config.context) throw new Error(`tinylm: sequence of ${length} tokens exceeds context ${this.config.context}`);
+    const length =
+      Math.max(...inputs.map((r) => r.prompt.length)) + Math.max(1, ...inputs.map((r) => r.completion.length)) - 1;
+    if (length > this.config.context)
+      throw new Error(`tinylm: sequence of ${length} tokens exceeds context ${this.config.context}`);
   }
 
   dispose(): void {
@@ -214,7 +255,8 @@ export class TinyLM implements Policy {
 export function checkIds(ids: readonly number[], vocabSize: number, where: string): void {
   for (let i = 0; i < ids.length; i++) {
     const id = ids[i];
-    if (!Number.isInteger(id) || id < 0 || id >= vocabSize) throw new Error(`tinylm: ${where} has token id ${id} at position ${i}, outside vocabulary of ${vocabSize}`);
+    if (!Number.isInteger(id) || id < 0 || id >= vocabSize)
+      throw new Error(`tinylm: ${where} has token id ${id} at position ${i}, outside vocabulary of ${vocabSize}`);
   }
 }
 

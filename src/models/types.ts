@@ -55,9 +55,16 @@ export function padRows(rows: readonly (readonly number[])[], width: number, fil
  * (a long prompt with a short answer beside a short prompt with a long one) may not share a
  * pass. The gradients of the passes add up to the whole batch's either way.
  */
-export function microBatches<T>(batch: readonly T[], size: number, maxSequence: number, row: (x: T) => PolicyInput = (x) => x as PolicyInput): T[][] {
+export function microBatches<T>(
+  batch: readonly T[],
+  size: number,
+  maxSequence: number,
+  row: (x: T) => PolicyInput = (x) => x as PolicyInput,
+): T[][] {
   const parts: T[][] = [];
-  let part: T[] = [], prompt = 0, completion = 1;
+  let part: T[] = [],
+    prompt = 0,
+    completion = 1;
   for (const x of batch) {
     const { prompt: rp, completion: rc } = row(x);
     const [p, c] = [Math.max(prompt, rp.length), Math.max(completion, rc.length)];

@@ -29,7 +29,8 @@ const IGNORED = new Set(['user', 'seed', 'stream_options', 'metadata', 'store', 
 function num(body: Body, key: string, dflt: number, ok: (v: number) => boolean, range: string): number {
   const v = body[key];
   if (v === undefined || v === null) return dflt;
-  if (typeof v !== 'number' || !Number.isFinite(v) || !ok(v)) throw badRequest(key, `'${key}' must be ${range}, got ${JSON.stringify(v)}`);
+  if (typeof v !== 'number' || !Number.isFinite(v) || !ok(v))
+    throw badRequest(key, `'${key}' must be ${range}, got ${JSON.stringify(v)}`);
   return v;
 }
 
@@ -37,14 +38,19 @@ function stops(body: Body): string[] {
   const s = body.stop;
   if (s === undefined || s === null) return [];
   const list = typeof s === 'string' ? [s] : s;
-  if (!Array.isArray(list) || list.length > 4 || !list.every((x) => typeof x === 'string' && x !== '')) throw badRequest('stop', "'stop' must be a non-empty string or a list of up to 4");
+  if (!Array.isArray(list) || list.length > 4 || !list.every((x) => typeof x === 'string' && x !== ''))
+    throw badRequest('stop', "'stop' must be a non-empty string or a list of up to 4");
   return list as string[];
 }
 
 function common(body: Body, known: readonly string[], maxTokensKey: string): Omit<Request, 'prompts' | 'logprobs'> {
-  for (const k of Object.keys(body)) if (!known.includes(k) && !IGNORED.has(k)) throw badRequest(k, `'${k}' is not supported by coevolve serve; supported: ${known.join(', ')}`);
-  if (typeof body.model !== 'string' || body.model === '') throw badRequest('model', "'model' is required: a string (see /v1/models)");
-  if (body.stream !== undefined && typeof body.stream !== 'boolean') throw badRequest('stream', "'stream' must be a boolean");
+  for (const k of Object.keys(body))
+    if (!known.includes(k) && !IGNORED.has(k))
+      throw badRequest(k, `'${k}' is not supported by coevolve serve; supported: ${known.join(', ')}`);
+  if (typeof body.model !== 'string' || body.model === '')
+    throw badRequest('model', "'model' is required: a string (see /v1/models)");
+  if (body.stream !== undefined && typeof body.stream !== 'boolean')
+    throw badRequest('stream', "'stream' must be a boolean");
   return {
     model: body.model,
     maxTokens: num(body, maxTokensKey, 16, (v) => Number.isInteger(v) && v >= 1, 'a positive integer'),
@@ -58,32 +64,77 @@ function common(body: Body, known: readonly string[], maxTokensKey: string): Omi
 
 /** `POST /v1/completions`: prompt (a string, a list of token ids, or a list of either, as OpenAI's API takes), logprobs (top alternatives, 0 to 5). */
 export function completionRequest(body: Body): Request {
-  const c = common(body, ['model', 'prompt', 'max_tokens', 'temperature', 'top_p', 'n', 'stream', 'logprobs', 'stop', 'echo', 'best_of'], 'max_tokens');
+  const c = common(
+    body,
+    ['model', 'prompt', 'max_tokens', 'temperature', 'top_p', 'n', 'stream', 'logprobs', 'stop', 'echo', 'best_of'],
+    'max_tokens',
+  );
   if (body.echo === true) throw badRequest('echo', "'echo' is not supported by coevolve serve");
-  if (body.best_of !== undefined && body.best_of !== null && body.best_of !== 1) throw badRequest('best_of', "'best_of' other than 1 is not supported by coevolve serve");
+  if (body.best_of !== undefined && body.best_of !== null && body.best_of !== 1)
+    throw badRequest('best_of', "'best_of' other than 1 is not supported by coevolve serve");
   const p = body.prompt;
   const isIds = (x: unknown) => Array.isArray(x) && x.length > 0 && x.every((t) => Number.isInteger(t) && t >= 0);
   const prompts = typeof p === 'string' || isIds(p) ? [p] : p;
-  if (!Array.isArray(prompts) || prompts.length === 0 || prompts.length > 64 || !prompts.every((x) => (typeof x === 'string' && x !== '') || isIds(x))) {
-    throw badRequest('prompt', "'prompt' must be a non-empty string, a list of token ids, or a list of 1 to 64 of either");
+  if (
+    !Array.isArray(prompts) ||
+    prompts.length === 0 ||
+    prompts.length > 64 ||
+    !prompts.every((x) => (typeof x === 'string' && x !== '') || isIds(x))
+  ) {
+    throw badRequest(
+      'prompt',
+      "'prompt' must be a non-empty string, a list of token ids, or a list of 1 to 64 of either",
+    );
   }
-  const logprobs = body.logprobs === undefined || body.logprobs === null ? undefined : num(body, 'logprobs', 0, (v) => Number.isInteger(v) && v >= 0 && v <= 5, 'an integer from 0 to 5');
+  const logprobs =
+    body.logprobs === undefined || body.logprobs === null
+      ? undefined
+      : num(body, 'logprobs', 0, (v) => Number.isInteger(v) && v >= 0 && v <= 5, 'an integer from 0 to 5');
   return { ...c, prompts: prompts as Array<string | number[]>, logprobs };
 }
 
 /** `POST /v1/chat/completions`: the messages, rendered by the model's chat template (a TinyLM's prompt is the last user message); logprobs and top_logprobs (0 to 20). */
 export function chatRequest(body: Body): Request {
-  const c = common(body, ['model', 'messages', 'max_tokens', 'max_completion_tokens', 'temperature', 'top_p', 'n', 'stream', 'logprobs', 'top_logprobs', 'stop'], body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens');
+  const c = common(
+    body,
+    [
+      'model',
+      'messages',
+      'max_tokens',
+      'max_completion_tokens',
+      'temperature',
+      'top_p',
+      'n',
+      'stream',
+      'logprobs',
+      'top_logprobs',
+      'stop',
+    ],
+    body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens',
+  );
   const m = body.messages;
-  if (!Array.isArray(m) || m.length === 0) throw badRequest('messages', "'messages' must be a non-empty list of {role, content}");
+  if (!Array.isArray(m) || m.length === 0)
+    throw badRequest('messages', "'messages' must be a non-empty list of {role, content}");
   for (const [i, x] of m.entries()) {
-    const ok = typeof x === 'object' && x !== null && typeof (x as Body).role === 'string' && typeof (x as Body).content === 'string';
+    const ok =
+      typeof x === 'object' &&
+      x !== null &&
+      typeof (x as Body).role === 'string' &&
+      typeof (x as Body).content === 'string';
     if (!ok) throw badRequest(`messages[${i}]`, `'messages[${i}]' must be {role, content} with string content`);
   }
   const user = [...(m as Array<{ role: string; content: string }>)].reverse().find((x) => x.role === 'user');
-  if (!user || user.content === '') throw badRequest('messages', "'messages' needs a user message with content: it is the prompt");
-  if (body.logprobs !== undefined && body.logprobs !== null && typeof body.logprobs !== 'boolean') throw badRequest('logprobs', "'logprobs' must be a boolean");
+  if (!user || user.content === '')
+    throw badRequest('messages', "'messages' needs a user message with content: it is the prompt");
+  if (body.logprobs !== undefined && body.logprobs !== null && typeof body.logprobs !== 'boolean')
+    throw badRequest('logprobs', "'logprobs' must be a boolean");
   const top = num(body, 'top_logprobs', 0, (v) => Number.isInteger(v) && v >= 0 && v <= 20, 'an integer from 0 to 20');
-  if (body.top_logprobs !== undefined && body.logprobs !== true) throw badRequest('top_logprobs', "'top_logprobs' needs 'logprobs': true");
-  return { ...c, prompts: [], messages: m as Array<{ role: string; content: string }>, logprobs: body.logprobs === true ? top : undefined };
+  if (body.top_logprobs !== undefined && body.logprobs !== true)
+    throw badRequest('top_logprobs', "'top_logprobs' needs 'logprobs': true");
+  return {
+    ...c,
+    prompts: [],
+    messages: m as Array<{ role: string; content: string }>,
+    logprobs: body.logprobs === true ? top : undefined,
+  };
 }

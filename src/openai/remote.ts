@@ -30,7 +30,11 @@ export interface RemoteSpec {
 export class RemoteServer {
   private readonly client: OpenAI;
 
-  constructor(readonly id: string, private readonly spec: RemoteSpec, private readonly tokenizer: CharTokenizer) {
+  constructor(
+    readonly id: string,
+    private readonly spec: RemoteSpec,
+    private readonly tokenizer: CharTokenizer,
+  ) {
     const apiKey = spec.apiKeyEnv ? process.env[spec.apiKeyEnv] : 'none';
     if (apiKey === undefined) throw new Error(`models.${id}.remote.apiKeyEnv: ${spec.apiKeyEnv} is not set`);
     this.client = new OpenAI({ baseURL: spec.url, apiKey, timeout: spec.timeoutMs, maxRetries: spec.retries });
@@ -42,20 +46,39 @@ export class RemoteServer {
     try {
       ids = (await this.client.models.list()).data.map((m) => m.id);
     } catch (e) {
-      throw new Error(`models.${this.id}: the endpoint ${this.spec.url} does not answer: ${(e as Error).message}`, { cause: e });
+      throw new Error(`models.${this.id}: the endpoint ${this.spec.url} does not answer: ${(e as Error).message}`, {
+        cause: e,
+      });
     }
-    if (!ids.includes(this.spec.model)) throw new Error(`models.${this.id}.remote.model: ${this.spec.url} serves ${ids.join(', ') || 'no model'}, not '${this.spec.model}'`);
+    if (!ids.includes(this.spec.model))
+      throw new Error(
+        `models.${this.id}.remote.model: ${this.spec.url} serves ${ids.join(', ') || 'no model'}, not '${this.spec.model}'`,
+      );
   }
 
   async generate(prompt: number[], options: GenerateOptions): Promise<Generation> {
     let r: OpenAI.Completion;
     try {
-      r = await this.client.completions.create({ model: this.spec.model, prompt: this.tokenizer.decode(prompt), max_tokens: options.maxNewTokens, temperature: options.temperature ?? 1, top_p: options.topP ?? 1, logprobs: 0, ...(options.stop?.length ? { stop: options.stop.map((t) => this.tokenizer.decode([t])) } : {}) });
+      r = await this.client.completions.create({
+        model: this.spec.model,
+        prompt: this.tokenizer.decode(prompt),
+        max_tokens: options.maxNewTokens,
+        temperature: options.temperature ?? 1,
+        top_p: options.topP ?? 1,
+        logprobs: 0,
+        ...(options.stop?.length ? { stop: options.stop.map((t) => this.tokenizer.decode([t])) } : {}),
+      });
     } catch (e) {
       // a 4xx other than 408/409/429 is this request's fault (the config's): not transient
       const status = (e as { status?: number }).status;
-      if (status !== undefined && status >= 400 && status < 500 && ![408, 409, 429].includes(status)) throw new Error(`models.${this.id}: ${this.spec.url} refused the request: ${(e as Error).message}`, { cause: e });
-      throw new RemoteModelError(`models.${this.id}: ${this.spec.url} failed after ${this.spec.retries} retries: ${(e as Error).message}`, { cause: e });
+      if (status !== undefined && status >= 400 && status < 500 && ![408, 409, 429].includes(status))
+        throw new Error(`models.${this.id}: ${this.spec.url} refused the request: ${(e as Error).message}`, {
+          cause: e,
+        });
+      throw new RemoteModelError(
+        `models.${this.id}: ${this.spec.url} failed after ${this.spec.retries} retries: ${(e as Error).message}`,
+        { cause: e },
+      );
     }
     const c = r.choices[0];
     // characters the run's tokenizer lacks become '?': the text stays data for the role to parse
@@ -65,13 +88,23 @@ export class RemoteServer {
     if (stopped) tokens.push(this.tokenizer.eos);
     const given = c.logprobs?.token_logprobs;
     // the endpoint's tokens are ours only when it is a coevolve model; otherwise log-probs are unknown (0)
-    const logProbs = given && given.length === tokens.length - (stopped ? 1 : 0) ? [...given.map((x) => x ?? 0), ...(stopped ? [0] : [])] : tokens.map(() => 0);
+    const logProbs =
+      given && given.length === tokens.length - (stopped ? 1 : 0)
+        ? [...given.map((x) => x ?? 0), ...(stopped ? [0] : [])]
+        : tokens.map(() => 0);
     const zeros = tokens.map(() => 0);
     return { tokens, logProbs, entropy: zeros, selfCertainty: zeros, stopped };
   }
 }
 
 /** A RemoteServer for each remote model of a config. */
-export function remoteServers(c: { models: Record<string, { kind: string; remote?: RemoteSpec }> }, tokenizer: CharTokenizer): Record<string, RemoteServer> {
-  return Object.fromEntries(Object.entries(c.models).filter(([, m]) => m.kind === 'remote').map(([id, m]) => [id, new RemoteServer(id, m.remote!, tokenizer)]));
+export function remoteServers(
+  c: { models: Record<string, { kind: string; remote?: RemoteSpec }> },
+  tokenizer: CharTokenizer,
+): Record<string, RemoteServer> {
+  return Object.fromEntries(
+    Object.entries(c.models)
+      .filter(([, m]) => m.kind === 'remote')
+      .map(([id, m]) => [id, new RemoteServer(id, m.remote!, tokenizer)]),
+  );
 }

@@ -12,7 +12,10 @@ import type { HfTokenizer } from '../models/hf/tokenizer.js';
 import type { TinyLM } from '../models/tinylm.js';
 import type { CharTokenizer } from '../tokenizer/index.js';
 
-export interface ChatTurn { role: string; content: string }
+export interface ChatTurn {
+  role: string;
+  content: string;
+}
 
 export interface ServedModel {
   model: LanguageModel;
@@ -41,12 +44,16 @@ function ids(p: readonly number[], vocab: number): number[] {
 export function servedTinyLM(model: TinyLM, tokenizer: CharTokenizer, role: string): ServedModel {
   tokenizer.roleToken(role); // an unknown role fails here, before the server starts
   return {
-    model, context: model.config.context, eos: tokenizer.eos, stops: [],
+    model,
+    context: model.config.context,
+    eos: tokenizer.eos,
+    stops: [],
     prompt: (p) => (typeof p === 'string' ? tokenizer.prompt(p, role) : ids(p, model.config.vocabSize)),
     chat: (messages) => tokenizer.prompt([...messages].reverse().find((m) => m.role === 'user')!.content, role),
     decode: (t) => tokenizer.decode(t),
     tokenText: (id) => tokenizer.decode([id], true),
-    positionLogProbs: (prompt, completion) => tf.logSoftmax(model.completionLogits([{ prompt, completion }]).logits.squeeze([0]) as tf.Tensor2D),
+    positionLogProbs: (prompt, completion) =>
+      tf.logSoftmax(model.completionLogits([{ prompt, completion }]).logits.squeeze([0]) as tf.Tensor2D),
   };
 }
 
@@ -58,11 +65,15 @@ export function servedHf(policy: HfPolicy, tokenizer: HfTokenizer | undefined, w
   };
   const ends = tokenizer?.endOfTurnIds.length ? tokenizer.endOfTurnIds : policy.config.eosIds;
   return {
-    model: policy, context: policy.maxSequence, eos: ends[0] ?? -1, stops: ends.slice(1),
+    model: policy,
+    context: policy.maxSequence,
+    eos: ends[0] ?? -1,
+    stops: ends.slice(1),
     prompt: (p) => (typeof p === 'string' ? need().encode(p) : ids(p, policy.config.vocabSize)),
     chat: (messages) => {
       const tk = need();
-      if (!tk.hasChatTemplate) throw new Error(`${where} has no chat template (tokenizer_config.json chat_template): use /v1/completions`);
+      if (!tk.hasChatTemplate)
+        throw new Error(`${where} has no chat template (tokenizer_config.json chat_template): use /v1/completions`);
       return tk.chatIds(messages, { addGenerationPrompt: true });
     },
     decode: (t) => (tokenizer ? tokenizer.decode(t, { skipSpecialTokens: true }) : ''),
@@ -71,7 +82,9 @@ export function servedHf(policy: HfPolicy, tokenizer: HfTokenizer | undefined, w
       const { B, P, Tc, L, tokens, positions, leftPad } = layoutBatch([{ prompt, completion }]);
       const keyMask = new Float32Array(B * L).fill(1).fill(0, 0, leftPad[0]);
       const { hidden } = policy.forward(tf.tensor2d(tokens, [B, L], 'int32'), positions, keyMask);
-      return tf.logSoftmax(policy.logits(hidden.slice([0, P - 1, 0], [-1, Tc, -1]) as tf.Tensor3D).squeeze([0]) as tf.Tensor2D);
+      return tf.logSoftmax(
+        policy.logits(hidden.slice([0, P - 1, 0], [-1, Tc, -1]) as tf.Tensor3D).squeeze([0]) as tf.Tensor2D,
+      );
     },
   };
 }

@@ -15,7 +15,10 @@ export class Link {
   private readonly channel = new MessageChannel();
   private pending = false;
 
-  constructor(readonly name: string, private readonly timeoutMs = 600_000) {
+  constructor(
+    readonly name: string,
+    private readonly timeoutMs = 600_000,
+  ) {
     this.channel.port1.unref();
   }
 
@@ -43,7 +46,8 @@ export class Link {
     if (!this.pending) throw new Error(`${this.name}: nothing was sent`);
     const until = Date.now() + this.timeoutMs;
     while (Atomics.load(this.flag, 0) === 0) {
-      if (Date.now() > until) throw new Error(`${this.name}: no answer in ${this.timeoutMs / 1000} s (the worker thread may have died)`);
+      if (Date.now() > until)
+        throw new Error(`${this.name}: no answer in ${this.timeoutMs / 1000} s (the worker thread may have died)`);
       Atomics.wait(this.flag, 0, 0, 1000);
     }
     this.pending = false;
@@ -60,7 +64,11 @@ export class Link {
 }
 
 /** The worker's side of a Link: answers each request on `port` and raises the flag. */
-export function serve<R>(port: MessagePort, flag: Int32Array, handle: (request: R) => { result: unknown; transfer?: TransferListItem[] }): void {
+export function serve<R>(
+  port: MessagePort,
+  flag: Int32Array,
+  handle: (request: R) => { result: unknown; transfer?: TransferListItem[] },
+): void {
   port.on('message', (request: R) => {
     let reply: Reply<unknown>;
     let transfer: TransferListItem[] = [];

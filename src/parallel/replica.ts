@@ -11,8 +11,18 @@ import { JointTrainer, type TrainSample, type TrainerConfig, type UpdatePlan } f
 import type { ReplicaSetup } from './replicas.js';
 import { serve } from './link.js';
 
-interface Data { index: number; setup: ReplicaSetup; models: Record<string, { config: TinyLMConfig; shared: SharedArrayBuffer; sizes: number[] }>; port: MessagePort; flag: SharedArrayBuffer }
-type Request = { id: string; version: number } & ({ op: 'generate'; prompts: number[][]; options: GenerateOptions } | { op: 'gradients'; shard: TrainSample[]; plan: UpdatePlan; config: TrainerConfig } | { op: 'nll'; shard: PolicyInput[]; tokens: number });
+interface Data {
+  index: number;
+  setup: ReplicaSetup;
+  models: Record<string, { config: TinyLMConfig; shared: SharedArrayBuffer; sizes: number[] }>;
+  port: MessagePort;
+  flag: SharedArrayBuffer;
+}
+type Request = { id: string; version: number } & (
+  | { op: 'generate'; prompts: number[][]; options: GenerateOptions }
+  | { op: 'gradients'; shard: TrainSample[]; plan: UpdatePlan; config: TrainerConfig }
+  | { op: 'nll'; shard: PolicyInput[]; tokens: number }
+);
 
 const data = workerData as Data;
 try {
@@ -22,7 +32,10 @@ try {
   for (const [id, spec] of Object.entries(data.models)) {
     models[id] = new TinyLM(spec.config);
     const sizes = models[id].variables().map((v) => v.size);
-    if (sizes.join() !== spec.sizes.join()) throw new Error(`model '${id}': variables of sizes ${sizes.join()} here, ${spec.sizes.join()} in the main thread`);
+    if (sizes.join() !== spec.sizes.join())
+      throw new Error(
+        `model '${id}': variables of sizes ${sizes.join()} here, ${spec.sizes.join()} in the main thread`,
+      );
     loaded[id] = -1;
   }
   // one gradient-only trainer per trainer configuration the main thread sends (its optimizers stay unused)

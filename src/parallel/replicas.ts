@@ -22,7 +22,11 @@ export function workerCount(setting: 'auto' | number): number {
  * The replicas a run with `workers` threads needs: none for one thread, else one per thread
  * besides this one.
  */
-export function startReplicas(workers: 'auto' | number, setup: ReplicaSetup, models: Record<string, TinyLM>): Promise<Replicas | undefined> {
+export function startReplicas(
+  workers: 'auto' | number,
+  setup: ReplicaSetup,
+  models: Record<string, TinyLM>,
+): Promise<Replicas | undefined> {
   const n = workerCount(workers);
   return n > 1 ? Replicas.start(n - 1, setup, models) : Promise.resolve(undefined);
 }
@@ -34,7 +38,11 @@ export interface ReplicaSetup {
 }
 
 /** A model's weights as the replicas read them: one shared buffer, in `variables()` order. */
-interface SharedWeights { model: TinyLM; buffer: Float32Array; version: number }
+interface SharedWeights {
+  model: TinyLM;
+  buffer: Float32Array;
+  version: number;
+}
 
 /**
  * Replicas of the run's models in worker threads, each with its own tensor backend: they
@@ -44,11 +52,16 @@ interface SharedWeights { model: TinyLM; buffer: Float32Array; version: number }
  * before their next work, so every replica acts with the same policy.
  */
 export class Replicas implements GradientReplicas, GenerateReplicas, NllReplicas {
-  private constructor(private readonly workers: Worker[], private readonly links: Link[], private readonly weights: Map<string, SharedWeights>) {}
+  private constructor(
+    private readonly workers: Worker[],
+    private readonly links: Link[],
+    private readonly weights: Map<string, SharedWeights>,
+  ) {}
 
   /** Starts `count` replicas (besides this thread) of `models`; resolves once every one has loaded its backend. */
   static async start(count: number, setup: ReplicaSetup, models: Record<string, TinyLM>): Promise<Replicas> {
-    if (!(Number.isSafeInteger(count) && count > 0)) throw new Error(`replicas: count must be a positive integer, got ${count}`);
+    if (!(Number.isSafeInteger(count) && count > 0))
+      throw new Error(`replicas: count must be a positive integer, got ${count}`);
     const weights = new Map<string, SharedWeights>();
     const specs: Record<string, { config: TinyLMConfig; shared: SharedArrayBuffer; sizes: number[] }> = {};
     for (const [id, model] of Object.entries(models)) {
@@ -59,13 +72,25 @@ export class Replicas implements GradientReplicas, GenerateReplicas, NllReplicas
     }
     const links = Array.from({ length: count }, (_, k) => new Link(`replica ${k + 1}`));
     const workers = links.map((link, k) =>
-      startTsWorker(new URL('./replica.ts', import.meta.url), { index: k + 1, setup, models: specs, port: link.remote, flag: link.flag.buffer }, [link.remote]));
+      startTsWorker(
+        new URL('./replica.ts', import.meta.url),
+        { index: k + 1, setup, models: specs, port: link.remote, flag: link.flag.buffer },
+        [link.remote],
+      ),
+    );
     const replicas = new Replicas(workers, links, weights);
     try {
-      await Promise.all(workers.map(async (w, k) => {
-        const [msg] = (await Promise.race([once(w, 'message'), once(w, 'error').then(([e]) => { throw e; })])) as [{ ready?: boolean; error?: string }];
-        if (msg.error) throw new Error(`replica ${k + 1} did not start: ${msg.error}`);
-      }));
+      await Promise.all(
+        workers.map(async (w, k) => {
+          const [msg] = (await Promise.race([
+            once(w, 'message'),
+            once(w, 'error').then(([e]) => {
+              throw e;
+            }),
+          ])) as [{ ready?: boolean; error?: string }];
+          if (msg.error) throw new Error(`replica ${k + 1} did not start: ${msg.error}`);
+        }),
+      );
     } catch (err) {
       await replicas.close();
       throw err;
@@ -94,15 +119,24 @@ export class Replicas implements GradientReplicas, GenerateReplicas, NllReplicas
   }
 
   generate(id: string, shards: number[][][], options: GenerateOptions[]): () => Generation[][] {
-    return this.call(id, shards.map((prompts, k) => ({ op: 'generate', prompts, options: options[k] })));
+    return this.call(
+      id,
+      shards.map((prompts, k) => ({ op: 'generate', prompts, options: options[k] })),
+    );
   }
 
   gradients(id: string, shards: TrainSample[][], plan: UpdatePlan, config: TrainerConfig): () => ShardGradients[] {
-    return this.call(id, shards.map((shard) => ({ op: 'gradients', shard, plan, config })));
+    return this.call(
+      id,
+      shards.map((shard) => ({ op: 'gradients', shard, plan, config })),
+    );
   }
 
   nllGradients(id: string, shards: PolicyInput[][], tokens: number): () => { loss: number; grads: IndexedGrads }[] {
-    return this.call(id, shards.map((shard) => ({ op: 'nll', shard, tokens })));
+    return this.call(
+      id,
+      shards.map((shard) => ({ op: 'nll', shard, tokens })),
+    );
   }
 
   async close(): Promise<void> {
@@ -112,7 +146,8 @@ export class Replicas implements GradientReplicas, GenerateReplicas, NllReplicas
 
   /** Sends request k to replica k (at most one each) and returns the wait for their answers, in order. */
   private call<T>(id: string, requests: Record<string, unknown>[]): () => T[] {
-    if (requests.length > this.links.length) throw new Error(`replicas: ${requests.length} shards for ${this.links.length} replicas`);
+    if (requests.length > this.links.length)
+      throw new Error(`replicas: ${requests.length} shards for ${this.links.length} replicas`);
     const { version } = this.shared(id);
     requests.forEach((r, k) => this.links[k].send({ ...r, id, version }));
     return () => requests.map((_, k) => this.links[k].receive<T>());
@@ -120,7 +155,8 @@ export class Replicas implements GradientReplicas, GenerateReplicas, NllReplicas
 
   private shared(id: string): SharedWeights {
     const w = this.weights.get(id);
-    if (!w) throw new Error(`replicas: no replica of model '${id}'; replicated: ${[...this.weights.keys()].join(', ')}`);
+    if (!w)
+      throw new Error(`replicas: no replica of model '${id}'; replicated: ${[...this.weights.keys()].join(', ')}`);
     return w;
   }
 }

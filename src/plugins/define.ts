@@ -41,7 +41,9 @@ const NAME = /^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$/;
 
 function define<C extends Concept, T>(concept: C, name: string, value: T): Definition<C, T> {
   if (typeof name !== 'string' || !NAME.test(name)) {
-    throw new Error(`define ${concept}: name ${JSON.stringify(name)} must be lower-case letters and digits, words joined by '-' or '_' (e.g. 'my-judge')`);
+    throw new Error(
+      `define ${concept}: name ${JSON.stringify(name)} must be lower-case letters and digits, words joined by '-' or '_' (e.g. 'my-judge')`,
+    );
   }
   return Object.freeze({ [DEFINITION]: true as const, concept, name, value });
 }
@@ -55,12 +57,18 @@ export type OptionsSchema = z.ZodType<Record<string, unknown>>;
  * them itself), and the task family. Its `kind` must be `name`.
  * @example export const duel = defineArena('duel', (options, family) => new DuelArena(options), z.strictObject({ rounds: z.number().int().default(3) }));
  */
-export function defineArena(name: string, make: ArenaFactory, options: OptionsSchema = ANY_OPTIONS): Definition<'arena', ArenaKind> {
+export function defineArena(
+  name: string,
+  make: ArenaFactory,
+  options: OptionsSchema = ANY_OPTIONS,
+): Definition<'arena', ArenaKind> {
   if (typeof make !== 'function') throw new Error(`defineArena('${name}'): give a function (options, family) => Arena`);
   const checked: ArenaFactory = (options, family) => {
     const arena: Arena = make(options, family);
     if (arena?.kind !== name || typeof arena.play !== 'function' || typeof arena.roles !== 'object') {
-      throw new Error(`arena '${name}': its factory must return an Arena whose kind is '${name}' (got kind ${JSON.stringify(arena?.kind)})`);
+      throw new Error(
+        `arena '${name}': its factory must return an Arena whose kind is '${name}' (got kind ${JSON.stringify(arena?.kind)})`,
+      );
     }
     return arena;
   };
@@ -90,16 +98,27 @@ export interface RewardJudge {
  * name) and passes every option to `reward`; a non-finite reward is an error naming the judge.
  * @example export const short = defineJudge('short', { reward: (turn) => (turn.action.valid ? 1 / turn.text.length : 0) });
  */
-export function defineJudge(name: string, judge: RewardJudge | JudgeFactory, options: OptionsSchema = ANY_OPTIONS): Definition<'judge', JudgeKind> {
+export function defineJudge(
+  name: string,
+  judge: RewardJudge | JudgeFactory,
+  options: OptionsSchema = ANY_OPTIONS,
+): Definition<'judge', JudgeKind> {
   if (typeof judge === 'function') return define('judge', name, { options, make: judge });
-  if (typeof judge?.reward !== 'function') throw new Error(`defineJudge('${name}'): give { reward(turn, episode, context) } or a factory (options, deps) => Judge`);
-  return define('judge', name, { options, make: (o: Record<string, unknown>, deps: JudgeDeps) => rewardJudge(name, judge, o, deps) });
+  if (typeof judge?.reward !== 'function')
+    throw new Error(
+      `defineJudge('${name}'): give { reward(turn, episode, context) } or a factory (options, deps) => Judge`,
+    );
+  return define('judge', name, {
+    options,
+    make: (o: Record<string, unknown>, deps: JudgeDeps) => rewardJudge(name, judge, o, deps),
+  });
 }
 
 function rewardJudge(kind: string, spec: RewardJudge, options: Record<string, unknown>, deps: JudgeDeps): Judge {
   const set = roleSet((options.role ?? spec.roles) as RoleOption | undefined, kind);
   const name = options.name ?? kind;
-  if (typeof name !== 'string' || name === '') throw new Error(`judge '${kind}': option 'name' must be a non-empty string`);
+  if (typeof name !== 'string' || name === '')
+    throw new Error(`judge '${kind}': option 'name' must be a non-empty string`);
   const context: RewardContext = { options, verify: deps.verify };
   return {
     name,
@@ -109,7 +128,10 @@ function rewardJudge(kind: string, spec: RewardJudge, options: Record<string, un
         e.turns.map((t) => {
           if (!set.has(t.role)) return null;
           const r = spec.reward(t, e, context);
-          if (r !== null && (typeof r !== 'number' || !Number.isFinite(r))) throw new Error(`judge '${kind}': reward must be a finite number or null, got ${String(r)} for a ${t.role} turn of episode ${e.id}`);
+          if (r !== null && (typeof r !== 'number' || !Number.isFinite(r)))
+            throw new Error(
+              `judge '${kind}': reward must be a finite number or null, got ${String(r)} for a ${t.role} turn of episode ${e.id}`,
+            );
           return r;
         }),
       );
@@ -141,9 +163,19 @@ export interface RoleSpec {
  */
 export function defineRole(name: string, role: RoleSpec | RoleFactory): Definition<'role', RoleFactory> {
   if (typeof role === 'function') return define('role', name, role);
-  if (typeof role?.render !== 'function' || typeof role.parse !== 'function') throw new Error(`defineRole('${name}'): give { render(observation), parse(output, observation) } or a factory (parseAnswer) => Role`);
+  if (typeof role?.render !== 'function' || typeof role.parse !== 'function')
+    throw new Error(
+      `defineRole('${name}'): give { render(observation), parse(output, observation) } or a factory (parseAnswer) => Role`,
+    );
   const { token, render, parse, maxNewTokens, stops } = role;
-  return define('role', name, () => ({ kind: name, ...(token ? { token } : {}), render, parse, ...(maxNewTokens ? { maxNewTokens } : {}), ...(stops ? { stops } : {}) }));
+  return define('role', name, () => ({
+    kind: name,
+    ...(token ? { token } : {}),
+    render,
+    parse,
+    ...(maxNewTokens ? { maxNewTokens } : {}),
+    ...(stops ? { stops } : {}),
+  }));
 }
 
 /**
@@ -151,15 +183,25 @@ export function defineRole(name: string, role: RoleSpec | RoleFactory): Definiti
  * family's own `name` (`tasks.family` in configs).
  */
 export function defineTaskFamily<D>(family: TaskFamily<D>): Definition<'task family', TaskFamily<unknown>> {
-  const missing = (['validate', 'generate', 'parseAnswer', 'verify'] as const).filter((k) => typeof family?.[k] !== 'function');
+  const missing = (['validate', 'generate', 'parseAnswer', 'verify'] as const).filter(
+    (k) => typeof family?.[k] !== 'function',
+  );
   if (missing.length || typeof family.defaults !== 'object') {
-    throw new Error(`defineTaskFamily(${JSON.stringify(family?.name)}): a task family needs name, defaults and the functions validate, generate, parseAnswer, verify${missing.length ? `; missing: ${missing.join(', ')}` : ''}`);
+    throw new Error(
+      `defineTaskFamily(${JSON.stringify(family?.name)}): a task family needs name, defaults and the functions ` +
+        `validate, generate, parseAnswer, verify${missing.length ? `; missing: ${missing.join(', ')}` : ''}`,
+    );
   }
   return define('task family', family.name, family as TaskFamily<unknown>);
 }
 
 /** A new evaluator kind (`evaluators[i].kind`): its factory reads the config entry (its `options` parsed by `options`, a zod schema) and the resolved plan. */
-export function defineEvaluator(name: string, make: EvaluatorFactory, options: OptionsSchema = ANY_OPTIONS): Definition<'evaluator', EvaluatorKind> {
-  if (typeof make !== 'function') throw new Error(`defineEvaluator('${name}'): give a function (spec, config, plan, where) => Evaluator`);
+export function defineEvaluator(
+  name: string,
+  make: EvaluatorFactory,
+  options: OptionsSchema = ANY_OPTIONS,
+): Definition<'evaluator', EvaluatorKind> {
+  if (typeof make !== 'function')
+    throw new Error(`defineEvaluator('${name}'): give a function (spec, config, plan, where) => Evaluator`);
   return define('evaluator', name, { options, make });
 }

@@ -12,7 +12,8 @@ import { isDefinition, type Definition } from './define.js';
 /** A definition and who made it, as errors name them (`plugin ./my-plugin.ts`). */
 export type PluginDefinition = Definition & { source: string };
 
-const EXPECTED = 'export what defineArena, defineJudge, defineRole, defineTaskFamily or defineEvaluator return (named exports, the default export, or a list of them)';
+const EXPECTED =
+  'export what defineArena, defineJudge, defineRole, defineTaskFamily or defineEvaluator return (named exports, the default export, or a list of them)';
 
 /** The definitions of every plugin in `specs`, in order; throws naming the first plugin that fails. */
 export async function loadPlugins(specs: readonly string[], cwd = process.cwd()): Promise<PluginDefinition[]> {
@@ -25,10 +26,13 @@ export async function loadPlugins(specs: readonly string[], cwd = process.cwd())
       throw new Error(`plugin ${spec}: cannot load: ${firstLine((e as Error).message)}`, { cause: e });
     }
     const found = new Set<Definition>();
-    for (const value of Object.values(mod)) for (const x of Array.isArray(value) ? value : [value]) if (isDefinition(x)) found.add(x);
+    for (const value of Object.values(mod))
+      for (const x of Array.isArray(value) ? value : [value]) if (isDefinition(x)) found.add(x);
     if (found.size === 0) {
       const names = Object.keys(mod);
-      throw new Error(`plugin ${spec}: exports nothing coevolve can use (${names.length ? `exports: ${names.join(', ')}` : 'no exports'}); ${EXPECTED}`);
+      throw new Error(
+        `plugin ${spec}: exports nothing coevolve can use (${names.length ? `exports: ${names.join(', ')}` : 'no exports'}); ${EXPECTED}`,
+      );
     }
     for (const d of found) out.push({ ...d, source: `plugin ${spec}` });
   }
@@ -79,7 +83,11 @@ function packageEntry(name: string, cwd: string): string | undefined {
   for (let dir = cwd; ; dir = dirname(dir)) {
     const root = join(dir, 'node_modules', name);
     if (existsSync(join(root, 'package.json'))) {
-      const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports?: unknown; module?: string; main?: string };
+      const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+        exports?: unknown;
+        module?: string;
+        main?: string;
+      };
       const rel = exportTarget(pkg.exports) ?? pkg.module ?? pkg.main ?? 'index.js';
       return join(root, rel);
     }

@@ -91,7 +91,8 @@ export function createProgress(total: number, options: ProgressOptions = {}): Pr
       }
       const m = metricText(metrics);
       if (!tty) {
-        if (options.plainEvery !== undefined && iteration < total && iteration - lastPlain < options.plainEvery * total) return;
+        if (options.plainEvery !== undefined && iteration < total && iteration - lastPlain < options.plainEvery * total)
+          return;
         lastPlain = iteration;
         stream.write(`${prefix}${options.unit ?? 'iter'} ${iteration}/${total}${m ? ' ' + m : ''}\n`);
         return;

@@ -31,12 +31,22 @@ const SKIP = (k: string) => k === 'iteration' || k === 'samples' || k === 'phase
  * Only keys with a finite number somewhere are charted.
  */
 export function chartGroups(rows: readonly MetricsRow[]): ChartGroup[] {
-  const keys = [...new Set(rows.flatMap((r) => Object.keys(r).filter((k) => typeof r[k] === 'number' && Number.isFinite(r[k]))))].filter((k) => !SKIP(k)).sort();
+  const keys = [
+    ...new Set(rows.flatMap((r) => Object.keys(r).filter((k) => typeof r[k] === 'number' && Number.isFinite(r[k])))),
+  ]
+    .filter((k) => !SKIP(k))
+    .sort();
   const groups = new Map<string, ChartGroup>(RULES.map((r) => [r.id, { id: r.id, title: r.title, keys: [] }]));
   for (const k of keys) {
     const rule = RULES.find((r) => r.test(k));
     const named = /^eval\/([^/]+)\/.+$/.exec(k);
-    const [id, title] = rule ? [rule.id, rule.title] : named ? [`eval-${named[1]}`, `Evaluation: ${named[1]}`] : k.includes('/') ? [k.slice(0, k.indexOf('/')), `${k.slice(0, k.indexOf('/'))} (the arena's metrics)`] : ['other', 'Other'];
+    const [id, title] = rule
+      ? [rule.id, rule.title]
+      : named
+        ? [`eval-${named[1]}`, `Evaluation: ${named[1]}`]
+        : k.includes('/')
+          ? [k.slice(0, k.indexOf('/')), `${k.slice(0, k.indexOf('/'))} (the arena's metrics)`]
+          : ['other', 'Other'];
     if (!groups.has(id)) groups.set(id, { id, title, keys: [] });
     groups.get(id)!.keys.push(k);
   }

@@ -17,10 +17,29 @@ export interface RunSummary {
 }
 
 /** A self-contained page: the runs, then every chart inline (SVG, no script, no external file). */
-export function reportHtml(runs: readonly RunSummary[], charts: ReadonlyArray<{ id: string; title: string; svg: string }>): string {
-  const rows = runs.map((r) => `<tr><td>${escapeHtml(r.label)}</td><td>${escapeHtml(r.name)}</td><td>${escapeHtml(r.status)}</td><td>${r.iterations} / ${r.planned}</td><td>${escapeHtml(r.updatedAt)}</td><td><code>${escapeHtml(r.dir)}</code></td></tr>`).join('\n');
-  const figures = charts.map((c) => `<figure id="${c.id}" class="chart"><figcaption>${escapeHtml(c.title)} · <a href="${c.id}.png">PNG</a> · <a href="${c.id}.svg">SVG</a></figcaption>\n${c.svg}\n</figure>`).join('\n');
-  const tables = runs.map((r) => `<details><summary>${escapeHtml(r.label)}: the curves as numbers</summary><pre>${escapeHtml(r.table)}</pre></details>`).join('\n');
+export function reportHtml(
+  runs: readonly RunSummary[],
+  charts: ReadonlyArray<{ id: string; title: string; svg: string }>,
+): string {
+  const rows = runs
+    .map(
+      (r) =>
+        `<tr><td>${escapeHtml(r.label)}</td><td>${escapeHtml(r.name)}</td><td>${escapeHtml(r.status)}</td>` +
+        `<td>${r.iterations} / ${r.planned}</td><td>${escapeHtml(r.updatedAt)}</td><td><code>${escapeHtml(r.dir)}</code></td></tr>`,
+    )
+    .join('\n');
+  const figures = charts
+    .map(
+      (c) =>
+        `<figure id="${c.id}" class="chart"><figcaption>${escapeHtml(c.title)} · <a href="${c.id}.png">PNG</a> · <a href="${c.id}.svg">SVG</a></figcaption>\n${c.svg}\n</figure>`,
+    )
+    .join('\n');
+  const tables = runs
+    .map(
+      (r) =>
+        `<details><summary>${escapeHtml(r.label)}: the curves as numbers</summary><pre>${escapeHtml(r.table)}</pre></details>`,
+    )
+    .join('\n');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>coevolve report: ${escapeHtml(runs.map((r) => r.label).join(', '))}</title>
 <style>body{font-family:'DejaVu Sans',sans-serif;margin:2em;color:#222}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left}

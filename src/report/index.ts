@@ -20,7 +20,11 @@ export interface WrittenReport {
  * chart as `<id>.svg` and `<id>.png`. Runs overlay on every chart, each series labelled by its
  * run (the folder name, or its path when two share a name). Progress goes to `stream`.
  */
-export async function writeReport(dirs: readonly string[], out: string, o: { stream?: ProgressStream } = {}): Promise<WrittenReport> {
+export async function writeReport(
+  dirs: readonly string[],
+  out: string,
+  o: { stream?: ProgressStream } = {},
+): Promise<WrittenReport> {
   if (dirs.length === 0) throw new Error('report: give at least one run directory');
   const labels = dirs.map((d) => basename(resolve(d)));
   const unique = (d: string, i: number) => (labels.filter((l) => l === labels[i]).length > 1 ? d : labels[i]);
@@ -29,7 +33,20 @@ export async function writeReport(dirs: readonly string[], out: string, o: { str
     const store = await RunStore.open(dir);
     const rows = store.readMetrics();
     const label = unique(dir, i);
-    runs.push({ label, rows, summary: { label, dir, name: store.config.name, status: store.record.status, iterations: store.record.iterations, planned: store.config.iterations, updatedAt: store.record.updatedAt, table: await reportCommand(dir) } });
+    runs.push({
+      label,
+      rows,
+      summary: {
+        label,
+        dir,
+        name: store.config.name,
+        status: store.record.status,
+        iterations: store.record.iterations,
+        planned: store.config.iterations,
+        updatedAt: store.record.updatedAt,
+        table: await reportCommand(dir),
+      },
+    });
   }
   const groups = chartGroups(runs.flatMap((r) => r.rows));
   if (groups.length === 0) throw new Error(`report: no metrics to chart in ${dirs.join(', ')}`);
@@ -49,6 +66,12 @@ export async function writeReport(dirs: readonly string[], out: string, o: { str
   }
   progress.done();
   const html = join(out, 'index.html');
-  writeFileSync(html, reportHtml(runs.map((r) => r.summary), charts.map((c, i) => ({ id: c.id, title: c.title, svg: inline[i] }))));
+  writeFileSync(
+    html,
+    reportHtml(
+      runs.map((r) => r.summary),
+      charts.map((c, i) => ({ id: c.id, title: c.title, svg: inline[i] })),
+    ),
+  );
   return { html, charts };
 }

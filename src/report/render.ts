@@ -15,7 +15,10 @@ const MAX_POINTS = 600;
 const FONT = 'DejaVu Sans';
 
 /** The long-form points of a chart: one {iteration, value, series} per finite value. */
-export function chartPoints(group: ChartGroup, runs: readonly RunSeries[]): Array<{ iteration: number; value: number; series: string }> {
+export function chartPoints(
+  group: ChartGroup,
+  runs: readonly RunSeries[],
+): Array<{ iteration: number; value: number; series: string }> {
   const out: Array<{ iteration: number; value: number; series: string }> = [];
   for (const run of runs) {
     for (const key of group.keys) {
@@ -63,6 +66,10 @@ export async function toSvg(spec: TopLevelSpec): Promise<string> {
 
 /** Rasterises an SVG to PNG with the system's fonts (DejaVu on Debian: fonts-dejavu-core). */
 export function toPng(svg: string, scale = 2): Buffer {
-  const r = new Resvg(svg, { background: 'white', fitTo: { mode: 'zoom', value: scale }, font: { loadSystemFonts: true, defaultFontFamily: FONT } });
+  const r = new Resvg(svg, {
+    background: 'white',
+    fitTo: { mode: 'zoom', value: scale },
+    font: { loadSystemFonts: true, defaultFontFamily: FONT },
+  });
   return r.render().asPng();
 }

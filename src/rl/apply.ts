@@ -13,12 +13,21 @@ export interface ApplyResult {
  * norm as torch's clip_grad_norm_ does (scale by maxNorm / (norm + 1e-6) when that is
  * below 1). A non-finite loss or gradient skips the step and says why. Disposes `grads`.
  */
-export function applyClipped(optimizer: tf.Optimizer, grads: tf.NamedTensorMap, loss: number, maxNorm: number): ApplyResult {
+export function applyClipped(
+  optimizer: tf.Optimizer,
+  grads: tf.NamedTensorMap,
+  loss: number,
+  maxNorm: number,
+): ApplyResult {
   const list = Object.values(grads);
   const gradNorm = list.length ? tf.tidy(() => tf.sqrt(tf.addN(list.map((g) => g.square().sum()))).dataSync()[0]) : 0;
   if (!Number.isFinite(loss) || !Number.isFinite(gradNorm)) {
     tf.dispose(list);
-    return { gradNorm, skipped: true, reason: !Number.isFinite(loss) ? `loss is ${loss}` : `gradient norm is ${gradNorm}` };
+    return {
+      gradNorm,
+      skipped: true,
+      reason: !Number.isFinite(loss) ? `loss is ${loss}` : `gradient norm is ${gradNorm}`,
+    };
   }
   const scale = maxNorm / (gradNorm + 1e-6);
   // scaled one gradient at a time, each original freed at once: one extra gradient at most, not a second set

@@ -17,7 +17,11 @@ export function toIndexed(vars: readonly tf.Variable[], grads: tf.NamedTensorMap
 }
 
 /** Adds a replica's gradients into `sum` (named by this thread's variables). */
-export function addIndexed(sum: tf.NamedTensorMap, vars: readonly tf.Variable[], grads: IndexedGrads): tf.NamedTensorMap {
+export function addIndexed(
+  sum: tf.NamedTensorMap,
+  vars: readonly tf.Variable[],
+  grads: IndexedGrads,
+): tf.NamedTensorMap {
   const named: tf.NamedTensorMap = {};
   for (const [i, data] of Object.entries(grads)) named[vars[Number(i)].name] = tf.tensor(data, vars[Number(i)].shape);
   return addGrads(sum, named);

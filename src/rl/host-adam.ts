@@ -27,10 +27,16 @@ type Gradients = Parameters<tf.Optimizer['applyGradients']>[0];
 type NamedTensor = { name: string; tensor: tf.Tensor };
 
 /** One tensor of an optimizer's state, in Node's memory. */
-export interface HostWeight { name: string; shape: number[]; dtype: 'float32' | 'int32'; data: Float32Array | Int32Array }
+export interface HostWeight {
+  name: string;
+  shape: number[];
+  dtype: 'float32' | 'int32';
+  data: Float32Array | Int32Array;
+}
 
 /** Whether `o` is a HostAdam (tfjs's Optimizer makes `instanceof` true of every optimizer). */
-export const isHostAdam = (o: tf.Optimizer): o is HostAdam => typeof (o as Partial<HostAdam>).hostWeights === 'function';
+export const isHostAdam = (o: tf.Optimizer): o is HostAdam =>
+  typeof (o as Partial<HostAdam>).hostWeights === 'function';
 
 export class HostAdam extends tf.Optimizer {
   static className = 'HostAdam';
@@ -43,7 +49,12 @@ export class HostAdam extends tf.Optimizer {
   private memory = new WebAssembly.Memory({ initial: 1 });
   private used = 2 * CHUNK;
 
-  constructor(public learningRate: number, public beta1 = 0.9, public beta2 = 0.999, public epsilon = tf.backend().epsilon()) {
+  constructor(
+    public learningRate: number,
+    public beta1 = 0.9,
+    public beta2 = 0.999,
+    public epsilon = tf.backend().epsilon(),
+  ) {
     super();
     this.accBeta1 = Math.fround(beta1);
     this.accBeta2 = Math.fround(beta2);
@@ -55,11 +66,16 @@ export class HostAdam extends tf.Optimizer {
     this.used += Math.ceil(n / 4) * 4; // 16-byte aligned for the SIMD loads
     const bytes = 4 * this.used;
     if (bytes > 2 ** 32 - 2 ** 16) throw new Error(`host adam: moments of ${this.used} values pass 4 GB`);
-    if (bytes > this.memory.buffer.byteLength) this.memory.grow(Math.ceil((bytes - this.memory.buffer.byteLength) / 65536));
+    if (bytes > this.memory.buffer.byteLength)
+      this.memory.grow(Math.ceil((bytes - this.memory.buffer.byteLength) / 65536));
     return at;
   }
 
-  private slot(i: number, name: string, shape: number[]): { name: string; shape: number[]; m: number; v: number; n: number } {
+  private slot(
+    i: number,
+    name: string,
+    shape: number[],
+  ): { name: string; shape: number[]; m: number; v: number; n: number } {
     const n = shape.reduce((a, b) => a * b, 1);
     const s = (this.slots[i] ??= { name, shape, n, m: this.reserve(n), v: this.reserve(n) });
     if (s.n !== n) throw new Error(`host adam: variable ${i} (${name}) has ${n} values; its moments ${s.n}`);
@@ -68,14 +84,19 @@ export class HostAdam extends tf.Optimizer {
 
   override applyGradients(variableGradients: Gradients): void {
     const f = Math.fround;
-    const names = Array.isArray(variableGradients) ? variableGradients.map((v) => v.name) : Object.keys(variableGradients);
-    const c1 = f(1 - this.accBeta1), c2 = f(1 - this.accBeta2);
+    const names = Array.isArray(variableGradients)
+      ? variableGradients.map((v) => v.name)
+      : Object.keys(variableGradients);
+    const c1 = f(1 - this.accBeta1),
+      c2 = f(1 - this.accBeta2);
     const backendName = tf.getBackend();
     names.forEach((name, i) => {
       const variable = tf.engine().registeredVariables[name];
       if (!variable) throw new Error(`host adam: no variable ${name}`);
       const s = this.slot(i, name, variable.shape);
-      const gradient: tf.Tensor | undefined = Array.isArray(variableGradients) ? variableGradients[i].tensor : variableGradients[name];
+      const gradient: tf.Tensor | undefined = Array.isArray(variableGradients)
+        ? variableGradients[i].tensor
+        : variableGradients[name];
       if (gradient == null) return;
       const g32 = gradient.dtype === 'float32' ? gradient : gradient.toFloat();
       // the new value is written into a new tensor of the backend, read in place with the gradient
@@ -87,9 +108,28 @@ export class HostAdam extends tf.Optimizer {
         const n = Math.min(CHUNK, s.n - start);
         heap.set(g.subarray(start, start + n), 0);
         heap.set(p.subarray(start, start + n), CHUNK);
-        const m = 4 * (s.m + start), v = 4 * (s.v + start), pv = 4 * CHUNK;
+        const m = 4 * (s.m + start),
+          v = 4 * (s.v + start),
+          pv = 4 * CHUNK;
         // in place: the kernel reads each lane's value, moments and gradient before it writes them
-        k.adam(pv, m, v, 0, pv, m, v, n, f(this.beta1), f(1 - this.beta1), f(this.beta2), f(1 - this.beta2), c1, c2, f(this.epsilon), f(-this.learningRate));
+        k.adam(
+          pv,
+          m,
+          v,
+          0,
+          pv,
+          m,
+          v,
+          n,
+          f(this.beta1),
+          f(1 - this.beta1),
+          f(this.beta2),
+          f(1 - this.beta2),
+          c1,
+          c2,
+          f(this.epsilon),
+          f(-this.learningRate),
+        );
         views.out.set(heap.subarray(CHUNK, CHUNK + n), start);
       }
       if (g32 !== gradient) g32.dispose();
@@ -107,8 +147,18 @@ export class HostAdam extends tf.Optimizer {
     const view = (at: number, n: number) => new Float32Array(this.memory.buffer, 4 * at, n);
     return [
       { name: 'iter', shape: [], dtype: 'int32', data: Int32Array.of(this.iterations) },
-      ...this.slots.map((s) => ({ name: `${s.name}/m`, shape: s.shape, dtype: 'float32' as const, data: view(s.m, s.n) })),
-      ...this.slots.map((s) => ({ name: `${s.name}/v`, shape: s.shape, dtype: 'float32' as const, data: view(s.v, s.n) })),
+      ...this.slots.map((s) => ({
+        name: `${s.name}/m`,
+        shape: s.shape,
+        dtype: 'float32' as const,
+        data: view(s.m, s.n),
+      })),
+      ...this.slots.map((s) => ({
+        name: `${s.name}/v`,
+        shape: s.shape,
+        dtype: 'float32' as const,
+        data: view(s.v, s.n),
+      })),
     ];
   }
 
@@ -122,10 +172,15 @@ export class HostAdam extends tf.Optimizer {
     this.memory = new WebAssembly.Memory({ initial: 1 });
     this.used = 2 * CHUNK;
     for (let i = 0; i < half; i++) {
-      const m = rest[i], v = rest[half + i];
-      if (!m.name.endsWith('/m') || v.name !== `${m.name.slice(0, -2)}/v`) throw new Error(`host adam: moments ${m.name} and ${v.name} do not pair`);
+      const m = rest[i],
+        v = rest[half + i];
+      if (!m.name.endsWith('/m') || v.name !== `${m.name.slice(0, -2)}/v`)
+        throw new Error(`host adam: moments ${m.name} and ${v.name} do not pair`);
       const s = this.slot(i, m.name.slice(0, -2), m.shape);
-      if (m.data.length !== s.n || v.data.length !== s.n) throw new Error(`host adam: moments of ${m.name} have ${m.data.length} and ${v.data.length} values, its shape ${s.n}`);
+      if (m.data.length !== s.n || v.data.length !== s.n)
+        throw new Error(
+          `host adam: moments of ${m.name} have ${m.data.length} and ${v.data.length} values, its shape ${s.n}`,
+        );
       new Float32Array(this.memory.buffer, 4 * s.m, s.n).set(m.data);
       new Float32Array(this.memory.buffer, 4 * s.v, s.n).set(v.data);
     }
@@ -144,7 +199,14 @@ export class HostAdam extends tf.Optimizer {
   }
 
   override async setWeights(weightValues: NamedTensor[]): Promise<void> {
-    this.setHostWeights(weightValues.map((w) => ({ name: w.name, shape: w.tensor.shape, dtype: w.tensor.dtype === 'int32' ? 'int32' : 'float32', data: w.tensor.dataSync() as Float32Array })));
+    this.setHostWeights(
+      weightValues.map((w) => ({
+        name: w.name,
+        shape: w.tensor.shape,
+        dtype: w.tensor.dtype === 'int32' ? 'int32' : 'float32',
+        data: w.tensor.dataSync() as Float32Array,
+      })),
+    );
   }
 
   override getConfig(): tf.serialization.ConfigDict {

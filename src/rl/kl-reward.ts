@@ -20,8 +20,12 @@ export interface KlControlSpec {
  */
 export class KlController {
   value: number;
-  constructor(readonly spec: KlControlSpec, value?: number) {
-    if (!(spec.coef >= 0) || !Number.isFinite(spec.coef)) throw new Error(`klReward.coef must be finite and >= 0, got ${spec.coef}`);
+  constructor(
+    readonly spec: KlControlSpec,
+    value?: number,
+  ) {
+    if (!(spec.coef >= 0) || !Number.isFinite(spec.coef))
+      throw new Error(`klReward.coef must be finite and >= 0, got ${spec.coef}`);
     if (spec.type === 'adaptive' && !(Number(spec.targetKl) > 0 && Number(spec.horizon) > 0)) {
       throw new Error('klReward: an adaptive controller needs targetKl > 0 and horizon > 0');
     }
@@ -50,7 +54,14 @@ export interface KlRewardResult {
  * current value; `current_kl` = the mean over the batch of each row's masked mean of kld;
  * then `kl_ctrl.update(current_kl, n_steps = batch size)`. Rows are token-aligned with `mask`.
  */
-export function applyKlPenalty(scores: number[][], oldLogProbs: number[][], refLogProbs: number[][], mask: number[][], kind: KlKind, ctrl: KlController): KlRewardResult {
+export function applyKlPenalty(
+  scores: number[][],
+  oldLogProbs: number[][],
+  refLogProbs: number[][],
+  mask: number[][],
+  kind: KlKind,
+  ctrl: KlController,
+): KlRewardResult {
   const kld = klPenaltyArray(oldLogProbs, refLogProbs, kind).map((row, i) => row.map((v, t) => v * mask[i][t]));
   const beta = ctrl.value;
   const rewards = scores.map((row, i) => row.map((r, t) => r - beta * kld[i][t]));

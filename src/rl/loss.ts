@@ -74,11 +74,13 @@ export function aggLoss(lossMat: tf.Tensor2D, mask: tf.Tensor2D, mode: AggMode, 
   if (!(Number.isSafeInteger(dp) && dp > 0)) throw new Error(`aggLoss: dpSize must be a positive integer, got ${dp}`);
   for (const key of ['batchNumTokens', 'globalBatchSize', 'lossScaleFactor'] as const) {
     const v = global[key];
-    if (v !== undefined && !(v > 0 && Number.isFinite(v))) throw new Error(`aggLoss: ${key} must be finite and > 0, got ${v}`);
+    if (v !== undefined && !(v > 0 && Number.isFinite(v)))
+      throw new Error(`aggLoss: ${key} must be finite and > 0, got ${v}`);
   }
   return tf.tidy(() => {
     const rowSums = tf.sum(tf.mul(lossMat, mask), 1);
-    const seqMean = (perRow: tf.Tensor) => tf.mul(tf.div(tf.sum(perRow), global.globalBatchSize ?? nonEmptyRows(mask)), dp);
+    const seqMean = (perRow: tf.Tensor) =>
+      tf.mul(tf.div(tf.sum(perRow), global.globalBatchSize ?? nonEmptyRows(mask)), dp);
     switch (mode) {
       case 'token-mean':
         if (global.batchNumTokens === undefined) return tf.mul(maskedMeanTensor(lossMat, mask), dp);
@@ -191,7 +193,9 @@ export function policyLoss(input: PolicyLossInput): PolicyLossResult {
     const l3 = tf.mul(negAdv, c);
     const isNeg = tf.less(adv, 0);
     const clippedLoss = tf.where(isNeg, tf.minimum(l3, clipped1), clipped1) as tf.Tensor2D;
-    const perToken = input.rolloutIsWeights ? (tf.mul(clippedLoss, input.rolloutIsWeights) as tf.Tensor2D) : clippedLoss;
+    const perToken = input.rolloutIsWeights
+      ? (tf.mul(clippedLoss, input.rolloutIsWeights) as tf.Tensor2D)
+      : clippedLoss;
     const loss = aggLoss(perToken, mask, input.aggMode ?? 'token-mean', input.global);
     const stat = (x: tf.Tensor) => maskedMeanTensor(x, mask).dataSync()[0];
     const clipfrac = stat(tf.cast(tf.greater(l2, l1), 'float32'));
@@ -237,6 +241,11 @@ export function valueLoss(input: ValueLossInput): { loss: tf.Scalar; clipfrac: n
  * Entropy term = verl `compute_entropy_loss` given per-token entropies:
  * `aggLoss(entropy, mask, mode)`. The trainer subtracts `coef ×` this.
  */
-export function entropyBonus(entropy: tf.Tensor2D, mask: tf.Tensor2D, aggMode: AggMode = 'token-mean', global?: GlobalBatch): tf.Scalar {
+export function entropyBonus(
+  entropy: tf.Tensor2D,
+  mask: tf.Tensor2D,
+  aggMode: AggMode = 'token-mean',
+  global?: GlobalBatch,
+): tf.Scalar {
   return aggLoss(entropy, mask, aggMode, global);
 }

@@ -25,16 +25,24 @@ export async function encodeOptimizerState(optimizer: tf.Optimizer): Promise<Att
  * A checkpoint without optimizer state is an error naming it: a silently fresh Adam would
  * make the resumed run differ from the one that was killed.
  */
-export async function restoreOptimizerState(where: string, attachments: Record<string, Uint8Array>, optimizer: tf.Optimizer): Promise<void> {
+export async function restoreOptimizerState(
+  where: string,
+  attachments: Record<string, Uint8Array>,
+  optimizer: tf.Optimizer,
+): Promise<void> {
   const json = attachments[JSON_FILE];
   const bin = attachments[BIN];
-  if (!json || !bin) throw new Error(`${where} holds no optimizer state (${JSON_FILE}, ${BIN}); resume with --fresh-optimizer to restart the optimizer`);
+  if (!json || !bin)
+    throw new Error(
+      `${where} holds no optimizer state (${JSON_FILE}, ${BIN}); resume with --fresh-optimizer to restart the optimizer`,
+    );
   let specs: tf.io.WeightsManifestEntry[];
   let map: tf.NamedTensorMap;
   try {
     specs = JSON.parse(new TextDecoder().decode(json)).specs;
     const bytes = specs.reduce((n, s) => n + 4 * s.shape.reduce((a, b) => a * b, 1), 0);
-    if (bytes !== bin.byteLength) throw new Error(`${BIN} has ${bin.byteLength} bytes, ${JSON_FILE} describes ${bytes}`);
+    if (bytes !== bin.byteLength)
+      throw new Error(`${BIN} has ${bin.byteLength} bytes, ${JSON_FILE} describes ${bytes}`);
     if (isHostAdam(optimizer)) {
       optimizer.setHostWeights(decodeHost(bin, specs));
       return;
@@ -72,6 +80,11 @@ function decodeHost(bin: Uint8Array, specs: tf.io.WeightsManifestEntry[]): HostW
     const slice = bin.slice(at, at + 4 * n).buffer;
     at += 4 * n;
     const dtype = s.dtype === 'int32' ? 'int32' : 'float32';
-    return { name: s.name, shape: s.shape, dtype, data: dtype === 'int32' ? new Int32Array(slice) : new Float32Array(slice) };
+    return {
+      name: s.name,
+      shape: s.shape,
+      dtype,
+      data: dtype === 'int32' ? new Int32Array(slice) : new Float32Array(slice),
+    };
   });
 }

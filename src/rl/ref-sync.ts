@@ -18,13 +18,19 @@ export function refSyncDue(s: RefSync | undefined, step: number): boolean {
  * `(1 - alpha) · reference + alpha · policy` (with alpha 1, a copy of the policy: ProRL's
  * reference reset). Both models must have the same weight names and shapes.
  */
-export function syncTargetModel(reference: Record<string, tf.Variable>, policy: Record<string, tf.Variable>, alpha: number): void {
+export function syncTargetModel(
+  reference: Record<string, tf.Variable>,
+  policy: Record<string, tf.Variable>,
+  alpha: number,
+): void {
   if (!(alpha > 0 && alpha <= 1)) throw new Error(`ref sync: mixupAlpha must be in (0, 1], got ${alpha}`);
   // every check comes before the first write, so a mismatch leaves the reference untouched
-  if (Object.keys(policy).length !== Object.keys(reference).length) throw new Error('ref sync: the policy and the reference have different weights');
+  if (Object.keys(policy).length !== Object.keys(reference).length)
+    throw new Error('ref sync: the policy and the reference have different weights');
   for (const [name, target] of Object.entries(reference)) {
     const source = policy[name];
-    if (!source || source.shape.join() !== target.shape.join()) throw new Error(`ref sync: the policy has no weight ${name} of shape [${target.shape.join(', ')}]`);
+    if (!source || source.shape.join() !== target.shape.join())
+      throw new Error(`ref sync: the policy has no weight ${name} of shape [${target.shape.join(', ')}]`);
   }
   for (const [name, target] of Object.entries(reference)) {
     const source = policy[name];

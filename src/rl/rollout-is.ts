@@ -14,7 +14,11 @@
 export const IS_SAFETY_BOUND = 20;
 
 export function rolloutIsWeights(old: readonly number[], rollout: readonly number[], threshold: number): number[] {
-  if (old.length !== rollout.length) throw new Error(`rolloutIsWeights: ${old.length} old log-probs for ${rollout.length} rollout log-probs`);
-  if (!(threshold > 0) || !Number.isFinite(threshold)) throw new Error(`rolloutIsWeights: threshold must be a positive number, got ${threshold}`);
-  return old.map((o, t) => Math.min(Math.exp(Math.min(IS_SAFETY_BOUND, Math.max(-IS_SAFETY_BOUND, o - rollout[t]))), threshold));
+  if (old.length !== rollout.length)
+    throw new Error(`rolloutIsWeights: ${old.length} old log-probs for ${rollout.length} rollout log-probs`);
+  if (!(threshold > 0) || !Number.isFinite(threshold))
+    throw new Error(`rolloutIsWeights: threshold must be a positive number, got ${threshold}`);
+  return old.map((o, t) =>
+    Math.min(Math.exp(Math.min(IS_SAFETY_BOUND, Math.max(-IS_SAFETY_BOUND, o - rollout[t]))), threshold),
+  );
 }

@@ -37,9 +37,12 @@ export interface LrSchedule {
 export function lrMultiplier(s: LrSchedule, step: number, total: number): number {
   if (!Number.isInteger(step) || step < 0) throw new Error(`lr schedule: step must be an integer >= 0, got ${step}`);
   if (step > total) throw new Error(`lr schedule: step ${step} is past the last update ${total}`);
-  if (!(s.minRatio >= 0 && s.minRatio <= 1)) throw new Error(`lr schedule: minRatio must be in [0, 1], got ${s.minRatio}`);
-  if (!Number.isInteger(s.warmup) || s.warmup < 0) throw new Error(`lr schedule: warmup must be an integer >= 0, got ${s.warmup}`);
-  if (s.cycle !== undefined && !(Number.isInteger(s.cycle) && s.cycle >= 1)) throw new Error(`lr schedule: cycle must be an integer >= 1, got ${s.cycle}`);
+  if (!(s.minRatio >= 0 && s.minRatio <= 1))
+    throw new Error(`lr schedule: minRatio must be in [0, 1], got ${s.minRatio}`);
+  if (!Number.isInteger(s.warmup) || s.warmup < 0)
+    throw new Error(`lr schedule: warmup must be an integer >= 0, got ${s.warmup}`);
+  if (s.cycle !== undefined && !(Number.isInteger(s.cycle) && s.cycle >= 1))
+    throw new Error(`lr schedule: cycle must be an integer >= 1, got ${s.cycle}`);
   const decay = s.cycleDecay ?? 1;
   if (!(decay > 0 && decay <= 1)) throw new Error(`lr schedule: cycleDecay must be in (0, 1], got ${decay}`);
   const length = s.cycle ?? total;

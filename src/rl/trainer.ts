@@ -9,7 +9,15 @@ import { HostAdam } from './host-adam.js';
 import { addGrads, addIndexed, toIndexed, type IndexedGrads } from './grads.js';
 import { shards as cut, threadsFor } from '../util/shards.js';
 import { klPenalty, type KlKind } from './kl.js';
-import { aggLoss, entropyBonus, maskedMeanTensor, policyLoss, valueLoss, type AggMode, type GlobalBatch } from './loss.js';
+import {
+  aggLoss,
+  entropyBonus,
+  maskedMeanTensor,
+  policyLoss,
+  valueLoss,
+  type AggMode,
+  type GlobalBatch,
+} from './loss.js';
 
 /** One completion to learn from, plain JSON. */
 export interface TrainSample extends PolicyInput {
@@ -68,9 +76,21 @@ export interface TrainerConfig {
 }
 
 export const DEFAULT_TRAINER: TrainerConfig = {
-  lr: 1e-4, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, clipLow: 0.2, clipHigh: 0.2, clipRatioC: 3,
-  aggMode: 'token-mean', entropyCoef: 0, klCoef: 0, klKind: 'k3', valueCoef: 0.5, clipRangeValue: 0.2,
-  maxGradNorm: 1, temperature: 1,
+  lr: 1e-4,
+  beta1: 0.9,
+  beta2: 0.999,
+  epsilon: 1e-8,
+  clipLow: 0.2,
+  clipHigh: 0.2,
+  clipRatioC: 3,
+  aggMode: 'token-mean',
+  entropyCoef: 0,
+  klCoef: 0,
+  klKind: 'k3',
+  valueCoef: 0.5,
+  clipRangeValue: 0.2,
+  maxGradNorm: 1,
+  temperature: 1,
   // A pass holds ~180 KB per token on wasm (measured, reference model): 256 sequences of 48
   // tokens peak at ~2.4 GB RSS, 512 abort at wasm's 4 GB heap. Up to 256 samples per model
   // is one pass, bit for bit the update before micro-batching.
@@ -111,7 +131,11 @@ export interface UpdatePlan {
 type Stats = Pick<ModelStep, 'roleLoss' | 'clipfrac' | 'ppoKl' | 'entropy' | 'kl' | 'valueLoss'>;
 
 /** A replica's answer: its shard's summed loss, its shares of the statistics, and its gradients by variable index. */
-export interface ShardGradients { loss: number; stats: Stats; grads: IndexedGrads }
+export interface ShardGradients {
+  loss: number;
+  stats: Stats;
+  grads: IndexedGrads;
+}
 
 /**
  * Copies of the trainer's models in other threads (src/parallel), for data-parallel updates:
@@ -146,7 +170,9 @@ export const HOST_ADAM_VALUES = 32 * 2 ** 20;
 
 function optimizerFor(model: Policy, c: TrainerConfig): tf.Optimizer {
   const values = model.variables().reduce((n, v) => n + v.size, 0);
-  return values > HOST_ADAM_VALUES ? new HostAdam(c.lr, c.beta1, c.beta2, c.epsilon) : adam(c.lr, c.beta1, c.beta2, c.epsilon);
+  return values > HOST_ADAM_VALUES
+    ? new HostAdam(c.lr, c.beta1, c.beta2, c.epsilon)
+    : adam(c.lr, c.beta1, c.beta2, c.epsilon);
 }
 
 /**
@@ -159,12 +185,17 @@ export class JointTrainer {
   private readonly optimizers = new Map<string, tf.Optimizer>();
 
   /** `replicas`: copies of (some of) the models in other threads, which then share every update of those models */
-  constructor(readonly models: Readonly<Record<string, Policy>>, config: Partial<TrainerConfig> = {}, readonly replicas?: GradientReplicas) {
+  constructor(
+    readonly models: Readonly<Record<string, Policy>>,
+    config: Partial<TrainerConfig> = {},
+    readonly replicas?: GradientReplicas,
+  ) {
     this.config = { ...DEFAULT_TRAINER, ...config };
     const c = this.config;
     if (!(c.lr > 0)) throw new Error(`trainer: lr must be > 0, got ${c.lr}`);
     if (!(c.maxGradNorm > 0)) throw new Error(`trainer: maxGradNorm must be > 0, got ${c.maxGradNorm}`);
-    if (!(Number.isSafeInteger(c.microBatch) && c.microBatch > 0)) throw new Error(`trainer: microBatch must be a positive integer, got ${c.microBatch}`);
+    if (!(Number.isSafeInteger(c.microBatch) && c.microBatch > 0))
+      throw new Error(`trainer: microBatch must be a positive integer, got ${c.microBatch}`);
     for (const [id, model] of Object.entries(models)) this.optimizers.set(id, optimizerFor(model, c));
   }
 
@@ -189,7 +220,10 @@ export class JointTrainer {
    * the batch is cut into one contiguous shard per thread (this one takes the first) and the
    * shards' gradients, each taken with the whole batch's normalisers, are added in shard order.
    */
-  gradients(id: string, batch: TrainSample[]): Omit<ModelStep, 'gradNorm' | 'skipped' | 'reason'> & { grads: tf.NamedTensorMap } {
+  gradients(
+    id: string,
+    batch: TrainSample[],
+  ): Omit<ModelStep, 'gradNorm' | 'skipped' | 'reason'> & { grads: tf.NamedTensorMap } {
     batch.forEach((s, i) => {
       checkSample(s, i, this.models);
       if (s.model !== id) throw new Error(`trainer: sample ${i} is for model '${s.model}', not '${id}'`);
@@ -226,14 +260,28 @@ export class JointTrainer {
     return { loss, stats, grads: toIndexed(model.variables(), grads) };
   }
 
-  private accumulate(model: Policy, batch: TrainSample[], plan: UpdatePlan): { loss: number; stats: Stats; grads: tf.NamedTensorMap } {
+  private accumulate(
+    model: Policy,
+    batch: TrainSample[],
+    plan: UpdatePlan,
+  ): { loss: number; stats: Stats; grads: tf.NamedTensorMap } {
     const roleLoss = Object.fromEntries(plan.roles.map(([role]) => [role, 0]));
-    const stats: Stats = { roleLoss, clipfrac: 0, ppoKl: 0, entropy: 0, kl: plan.kl ? 0 : undefined, valueLoss: plan.value ? 0 : undefined };
+    const stats: Stats = {
+      roleLoss,
+      clipfrac: 0,
+      ppoKl: 0,
+      entropy: 0,
+      kl: plan.kl ? 0 : undefined,
+      valueLoss: plan.value ? 0 : undefined,
+    };
     let grads: tf.NamedTensorMap = {};
     let loss = 0;
     try {
       for (const part of microBatches(batch, this.config.microBatch, model.maxSequence ?? Infinity)) {
-        const { value, grads: partGrads } = tf.variableGrads(() => this.partLoss(model, part, plan, stats), model.variables());
+        const { value, grads: partGrads } = tf.variableGrads(
+          () => this.partLoss(model, part, plan, stats),
+          model.variables(),
+        );
         loss += value.dataSync()[0];
         value.dispose();
         grads = addGrads(grads, partGrads);
@@ -252,12 +300,24 @@ export class JointTrainer {
     for (const s of batch) {
       // a role's KL coefficient and loss weight are those of its first sample
       const n = counts.get(s.role) ?? { tokens: 0, rows: 0, klCoef: s.klCoef ?? c.klCoef, weight: s.lossWeight ?? 1 };
-      counts.set(s.role, { ...n, tokens: n.tokens + s.completion.length, rows: n.rows + (s.completion.length > 0 ? 1 : 0) });
+      counts.set(s.role, {
+        ...n,
+        tokens: n.tokens + s.completion.length,
+        rows: n.rows + (s.completion.length > 0 ? 1 : 0),
+      });
     }
     // max(·, 1) as aggLoss's defaults: a role without tokens then adds 0, not 0/0
-    const roles: UpdatePlan['roles'] = [...counts].map(([role, { tokens, rows, klCoef, weight }]) => [role, { global: { batchNumTokens: Math.max(1, tokens), globalBatchSize: Math.max(1, rows), lossScaleFactor: width }, klCoef, weight }]);
+    const roles: UpdatePlan['roles'] = [...counts].map(([role, { tokens, rows, klCoef, weight }]) => [
+      role,
+      {
+        global: { batchNumTokens: Math.max(1, tokens), globalBatchSize: Math.max(1, rows), lossScaleFactor: width },
+        klCoef,
+        weight,
+      },
+    ]);
     return {
-      roles, tokens: batch.reduce((n, s) => n + s.completion.length, 0),
+      roles,
+      tokens: batch.reduce((n, s) => n + s.completion.length, 0),
       kl: roles.some(([, r]) => r.klCoef !== 0),
       value: c.valueCoef !== 0 && model.hasValueHead && batch.every((s) => s.returns && s.oldValues),
     };
@@ -269,24 +329,60 @@ export class JointTrainer {
     const scored = model.score(part, c.temperature);
     const width = scored.mask.shape[1];
     const longest = Math.max(1, ...part.map((s) => s.completion.length));
-    if (width !== longest) throw new Error(`trainer: ${model.kind} scored a grid ${width} wide for completions of at most ${longest} tokens`);
+    if (width !== longest)
+      throw new Error(
+        `trainer: ${model.kind} scored a grid ${width} wide for completions of at most ${longest} tokens`,
+      );
     const grid = (rows: (readonly number[])[]) => tf.tensor2d(padRows(rows, width), [part.length, width]);
     const old = grid(part.map((s) => s.oldLogProbs));
-    const adv = grid(part.map((s) => (typeof s.advantages === 'number' ? broadcastOverTokens([s.advantages], [s.completion.map(() => 1)])[0] : s.advantages)));
+    const adv = grid(
+      part.map((s) =>
+        typeof s.advantages === 'number'
+          ? broadcastOverTokens([s.advantages], [s.completion.map(() => 1)])[0]
+          : s.advantages,
+      ),
+    );
     const kl = plan.kl ? this.klMatrix(part, scored.logProbs, grid) : undefined;
-    const isWeights = part.some((s) => s.isWeights) ? grid(part.map((s) => s.isWeights ?? s.completion.map(() => 1))) : undefined;
+    const isWeights = part.some((s) => s.isWeights)
+      ? grid(part.map((s) => s.isWeights ?? s.completion.map(() => 1)))
+      : undefined;
     const ofAll = (n: number) => n / Math.max(1, plan.tokens); // a micro-batch statistic's weight in the whole batch's
     let total = tf.scalar(0);
     for (const [role, r] of plan.roles) {
       if (!part.some((s) => s.role === role)) continue; // adds nothing to the loss or its gradient
       const tokens = part.reduce((n, s) => n + (s.role === role ? s.completion.length : 0), 0);
-      const mask = scored.mask.mul(tf.tensor2d(part.map((s) => (s.role === role ? 1 : 0)), [part.length, 1])) as tf.Tensor2D;
-      const pg = policyLoss({ oldLogProb: old, logProb: scored.logProbs, advantages: adv, mask, clipLow: c.clipLow, clipHigh: c.clipHigh, clipRatioC: c.clipRatioC, aggMode: c.aggMode, global: r.global, rolloutIsWeights: isWeights });
+      const mask = scored.mask.mul(
+        tf.tensor2d(
+          part.map((s) => (s.role === role ? 1 : 0)),
+          [part.length, 1],
+        ),
+      ) as tf.Tensor2D;
+      const pg = policyLoss({
+        oldLogProb: old,
+        logProb: scored.logProbs,
+        advantages: adv,
+        mask,
+        clipLow: c.clipLow,
+        clipHigh: c.clipHigh,
+        clipRatioC: c.clipRatioC,
+        aggMode: c.aggMode,
+        global: r.global,
+        rolloutIsWeights: isWeights,
+      });
       let loss: tf.Scalar = pg.loss;
-      if (c.entropyCoef !== 0) loss = loss.sub(entropyBonus(scored.entropy, mask, c.aggMode, r.global).mul(c.entropyCoef));
+      if (c.entropyCoef !== 0)
+        loss = loss.sub(entropyBonus(scored.entropy, mask, c.aggMode, r.global).mul(c.entropyCoef));
       if (kl && r.klCoef !== 0) loss = loss.add(aggLoss(kl, mask, c.aggMode, r.global).mul(r.klCoef));
       if (plan.value && scored.values) {
-        const v = valueLoss({ vpreds: scored.values, returns: grid(part.map((s) => s.returns!)), values: grid(part.map((s) => s.oldValues!)), mask, clipRangeValue: c.clipRangeValue, aggMode: c.aggMode, global: r.global });
+        const v = valueLoss({
+          vpreds: scored.values,
+          returns: grid(part.map((s) => s.returns!)),
+          values: grid(part.map((s) => s.oldValues!)),
+          mask,
+          clipRangeValue: c.clipRangeValue,
+          aggMode: c.aggMode,
+          global: r.global,
+        });
         stats.valueLoss! += v.loss.dataSync()[0];
         loss = loss.add(v.loss.mul(c.valueCoef));
       }
@@ -303,15 +399,23 @@ export class JointTrainer {
   }
 
   /** Per-token KL to the reference model, zero in rows that carry no refLogProbs. */
-  private klMatrix(batch: TrainSample[], logProbs: tf.Tensor2D, grid: (rows: (readonly number[])[]) => tf.Tensor2D): tf.Tensor2D {
+  private klMatrix(
+    batch: TrainSample[],
+    logProbs: tf.Tensor2D,
+    grid: (rows: (readonly number[])[]) => tf.Tensor2D,
+  ): tf.Tensor2D {
     const ref = grid(batch.map((s) => s.refLogProbs ?? s.oldLogProbs));
-    const has = tf.tensor2d(batch.map((s) => (s.refLogProbs ? 1 : 0)), [batch.length, 1]);
+    const has = tf.tensor2d(
+      batch.map((s) => (s.refLogProbs ? 1 : 0)),
+      [batch.length, 1],
+    );
     return klPenalty(logProbs, ref, this.config.klKind).mul(has) as tf.Tensor2D;
   }
 
   /** Sets every model's Adam rate for the next updates (a schedule's value); moments are kept. */
   setLearningRate(lr: number): void {
-    if (!(lr >= 0) || !Number.isFinite(lr)) throw new Error(`trainer: learning rate must be finite and >= 0, got ${lr}`);
+    if (!(lr >= 0) || !Number.isFinite(lr))
+      throw new Error(`trainer: learning rate must be finite and >= 0, got ${lr}`);
     // tfjs reads the protected field on every applyGradients, so assigning it is enough
     for (const o of this.optimizers.values()) (o as unknown as { learningRate: number }).learningRate = lr;
   }
@@ -330,16 +434,23 @@ export class JointTrainer {
 }
 
 function checkSample(s: TrainSample, i: number, models: Readonly<Record<string, Policy>>): void {
-  if (!(s.model in models)) throw new Error(`trainer: sample ${i} names model '${s.model}'; known: ${Object.keys(models).join(', ')}`);
+  if (!(s.model in models))
+    throw new Error(`trainer: sample ${i} names model '${s.model}'; known: ${Object.keys(models).join(', ')}`);
   const n = s.completion.length;
-  if (s.oldLogProbs.length !== n) throw new Error(`trainer: sample ${i} has ${s.oldLogProbs.length} oldLogProbs for ${n} completion tokens`);
-  if (typeof s.advantages !== 'number' && s.advantages.length !== n) throw new Error(`trainer: sample ${i} has ${s.advantages.length} advantages for ${n} completion tokens`);
-  if (s.klCoef !== undefined && !(s.klCoef >= 0 && Number.isFinite(s.klCoef))) throw new Error(`trainer: sample ${i} has klCoef ${s.klCoef}; it must be finite and >= 0`);
-  if (s.lossWeight !== undefined && !(s.lossWeight >= 0 && Number.isFinite(s.lossWeight))) throw new Error(`trainer: sample ${i} has lossWeight ${s.lossWeight}; it must be finite and >= 0`);
-  if (Boolean(s.returns) !== Boolean(s.oldValues)) throw new Error(`trainer: sample ${i} has ${s.returns ? 'returns without oldValues' : 'oldValues without returns'}; the value loss needs both`);
+  if (s.oldLogProbs.length !== n)
+    throw new Error(`trainer: sample ${i} has ${s.oldLogProbs.length} oldLogProbs for ${n} completion tokens`);
+  if (typeof s.advantages !== 'number' && s.advantages.length !== n)
+    throw new Error(`trainer: sample ${i} has ${s.advantages.length} advantages for ${n} completion tokens`);
+  if (s.klCoef !== undefined && !(s.klCoef >= 0 && Number.isFinite(s.klCoef)))
+    throw new Error(`trainer: sample ${i} has klCoef ${s.klCoef}; it must be finite and >= 0`);
+  if (s.lossWeight !== undefined && !(s.lossWeight >= 0 && Number.isFinite(s.lossWeight)))
+    throw new Error(`trainer: sample ${i} has lossWeight ${s.lossWeight}; it must be finite and >= 0`);
+  if (Boolean(s.returns) !== Boolean(s.oldValues))
+    throw new Error(
+      `trainer: sample ${i} has ${s.returns ? 'returns without oldValues' : 'oldValues without returns'}; the value loss needs both`,
+    );
   for (const key of ['refLogProbs', 'returns', 'oldValues', 'isWeights'] as const) {
     const v = s[key];
     if (v && v.length !== n) throw new Error(`trainer: sample ${i} has ${v.length} ${key} for ${n} completion tokens`);
   }
 }
-

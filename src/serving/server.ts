@@ -18,7 +18,11 @@ export interface GenerateReplicas {
   generate(id: string, shards: number[][][], options: ModelGenerateOptions[]): () => Generation[][];
 }
 
-interface Pending<I, O> { input: I; resolve: (o: O) => void; reject: (e: unknown) => void }
+interface Pending<I, O> {
+  input: I;
+  resolve: (o: O) => void;
+  reject: (e: unknown) => void;
+}
 
 /**
  * The one place a model runs during rollouts. Arenas call `generate` for one prompt at a
@@ -42,7 +46,13 @@ export class BatchingServer {
   readonly stats = { batches: 0, requests: 0, generatedTokens: 0, seconds: 0 };
 
   /** `replicas`: when they hold this model, each batch is cut into one shard per thread, each sampled with its own seed */
-  constructor(readonly id: string, readonly model: LanguageModel, seed = 0, readonly maxBatch = 512, readonly replicas?: GenerateReplicas) {
+  constructor(
+    readonly id: string,
+    readonly model: LanguageModel,
+    seed = 0,
+    readonly maxBatch = 512,
+    readonly replicas?: GenerateReplicas,
+  ) {
     this.rng = new Rng(seed);
   }
 
@@ -98,14 +108,19 @@ export class BatchingServer {
       for (let i = 0; i < group.length; i += this.maxBatch) this.runGenerate(group.slice(i, i + this.maxBatch));
     }
     for (const group of groupBy(scoring, (p) => p.input.temperature).values()) {
-      for (const part of microBatches(group, this.maxBatch, this.model.maxSequence ?? Infinity, (p) => p.input)) this.runScore(part);
+      for (const part of microBatches(group, this.maxBatch, this.model.maxSequence ?? Infinity, (p) => p.input))
+        this.runScore(part);
     }
   }
 
   private runGenerate(batch: Pending<{ prompt: number[]; options: GenerateOptions }, Generation>[]): void {
     const t0 = performance.now();
     try {
-      const out = this.sample(batch.map((p) => p.input.prompt), batch[0].input.options, this.rng.int(2 ** 31));
+      const out = this.sample(
+        batch.map((p) => p.input.prompt),
+        batch[0].input.options,
+        this.rng.int(2 ** 31),
+      );
       this.stats.batches++;
       this.stats.requests += batch.length;
       this.stats.generatedTokens += out.reduce((n, g) => n + g.tokens.length, 0);
@@ -126,14 +141,25 @@ export class BatchingServer {
     if (threads === 1) return generate(this.model, prompts, { ...options, seed });
     const parts = shards(prompts, threads);
     const seeds = parts.map((_, k) => (k === 0 ? seed : new Rng(seed * 31 + k).int(2 ** 31)));
-    const others = this.replicas!.generate(this.id, parts.slice(1), seeds.slice(1).map((s) => ({ ...options, seed: s })));
+    const others = this.replicas!.generate(
+      this.id,
+      parts.slice(1),
+      seeds.slice(1).map((s) => ({ ...options, seed: s })),
+    );
     const first = generate(this.model, parts[0], { ...options, seed });
     return [first, ...others()].flat();
   }
 
   private runScore(batch: Pending<PolicyInput & { temperature: number }, number[]>[]): void {
     try {
-      const rows = tf.tidy(() => this.model.score(batch.map((p) => p.input), batch[0].input.temperature).logProbs.arraySync());
+      const rows = tf.tidy(() =>
+        this.model
+          .score(
+            batch.map((p) => p.input),
+            batch[0].input.temperature,
+          )
+          .logProbs.arraySync(),
+      );
       batch.forEach((p, i) => p.resolve(rows[i].slice(0, p.input.completion.length)));
     } catch (err) {
       for (const p of batch) p.reject(err);

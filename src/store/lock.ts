@@ -8,7 +8,17 @@
  * lock is taken over under a short-lived mutex (`run.lock.takeover`, a directory: mkdir is
  * atomic), so two resumes of one killed run cannot both take it over.
  */
-import { closeSync, linkSync, mkdirSync, openSync, readFileSync, rmdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmdirSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 
@@ -28,7 +38,11 @@ export interface LockHolder {
 
 /** Thrown when another live process holds the lock. */
 export class RunLockedError extends Error {
-  constructor(readonly dir: string, readonly holder: LockHolder | undefined, why: string) {
+  constructor(
+    readonly dir: string,
+    readonly holder: LockHolder | undefined,
+    why: string,
+  ) {
     super(`run directory ${dir} is in use: ${why}`);
     this.name = 'RunLockedError';
   }
@@ -38,7 +52,10 @@ export class RunLockedError extends Error {
 export class RunLock {
   private released = false;
 
-  private constructor(readonly dir: string, readonly holder: LockHolder) {
+  private constructor(
+    readonly dir: string,
+    readonly holder: LockHolder,
+  ) {
     if (held.size === 0) process.once('exit', releaseAll);
     held.add(this);
   }
@@ -53,12 +70,23 @@ export class RunLock {
       if (tryLink(dir, me)) return new RunLock(dir, me);
       const holder = readHolder(dir);
       const state = holder ? liveness(holder) : 'unreadable';
-      if (state === 'alive') throw new RunLockedError(dir, holder, `pid ${holder!.pid} on ${holder!.host} writes it since ${holder!.since} (${join(dir, LOCK_FILE)})`);
+      if (state === 'alive')
+        throw new RunLockedError(
+          dir,
+          holder,
+          `pid ${holder!.pid} on ${holder!.host} writes it since ${holder!.since} (${join(dir, LOCK_FILE)})`,
+        );
       if (state === 'elsewhere') {
-        throw new RunLockedError(dir, holder, `pid ${holder!.pid} on another host, ${holder!.host}, writes it since ${holder!.since}; if that process is gone, delete ${join(dir, LOCK_FILE)}`);
+        throw new RunLockedError(
+          dir,
+          holder,
+          `pid ${holder!.pid} on another host, ${holder!.host}, writes it since ${holder!.since}; if that process is gone, delete ${join(dir, LOCK_FILE)}`,
+        );
       }
       if (takeOver(dir, holder, me)) {
-        log(`run lock: took over the stale lock of pid ${holder?.pid ?? '?'} on ${holder?.host ?? '?'} (since ${holder?.since ?? '?'}), whose process is gone`);
+        log(
+          `run lock: took over the stale lock of pid ${holder?.pid ?? '?'} on ${holder?.host ?? '?'} (since ${holder?.since ?? '?'}), whose process is gone`,
+        );
         return new RunLock(dir, me);
       }
       sleepMs(20); // someone else is taking it over; look again
@@ -85,7 +113,9 @@ export class RunLock {
 
 /** Locks this process holds, released when it exits normally (a killed one leaves them stale). */
 const held = new Set<RunLock>();
-const releaseAll = () => { for (const l of [...held]) l.release(); };
+const releaseAll = () => {
+  for (const l of [...held]) l.release();
+};
 
 /** Reads `run.lock`; undefined when it is missing or not a lock record. */
 export function readHolder(dir: string): LockHolder | undefined {
@@ -99,7 +129,13 @@ export function readHolder(dir: string): LockHolder | undefined {
 
 function describeSelf(): LockHolder {
   const token = `${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`;
-  return { pid: process.pid, host: hostname(), since: new Date().toISOString(), procStart: procStart(process.pid), token };
+  return {
+    pid: process.pid,
+    host: hostname(),
+    since: new Date().toISOString(),
+    procStart: procStart(process.pid),
+    token,
+  };
 }
 
 /** Creates `run.lock` whole, atomically; false when the name is taken. */
@@ -157,7 +193,9 @@ function takeOver(dir: string, stale: LockHolder | undefined, me: LockHolder): b
       // an unreadable lock is replaced only once it is old enough not to be mid-write
       try {
         if (Date.now() - statSync(join(dir, LOCK_FILE)).mtimeMs < 2_000) return false;
-      } catch { /* gone already */ }
+      } catch {
+        /* gone already */
+      }
     }
     try {
       unlinkSync(join(dir, LOCK_FILE));
@@ -183,4 +221,3 @@ function procStart(pid: number): string | undefined {
 function sleepMs(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
-

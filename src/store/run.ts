@@ -19,8 +19,20 @@
  * iteration's metrics or episodes are counted twice.
  */
 import {
-  appendFileSync, closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, readSync,
-  renameSync, rmSync, statSync, writeFileSync,
+  appendFileSync,
+  closeSync,
+  existsSync,
+  fstatSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
 } from 'node:fs';
 import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { Low } from 'lowdb';
@@ -105,7 +117,8 @@ export class RunStore {
   ) {
     this.dir = resolve(dir);
     const size = options.shardSize ?? DEFAULT_SHARD_SIZE;
-    if (!Number.isInteger(size) || size <= 0) throw new Error(`RunStore: shardSize must be a positive integer, got ${size}`);
+    if (!Number.isInteger(size) || size <= 0)
+      throw new Error(`RunStore: shardSize must be a positive integer, got ${size}`);
     this.shardSize = size;
   }
 
@@ -118,9 +131,12 @@ export class RunStore {
     const abs = resolve(dir);
     const resolved = parseConfig(config, 'RunStore.create config'); // so config.yaml always loads back
     if (existsSync(join(abs, RUN_JSON))) {
-      throw new Error(`RunStore.create: ${abs} already holds a run (${RUN_JSON} exists); open it to resume, or choose another directory`);
+      throw new Error(
+        `RunStore.create: ${abs} already holds a run (${RUN_JSON} exists); open it to resume, or choose another directory`,
+      );
     }
-    if (existsSync(abs) && !statSync(abs).isDirectory()) throw new Error(`RunStore.create: ${abs} exists and is not a directory`);
+    if (existsSync(abs) && !statSync(abs).isDirectory())
+      throw new Error(`RunStore.create: ${abs} exists and is not a directory`);
     refuseForeign(abs, []);
     mkdirSync(abs, { recursive: true });
     const lock = RunLock.acquire(abs, options.log);
@@ -132,7 +148,13 @@ export class RunStore {
       writeAtomic(join(abs, CONFIG_YAML), toYaml(resolved));
       const now = new Date().toISOString();
       const record: RunRecord = {
-        status: 'running', createdAt: now, updatedAt: now, iterations: 0, checkpoints: [], lastCheckpoint: null, resumedAt: [],
+        status: 'running',
+        createdAt: now,
+        updatedAt: now,
+        iterations: 0,
+        checkpoints: [],
+        lastCheckpoint: null,
+        resumedAt: [],
       };
       const db = new Low<RunRecord>(new JSONFile<RunRecord>(join(abs, RUN_JSON)), record);
       await db.write();
@@ -150,7 +172,8 @@ export class RunStore {
     if (!statSync(abs).isDirectory()) throw new Error(`RunStore.open: ${abs} is not a run directory: not a directory`);
     const runJson = join(abs, RUN_JSON);
     if (!existsSync(runJson)) throw new Error(`RunStore.open: ${abs} is not a run directory: it has no ${RUN_JSON}`);
-    if (!existsSync(join(abs, CONFIG_YAML))) throw new Error(`RunStore.open: ${abs} is not a run directory: it has no ${CONFIG_YAML}`);
+    if (!existsSync(join(abs, CONFIG_YAML)))
+      throw new Error(`RunStore.open: ${abs} is not a run directory: it has no ${CONFIG_YAML}`);
     const lock = options.write ? RunLock.acquire(abs, options.log) : undefined;
     try {
       return await RunStore.read(abs, runJson, options, lock);
@@ -160,7 +183,12 @@ export class RunStore {
     }
   }
 
-  private static async read(abs: string, runJson: string, options: RunStoreOptions, lock: RunLock | undefined): Promise<RunStore> {
+  private static async read(
+    abs: string,
+    runJson: string,
+    options: RunStoreOptions,
+    lock: RunLock | undefined,
+  ): Promise<RunStore> {
     // an empty placeholder: Low keeps it only if the file parses to nothing, which checkRecord rejects
     const db = new Low<RunRecord>(new JSONFile<RunRecord>(runJson), {} as RunRecord);
     try {
@@ -208,7 +236,9 @@ export class RunStore {
   /** Appends one metrics row (it must carry a numeric `iteration`). */
   appendMetrics(row: MetricsRow): void {
     if (typeof row?.iteration !== 'number' || !Number.isFinite(row.iteration)) {
-      throw new Error(`RunStore.appendMetrics: the row needs a numeric iteration, got ${JSON.stringify(row?.iteration)}`);
+      throw new Error(
+        `RunStore.appendMetrics: the row needs a numeric iteration, got ${JSON.stringify(row?.iteration)}`,
+      );
     }
     this.assertWriter('appendMetrics');
     const file = this.metricsPath;
@@ -218,7 +248,8 @@ export class RunStore {
 
   /** Appends episodes played in `iteration`, rolling to a new shard every `shardSize` episodes. */
   appendEpisodes(iteration: number, episodes: readonly Episode[]): void {
-    if (!Number.isFinite(iteration)) throw new Error(`RunStore.appendEpisodes: iteration must be a number, got ${iteration}`);
+    if (!Number.isFinite(iteration))
+      throw new Error(`RunStore.appendEpisodes: iteration must be a number, got ${iteration}`);
     this.assertWriter('appendEpisodes');
     if (episodes.length === 0) return;
     const shard = this.currentShard();
@@ -246,7 +277,9 @@ export class RunStore {
     const rel = this.relativeDir(dir);
     const d = this.db.data;
     const rec = { iteration, dir: rel };
-    d.checkpoints = [...d.checkpoints.filter((c) => c.iteration !== iteration), rec].sort((a, b) => a.iteration - b.iteration);
+    d.checkpoints = [...d.checkpoints.filter((c) => c.iteration !== iteration), rec].sort(
+      (a, b) => a.iteration - b.iteration,
+    );
     d.lastCheckpoint = d.checkpoints[d.checkpoints.length - 1]!;
     d.iterations = Math.max(d.iterations, iteration);
     await this.write();
@@ -345,7 +378,8 @@ export class RunStore {
   /** Every write goes through here: only the lock's holder writes, and only while it holds it. */
   private assertWriter(what: string): void {
     if (this.closed) throw new Error(`RunStore.${what}: the store of ${this.dir} is closed`);
-    if (!this.lock) throw new Error(`RunStore.${what}: ${this.dir} was opened to read; open it with { write: true } to write`);
+    if (!this.lock)
+      throw new Error(`RunStore.${what}: ${this.dir} was opened to read; open it with { write: true } to write`);
     this.lock.assertHeld();
   }
 
@@ -388,10 +422,18 @@ export class RunStore {
 function checkRecord(d: unknown, where: string): asserts d is RunRecord {
   const r = d as Partial<RunRecord> | null;
   const ok =
-    r !== null && typeof r === 'object' && ['running', 'done', 'failed'].includes(r.status as string) &&
-    typeof r.iterations === 'number' && Array.isArray(r.checkpoints) && Array.isArray(r.resumedAt) &&
-    (r.lastCheckpoint === null || (typeof r.lastCheckpoint === 'object' && typeof r.lastCheckpoint?.iteration === 'number'));
-  if (!ok) throw new Error(`RunStore.open: ${where} is not a run record (expected status, iterations, checkpoints, lastCheckpoint, resumedAt)`);
+    r !== null &&
+    typeof r === 'object' &&
+    ['running', 'done', 'failed'].includes(r.status as string) &&
+    typeof r.iterations === 'number' &&
+    Array.isArray(r.checkpoints) &&
+    Array.isArray(r.resumedAt) &&
+    (r.lastCheckpoint === null ||
+      (typeof r.lastCheckpoint === 'object' && typeof r.lastCheckpoint?.iteration === 'number'));
+  if (!ok)
+    throw new Error(
+      `RunStore.open: ${where} is not a run record (expected status, iterations, checkpoints, lastCheckpoint, resumedAt)`,
+    );
 }
 
 /** Refuses a non-empty folder that is not a run: its files would be mixed with the run's, or deleted. */
@@ -400,7 +442,9 @@ function refuseForeign(dir: string, allowed: string[]): void {
   const found = readdirSync(dir).filter((f) => !allowed.includes(f));
   if (found.length === 0) return;
   const shown = found.slice(0, 5).join(', ') + (found.length > 5 ? `, and ${found.length - 5} more` : '');
-  throw new Error(`RunStore.create: ${dir} is not empty and holds no ${RUN_JSON} (${shown}); a run starts in a new or empty folder`);
+  throw new Error(
+    `RunStore.create: ${dir} is not empty and holds no ${RUN_JSON} (${shown}); a run starts in a new or empty folder`,
+  );
 }
 
 function writeAtomic(file: string, text: string): void {
@@ -453,7 +497,11 @@ function countLines(file: string): number {
   return lines.filter((l) => l.trim() !== '').length;
 }
 
-interface FilterPlan { file: string; kept: string[]; changed: boolean }
+interface FilterPlan {
+  file: string;
+  kept: string[];
+  changed: boolean;
+}
 
 /**
  * Which complete lines of `file` to keep. A complete line that is not a JSON object with a
@@ -467,7 +515,9 @@ function planFilter(file: string, keep: (obj: Record<string, unknown>) => boolea
     if (line.trim() === '') return;
     const obj = tryParse(line);
     if (obj === undefined || typeof obj.iteration !== 'number') {
-      throw new Error(`${file}:${i + 1}: not a JSON object with a numeric iteration (${line.slice(0, 60)}); fix or remove that line, then resume again`);
+      throw new Error(
+        `${file}:${i + 1}: not a JSON object with a numeric iteration (${line.slice(0, 60)}); fix or remove that line, then resume again`,
+      );
     }
     if (keep(obj)) kept.push(line);
   });

@@ -28,7 +28,13 @@ export interface ArithmeticDifficulty {
 const OPERATORS = '+-*';
 
 /** Frozen so no caller can change the defaults for everyone else. */
-const DEFAULTS: ArithmeticDifficulty = Object.freeze({ digits: 2, operands: 2, operators: '+', scratchpad: false, minDigits: 1 });
+const DEFAULTS: ArithmeticDifficulty = Object.freeze({
+  digits: 2,
+  operands: 2,
+  operators: '+',
+  scratchpad: false,
+  minDigits: 1,
+});
 
 /**
  * Evaluates `a op b op c ...` (optionally ending in '=') over non-negative integers with
@@ -46,7 +52,8 @@ export function evaluateArithmetic(expr: string): bigint {
     if (i === start) throw new Error(`arithmetic: expected a number at position ${i} of ${show(expr)}`);
     nums.push(BigInt(body.slice(start, i)));
     if (i === body.length) break;
-    if (!OPERATORS.includes(body[i])) throw new Error(`arithmetic: unexpected ${show(body[i])} at position ${i} of ${show(expr)}`);
+    if (!OPERATORS.includes(body[i]))
+      throw new Error(`arithmetic: unexpected ${show(body[i])} at position ${i} of ${show(expr)}`);
     ops.push(body[i++]);
   }
   // Sum of terms; a term is a run of products, its sign set by the '+' or '-' before it.
@@ -83,7 +90,8 @@ export function parseIntegerAnswer(output: string): ParsedAnswer {
       );
     }
   }
-  if (digits.length > 1 && digits[0] === '0') return invalid(`leading zero in ${show(text)}: write integers without leading zeros`);
+  if (digits.length > 1 && digits[0] === '0')
+    return invalid(`leading zero in ${show(text)}: write integers without leading zeros`);
   if (sign && digits === '0') return invalid(`'-0' is not an accepted spelling of zero: write 0`);
   return { valid: true, value: text };
 }
@@ -95,7 +103,10 @@ export function parseArithmeticOutput(output: string): ParsedAnswer {
 }
 
 /** A prompt split into its operands (digit strings) and the operators between them. */
-interface Expression { operands: string[]; operators: string[] }
+interface Expression {
+  operands: string[];
+  operators: string[];
+}
 
 /**
  * Reads `a op b ... =` strictly: non-negative integers without leading zeros joined by
@@ -118,15 +129,17 @@ function readExpression(text: unknown): Expression | { error: string } {
   if (typeof text !== 'string') return { error: `a task must be a string, got ${show(text)}` };
   const eq = text.indexOf('=');
   if (eq < 0) return { error: `a task ends in '=', got ${show(text)}` };
-  if (eq !== text.length - 1) return { error: `a task ends at its one '=', got ${show(text.slice(eq))} after the expression in ${show(text)}` };
+  if (eq !== text.length - 1)
+    return { error: `a task ends at its one '=', got ${show(text.slice(eq))} after the expression in ${show(text)}` };
   const body = text.slice(0, -1);
   const e: Expression = { operands: [], operators: [] };
-  for (let i = 0; ; ) {
+  for (let i = 0; ;) {
     const start = i;
     while (i < body.length && body[i] >= '0' && body[i] <= '9') i++;
     if (i === start) return { error: `expected a number at position ${i} of ${show(text)}` };
     const n = body.slice(start, i);
-    if (n.length > 1 && n[0] === '0') return { error: `leading zero in operand ${e.operands.length + 1} (${show(n)}) of ${show(text)}` };
+    if (n.length > 1 && n[0] === '0')
+      return { error: `leading zero in operand ${e.operands.length + 1} (${show(n)}) of ${show(text)}` };
     e.operands.push(n);
     if (i === body.length) return e;
     if (!OPERATORS.includes(body[i])) return { error: `unexpected ${show(body[i])} at position ${i} of ${show(text)}` };
@@ -141,8 +154,10 @@ function outOfLimits(e: Expression, limits: ArithmeticDifficulty): string | unde
   const op = e.operators.find((o) => !limits.operators.includes(o));
   if (op !== undefined) return `operator ${show(op)} is not allowed; allowed: ${show(limits.operators)}`;
   for (const [k, x] of e.operands.entries()) {
-    if (x.length > limits.digits) return `operand ${k + 1} (${show(x)}) has ${x.length} digit${x.length === 1 ? '' : 's'}; at most ${limits.digits}`;
-    if (x.length < limits.minDigits) return `operand ${k + 1} (${show(x)}) has ${x.length} digit${x.length === 1 ? '' : 's'}; at least ${limits.minDigits}`;
+    if (x.length > limits.digits)
+      return `operand ${k + 1} (${show(x)}) has ${x.length} digit${x.length === 1 ? '' : 's'}; at most ${limits.digits}`;
+    if (x.length < limits.minDigits)
+      return `operand ${k + 1} (${show(x)}) has ${x.length} digit${x.length === 1 ? '' : 's'}; at least ${limits.minDigits}`;
   }
   return undefined;
 }
@@ -167,12 +182,28 @@ export const ArithmeticDifficultySchema = z
     scratchpad: z.boolean().default(DEFAULTS.scratchpad),
   })
   .superRefine((d, ctx) => {
-    if (d.minDigits > d.digits) ctx.addIssue({ code: 'custom', path: ['minDigits'], message: `must be at most digits (${d.digits}), got ${d.minDigits}` });
+    if (d.minDigits > d.digits)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['minDigits'],
+        message: `must be at most digits (${d.digits}), got ${d.minDigits}`,
+      });
     for (const [i, op] of [...d.operators].entries()) {
-      if (!OPERATORS.includes(op)) ctx.addIssue({ code: 'custom', path: ['operators'], message: `may only contain '${OPERATORS}', got ${show(op)} in ${show(d.operators)}` });
-      else if (d.operators.indexOf(op) !== i) ctx.addIssue({ code: 'custom', path: ['operators'], message: `lists ${show(op)} twice in ${show(d.operators)}` });
+      if (!OPERATORS.includes(op))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['operators'],
+          message: `may only contain '${OPERATORS}', got ${show(op)} in ${show(d.operators)}`,
+        });
+      else if (d.operators.indexOf(op) !== i)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['operators'],
+          message: `lists ${show(op)} twice in ${show(d.operators)}`,
+        });
     }
-    if (d.scratchpad && d.operators !== '+') ctx.addIssue({ code: 'custom', path: ['scratchpad'], message: `needs operators '+', got ${show(d.operators)}` });
+    if (d.scratchpad && d.operators !== '+')
+      ctx.addIssue({ code: 'custom', path: ['scratchpad'], message: `needs operators '+', got ${show(d.operators)}` });
   });
 
 /** The arithmetic task family. */
@@ -191,7 +222,12 @@ export const arithmetic: TaskFamily<ArithmeticDifficulty> = {
       expr += d.operators[rng.int(d.operators.length)] + String(values[k]);
     }
     const prompt = `${expr}=`;
-    const task: Task = { id: `arithmetic-${index}`, family: 'arithmetic', prompt, answer: evaluateArithmetic(prompt).toString() };
+    const task: Task = {
+      id: `arithmetic-${index}`,
+      family: 'arithmetic',
+      prompt,
+      answer: evaluateArithmetic(prompt).toString(),
+    };
     if (d.scratchpad) task.target = scratchpadTarget(values, rng); // only drawn when asked, so plain task sets are what they were
     return task;
   },
@@ -209,7 +245,9 @@ export const arithmetic: TaskFamily<ArithmeticDifficulty> = {
     if ('error' in e) return e;
     const wrong = outOfLimits(e, bounds);
     if (wrong !== undefined) return { error: `${wrong} in ${show(text)}` };
-    return { task: { id: 'proposed', family: 'arithmetic', prompt: text, answer: evaluateArithmetic(text).toString() } };
+    return {
+      task: { id: 'proposed', family: 'arithmetic', prompt: text, answer: evaluateArithmetic(text).toString() },
+    };
   },
 
   /**
@@ -219,11 +257,17 @@ export const arithmetic: TaskFamily<ArithmeticDifficulty> = {
    * sums such as 23+43, which digit counts alone cannot tell from 47+85).
    */
   measure(task: Task): Record<string, number> {
-    if (task.family !== 'arithmetic') throw new Error(`arithmetic: cannot measure task '${task.id}' of family '${task.family}'`);
+    if (task.family !== 'arithmetic')
+      throw new Error(`arithmetic: cannot measure task '${task.id}' of family '${task.family}'`);
     const e = readExpression(task.prompt);
     if ('error' in e) throw new Error(`arithmetic: cannot measure task '${task.id}': ${e.error}`);
     const lengths = e.operands.map((x) => x.length);
-    const sizes = { operands: lengths.length, digits: Math.max(...lengths), minDigits: Math.min(...lengths), totalDigits: lengths.reduce((a, b) => a + b, 0) };
+    const sizes = {
+      operands: lengths.length,
+      digits: Math.max(...lengths),
+      minDigits: Math.min(...lengths),
+      totalDigits: lengths.reduce((a, b) => a + b, 0),
+    };
     return e.operators.every((op) => op === '+') ? { ...sizes, carries: carries(e.operands) } : sizes;
   },
 };

@@ -28,7 +28,12 @@ export function invalid(error: string): ParsedAnswer {
 export const intIn = (min: number, max: number) => z.number().int().min(min).max(max);
 
 /** The shared verify rule: parse, then compare exactly with the reference answer. */
-export function verifyWith(family: string, parse: (output: string) => ParsedAnswer, task: Task, output: string): boolean {
+export function verifyWith(
+  family: string,
+  parse: (output: string) => ParsedAnswer,
+  task: Task,
+  output: string,
+): boolean {
   if (task.family !== family) {
     throw new Error(`${family}: cannot verify task '${task.id}' of family '${task.family}'`);
   }
@@ -40,7 +45,10 @@ export function verifyWith(family: string, parse: (output: string) => ParsedAnsw
 }
 
 /** One cell of a difficulty mixture: a validated difficulty and its relative weight. */
-export interface MixtureCell<D> { difficulty: D; weight: number }
+export interface MixtureCell<D> {
+  difficulty: D;
+  weight: number;
+}
 
 /** Draws one task; `index` only names it. */
 export type TaskSource = (rng: Rng, index: number) => Task;
@@ -53,12 +61,14 @@ export type TaskSource = (rng: Rng, index: number) => Task;
 export function mixtureSource<D>(family: TaskFamily<D>, cells: readonly MixtureCell<D>[]): TaskSource {
   if (cells.length === 0) throw new Error(`${family.name}: a mixture needs at least one cell`);
   for (const [i, c] of cells.entries()) {
-    if (!(c.weight > 0 && Number.isFinite(c.weight))) throw new Error(`${family.name}: mixture cell ${i} weight must be a positive number, got ${show(c.weight)}`);
+    if (!(c.weight > 0 && Number.isFinite(c.weight)))
+      throw new Error(`${family.name}: mixture cell ${i} weight must be a positive number, got ${show(c.weight)}`);
   }
   const total = cells.reduce((sum, c) => sum + c.weight, 0);
   return (rng, index) => {
     let k = 0;
-    if (cells.length > 1) for (let u = rng.next() * total; k < cells.length - 1 && u >= cells[k].weight; k++) u -= cells[k].weight;
+    if (cells.length > 1)
+      for (let u = rng.next() * total; k < cells.length - 1 && u >= cells[k].weight; k++) u -= cells[k].weight;
     return family.generate(rng, cells[k].difficulty, index);
   };
 }
@@ -69,12 +79,21 @@ export function mixtureSource<D>(family: TaskFamily<D>, cells: readonly MixtureC
  * `distinct` also refuses repeats within the set. `seen` is not changed. The budget turns
  * an exhausted prompt space into an error naming `what` instead of a hang.
  */
-export function drawUnseen(rng: Rng, source: TaskSource, n: number, seen: ReadonlySet<string>, o: { what: string; distinct?: boolean }): Task[] {
+export function drawUnseen(
+  rng: Rng,
+  source: TaskSource,
+  n: number,
+  seen: ReadonlySet<string>,
+  o: { what: string; distinct?: boolean },
+): Task[] {
   const out: Task[] = [];
   const mine = new Set<string>();
   const budget = 1000 + 100 * n;
   for (let draws = 0; out.length < n; draws++) {
-    if (draws >= budget) throw new Error(`${o.what}: found only ${out.length} of ${n} prompts outside the corpus after ${budget} draws; the difficulty has too few distinct prompts`);
+    if (draws >= budget)
+      throw new Error(
+        `${o.what}: found only ${out.length} of ${n} prompts outside the corpus after ${budget} draws; the difficulty has too few distinct prompts`,
+      );
     const task = source(rng, out.length);
     if (seen.has(task.prompt) || (o.distinct && mine.has(task.prompt))) continue;
     mine.add(task.prompt);

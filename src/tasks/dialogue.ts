@@ -29,7 +29,14 @@ export interface DialogueDifficulty {
   noise: number;
 }
 
-const DEFAULTS: DialogueDifficulty = Object.freeze({ sessions: 8, turnsPerSession: 3, people: 3, attributes: 2, questions: 4, noise: 25 });
+const DEFAULTS: DialogueDifficulty = Object.freeze({
+  sessions: 8,
+  turnsPerSession: 3,
+  people: 3,
+  attributes: 2,
+  questions: 4,
+  noise: 25,
+});
 const PEOPLE = ['ann', 'bob', 'cy', 'dee', 'eve', 'fay', 'gus', 'hal'];
 const VALUES: Record<string, string[]> = {
   city: ['rome', 'oslo', 'lima', 'kiev', 'bonn', 'doha', 'riga', 'baku'],
@@ -73,7 +80,8 @@ export function readDialogue(task: Task): Dialogue {
   const lines = task.prompt.split('\n');
   const questions = lines.filter((l) => l.endsWith('?'));
   const answers = task.answer?.split('|') ?? [];
-  if (task.family !== 'dialogue' || answers.length !== questions.length) throw new Error(`readDialogue: task ${task.id} is not a dialogue with one answer per question`);
+  if (task.family !== 'dialogue' || answers.length !== questions.length)
+    throw new Error(`readDialogue: task ${task.id} is not a dialogue with one answer per question`);
   const sessions: string[][] = [[]];
   for (const l of lines.filter((x) => !x.endsWith('?'))) {
     if (l === SESSION_BREAK) sessions.push([]);
@@ -111,7 +119,9 @@ function turnsOf(rng: Rng, d: DialogueDifficulty): string[][] {
 /** An answer is one lowercase word (a value or 'unknown'), or several joined by '|'. */
 export function parseDialogueAnswer(output: string): ParsedAnswer {
   const text = typeof output === 'string' ? output.trim() : '';
-  return /^[a-z]+(\|[a-z]+)*$/.test(text) ? { valid: true, value: text } : invalid(`expected lowercase words joined by '|', got ${show(output)}`);
+  return /^[a-z]+(\|[a-z]+)*$/.test(text)
+    ? { valid: true, value: text }
+    : invalid(`expected lowercase words joined by '|', got ${show(output)}`);
 }
 
 /** The difficulty's schema: the defaults above, each an integer in range. */
@@ -145,14 +155,26 @@ export const dialogue: TaskFamily<DialogueDifficulty> = {
     }
     const facts = factsAfter(turns);
     const questions = asked.map((s) => `${s}?`);
-    const prompt = [...sessions.map((s) => s.join('\n')).join(`\n${SESSION_BREAK}\n`).split('\n'), ...questions].join('\n');
-    return { id: `dialogue-${index}`, family: 'dialogue', prompt, answer: questions.map((q) => answerFrom(facts, q)).join('|') };
+    const prompt = [
+      ...sessions
+        .map((s) => s.join('\n'))
+        .join(`\n${SESSION_BREAK}\n`)
+        .split('\n'),
+      ...questions,
+    ].join('\n');
+    return {
+      id: `dialogue-${index}`,
+      family: 'dialogue',
+      prompt,
+      answer: questions.map((q) => answerFrom(facts, q)).join('|'),
+    };
   },
 
   parseAnswer: parseDialogueAnswer,
 
   verify(task: Task, output: string): boolean {
-    if (task.family !== 'dialogue' || task.answer === undefined) throw new Error(`dialogue.verify: task ${task.id} is not a labelled dialogue task`);
+    if (task.family !== 'dialogue' || task.answer === undefined)
+      throw new Error(`dialogue.verify: task ${task.id} is not a labelled dialogue task`);
     const parsed = parseDialogueAnswer(output);
     return parsed.valid && parsed.value === task.answer;
   },

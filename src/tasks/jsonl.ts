@@ -16,7 +16,8 @@ import type { TaskFamily } from './types.js';
  */
 export function writeTasksJsonl(path: string, tasks: readonly Task[], o: { overwrite?: boolean } = {}): void {
   const text = tasksJsonl(tasks);
-  if (!o.overwrite && existsSync(path)) throw new Error(`${path} exists; refusing to overwrite it (choose another path, or overwrite)`);
+  if (!o.overwrite && existsSync(path))
+    throw new Error(`${path} exists; refusing to overwrite it (choose another path, or overwrite)`);
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(path, text);
 }
@@ -25,7 +26,8 @@ export function writeTasksJsonl(path: string, tasks: readonly Task[], o: { overw
 export function tasksJsonl(tasks: readonly Task[]): string {
   const lines = tasks.map((t, i) => {
     if (typeof t.prompt !== 'string') throw new Error(`writeTasksJsonl: task ${i} ('${t.id}') has no string prompt`);
-    if (t.answer !== undefined && typeof t.answer !== 'string') throw new Error(`writeTasksJsonl: task ${i} ('${t.id}') has a non-string answer`);
+    if (t.answer !== undefined && typeof t.answer !== 'string')
+      throw new Error(`writeTasksJsonl: task ${i} ('${t.id}') has a non-string answer`);
     const record: Record<string, string> = { id: t.id, family: t.family, prompt: t.prompt };
     if (t.answer !== undefined) record.answer = t.answer;
     return JSON.stringify(record);
@@ -60,13 +62,16 @@ export function readTasksJsonl(path: string, family: string, check?: TaskCheck):
       } catch (e) {
         fail(`bad JSON: ${(e as Error).message}`);
       }
-      if (value === null || typeof value !== 'object' || Array.isArray(value)) fail(`expected a JSON object, got ${show(value)}`);
+      if (value === null || typeof value !== 'object' || Array.isArray(value))
+        fail(`expected a JSON object, got ${show(value)}`);
       const rec = value as Record<string, unknown>;
       if (!('prompt' in rec)) fail('missing prompt');
       if (typeof rec.prompt !== 'string') fail(`prompt must be a string, got ${show(rec.prompt)}`);
-      if (rec.answer !== undefined && typeof rec.answer !== 'string') fail(`answer must be a string, got ${show(rec.answer)}`);
+      if (rec.answer !== undefined && typeof rec.answer !== 'string')
+        fail(`answer must be a string, got ${show(rec.answer)}`);
       if (rec.id !== undefined && typeof rec.id !== 'string') fail(`id must be a string, got ${show(rec.id)}`);
-      if (rec.family !== undefined && rec.family !== family) fail(`family ${show(rec.family)} does not match the expected '${family}'`);
+      if (rec.family !== undefined && rec.family !== family)
+        fail(`family ${show(rec.family)} does not match the expected '${family}'`);
       const id = (rec.id as string | undefined) ?? `${family}-${n}`;
       // Ids key rewards and logs within a run, so a repeat would silently merge two tasks.
       if (seen.has(id)) fail(`duplicate id '${id}' (first on line ${seen.get(id)})`);
@@ -108,12 +113,21 @@ export interface TaskSplit {
  * `${name}-train-${i}` and `${name}-test-${i}` so the two sets can share a run. Throws when
  * the difficulty has too few distinct prompts to find `nTest` unseen ones.
  */
-export function disjointSplit<D>(family: TaskFamily<D>, d: Partial<D>, nTrain: number, nTest: number, seed: number): TaskSplit {
+export function disjointSplit<D>(
+  family: TaskFamily<D>,
+  d: Partial<D>,
+  nTrain: number,
+  nTest: number,
+  seed: number,
+): TaskSplit {
   count('disjointSplit: nTrain', nTrain);
   count('disjointSplit: nTest', nTest);
   const diff = family.validate(d);
   const rng = new Rng(seed);
-  const train = Array.from({ length: nTrain }, (_, i) => ({ ...family.generate(rng, diff, i), id: `${family.name}-train-${i}` }));
+  const train = Array.from({ length: nTrain }, (_, i) => ({
+    ...family.generate(rng, diff, i),
+    id: `${family.name}-train-${i}`,
+  }));
   const seen = new Set(train.map((t) => t.prompt));
   const test: Task[] = [];
   // Rejection sampling keeps the test distribution the family's own, minus the train

@@ -58,7 +58,8 @@ export type StepCheck = { first: number } | { error: string };
  */
 export function firstWrongStep(operands: readonly number[], text: string): StepCheck {
   const steps = text.split(',');
-  if (steps.length !== operands.length - 1) return { error: `working for ${operands.length} operands has ${operands.length - 1} steps, got ${steps.length}` };
+  if (steps.length !== operands.length - 1)
+    return { error: `working for ${operands.length} operands has ${operands.length - 1} steps, got ${steps.length}` };
   const parsed: number[][] = [];
   for (const [i, step] of steps.entries()) {
     const m = STEP.exec(step);
@@ -136,7 +137,8 @@ export function stepResults(working: string): string[] | null {
 export function plantError(working: string, at: number, value: number): string {
   const steps = working.split(',').map((s) => STEP.exec(s)!.slice(1, 4).map(Number));
   if (at < 1 || at > steps.length) throw new RangeError(`step ${at} of ${steps.length}`);
-  if (value === steps[at - 1][2] || value < 0 || !Number.isSafeInteger(value)) throw new RangeError(`a planted result must be a different whole number, got ${value}`);
+  if (value === steps[at - 1][2] || value < 0 || !Number.isSafeInteger(value))
+    throw new RangeError(`a planted result must be a different whole number, got ${value}`);
   steps[at - 1][2] = value;
   for (let i = at; i < steps.length; i++) {
     steps[i][0] = steps[i - 1][2];

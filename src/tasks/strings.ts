@@ -44,7 +44,10 @@ export function parseStringAnswer(output: string): ParsedAnswer {
   const text = output.trim();
   if (text === '') return invalid('empty answer: expected lowercase letters');
   const bad = text.search(/[^a-z]/);
-  if (bad >= 0) return invalid(`unexpected character ${show(text[bad])} at position ${bad} of ${show(text)}: expected only lowercase letters a-z`);
+  if (bad >= 0)
+    return invalid(
+      `unexpected character ${show(text[bad])} at position ${bad} of ${show(text)}: expected only lowercase letters a-z`,
+    );
   return { valid: true, value: text };
 }
 
@@ -60,8 +63,16 @@ export const StringsDifficultySchema = z
       .default(() => [...DEFAULTS.ops]),
   })
   .superRefine((d, ctx) => {
-    if (d.maxLength < d.minLength) ctx.addIssue({ code: 'custom', path: ['maxLength'], message: `must be at least minLength (${d.minLength}), got ${d.maxLength}` });
-    d.ops.forEach((op, i) => d.ops.indexOf(op) !== i && ctx.addIssue({ code: 'custom', path: ['ops', i], message: `lists '${op}' twice` }));
+    if (d.maxLength < d.minLength)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['maxLength'],
+        message: `must be at least minLength (${d.minLength}), got ${d.maxLength}`,
+      });
+    d.ops.forEach(
+      (op, i) =>
+        d.ops.indexOf(op) !== i && ctx.addIssue({ code: 'custom', path: ['ops', i], message: `lists '${op}' twice` }),
+    );
   })
   .transform((d) => ({ ...d, ops: [...d.ops] }));
 

@@ -58,7 +58,9 @@ export class CharTokenizer implements Tokenizer {
     for (const ch of text) {
       const id = this.charIds.get(ch);
       if (id === undefined) {
-        throw new Error(`tokenizer: unknown character ${JSON.stringify(ch)} at position ${pos} of ${JSON.stringify(text)}`);
+        throw new Error(
+          `tokenizer: unknown character ${JSON.stringify(ch)} at position ${pos} of ${JSON.stringify(text)}`,
+        );
       }
       ids.push(id);
       pos++;
@@ -70,7 +72,8 @@ export class CharTokenizer implements Tokenizer {
   decode(ids: readonly number[], withSpecial = false): string {
     let out = '';
     for (const id of ids) {
-      if (!Number.isInteger(id) || id < 0 || id >= this.size) throw new Error(`tokenizer: id ${id} outside vocabulary of ${this.size}`);
+      if (!Number.isInteger(id) || id < 0 || id >= this.size)
+        throw new Error(`tokenizer: id ${id} outside vocabulary of ${this.size}`);
       if (id >= this.firstCharId || withSpecial) out += this.names[id];
     }
     return out;
@@ -79,7 +82,8 @@ export class CharTokenizer implements Tokenizer {
   /** The token that marks a role. */
   roleToken(role: string): number {
     const id = this.roleIds.get(role);
-    if (id === undefined) throw new Error(`tokenizer: unknown role '${role}'; known: ${[...this.roleIds.keys()].join(', ')}`);
+    if (id === undefined)
+      throw new Error(`tokenizer: unknown role '${role}'; known: ${[...this.roleIds.keys()].join(', ')}`);
     return id;
   }
 

@@ -1,5 +1,9 @@
 /** How many threads share a batch of `length` items of model `id`: one, or one per replica and this thread (never more than the items). */
-export function threadsFor(length: number, replicas: { readonly count: number; has(id: string): boolean } | undefined, id: string): number {
+export function threadsFor(
+  length: number,
+  replicas: { readonly count: number; has(id: string): boolean } | undefined,
+  id: string,
+): number {
   return replicas?.has(id) ? Math.min(length, 1 + replicas.count) : 1;
 }
 
@@ -10,5 +14,7 @@ export function shardStart(length: number, n: number, k: number): number {
 
 /** `items` cut into n contiguous shards (see shardStart). */
 export function shards<T>(items: readonly T[], n: number): T[][] {
-  return Array.from({ length: n }, (_, k) => items.slice(shardStart(items.length, n, k), shardStart(items.length, n, k + 1)));
+  return Array.from({ length: n }, (_, k) =>
+    items.slice(shardStart(items.length, n, k), shardStart(items.length, n, k + 1)),
+  );
 }

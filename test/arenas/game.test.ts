@@ -7,7 +7,9 @@ import type { Turn } from '../../src/core/types.js';
 import { kuhnPoker } from '../../src/games/kuhn.js';
 
 /** A context whose players write what `choose` says, parsed by the player role. */
-function scripted(choose: (role: string, o: GameObservation, n: number) => string): ArenaContext & { seen: GameObservation[] } {
+function scripted(
+  choose: (role: string, o: GameObservation, n: number) => string,
+): ArenaContext & { seen: GameObservation[] } {
   const role = new PlayerRole();
   const seen: GameObservation[] = [];
   let n = 0;
@@ -17,14 +19,26 @@ function scripted(choose: (role: string, o: GameObservation, n: number) => strin
       const o = observation as unknown as GameObservation;
       seen.push(o);
       const text = choose(r, o, n++);
-      const turn: Turn = { index: 0, role: r, model: 'm', prompt: [1], completion: [2], logProbs: [0], entropy: [0], selfCertainty: [0], text, action: role.parse(text, observation) };
+      const turn: Turn = {
+        index: 0,
+        role: r,
+        model: 'm',
+        prompt: [1],
+        completion: [2],
+        logProbs: [0],
+        entropy: [0],
+        selfCertainty: [0],
+        text,
+        action: role.parse(text, observation),
+      };
       if (options?.compare) turn.compare = options.compare;
       return turn;
     },
   };
 }
 
-const seeds = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `seed-1-${i}`, family: 'arithmetic', prompt: '' }));
+const seeds = (n: number) =>
+  Array.from({ length: n }, (_, i) => ({ id: `seed-1-${i}`, family: 'arithmetic', prompt: '' }));
 
 describe('game arena', () => {
   it('plays Kuhn by text: seats as roles, each move a batch-compared turn, the returns as the outcome', async () => {
@@ -44,13 +58,23 @@ describe('game arena', () => {
     expect(deal('seed-1-3#0')).to.equal(deal('seed-1-3#1'));
     expect(new Set(episodes.map((e) => JSON.stringify((e.info!.history as number[]).slice(0, 2)))).size).to.be.above(1);
     // what a player saw: its own card only, and the legal moves' codes
-    expect(ctx.seen[0].legal).to.deep.equal([{ code: '0', name: 'pass' }, { code: '1', name: 'bet' }]);
+    expect(ctx.seen[0].legal).to.deep.equal([
+      { code: '0', name: 'pass' },
+      { code: '1', name: 'bet' },
+    ]);
     expect(new PlayerRole().render({ ...ctx.seen[0] })).to.match(/card [JQK].* 0=pass 1=bet:$/);
   });
 
   it('an unparsable or illegal move ends the game as an invalid action: that seat gets -penalty, the others 0', async () => {
     const arena = new GameArena({ game: 'kuhn', penalty: 3 });
-    const episodes = await firstValueFrom(playGroups(arena, seeds(2), 1, scripted((role) => (role === 'seat1' ? 'raise!' : '0'))).pipe(toArray()));
+    const episodes = await firstValueFrom(
+      playGroups(
+        arena,
+        seeds(2),
+        1,
+        scripted((role) => (role === 'seat1' ? 'raise!' : '0')),
+      ).pipe(toArray()),
+    );
     for (const e of episodes) {
       expect(e.turns).to.have.length(2);
       expect(e.turns[1].action.valid).to.equal(false);
@@ -60,23 +84,41 @@ describe('game arena', () => {
     }
     // a legal-looking code that is not legal here (tic-tac-toe: a taken square)
     const ttt = new GameArena({ game: 'tictactoe' });
-    const [e] = await firstValueFrom(playGroups(ttt, seeds(1), 1, scripted(() => '4')).pipe(toArray()));
+    const [e] = await firstValueFrom(
+      playGroups(
+        ttt,
+        seeds(1),
+        1,
+        scripted(() => '4'),
+      ).pipe(toArray()),
+    );
     expect(e.turns).to.have.length(2);
     expect(e.turns[1].action).to.deep.include({ valid: false });
     expect(e.outcome).to.deep.equal({ seat0: 0, seat1: -1 });
   });
 
-  it('the outcome judge rewards each turn of its roles with the role\'s outcome and abstains elsewhere', async () => {
+  it("the outcome judge rewards each turn of its roles with the role's outcome and abstains elsewhere", async () => {
     const arena = new GameArena({ game: 'kuhn' });
-    const episodes = await firstValueFrom(playGroups(arena, seeds(4), 1, scripted(() => '1')).pipe(toArray()));
+    const episodes = await firstValueFrom(
+      playGroups(
+        arena,
+        seeds(4),
+        1,
+        scripted(() => '1'),
+      ).pipe(toArray()),
+    );
     const rewards = new OutcomeJudge({ role: ['seat0'] }).score(episodes);
     episodes.forEach((e, i) => expect(rewards[i]).to.deep.equal([e.outcome!.seat0, null]));
-    expect(new OutcomeJudge({ role: ['seat0'] }).score([{ ...episodes[0], outcome: undefined }])).to.deep.equal([[null, null]]);
+    expect(new OutcomeJudge({ role: ['seat0'] }).score([{ ...episodes[0], outcome: undefined }])).to.deep.equal([
+      [null, null],
+    ]);
     expect(() => new OutcomeJudge({})).to.throw(/option 'role'/);
   });
 
   it('refuses an unknown game or option, naming the known ones', () => {
-    expect(() => new GameArena({ game: 'chess' })).to.throw(/arena\.options\.game: expected one of "rps", "tictactoe", "kuhn", "leduc", received "chess"/);
+    expect(() => new GameArena({ game: 'chess' })).to.throw(
+      /arena\.options\.game: expected one of "rps", "tictactoe", "kuhn", "leduc", received "chess"/,
+    );
     expect(() => new GameArena({ seats: 2 })).to.throw(/arena\.options\.seats: unrecognized key; known: game, penalty/);
     expect(kuhnPoker.numActions).to.be.at.most(10);
   });

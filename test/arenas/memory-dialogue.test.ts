@@ -10,7 +10,13 @@ import { dialogue } from '../../src/tasks/dialogue.js';
 import { OutcomeJudge } from '../../judges/outcome.js';
 
 // sessions split by '--', questions last; answers joined by '|'
-const TASK: Task = { id: 'd0', family: 'dialogue', prompt: 'ann city rome\nhi bob\n--\nbob pet cat\nann city oslo\n--\nbob pet -\nann pet emu\nann city?\nbob pet?\nann pet?', answer: 'oslo|unknown|emu' };
+const TASK: Task = {
+  id: 'd0',
+  family: 'dialogue',
+  prompt:
+    'ann city rome\nhi bob\n--\nbob pet cat\nann city oslo\n--\nbob pet -\nann pet emu\nann city?\nbob pet?\nann pet?',
+  answer: 'oslo|unknown|emu',
+};
 
 const play = async (arena: MemoryDialogueArena, ctx: ArenaContext) => {
   const out = await firstValueFrom(arena.play(TASK, ctx).pipe(toArray()));
@@ -27,7 +33,11 @@ const scripted = (script: Record<number, string>): ArenaContext => {
       const turn = await ruleContext.act(role, o, options);
       if (role !== 'memory' || script[n++] === undefined) return turn;
       const text = script[n - 1];
-      return { ...turn, text, action: (await import('../../roles/memory.js')).MemoryManagerRole.prototype.parse.call({}, text, o) };
+      return {
+        ...turn,
+        text,
+        action: (await import('../../roles/memory.js')).MemoryManagerRole.prototype.parse.call({}, text, o),
+      };
     },
   };
 };
@@ -35,14 +45,27 @@ const scripted = (script: Record<number, string>): ArenaContext => {
 describe('arena memory-dialogue', () => {
   it('the rule manager and reader answer everything; the outcome is the QA accuracy of both roles', async () => {
     const { end, turns } = await play(new MemoryDialogueArena({}, dialogue as never), ruleContext);
-    expect(turns.filter((t) => t.role === 'memory').map((t) => t.text)).to.deep.equal(['ADD ann city rome', 'NOOP', 'ADD bob pet cat', 'UPDATE 0 ann city oslo', 'DELETE 0', 'ADD ann pet emu']);
-    expect(turns.filter((t) => t.role === 'answer').map((t) => t.action.value)).to.deep.equal(['oslo', 'unknown', 'emu']);
+    expect(turns.filter((t) => t.role === 'memory').map((t) => t.text)).to.deep.equal([
+      'ADD ann city rome',
+      'NOOP',
+      'ADD bob pet cat',
+      'UPDATE 0 ann city oslo',
+      'DELETE 0',
+      'ADD ann pet emu',
+    ]);
+    expect(turns.filter((t) => t.role === 'answer').map((t) => t.action.value)).to.deep.equal([
+      'oslo',
+      'unknown',
+      'emu',
+    ]);
     expect(end.outcome).to.deep.equal({ memory: 1, answer: 1 });
     expect(end.info).to.deep.equal({ bank_size: 2, bank: ['ann city oslo', 'ann pet emu'] });
   });
 
   it('baselines: keep-last drops the oldest, always-add stops when full, none remembers nothing', async () => {
-    const acc = async (manager: string) => (await play(new MemoryDialogueArena({ manager, maxEntries: 2 }, dialogue as never), ruleContext)).end.outcome!.answer;
+    const acc = async (manager: string) =>
+      (await play(new MemoryDialogueArena({ manager, maxEntries: 2 }, dialogue as never), ruleContext)).end.outcome!
+        .answer;
     // keep-last keeps 'bob pet -' and 'ann pet emu'; always-add keeps 'ann city rome' and 'hi bob' (right only on the unknown)
     expect(await acc('keep-last')).to.be.closeTo(2 / 3, 1e-12);
     expect(await acc('always-add')).to.be.closeTo(1 / 3, 1e-12);
@@ -57,11 +80,16 @@ describe('arena memory-dialogue', () => {
     const ops = turns.filter((t) => t.role === 'memory');
     expect(ops[1].action.valid).to.equal(false);
     expect(ops[2].text).to.equal('NOOP'); // the rule manager lets a new fact go when full
-    const rewards = new OutcomeJudge({ role: 'memory' }).score([episode])[0].filter((r, i) => episode.turns[i].role === 'memory');
+    const rewards = new OutcomeJudge({ role: 'memory' })
+      .score([episode])[0]
+      .filter((r, i) => episode.turns[i].role === 'memory');
     expect(rewards[1]).to.equal(-2);
     expect(rewards[0]).to.equal(episode.outcome!.memory);
     // an entry longer than maxEntryChars is refused by the bank: invalid, the bank unchanged
-    const long = await play(new MemoryDialogueArena({ maxEntryChars: 12 }, dialogue as never), scripted({ 0: 'ADD ann city rome and more' }));
+    const long = await play(
+      new MemoryDialogueArena({ maxEntryChars: 12 }, dialogue as never),
+      scripted({ 0: 'ADD ann city rome and more' }),
+    );
     expect(long.turns[0].action.error).to.match(/exceeds maxEntryChars 12/);
     expect(long.turns[0].outcome).to.equal(-1);
   });
@@ -74,17 +102,26 @@ describe('arena memory-dialogue', () => {
     expect(step4.map((t) => t.text)).to.deep.equal(['UPDATE 0 ann city oslo', 'NOOP']);
     expect(step4.map((t) => t.outcome)).to.deep.equal([1, 0]);
     expect(new Set(step4.map((t) => comparisonGroup(episode, t)))).to.deep.equal(new Set(['ep:e0:s4/memory']));
-    expect(comparisonGroup(episode, turns.find((t) => t.compare === 'episode:s5')!)).to.equal('ep:e0:s5/memory');
+    expect(
+      comparisonGroup(
+        episode,
+        turns.find((t) => t.compare === 'episode:s5')!,
+      ),
+    ).to.equal('ep:e0:s5/memory');
     // the probe of the NOOP fork asked 'ann city?' and read the stale rome
     const probes = turns.filter((t) => t.task?.id.startsWith('d0/s4/'));
     expect(probes.map((t) => t.action.value)).to.deep.equal(['oslo', 'rome']);
     // small talk has no fact to probe and no probes were asked for: no outcome of its own
     expect(turns.filter((t) => t.compare === 'episode:s2').every((t) => t.outcome === undefined)).to.equal(true);
-    expect(turns.filter((t) => t.role === 'answer' && /\/q\d$/.test(t.task!.id)).map((t) => t.action.value)).to.deep.equal(['oslo', 'unknown', 'emu']);
+    expect(
+      turns.filter((t) => t.role === 'answer' && /\/q\d$/.test(t.task!.id)).map((t) => t.action.value),
+    ).to.deep.equal(['oslo', 'unknown', 'emu']);
   });
 
   it('checks its options and its task family', () => {
-    expect(() => new MemoryDialogueArena({ rerollouts: 1 }, dialogue as never)).to.throw(/rerollouts.*0 \(off\) or an integer >= 2/);
+    expect(() => new MemoryDialogueArena({ rerollouts: 1 }, dialogue as never)).to.throw(
+      /rerollouts.*0 \(off\) or an integer >= 2/,
+    );
     expect(() => new MemoryDialogueArena({ manager: 'oracle' }, dialogue as never)).to.throw(/manager/);
     expect(() => new MemoryDialogueArena({}, arithmetic as never)).to.throw(/does not serve task family 'arithmetic'/);
   });

@@ -12,12 +12,18 @@ async function steps(make: () => tf.Optimizer, tag: string): Promise<Record<stri
   for (let t = 0; t < 4; t++) {
     (opt as unknown as { learningRate: number }).learningRate = 0.01 * (t + 1);
     const grads: tf.NamedTensorMap = {};
-    vars.forEach((v, i) => { grads[v.name] = tf.randomNormal(v.shape, 0, 3, 'float32', 100 * t + i + 1); }); // seed 0 would mean unseeded
+    vars.forEach((v, i) => {
+      grads[v.name] = tf.randomNormal(v.shape, 0, 3, 'float32', 100 * t + i + 1);
+    }); // seed 0 would mean unseeded
     opt.applyGradients(grads);
     tf.dispose(Object.values(grads));
   }
-  const out: Record<string, Float32Array> = { start: tf.randomNormal([37], 0, 1, 'float32', 10).dataSync() as Float32Array };
-  vars.forEach((v, i) => { out[`w${i}`] = v.dataSync() as Float32Array; });
+  const out: Record<string, Float32Array> = {
+    start: tf.randomNormal([37], 0, 1, 'float32', 10).dataSync() as Float32Array,
+  };
+  vars.forEach((v, i) => {
+    out[`w${i}`] = v.dataSync() as Float32Array;
+  });
   for (const w of await opt.getWeights()) out[`opt ${w.name.replace(tag, '')}`] = w.tensor.dataSync() as Float32Array;
   tf.dispose(vars);
   opt.dispose();
@@ -25,7 +31,9 @@ async function steps(make: () => tf.Optimizer, tag: string): Promise<Record<stri
 }
 
 describe('FusedAdam', () => {
-  after(async () => { await initBackend('cpu'); });
+  after(async () => {
+    await initBackend('cpu');
+  });
   for (const backend of ['cpu', 'wasm'] as const) {
     it(`is tf.train.adam bit for bit on ${backend}: values, moments, bias corrections, a changing rate`, async () => {
       await initBackend(backend, 'auto');
@@ -47,7 +55,9 @@ describe('FusedAdam', () => {
     ref.applyGradients({ 'resume/a': g() } as tf.NamedTensorMap);
     const fused: tf.Optimizer = adam(0.05);
     fused.applyGradients({ 'resume/b': g() } as tf.NamedTensorMap); // creates its slots, then takes ref's state
-    await fused.setWeights((await ref.getWeights()).map((w) => ({ name: w.name.replace('resume/a', 'resume/b'), tensor: w.tensor })));
+    await fused.setWeights(
+      (await ref.getWeights()).map((w) => ({ name: w.name.replace('resume/a', 'resume/b'), tensor: w.tensor })),
+    );
     v2.assign(v1);
     ref.applyGradients({ 'resume/a': g() } as tf.NamedTensorMap);
     fused.applyGradients({ 'resume/b': g() } as tf.NamedTensorMap);

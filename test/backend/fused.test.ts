@@ -32,11 +32,18 @@ function compute(): Record<string, Float32Array> {
     const far = tf.tensor1d([-1e4, -30, -12, -9, -5, -4.1, 0, 4.1, 5, 9, 12, 30, 1e4]);
     out['gelu far'] = gelu(far).dataSync() as Float32Array;
     out['gelu far exact'] = gelu(tf.tensor1d([-1e4, -300, 300, 1e4])).dataSync() as Float32Array;
-    out['gelu grad far'] = tf.grad((t: tf.Tensor) => gelu(t).sum())(far).dataSync() as Float32Array;
+    out['gelu grad far'] = tf
+      .grad((t: tf.Tensor) => gelu(t).sum())(far)
+      .dataSync() as Float32Array;
     // layer norm: a fused width (8, 128), a width tfjs keeps (6), rows of mixed scale
-    for (const [rows, d] of [[5, 8], [3, 128], [4, 6]]) {
+    for (const [rows, d] of [
+      [5, 8],
+      [3, 128],
+      [4, 6],
+    ]) {
       const x = rand([rows, d], d, 3).add(rand([rows, 1], d + 1, 5));
-      const gain = rand([d], d + 2).add(1), bias = rand([d], d + 3);
+      const gain = rand([d], d + 2).add(1),
+        bias = rand([d], d + 3);
       const dy = rand([rows, d], d + 4);
       const f = (a: tf.Tensor, b: tf.Tensor, c: tf.Tensor) => layerNorm(a, b, c).mul(dy).sum();
       const [gx, gg, gb] = tf.grads(f)([x, gain, bias]);
@@ -49,8 +56,12 @@ function compute(): Record<string, Float32Array> {
     const e = tf.tensor1d([-200, -100, -87.5, -87, -20, -1, -1e-3, 0, 1e-3, 1, 5, 20, 80, 88, 88.7, 89, 200, NaN, 0.5]);
     const ev = tf.exp(e).dataSync() as Float32Array;
     // NaN as -1 and infinity as -2, so that the comparison sees them; finite values relative to Math.exp
-    out['exp relative'] = ev.map((v, i) => (Number.isNaN(v) ? -1 : v === Infinity ? -2 : v === 0 ? 0 : v / Math.exp(e.dataSync()[i])));
-    out['exp grad'] = tf.grad((t: tf.Tensor) => tf.exp(t).sum())(rand([37], 7)).dataSync() as Float32Array;
+    out['exp relative'] = ev.map((v, i) =>
+      Number.isNaN(v) ? -1 : v === Infinity ? -2 : v === 0 ? 0 : v / Math.exp(e.dataSync()[i]),
+    );
+    out['exp grad'] = tf
+      .grad((t: tf.Tensor) => tf.exp(t).sum())(rand([37], 7))
+      .dataSync() as Float32Array;
     // sums over leading axes (ours), others (tfjs's), keepDims
     const s = rand([6, 7, 9], 9);
     out['sum 0'] = s.sum(0).dataSync() as Float32Array;
@@ -61,12 +72,18 @@ function compute(): Record<string, Float32Array> {
     out['sum -3'] = s.sum(-3).dataSync() as Float32Array;
     // a whole model, forward and every gradient
     const model = new TinyLM({ vocabSize: 20, dModel: 32, nHeads: 4, nLayers: 2, context: 24, seed: 3 });
-    const inputs = [{ prompt: [1, 2, 3], completion: [4, 5, 6, 7] }, { prompt: [1, 9], completion: [3, 3, 8, 2, 2, 1] }];
+    const inputs = [
+      { prompt: [1, 2, 3], completion: [4, 5, 6, 7] },
+      { prompt: [1, 9], completion: [3, 3, 8, 2, 2, 1] },
+    ];
     const { value, grads } = tf.variableGrads(() => {
       const sc = model.score(inputs);
       out.logProbs = sc.logProbs.dataSync() as Float32Array;
       const [B, T] = sc.logProbs.shape;
-      return sc.logProbs.mul(rand([B, T], 5)).add(sc.entropy.mul(rand([B, T], 6))).sum() as tf.Scalar;
+      return sc.logProbs
+        .mul(rand([B, T], 5))
+        .add(sc.entropy.mul(rand([B, T], 6)))
+        .sum() as tf.Scalar;
     }, model.variables());
     out.loss = value.dataSync() as Float32Array;
     for (const [n, g] of Object.entries(grads)) out[`grad ${n.split('/')[1]}`] = g.dataSync() as Float32Array;
@@ -76,9 +93,11 @@ function compute(): Record<string, Float32Array> {
 }
 
 describe('fused kernels', () => {
-  after(async () => { await initBackend('cpu'); });
+  after(async () => {
+    await initBackend('cpu');
+  });
 
-  it('the committed SIMD binary is what the kernels\' source compiles to (npm run build:simd)', async () => {
+  it("the committed SIMD binary is what the kernels' source compiles to (npm run build:simd)", async () => {
     expect(Buffer.from(await compileSimd()).toString('base64')).to.equal(SIMD_BINARY);
   });
 
@@ -94,10 +113,12 @@ describe('fused kernels', () => {
       for (const key of Object.keys(reference)) expect(maxDiff(fused[key], reference[key]), key).to.be.below(1e-4);
       expect(maxDiff(fused['gelu far exact'], [0, 0, 300, 1e4]), 'the far tail is exact').to.equal(0);
       // teeth: the fused kernels ran (they round differently from tfjs's chains)
-      for (const key of ['gelu 1000', 'gelu grad 1000', 'ln dx 3x128']) expect(maxDiff(fused[key], reference[key]), key).to.be.above(0);
+      for (const key of ['gelu 1000', 'gelu grad 1000', 'ln dx 3x128'])
+        expect(maxDiff(fused[key], reference[key]), key).to.be.above(0);
       setFusedKernels(backend, false);
       const again = compute();
-      for (const key of Object.keys(reference)) expect(maxDiff(again[key], reference[key]), `off restores ${key}`).to.equal(0);
+      for (const key of Object.keys(reference))
+        expect(maxDiff(again[key], reference[key]), `off restores ${key}`).to.equal(0);
     });
   }
 

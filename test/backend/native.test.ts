@@ -33,27 +33,62 @@ function compute(): Record<string, Float32Array> {
       ['both', () => tf.matMul(rand([70, 33], 1) as tf.Tensor2D, rand([45, 70], 2) as tf.Tensor2D, true, true)],
       ['batched', () => tf.matMul(rand([2, 3, 9, 40], 1) as tf.Tensor4D, rand([2, 3, 40, 12], 2) as tf.Tensor4D)],
       ['broadcastB', () => tf.matMul(rand([4, 20, 30], 1) as tf.Tensor3D, rand([1, 30, 25], 2) as tf.Tensor3D)],
-      ['broadcastA', () => tf.matMul(rand([1, 20, 30], 1) as tf.Tensor3D, rand([4, 25, 30], 2) as tf.Tensor3D, false, true)],
+      [
+        'broadcastA',
+        () => tf.matMul(rand([1, 20, 30], 1) as tf.Tensor3D, rand([4, 25, 30], 2) as tf.Tensor3D, false, true),
+      ],
       ['empty', () => tf.matMul(tf.zeros([0, 5]) as tf.Tensor2D, rand([5, 3], 2) as tf.Tensor2D)],
       ['small', () => tf.matMul(rand([6, 1, 8], 1) as tf.Tensor3D, rand([6, 5, 8], 2) as tf.Tensor3D, false, true)],
-      ['fusedBias', () => tf.fused.matMul({ a: rand([50, 64], 1) as tf.Tensor2D, b: rand([64, 70], 2) as tf.Tensor2D, bias: rand([70], 3) })],
-      ['fusedRelu', () => tf.fused.matMul({ a: rand([50, 64], 1) as tf.Tensor2D, b: rand([64, 70], 2) as tf.Tensor2D, bias: rand([70], 3), activation: 'relu' })],
+      [
+        'fusedBias',
+        () =>
+          tf.fused.matMul({
+            a: rand([50, 64], 1) as tf.Tensor2D,
+            b: rand([64, 70], 2) as tf.Tensor2D,
+            bias: rand([70], 3),
+          }),
+      ],
+      [
+        'fusedRelu',
+        () =>
+          tf.fused.matMul({
+            a: rand([50, 64], 1) as tf.Tensor2D,
+            b: rand([64, 70], 2) as tf.Tensor2D,
+            bias: rand([70], 3),
+            activation: 'relu',
+          }),
+      ],
     ];
     for (const [name, f] of cases) out[name] = f().dataSync() as Float32Array;
     const model = new TinyLM({ vocabSize: 20, dModel: 32, nHeads: 4, nLayers: 2, context: 24, seed: 7 });
-    const inputs = [{ prompt: [1, 2, 3], completion: [4, 5, 6, 7] }, { prompt: [1, 9], completion: [3, 3, 8, 2, 2, 1] }, { prompt: [1, 4, 4, 5, 6, 7], completion: [2] }];
+    const inputs = [
+      { prompt: [1, 2, 3], completion: [4, 5, 6, 7] },
+      { prompt: [1, 9], completion: [3, 3, 8, 2, 2, 1] },
+      { prompt: [1, 4, 4, 5, 6, 7], completion: [2] },
+    ];
     const { value, grads } = tf.variableGrads(() => {
       const s = model.score(inputs);
       out.logProbs = s.logProbs.dataSync() as Float32Array;
       out.entropy = s.entropy.dataSync() as Float32Array;
       // a generic gradient at every position: seeded weights on log-probs and entropies
       const [B, T] = s.logProbs.shape;
-      return s.logProbs.mul(rand([B, T], 5)).add(s.entropy.mul(rand([B, T], 6))).sum() as tf.Scalar;
+      return s.logProbs
+        .mul(rand([B, T], 5))
+        .add(s.entropy.mul(rand([B, T], 6)))
+        .sum() as tf.Scalar;
     }, model.variables());
     out.loss = value.dataSync() as Float32Array;
     for (const [n, g] of Object.entries(grads)) out[`grad ${n.split('/')[1]}`] = g.dataSync() as Float32Array;
     // left-padded prompts of three lengths: padding masked, positions from each row's first token
-    const gens = generate(model, [[1, 2, 3], [1, 9], [1, 4, 4, 5, 6]], { maxNewTokens: 10, temperature: 1, seed: 3 });
+    const gens = generate(
+      model,
+      [
+        [1, 2, 3],
+        [1, 9],
+        [1, 4, 4, 5, 6],
+      ],
+      { maxNewTokens: 10, temperature: 1, seed: 3 },
+    );
     out.generatedTokens = Float32Array.from(gens.flatMap((g) => g.tokens));
     out.generated = Float32Array.from(gens.flatMap((g) => [...g.logProbs, ...g.entropy, ...g.selfCertainty]));
     model.dispose();
@@ -80,7 +115,8 @@ describe('native matrix products', () => {
       expect(Object.keys(reference).some((k) => maxDiff(fast[k], reference[k]) > 0)).to.equal(true);
       setAccelerate(backend, 'off');
       const again = compute();
-      for (const key of Object.keys(reference)) expect(maxDiff(again[key], reference[key]), `off restores ${key}`).to.equal(0);
+      for (const key of Object.keys(reference))
+        expect(maxDiff(again[key], reference[key]), `off restores ${key}`).to.equal(0);
     });
   }
 
@@ -102,7 +138,16 @@ describe('native matrix products', () => {
     // the decoder hands its cache and step arrays to the next decode of the same batch size: nothing read may depend on what they held
     await initBackend('wasm', 'auto');
     const model = new TinyLM({ vocabSize: 20, dModel: 32, nHeads: 4, nLayers: 2, context: 24, seed: 7 });
-    const first = [[1, 2, 3], [1, 9], [1, 4, 4, 5, 6]], other = [[1, 7, 7, 7, 7, 7, 7, 7], [1, 3], [1, 5, 5, 5, 5, 2, 2]];
+    const first = [
+        [1, 2, 3],
+        [1, 9],
+        [1, 4, 4, 5, 6],
+      ],
+      other = [
+        [1, 7, 7, 7, 7, 7, 7, 7],
+        [1, 3],
+        [1, 5, 5, 5, 5, 2, 2],
+      ];
     const o = { maxNewTokens: 8, temperature: 1, seed: 3 };
     const before = generate(model, first, o);
     generate(model, other, { ...o, seed: 4 });
@@ -115,7 +160,10 @@ describe('native matrix products', () => {
   it('refuses an unknown choice, naming the choices, before switching anything', async () => {
     expect(() => setAccelerate('cpu', 'fast' as never)).to.throw(/accelerate: unknown choice 'fast'; known: auto, off/);
     await initBackend('wasm', 'auto');
-    const err = await initBackend('cpu', 'fast' as never).then(() => null, (e: Error) => e);
+    const err = await initBackend('cpu', 'fast' as never).then(
+      () => null,
+      (e: Error) => e,
+    );
     expect(err?.message).to.match(/^accelerate: unknown choice 'fast'; known: auto, off$/);
     expect(tf.getBackend()).to.equal('wasm');
   });
@@ -143,9 +191,17 @@ describe('native matrix products', () => {
 
   it('a fused bias that is not one row ([M, 1]) goes to the original kernel and broadcasts as tfjs does', async () => {
     await initBackend('cpu', 'off');
-    const reference = tf.tidy(() => tf.fused.matMul({ a: rand([40, 30], 1) as tf.Tensor2D, b: rand([30, 40], 2) as tf.Tensor2D, bias: rand([40, 1], 3) }).dataSync());
+    const reference = tf.tidy(() =>
+      tf.fused
+        .matMul({ a: rand([40, 30], 1) as tf.Tensor2D, b: rand([30, 40], 2) as tf.Tensor2D, bias: rand([40, 1], 3) })
+        .dataSync(),
+    );
     await initBackend('cpu', 'auto');
-    const got = tf.tidy(() => tf.fused.matMul({ a: rand([40, 30], 1) as tf.Tensor2D, b: rand([30, 40], 2) as tf.Tensor2D, bias: rand([40, 1], 3) }).dataSync());
+    const got = tf.tidy(() =>
+      tf.fused
+        .matMul({ a: rand([40, 30], 1) as tf.Tensor2D, b: rand([30, 40], 2) as tf.Tensor2D, bias: rand([40, 1], 3) })
+        .dataSync(),
+    );
     expect(maxDiff(got, reference)).to.be.below(1e-4);
   });
 });

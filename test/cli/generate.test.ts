@@ -28,8 +28,17 @@ describe('coevolve generate', function () {
     const out = JSON.parse(await generateCommand(dir, { ...base, prompt: '1+2=', maxNewTokens: 64, chat: true }));
     expect(out.ids.length).to.be.within(1, 64);
     expect(typeof out.text).to.equal('string');
-    await generateCommand(dir, { ...base }).then(() => expect.fail('no prompt accepted'), (e: Error) => expect(e.message).to.match(/give --prompt TEXT or --prompt-ids/));
-    await generateCommand(dir, { ...base, promptIds: '1,x' }).then(() => expect.fail(), (e: Error) => expect(e.message).to.match(/--prompt-ids takes token ids/));
-    await generateCommand(join(dir, 'nope'), { ...base, promptIds: '1' }).then(() => expect.fail(), (e: Error) => expect(e.message).to.match(/nope does not exist/));
+    await generateCommand(dir, { ...base }).then(
+      () => expect.fail('no prompt accepted'),
+      (e: Error) => expect(e.message).to.match(/give --prompt TEXT or --prompt-ids/),
+    );
+    await generateCommand(dir, { ...base, promptIds: '1,x' }).then(
+      () => expect.fail(),
+      (e: Error) => expect(e.message).to.match(/--prompt-ids takes token ids/),
+    );
+    await generateCommand(join(dir, 'nope'), { ...base, promptIds: '1' }).then(
+      () => expect.fail(),
+      (e: Error) => expect(e.message).to.match(/nope does not exist/),
+    );
   });
 });

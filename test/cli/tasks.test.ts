@@ -11,10 +11,25 @@ describe('coevolve tasks', () => {
   it('writes distinct tasks and skips every prompt a pretraining config used', () => {
     const dir = mkdtempSync(join(tmpdir(), 'coevolve-tasks-'));
     const difficulty = { digits: 1, operands: 2, operators: '+' };
-    const pretrain = { name: 'p', seed: 2, task: { family: 'arithmetic', difficulty }, corpus: { train: 40, heldOut: 10 }, model: { dModel: 8, nHeads: 2, nLayers: 1, context: 8 }, train: { steps: 1, batchSize: 1, lr: 0.1 }, out: join(dir, 'ckpt') };
+    const pretrain = {
+      name: 'p',
+      seed: 2,
+      task: { family: 'arithmetic', difficulty },
+      corpus: { train: 40, heldOut: 10 },
+      model: { dModel: 8, nHeads: 2, nLayers: 1, context: 8 },
+      train: { steps: 1, batchSize: 1, lr: 0.1 },
+      out: join(dir, 'ckpt'),
+    };
     writeFileSync(join(dir, 'p.yaml'), stringify(pretrain));
     const out = join(dir, 'unseen.jsonl');
-    tasksCommand({ family: 'arithmetic', difficulty: JSON.stringify(difficulty), count: 30, seed: 9, out, excludePretrain: join(dir, 'p.yaml') });
+    tasksCommand({
+      family: 'arithmetic',
+      difficulty: JSON.stringify(difficulty),
+      count: 30,
+      seed: 9,
+      out,
+      excludePretrain: join(dir, 'p.yaml'),
+    });
     const tasks = readTasksJsonl(out, 'arithmetic');
     const { train, test } = disjointSplit(arithmetic, difficulty, 40, 10, 2);
     const used = new Set([...train, ...test].map((t) => t.prompt));
@@ -22,8 +37,12 @@ describe('coevolve tasks', () => {
     expect(new Set(tasks.map((t) => t.prompt)).size).to.equal(30);
     expect(tasks.filter((t) => used.has(t.prompt))).to.deep.equal([]);
     const other = join(dir, 'other.jsonl');
-    expect(() => tasksCommand({ family: 'arithmetic', difficulty: '{digits', count: 1, seed: 1, out: other })).to.throw(/--difficulty must be JSON/);
-    expect(() => tasksCommand({ family: 'arithmetic', difficulty: JSON.stringify(difficulty), count: 200, seed: 1, out: other })).to.throw(/found only 100 of 200 distinct/);
+    expect(() => tasksCommand({ family: 'arithmetic', difficulty: '{digits', count: 1, seed: 1, out: other })).to.throw(
+      /--difficulty must be JSON/,
+    );
+    expect(() =>
+      tasksCommand({ family: 'arithmetic', difficulty: JSON.stringify(difficulty), count: 200, seed: 1, out: other }),
+    ).to.throw(/found only 100 of 200 distinct/);
   });
 
   it('skips the prompts of every --exclude file', () => {
@@ -35,7 +54,16 @@ describe('coevolve tasks', () => {
     const a = new Set(readTasksJsonl(first, 'arithmetic').map((t) => t.prompt));
     const b = readTasksJsonl(rest, 'arithmetic').map((t) => t.prompt);
     expect(b.filter((p) => a.has(p))).to.deep.equal([]);
-    expect(() => tasksCommand({ family: 'arithmetic', difficulty: '{"digits":1}', count: 1, seed: 3, out: join(dir, 'c.jsonl'), exclude: [first, rest] })).to.throw(/found only 0 of 1/);
+    expect(() =>
+      tasksCommand({
+        family: 'arithmetic',
+        difficulty: '{"digits":1}',
+        count: 1,
+        seed: 3,
+        out: join(dir, 'c.jsonl'),
+        exclude: [first, rest],
+      }),
+    ).to.throw(/found only 0 of 1/);
   });
 
   it('refuses to overwrite an existing file unless told to', () => {

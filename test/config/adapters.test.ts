@@ -2,8 +2,13 @@ import { expect } from 'chai';
 import { ConfigError, parseConfig } from '../../src/config/load.js';
 
 /** A self-play config on one Hugging Face base; `roles` and `base` change per test. */
-const config = (roles: Record<string, unknown>, base: Record<string, unknown> = { kind: 'hf', path: 'BASE' }, models: Record<string, unknown> = {}) => ({
-  name: 'a', iterations: 1,
+const config = (
+  roles: Record<string, unknown>,
+  base: Record<string, unknown> = { kind: 'hf', path: 'BASE' },
+  models: Record<string, unknown> = {},
+) => ({
+  name: 'a',
+  iterations: 1,
   models: { base, ...models },
   roles,
   tasks: { family: 'arithmetic', train: { source: 'generate', count: 4 } },
@@ -21,8 +26,16 @@ const issues = (f: () => unknown) => {
 };
 
 describe('an adapter per role on one base (roles.<id>.adapter)', () => {
-  it('makes each adapter a model of its own with the base\'s LoRA settings, and drops the base no role plays', () => {
-    const c = parseConfig(config({ proposer: { kind: 'proposer', model: 'base', adapter: 'proposer' }, solver: { kind: 'solver', model: 'base', adapter: 'solver' } }, { kind: 'hf', path: 'BASE', lora: { r: 4, alpha: 8 } }));
+  it("makes each adapter a model of its own with the base's LoRA settings, and drops the base no role plays", () => {
+    const c = parseConfig(
+      config(
+        {
+          proposer: { kind: 'proposer', model: 'base', adapter: 'proposer' },
+          solver: { kind: 'solver', model: 'base', adapter: 'solver' },
+        },
+        { kind: 'hf', path: 'BASE', lora: { r: 4, alpha: 8 } },
+      ),
+    );
     expect(Object.keys(c.models).sort()).to.deep.equal(['base-proposer', 'base-solver']);
     expect(c.roles.proposer.model).to.equal('base-proposer');
     expect(c.roles.solver.model).to.equal('base-solver');
@@ -36,7 +49,13 @@ describe('an adapter per role on one base (roles.<id>.adapter)', () => {
   });
 
   it('roles naming one adapter share it; a role on the base itself keeps the base; no lora given means the defaults', () => {
-    const c = parseConfig(config({ a: { kind: 'solver', model: 'base', adapter: 'shared' }, b: { kind: 'judge', model: 'base', adapter: 'shared' }, c: { kind: 'proposer', model: 'base' } }));
+    const c = parseConfig(
+      config({
+        a: { kind: 'solver', model: 'base', adapter: 'shared' },
+        b: { kind: 'judge', model: 'base', adapter: 'shared' },
+        c: { kind: 'proposer', model: 'base' },
+      }),
+    );
     expect(Object.keys(c.models).sort()).to.deep.equal(['base', 'base-shared']);
     expect(c.roles.a.model).to.equal('base-shared');
     expect(c.roles.b.model).to.equal('base-shared');
@@ -46,8 +65,20 @@ describe('an adapter per role on one base (roles.<id>.adapter)', () => {
   });
 
   it('refuses an adapter on a model that is not a Hugging Face base, and an adapter id taken by a model', () => {
-    expect(issues(() => parseConfig(config({ s: { kind: 'solver', model: 'base', adapter: 'x' } }, { kind: 'tinylm' })))).to.deep.equal(['roles.s.adapter: an adapter is trained on a Hugging Face base; model "base" is tinylm']);
-    expect(issues(() => parseConfig(config({ s: { kind: 'solver', model: 'base', adapter: 'x' } }, undefined, { 'base-x': { kind: 'hf', path: 'OTHER' } })))).to.deep.equal(['roles.s.adapter: the adapter\'s model id "base-x" is taken by a model of that name; rename one']);
-    expect(issues(() => parseConfig(config({ s: { kind: 'solver', model: 'base', adapter: '../x' } })))[0]).to.match(/^roles\.s\.adapter: must be a plain name/);
+    expect(
+      issues(() => parseConfig(config({ s: { kind: 'solver', model: 'base', adapter: 'x' } }, { kind: 'tinylm' }))),
+    ).to.deep.equal(['roles.s.adapter: an adapter is trained on a Hugging Face base; model "base" is tinylm']);
+    expect(
+      issues(() =>
+        parseConfig(
+          config({ s: { kind: 'solver', model: 'base', adapter: 'x' } }, undefined, {
+            'base-x': { kind: 'hf', path: 'OTHER' },
+          }),
+        ),
+      ),
+    ).to.deep.equal(['roles.s.adapter: the adapter\'s model id "base-x" is taken by a model of that name; rename one']);
+    expect(issues(() => parseConfig(config({ s: { kind: 'solver', model: 'base', adapter: '../x' } })))[0]).to.match(
+      /^roles\.s\.adapter: must be a plain name/,
+    );
   });
 });

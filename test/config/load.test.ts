@@ -81,9 +81,25 @@ describe('config/load', () => {
     });
     expect(c.tasks.difficulty).to.deep.equal({});
     expect(c.tasks.perIteration).to.equal(32);
-    expect(c.arena).to.deep.equal({ kind: 'solve', groupSize: 8, maxNewTokens: 8, temperature: 1, topK: 0, topP: 1, options: {} });
+    expect(c.arena).to.deep.equal({
+      kind: 'solve',
+      groupSize: 8,
+      maxNewTokens: 8,
+      temperature: 1,
+      topK: 0,
+      topP: 1,
+      options: {},
+    });
     expect(c.judges).to.deep.equal([{ kind: 'exact-match', weight: 1, options: {} }]);
-    expect(c.trainer).to.deep.equal({ lr: 0.0003, advantage: 'grpo', rewardAggregation: 'sum', dropEqualGroups: false, ppoEpochs: 1, miniBatches: 1, lrSchedule: { kind: 'constant', warmup: 0, minRatio: 0 } });
+    expect(c.trainer).to.deep.equal({
+      lr: 0.0003,
+      advantage: 'grpo',
+      rewardAggregation: 'sum',
+      dropEqualGroups: false,
+      ppoEpochs: 1,
+      miniBatches: 1,
+      lrSchedule: { kind: 'constant', warmup: 0, minRatio: 0 },
+    });
     expect(c.eval).to.deep.equal({ every: 10, samples: 16 });
     expect(c.checkpointEvery).to.equal(5);
     expect(c.evaluators).to.deep.equal([]);
@@ -101,7 +117,10 @@ describe('config/load', () => {
 
   it('stops on an unknown key and names its path', () => {
     const e = configError(() => loadConfig(write(VALID.replace('  lr: 0.0003', '  lrr: 0.0003'))));
-    expect(e.issues).to.deep.include({ path: 'trainer.lrr', message: `unrecognized key (did you mean "lr"?); known: ${Object.keys(TrainerSchema.shape).join(', ')}` });
+    expect(e.issues).to.deep.include({
+      path: 'trainer.lrr',
+      message: `unrecognized key (did you mean "lr"?); known: ${Object.keys(TrainerSchema.shape).join(', ')}`,
+    });
     expect(e.message).to.match(/trainer\.lrr: unrecognized key/);
     expect(e.message).to.include('exp.yaml');
   });
@@ -134,7 +153,11 @@ describe('config/load', () => {
     const obj = minimal();
     (obj as any).trainer = { lrSchedule: { kind: 'linear', warmup: 2.5, minRatio: 1.5 } };
     const paths = configError(() => parseConfig(obj)).issues.map((i) => i.path);
-    expect(paths).to.include.members(['trainer.lrSchedule.kind', 'trainer.lrSchedule.warmup', 'trainer.lrSchedule.minRatio']);
+    expect(paths).to.include.members([
+      'trainer.lrSchedule.kind',
+      'trainer.lrSchedule.warmup',
+      'trainer.lrSchedule.minRatio',
+    ]);
     (obj as any).trainer = { lrSchedule: { kind: 'cosine' } };
     expect(parseConfig(obj).trainer.lrSchedule).to.deep.equal({ kind: 'cosine', warmup: 0, minRatio: 0 });
   });
@@ -194,7 +217,10 @@ describe('config/load', () => {
     expect(configError(() => parseConfig(obj)).issues.map((i) => i.path)).to.deep.equal(['trainer.refSync']);
     (obj.models as any).main.reference = true;
     obj.trainer = { klCoef: 0.1, refSync: { steps: 0, mixupAlpha: 0 } };
-    expect(configError(() => parseConfig(obj)).issues.map((i) => i.path)).to.have.members(['trainer.refSync.steps', 'trainer.refSync.mixupAlpha']);
+    expect(configError(() => parseConfig(obj)).issues.map((i) => i.path)).to.have.members([
+      'trainer.refSync.steps',
+      'trainer.refSync.mixupAlpha',
+    ]);
     obj.trainer = { klCoef: 0.1, refSync: { steps: 10 }, lrSchedule: { cycle: 10 } };
     const c = parseConfig(obj);
     expect(c.trainer.refSync).to.deep.equal({ steps: 10, mixupAlpha: 0.6 });
@@ -248,7 +274,10 @@ describe('config/load', () => {
       ['arena.options=3', 'arena.options'],
     ] as const) {
       const e = configError(() => loadConfig(write(VALID), [override]));
-      expect(e.issues.map((i) => i.path), override).to.include(path);
+      expect(
+        e.issues.map((i) => i.path),
+        override,
+      ).to.include(path);
     }
   });
 
@@ -259,8 +288,14 @@ describe('config/load', () => {
   });
 
   it('says an infinite or NaN number is not finite (YAML .inf, .nan)', () => {
-    for (const [v, shown] of [['.inf', 'Infinity'], ['-.inf', '-Infinity'], ['.nan', 'NaN']]) {
-      expect(() => loadConfig(write(VALID), [`trainer.lr=${v}`])).to.throw(`trainer.lr: expected a finite number, received ${shown}`);
+    for (const [v, shown] of [
+      ['.inf', 'Infinity'],
+      ['-.inf', '-Infinity'],
+      ['.nan', 'NaN'],
+    ]) {
+      expect(() => loadConfig(write(VALID), [`trainer.lr=${v}`])).to.throw(
+        `trainer.lr: expected a finite number, received ${shown}`,
+      );
     }
   });
 

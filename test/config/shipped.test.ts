@@ -17,7 +17,8 @@ function yamlFiles(dir: string): string[] {
 function namedPaths(value: unknown, at = ''): Array<{ at: string; path: string }> {
   if (typeof value === 'string') return /^(checkpoints|configs)\//.test(value) ? [{ at, path: value }] : [];
   if (Array.isArray(value)) return value.flatMap((v, i) => namedPaths(v, `${at}[${i}]`));
-  if (value && typeof value === 'object') return Object.entries(value).flatMap(([k, v]) => namedPaths(v, at ? `${at}.${k}` : k));
+  if (value && typeof value === 'object')
+    return Object.entries(value).flatMap(([k, v]) => namedPaths(v, at ? `${at}.${k}` : k));
   return [];
 }
 
@@ -44,14 +45,20 @@ describe('the shipped configs', () => {
   it('name only paths that exist, or checkpoints a shipped pretrain config makes, named in their header', () => {
     const problems: string[] = [];
     for (const [f, raw] of raws) {
-      const header = readFileSync(f, 'utf8').split('\n').filter((l) => l.startsWith('#')).join('\n');
+      const header = readFileSync(f, 'utf8')
+        .split('\n')
+        .filter((l) => l.startsWith('#'))
+        .join('\n');
       for (const { at, path } of namedPaths(raw)) {
         if (isPretrain(raw) && at === 'out') continue;
         if (existsSync(path)) continue;
         const folder = path.match(/^checkpoints\/[^/]+/)?.[0];
         const maker = folder && makers.get(folder);
         if (!maker) problems.push(`${f}: ${at}: ${path} is missing, and no shipped pretrain config makes it`);
-        else if (!header.includes(`coevolve pretrain ${maker}`)) problems.push(`${f}: ${at}: ${path} is made by ${maker}, but the header does not say \`coevolve pretrain ${maker}\``);
+        else if (!header.includes(`coevolve pretrain ${maker}`))
+          problems.push(
+            `${f}: ${at}: ${path} is made by ${maker}, but the header does not say \`coevolve pretrain ${maker}\``,
+          );
       }
     }
     expect(problems).to.deep.equal([]);

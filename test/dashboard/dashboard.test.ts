@@ -45,19 +45,41 @@ describe('coevolve dashboard', function () {
     // a run slow enough to watch: 150 iterations of 16 tasks x 8 answers on a small fresh model (with 40 it
     // timed out twice in CI-like runs: most likely the run ended before the first chart was drawn)
     const config = join(root, 'live.yaml');
-    writeFileSync(config, stringify({ ...tinyConfig(root), name: 'live', iterations: 150, workers: 1, checkpointEvery: 10, tasks: { ...tinyConfig(root).tasks, perIteration: 16, train: { source: 'generate', count: 400 } }, arena: { groupSize: 8, maxNewTokens: 3 }, models: { main: { config: { dModel: 64, nHeads: 2, nLayers: 2, context: 24 } } } }));
-    const run = spawn(process.execPath, ['bin/coevolve.js', 'run', config, '--out', join(root, 'live')], { stdio: 'ignore' });
+    writeFileSync(
+      config,
+      stringify({
+        ...tinyConfig(root),
+        name: 'live',
+        iterations: 150,
+        workers: 1,
+        checkpointEvery: 10,
+        tasks: { ...tinyConfig(root).tasks, perIteration: 16, train: { source: 'generate', count: 400 } },
+        arena: { groupSize: 8, maxNewTokens: 3 },
+        models: { main: { config: { dModel: 64, nHeads: 2, nLayers: 2, context: 24 } } },
+      }),
+    );
+    const run = spawn(process.execPath, ['bin/coevolve.js', 'run', config, '--out', join(root, 'live')], {
+      stdio: 'ignore',
+    });
     const ended = new Promise((resolve) => run.once('exit', resolve));
     try {
       const metrics = join(root, 'live', 'metrics.jsonl');
-      for (let i = 0; i < 600 && !(existsSync(metrics) && statSync(metrics).size > 0); i++) await new Promise((r) => setTimeout(r, 50));
+      for (let i = 0; i < 600 && !(existsSync(metrics) && statSync(metrics).size > 0); i++)
+        await new Promise((r) => setTimeout(r, 50));
       const page = await browser!.newPage();
       await page.goto(`${dash.url}?run=live`);
       const rewards = '#chart-rewards g.mark-line path';
       await page.waitForSelector(rewards);
       const first = await page.$eval(rewards, (p) => p.getAttribute('d'));
       // the same chart redrawn from the run's new metrics: its line grows
-      await page.waitForFunction(([sel, d]) => { const p = document.querySelector(sel as string); return p !== null && p.getAttribute('d') !== d; }, [rewards, first], { timeout: 60000 });
+      await page.waitForFunction(
+        ([sel, d]) => {
+          const p = document.querySelector(sel as string);
+          return p !== null && p.getAttribute('d') !== d;
+        },
+        [rewards, first],
+        { timeout: 60000 },
+      );
       const later = await page.$eval(rewards, (p) => p.getAttribute('d'));
       const points = (d: string) => (d.match(/[ML]/g) ?? []).length; // one command per iteration drawn
       expect(points(later!)).to.be.above(points(first!));

@@ -20,10 +20,20 @@ import { need, TEST_BACKEND } from '../needs.js';
 /** Solver episodes on the shipped base, heavy enough (64 tasks x 8 answers per job) that a job lasts a while. */
 function heavy(root: string, url: string, queue: string, over: Partial<ExperimentInput> = {}): ExperimentInput {
   return {
-    ...tinyConfig(root), name: 'heavy', workers: 1, iterations: 6, checkpointEvery: 2,
+    ...tinyConfig(root),
+    name: 'heavy',
+    workers: 1,
+    iterations: 6,
+    checkpointEvery: 2,
     models: { main: { checkpoint: 'checkpoints/base-add2' } },
-    tasks: { family: 'arithmetic', difficulty: { digits: 2, operands: 2, operators: '+' }, train: { source: 'generate', count: 2000 }, perIteration: 64 },
-    arena: { groupSize: 8, maxNewTokens: 5 }, eval: { every: 100 },
+    tasks: {
+      family: 'arithmetic',
+      difficulty: { digits: 2, operands: 2, operators: '+' },
+      train: { source: 'generate', count: 2000 },
+      perIteration: 64,
+    },
+    arena: { groupSize: 8, maxNewTokens: 5 },
+    eval: { every: 100 },
     rollout: { engine: 'redis', url, queue, jobEpisodes: 256 },
     ...over,
   };
@@ -40,9 +50,16 @@ async function exactlyOnce(dir: string, n: number, per: number): Promise<void> {
   expect(episodes.filter((e) => e.iteration > n)).to.have.length(0);
 }
 
-const rows = (dir: string) => (existsSync(join(dir, 'metrics.jsonl')) ? readFileSync(join(dir, 'metrics.jsonl'), 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : []);
+const rows = (dir: string) =>
+  existsSync(join(dir, 'metrics.jsonl'))
+    ? readFileSync(join(dir, 'metrics.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
 const until = async (ok: () => boolean | Promise<boolean>, ms = 60000) => {
-  for (const t0 = Date.now(); !(await ok()); ) {
+  for (const t0 = Date.now(); !(await ok());) {
     if (Date.now() - t0 > ms) throw new Error('timed out');
     await new Promise((r) => setTimeout(r, 5));
   }
@@ -56,7 +73,9 @@ describe('rollout faults: workers killed, Redis restarted, the learner resumed',
     redis = await startRedis();
     if (!redis) need(this, 'redis');
   });
-  afterEach(() => { for (const c of children.splice(0)) c.kill('SIGKILL'); });
+  afterEach(() => {
+    for (const c of children.splice(0)) c.kill('SIGKILL');
+  });
   after(async () => redis?.stop());
 
   it('a worker killed mid-job: another takes the job, and every episode is counted once', async () => {
@@ -64,7 +83,10 @@ describe('rollout faults: workers killed, Redis restarted, the learner resumed',
     const victim = await startWorkerProcess(redis!.url, 'kill');
     children.push(victim);
     const queue = new Queue(queueName('kill'), { connection: { url: redis!.url } });
-    const run = runExperiment(heavy(root, redis!.url, 'kill', { iterations: 3 }), { out: join(root, 'run'), log: () => {} });
+    const run = runExperiment(heavy(root, redis!.url, 'kill', { iterations: 3 }), {
+      out: join(root, 'run'),
+      log: () => {},
+    });
     // the moment the victim holds a job, kill it; then a second worker starts
     await until(async () => (await queue.getActiveCount()) > 0);
     const active = (await queue.getActive())[0];
@@ -90,7 +112,10 @@ describe('rollout faults: workers killed, Redis restarted, the learner resumed',
     const out = join(root, 'run');
     const log: string[] = [];
     const run = runExperiment(heavy(root, redis!.url, queueId, over), { out, log: (l) => log.push(l) });
-    const ended = run.then(() => null, (e: Error) => e); // settled here, so a failure while the test waits is never unhandled
+    const ended = run.then(
+      () => null,
+      (e: Error) => e,
+    ); // settled here, so a failure while the test waits is never unhandled
     await until(async () => (await queue.getActiveCount()) > 0);
     victim.kill('SIGSTOP');
     children.push(await startWorkerProcess(redis!.url, queueId, stalling));
@@ -102,13 +127,24 @@ describe('rollout faults: workers killed, Redis restarted, the learner resumed',
   it('a job stalled past the limit is queued again: the run goes on, every episode once', async () => {
     const { out, log, err } = await stallOne('stall', { iterations: 2 });
     expect(err, err?.message).to.equal(null);
-    expect(log.some((l) => /job stalled more than allowable limit; queued again \(1 of 3\)/.test(l)), log.join('\n')).to.equal(true);
+    expect(
+      log.some((l) => /job stalled more than allowable limit; queued again \(1 of 3\)/.test(l)),
+      log.join('\n'),
+    ).to.equal(true);
     await exactlyOnce(out, 2, 64 * 8);
   });
 
   it('a job that stalls more than rollout.jobRetries times stops the run, saying how to resume; resumed, it completes', async () => {
-    const { out, err } = await stallOne('stall-stop', { iterations: 2, rollout: { engine: 'redis', url: redis!.url, queue: 'stall-stop', jobEpisodes: 256, jobRetries: 0 } });
-    expect(err?.message).to.match(/rollout job .* failed 1 time, past rollout\.jobRetries \(0\); the last time: job stalled more than allowable limit\. The run stops; it resumes from its last checkpoint with: coevolve run --resume /);
+    const { out, err } = await stallOne('stall-stop', {
+      iterations: 2,
+      rollout: { engine: 'redis', url: redis!.url, queue: 'stall-stop', jobEpisodes: 256, jobRetries: 0 },
+    });
+    expect(err?.message).to.match(
+      new RegExp(
+        'rollout job .* failed 1 time, past rollout\\.jobRetries \\(0\\); the last time: job stalled more than allowable limit\\. ' +
+          'The run stops; it resumes from its last checkpoint with: coevolve run --resume ',
+      ),
+    );
     expect((await RunStore.open(out)).record.status).to.equal('failed');
     await runExperiment(undefined, { resume: out, log: () => {} });
     await exactlyOnce(out, 2, 64 * 8);
@@ -126,17 +162,27 @@ describe('rollout faults: workers killed, Redis restarted, the learner resumed',
     await new Promise((r) => setTimeout(r, 1500));
     redis = await startRedis(port);
     await run;
-    expect(log.some((l) => /waiting for Redis at redis:\/\/127\.0\.0\.1:\d+\/?: connection lost/.test(l)), log.join('\n')).to.equal(true);
+    expect(
+      log.some((l) => /waiting for Redis at redis:\/\/127\.0\.0\.1:\d+\/?: connection lost/.test(l)),
+      log.join('\n'),
+    ).to.equal(true);
     expect(log.some((l) => /Redis at .* is back/.test(l))).to.equal(true);
     await exactlyOnce(out, 6, 64 * 8);
   });
 
-  it('the learner killed and resumed: a new session, the old one\'s jobs ignored, every episode once', async () => {
+  it("the learner killed and resumed: a new session, the old one's jobs ignored, every episode once", async () => {
     const root = mkdtempSync(join(tmpdir(), 'coevolve-resume-'));
     children.push(await startWorkerProcess(redis!.url, 'resume'));
     const out = join(root, 'run');
     const config = join(root, 'c.yaml');
-    writeFileSync(config, stringify(heavy(root, redis!.url, 'resume', { rollout: { engine: 'redis', url: redis!.url, queue: 'resume', jobEpisodes: 256, maxStaleness: 1 } })));
+    writeFileSync(
+      config,
+      stringify(
+        heavy(root, redis!.url, 'resume', {
+          rollout: { engine: 'redis', url: redis!.url, queue: 'resume', jobEpisodes: 256, maxStaleness: 1 },
+        }),
+      ),
+    );
     const learner = spawn(process.execPath, ['bin/coevolve.js', 'run', config, '--out', out], { stdio: 'ignore' });
     children.push(learner);
     await until(() => rows(out).some((r) => r.iteration === 3)); // a checkpoint at 2, iteration 4's jobs queued ahead
@@ -149,11 +195,27 @@ describe('rollout faults: workers killed, Redis restarted, the learner resumed',
     await exactlyOnce(out, 6, 64 * 8);
   });
 
-  it('stale rollouts: importance weights equal min(exp(old - behaviour), threshold), old from the learner\'s weights of the version before', async () => {
+  it("stale rollouts: importance weights equal min(exp(old - behaviour), threshold), old from the learner's weights of the version before", async () => {
     const root = mkdtempSync(join(tmpdir(), 'coevolve-stale-'));
     children.push(await startWorkerProcess(redis!.url, 'stale'));
     const out = join(root, 'run');
-    const { metrics } = await runExperiment(heavy(root, redis!.url, 'stale', { iterations: 3, checkpointEvery: 1, trainer: { lr: 0.003 }, tasks: { ...heavy(root, '', '').tasks, perIteration: 8 }, rollout: { engine: 'redis', url: redis!.url, queue: 'stale', jobEpisodes: 32, maxStaleness: 1, isThreshold: 1.05 } }), { out, log: () => {} });
+    const { metrics } = await runExperiment(
+      heavy(root, redis!.url, 'stale', {
+        iterations: 3,
+        checkpointEvery: 1,
+        trainer: { lr: 0.003 },
+        tasks: { ...heavy(root, '', '').tasks, perIteration: 8 },
+        rollout: {
+          engine: 'redis',
+          url: redis!.url,
+          queue: 'stale',
+          jobEpisodes: 32,
+          maxStaleness: 1,
+          isThreshold: 1.05,
+        },
+      }),
+      { out, log: () => {} },
+    );
     expect(metrics.find((r) => r.iteration === 1)?.['rollout/staleness_max']).to.equal(0);
     expect(metrics.find((r) => r.iteration === 2)?.['rollout/staleness_max']).to.equal(1);
     await initBackend(TEST_BACKEND);

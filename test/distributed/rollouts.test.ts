@@ -11,7 +11,25 @@ import { need, TEST_BACKEND } from '../needs.js';
 
 /** A `coevolve worker` process on `url`, resolved once it takes jobs. */
 export function startWorkerProcess(url: string, queue: string, extra: string[] = []): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['bin/coevolve.js', 'worker', '--redis', url, '--queue', queue, '--backend', TEST_BACKEND, '--lock-ms', '2000', '--stalled-ms', '500', ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [
+      'bin/coevolve.js',
+      'worker',
+      '--redis',
+      url,
+      '--queue',
+      queue,
+      '--backend',
+      TEST_BACKEND,
+      '--lock-ms',
+      '2000',
+      '--stalled-ms',
+      '500',
+      ...extra,
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   return new Promise((resolve, reject) => {
     let err = '';
     child.stderr!.on('data', (d: Buffer) => {
@@ -38,7 +56,10 @@ describe('rollouts on worker processes through Redis', function () {
     workers.push(await startWorkerProcess(redis!.url, 'two'), await startWorkerProcess(redis!.url, 'two'));
     const root = mkdtempSync(join(tmpdir(), 'coevolve-redis-'));
     const out = join(root, 'run');
-    const { metrics } = await runExperiment({ ...tinyConfig(root), workers: 1, rollout: { engine: 'redis', url: redis!.url, queue: 'two', jobEpisodes: 3 } }, { out, log: () => {} });
+    const { metrics } = await runExperiment(
+      { ...tinyConfig(root), workers: 1, rollout: { engine: 'redis', url: redis!.url, queue: 'two', jobEpisodes: 3 } },
+      { out, log: () => {} },
+    );
     const episodes = (await RunStore.open(out)).readEpisodes();
     for (let it = 1; it <= 4; it++) {
       const mine = episodes.filter((e) => e.iteration === it);

@@ -22,7 +22,9 @@ describe('run: bad configs stop before any work', () => {
   it('an unknown key names its path and no run directory is made', async () => {
     const base = tinyConfig('');
     const { message, dir } = await failure({ ...tinyConfig(''), outDir: join(tmpdir(), 'never'), trainer: { lrr: 1 } });
-    expect(message).to.match(/trainer/).and.match(/lrr/);
+    expect(message)
+      .to.match(/trainer/)
+      .and.match(/lrr/);
     expect(existsSync(join(tmpdir(), 'never', base.name))).to.equal(false);
     expect(dir).to.be.a('string');
   });
@@ -35,7 +37,9 @@ describe('run: bad configs stop before any work', () => {
   for (const bad of ['0', '2.5', 'all']) {
     it(`trainer.microBatch=${bad} is named and asks for a positive integer`, async () => {
       const { message } = await failure(tinyConfig(join(tmpdir(), 'never')), [`trainer.microBatch=${bad}`]);
-      expect(message).to.match(/trainer\.microBatch/).and.match(bad === 'all' ? /number/ : /must be a positive integer/);
+      expect(message)
+        .to.match(/trainer\.microBatch/)
+        .and.match(bad === 'all' ? /number/ : /must be a positive integer/);
     });
   }
 
@@ -48,13 +52,28 @@ describe('run: bad configs stop before any work', () => {
 
   it('accelerate=fast is named with its choices', async () => {
     const { message } = await failure(tinyConfig(join(tmpdir(), 'never')), ['accelerate=fast']);
-    expect(message).to.match(/accelerate/).and.match(/auto/).and.match(/off/);
+    expect(message)
+      .to.match(/accelerate/)
+      .and.match(/auto/)
+      .and.match(/off/);
   });
 
   for (const [field, over, known] of [
-    ['arena.kind', { arena: { kind: 'chess' } }, /known: adversarial-critic, game, judge, memory-dialogue, peer, propose-solve, solve/],
-    ['judges.0.kind', { judges: [{ kind: 'oracle' }] }, /known: coverage, grounded, learnability, majority, outcome, peer, self-certainty, uncertainty, verdict, verifier/],
-    ['roles.solver.kind', { roles: { solver: { kind: 'wizard', model: 'main' } } }, /known: answer, critic, judge, memory, player, proposer, sneaky, solver/],
+    [
+      'arena.kind',
+      { arena: { kind: 'chess' } },
+      /known: adversarial-critic, game, judge, memory-dialogue, peer, propose-solve, solve/,
+    ],
+    [
+      'judges.0.kind',
+      { judges: [{ kind: 'oracle' }] },
+      /known: coverage, grounded, learnability, majority, outcome, peer, self-certainty, uncertainty, verdict, verifier/,
+    ],
+    [
+      'roles.solver.kind',
+      { roles: { solver: { kind: 'wizard', model: 'main' } } },
+      /known: answer, critic, judge, memory, player, proposer, sneaky, solver/,
+    ],
     ['tasks.family', { tasks: { ...tinyConfig('').tasks, family: 'poetry' } }, /known: arithmetic, dialogue, strings/],
   ] as const) {
     it(`an unknown name in ${field} lists the known ones`, async () => {
@@ -71,11 +90,21 @@ describe('shipped configs', () => {
     const { readdirSync } = await import('node:fs');
     const { loadConfig } = await import('../../src/config/load.js');
     const { createContainer, Resolver } = await import('../../src/engine/registry.js');
-    const files = readdirSync('configs', { recursive: true }).map(String).filter((f) => f.endsWith('.yaml') && !f.split('/').pop()!.startsWith('pretrain'));
-    expect(files).to.include.members(['default.yaml', 'rlvr.yaml', 'ttrl.yaml', 'self-certainty.yaml', 'critics/spc-sum3-steps-random-from-350.yaml']);
+    const files = readdirSync('configs', { recursive: true })
+      .map(String)
+      .filter((f) => f.endsWith('.yaml') && !f.split('/').pop()!.startsWith('pretrain'));
+    expect(files).to.include.members([
+      'default.yaml',
+      'rlvr.yaml',
+      'ttrl.yaml',
+      'self-certainty.yaml',
+      'critics/spc-sum3-steps-random-from-350.yaml',
+    ]);
     for (const f of files) {
       try {
-        createContainer().get(Resolver).plan(loadConfig(join('configs', f)));
+        createContainer()
+          .get(Resolver)
+          .plan(loadConfig(join('configs', f)));
       } catch (e) {
         throw new Error(`configs/${f}: ${(e as Error).message}`, { cause: e });
       }

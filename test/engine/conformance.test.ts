@@ -14,7 +14,9 @@ import { TEST_BACKEND } from '../needs.js';
 // many seeded episodes with an untrained model, whose output is mostly garbage, must all
 // end as well-formed episodes with invalid actions, never as a crash.
 describe('arena conformance', () => {
-  before(async () => { await initBackend(TEST_BACKEND); });
+  before(async () => {
+    await initBackend(TEST_BACKEND);
+  });
 
   for (const arenaKind of Object.keys(ARENA_KINDS)) {
     for (const [familyName, family] of Object.entries(TASK_FAMILIES)) {
@@ -28,12 +30,26 @@ describe('arena conformance', () => {
           throw e;
         }
         const tokenizer = new CharTokenizer();
-        const model = new TinyLM({ vocabSize: tokenizer.size, dModel: 16, nHeads: 2, nLayers: 1, context: 128, seed: 1 }); // room for a game's observation text
+        const model = new TinyLM({
+          vocabSize: tokenizer.size,
+          dModel: 16,
+          nHeads: 2,
+          nLayers: 1,
+          context: 128,
+          seed: 1,
+        }); // room for a game's observation text
         for (const seed of [1, 2, 3]) {
           const server = new BatchingServer('m', model, seed);
-          const bindings = Object.fromEntries(Object.entries(arena.roles).map(([id, kind]) => [id, { role: ROLE_KINDS[kind]((o) => family.parseAnswer(o)), model: 'm', server }]));
+          const bindings = Object.fromEntries(
+            Object.entries(arena.roles).map(([id, kind]) => [
+              id,
+              { role: ROLE_KINDS[kind]((o) => family.parseAnswer(o)), model: 'm', server },
+            ]),
+          );
           const agents = new Agents(bindings, tokenizer, { maxNewTokens: 6, temperature: 1 });
-          const tasks = arena.seedsTasks ? Array.from({ length: 6 }, (_, i) => ({ id: `seed-${i}`, family: family.name, prompt: '' })) : generateTasks(family, {}, 6, seed);
+          const tasks = arena.seedsTasks
+            ? Array.from({ length: 6 }, (_, i) => ({ id: `seed-${i}`, family: family.name, prompt: '' }))
+            : generateTasks(family, {}, 6, seed);
           const episodes = await firstValueFrom(playGroups(arena, tasks, 4, agents).pipe(toArray()));
           expect(episodes).to.have.length(24);
           for (const e of episodes) expect(e.id).to.equal(`${e.group}#${e.member}`);
@@ -49,7 +65,12 @@ describe('arena conformance', () => {
               expect(t.logProbs).to.have.length(t.completion.length);
               // a valid action carries its value; an invalid one says why and has none
               if (t.action.valid) expect(t.action.value).to.be.a('string');
-              else expect([t.action.value, typeof t.action.error, t.action.error !== '']).to.deep.equal([null, 'string', true]);
+              else
+                expect([t.action.value, typeof t.action.error, t.action.error !== '']).to.deep.equal([
+                  null,
+                  'string',
+                  true,
+                ]);
               // an output is parsed only when it ended with end-of-sequence (guards: parsing a cut-off completion)
               if (t.completion[t.completion.length - 1] !== tokenizer.eos) expect(t.action.valid).to.equal(false);
               expect(JSON.parse(JSON.stringify(e))).to.deep.equal(e); // plain JSON

@@ -14,8 +14,22 @@ import { TEST_BACKEND } from '../needs.js';
 // the taught ones, so pass@1 and maj@N are both exactly 4 / 8 and 7 of 8 answers are valid.
 describe('engine/evaluateSolver', () => {
   const tokenizer = new CharTokenizer({ chars: '0123456789+=', roles: ['solver'] });
-  const sums = [[1, 2], [3, 4], [5, 1], [2, 7], [4, 4], [6, 3], [8, 1], [999, 1]];
-  const tasks: Task[] = sums.map(([a, b], i) => ({ id: `sum-${i}`, family: 'arithmetic', prompt: `${a}+${b}=`, answer: String(a + b) }));
+  const sums = [
+    [1, 2],
+    [3, 4],
+    [5, 1],
+    [2, 7],
+    [4, 4],
+    [6, 3],
+    [8, 1],
+    [999, 1],
+  ];
+  const tasks: Task[] = sums.map(([a, b], i) => ({
+    id: `sum-${i}`,
+    family: 'arithmetic',
+    prompt: `${a}+${b}=`,
+    answer: String(a + b),
+  }));
   const taught = sums.map(([a, b], i) => String(a + b + (i >= 4 && i < 7 ? 1 : 0)));
   const stops = tasks.map((_, i) => i < 7); // '1000' fills all 4 new tokens: no room for EOS
   const maxNewTokens = 4;
@@ -25,7 +39,10 @@ describe('engine/evaluateSolver', () => {
     this.timeout(60_000);
     await initBackend(TEST_BACKEND);
     model = new TinyLM({ vocabSize: tokenizer.size, dModel: 16, nHeads: 2, nLayers: 1, context: 12, seed: 1 });
-    const examples = tasks.map((t, i) => ({ prompt: tokenizer.prompt(t.prompt, 'solver'), completion: [...tokenizer.encode(taught[i]), ...(stops[i] ? [tokenizer.eos] : [])] }));
+    const examples = tasks.map((t, i) => ({
+      prompt: tokenizer.prompt(t.prompt, 'solver'),
+      completion: [...tokenizer.encode(taught[i]), ...(stops[i] ? [tokenizer.eos] : [])],
+    }));
     trainSupervised(model, examples, { steps: 100, batchSize: 8, lr: 3e-2, seed: 1 });
     expect(evaluateNll(model, examples), 'the model has learned the taught answers').to.be.below(0.01);
   });
@@ -40,7 +57,12 @@ describe('engine/evaluateSolver', () => {
 
   it('pass@1 and maj@N count the valid right answers: 4 of 8', async () => {
     // guards against: hard-coding pass1 or majN (e.g. to 0), and counting the unfinished '1000' as right
-    const r = await evaluateSolver(model, tokenizer, arithmetic, tasks, { samples: 5, maxNewTokens, temperature: 1, seed: 2 });
+    const r = await evaluateSolver(model, tokenizer, arithmetic, tasks, {
+      samples: 5,
+      maxNewTokens,
+      temperature: 1,
+      seed: 2,
+    });
     expect(r).to.deep.equal({ tasks: 8, pass1: 0.5, majN: 0.5, samples: 5, validRate: 7 / 8 });
   });
 

@@ -22,14 +22,21 @@ const BASE = 'checkpoints/base-kuhn-text';
 /** A few iterations of Kuhn self-play by text from the shipped text base. */
 function kuhnRun(out: string): ExperimentInput {
   return {
-    name: 'kt', seed: 3, backend: TEST_BACKEND, iterations: 2, outDir: out,
+    name: 'kt',
+    seed: 3,
+    backend: TEST_BACKEND,
+    iterations: 2,
+    outDir: out,
     models: { main: { checkpoint: BASE } },
     roles: { seat0: { kind: 'player', model: 'main' }, seat1: { kind: 'player', model: 'main' } },
     tasks: { family: 'arithmetic', train: { source: 'none' }, perIteration: 8 },
     arena: { kind: 'game', groupSize: 2, maxNewTokens: 2, temperature: 1, options: { game: 'kuhn' } },
     judges: [{ kind: 'outcome', options: { role: ['seat0', 'seat1'] } }],
     trainer: { lr: 1e-3 },
-    evaluators: [{ kind: 'exploitability', name: 'kuhn' }, { kind: 'elo', name: 'league', every: 1, options: { games: 40, poolSize: 2 } }],
+    evaluators: [
+      { kind: 'exploitability', name: 'kuhn' },
+      { kind: 'elo', name: 'league', every: 1, options: { games: 40, poolSize: 2 } },
+    ],
     eval: { every: 2 },
     checkpointEvery: 2,
   };
@@ -44,14 +51,19 @@ describe('a game run and its exported policy', function () {
     writeFileSync(path, stringify(kuhnRun(root)));
     await runCommand(path, { set: [] });
     const dir = join(root, 'kt');
-    const rows = readFileSync(join(dir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const rows = readFileSync(join(dir, 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const last = rows.find((r) => r.iteration === 2);
     expect(last['reward/seat0']).to.be.a('number');
     expect(last['reward/seat1']).to.be.a('number');
     expect(last['eval/kuhn/exploitability']).to.be.within(0, 1);
     expect(last['eval/kuhn/legal_mass']).to.be.above(0.9); // the base writes legal moves
     // Elo against the run's own past policies: the pool grows by one per evaluation, to its size
-    expect(rows.filter((r) => 'eval/league/pool_size' in r).map((r) => r['eval/league/pool_size'])).to.deep.equal([0, 1, 2]);
+    expect(rows.filter((r) => 'eval/league/pool_size' in r).map((r) => r['eval/league/pool_size'])).to.deep.equal([
+      0, 1, 2,
+    ]);
     expect(last['eval/league/elo']).to.be.a('number').and.satisfy(Number.isFinite);
     expect(last['eval/league/score_vs_random']).to.be.within(0, 1);
     expect(last['eval/league/score_vs_pool']).to.be.within(0, 1);
@@ -64,8 +76,13 @@ describe('a game run and its exported policy', function () {
     expect(exported.game).to.equal('kuhn');
     expect(exported.keyFormat).to.match(/card .*p \(pass\).*b \(bet\)/);
     // every information state once, each row a distribution over the legal moves
-    expect(Object.keys(exported.policy).map((k) => `${k.length % 2 ? 0 : 1}:${k}`).sort()).to.deep.equal(informationStates(kuhnPoker));
-    for (const row of Object.values(exported.policy)) expect(Object.values(row).reduce((a, b) => a + b, 0)).to.be.closeTo(1, 1e-9);
+    expect(
+      Object.keys(exported.policy)
+        .map((k) => `${k.length % 2 ? 0 : 1}:${k}`)
+        .sort(),
+    ).to.deep.equal(informationStates(kuhnPoker));
+    for (const row of Object.values(exported.policy))
+      expect(Object.values(row).reduce((a, b) => a + b, 0)).to.be.closeTo(1, 1e-9);
     // the file's own numbers: the evaluator's measure at the checkpoint, and recomputable from the table
     expect(exported.exploitability).to.be.closeTo(last['eval/kuhn/exploitability'], 1e-9);
     expect(exploitability(kuhnPoker, fromTable(exported.policy))).to.be.closeTo(exported.exploitability, 1e-12);
@@ -73,7 +90,10 @@ describe('a game run and its exported policy', function () {
     // --iteration picks a checkpoint: the only one here is the last; another is refused, listing what is held
     const named = await exportPolicyCommand(dir, { out: join(root, 'p2.json'), iteration: 2 });
     expect(named.exploitability).to.equal(exported.exploitability);
-    const missing = await exportPolicyCommand(dir, { out: join(root, 'p1.json'), iteration: 1 }).then(() => null, (e: Error) => e);
+    const missing = await exportPolicyCommand(dir, { out: join(root, 'p1.json'), iteration: 1 }).then(
+      () => null,
+      (e: Error) => e,
+    );
     expect(missing?.message).to.match(/no checkpoint of iteration 1; held: iter-000002/);
   });
 
@@ -100,7 +120,13 @@ describe('a game run and its exported policy', function () {
     if (loaded.kind !== 'tinylm' || !loaded.tokenizer) throw new Error(`${BASE} is not a text model`);
     const seats = ['seat0', 'seat1'].map((roleId) => ({ roleId, role: new PlayerRole(), model: 'main' }));
     const o = { temperature: 1, games: 40, poolSize: 3, snapshotEvery: 2 };
-    const ctx = (iteration: number) => ({ models: { main: loaded.model }, tokenizer: loaded.tokenizer!, family: arithmetic, iteration, thorough: false });
+    const ctx = (iteration: number) => ({
+      models: { main: loaded.model },
+      tokenizer: loaded.tokenizer!,
+      family: arithmetic,
+      iteration,
+      thorough: false,
+    });
     const whole = new EloEvaluator('league', 1, kuhnPoker, seats, o);
     const a = [];
     for (const it of [0, 1, 2, 3]) a.push(await whole.run(ctx(it)));
@@ -118,7 +144,10 @@ describe('a game run and its exported policy', function () {
 
   it('refuses a folder that is not a run, before any work', async () => {
     const root = mkdtempSync(join(tmpdir(), 'coevolve-game-'));
-    const err = await exportPolicyCommand(root, { out: join(root, 'p.json') }).then(() => null, (e: Error) => e);
+    const err = await exportPolicyCommand(root, { out: join(root, 'p.json') }).then(
+      () => null,
+      (e: Error) => e,
+    );
     expect(err?.message).to.match(/is not a run directory/);
   });
 });

@@ -17,12 +17,29 @@ import { writeTinyHf } from '../models/hf-tiny.js';
 import { TEST_BACKEND } from '../needs.js';
 
 /** RLVR on a tiny Qwen3-architecture directory: its own byte-level tokenizer, its eos, its weights. */
-function hfConfig(root: string, base: string, model: Record<string, unknown>, over: Partial<ExperimentInput> = {}): ExperimentInput {
+function hfConfig(
+  root: string,
+  base: string,
+  model: Record<string, unknown>,
+  over: Partial<ExperimentInput> = {},
+): ExperimentInput {
   return {
-    name: 'hf', seed: 3, backend: TEST_BACKEND, workers: 1, iterations: 2, outDir: root, checkpointEvery: 1,
+    name: 'hf',
+    seed: 3,
+    backend: TEST_BACKEND,
+    workers: 1,
+    iterations: 2,
+    outDir: root,
+    checkpointEvery: 1,
     models: { main: { kind: 'hf', path: base, ...model } },
     roles: { solver: { kind: 'solver', model: 'main' } },
-    tasks: { family: 'arithmetic', difficulty: { digits: 1, operands: 2, operators: '+' }, train: { source: 'generate', count: 40 }, eval: { source: 'generate', count: 4 }, perIteration: 4 },
+    tasks: {
+      family: 'arithmetic',
+      difficulty: { digits: 1, operands: 2, operators: '+' },
+      train: { source: 'generate', count: 40 },
+      eval: { source: 'generate', count: 4 },
+      perIteration: 4,
+    },
     arena: { groupSize: 4, maxNewTokens: 4, temperature: 1 },
     judges: [{ kind: 'verifier' }],
     trainer: { lr: 1e-3 },
@@ -32,15 +49,33 @@ function hfConfig(root: string, base: string, model: Record<string, unknown>, ov
 }
 
 const bin = new URL('../../bin/coevolve.js', import.meta.url).pathname;
-const rows = (dir: string) => (existsSync(join(dir, 'metrics.jsonl')) ? readFileSync(join(dir, 'metrics.jsonl'), 'utf8').split('\n').filter((l) => l.trim()).flatMap((l) => { try { return [JSON.parse(l)]; } catch { return []; } }) : []);
+const rows = (dir: string) =>
+  existsSync(join(dir, 'metrics.jsonl'))
+    ? readFileSync(join(dir, 'metrics.jsonl'), 'utf8')
+        .split('\n')
+        .filter((l) => l.trim())
+        .flatMap((l) => {
+          try {
+            return [JSON.parse(l)];
+          } catch {
+            return [];
+          }
+        })
+    : [];
 
 /** The coevolve command; killed (resolving null) once `killWhen` holds. */
 function cli(args: string[], killWhen?: () => boolean): Promise<number | null> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
-    child.stderr.on('data', (d) => { err += d; });
-    const timer = killWhen && setInterval(() => { if (killWhen()) child.kill('SIGKILL'); }, 20);
+    child.stderr.on('data', (d) => {
+      err += d;
+    });
+    const timer =
+      killWhen &&
+      setInterval(() => {
+        if (killWhen()) child.kill('SIGKILL');
+      }, 20);
     child.on('exit', (code, signal) => {
       if (timer) clearInterval(timer);
       if (code) reject(new Error(`exit ${code}: ${err}`));
@@ -64,20 +99,27 @@ describe('a run on a Hugging Face model', function () {
     expect(last['eval/pass1']).to.be.within(0, 1);
     expect(readFileSync(join(base, 'model.safetensors')).equals(weights), 'the base is never written').to.equal(true);
     const ck = join(out, 'checkpoints', 'iter-000002', 'main');
-    for (const f of ['adapter_config.json', 'adapter_model.safetensors', 'optimizer.bin']) expect(existsSync(join(ck, f)), f).to.equal(true);
+    for (const f of ['adapter_config.json', 'adapter_model.safetensors', 'optimizer.bin'])
+      expect(existsSync(join(ck, f)), f).to.equal(true);
     expect((await RunStore.open(out)).record.iterations).to.equal(2);
   });
 
-  it('LoRA: a run killed after a checkpoint resumes, and its later iterations equal an uninterrupted run\'s', async () => {
+  it("LoRA: a run killed after a checkpoint resumes, and its later iterations equal an uninterrupted run's", async () => {
     const config = join(root, 'resume.yaml');
-    writeFileSync(config, stringify(hfConfig(root, base, { lora: { r: 2, alpha: 4 } }, { iterations: 6, checkpointEvery: 2 })));
+    writeFileSync(
+      config,
+      stringify(hfConfig(root, base, { lora: { r: 2, alpha: 4 } }, { iterations: 6, checkpointEvery: 2 })),
+    );
     const whole = join(root, 'whole');
     await cli(['run', config, '--out', whole]);
     const cut = join(root, 'cut');
     expect(await cli(['run', config, '--out', cut], () => rows(cut).some((r) => r.iteration >= 3))).to.equal(null);
     await cli(['run', '--resume', cut]);
     const keys = ['reward/solver', 'losses/main/loss', 'rollout/entropy'];
-    const pick = (dir: string) => rows(dir).filter((r) => r.iteration > 4).map((r) => keys.map((k) => r[k]));
+    const pick = (dir: string) =>
+      rows(dir)
+        .filter((r) => r.iteration > 4)
+        .map((r) => keys.map((k) => r[k]));
     expect(pick(cut)).to.have.length(2);
     expect(pick(cut)).to.deep.equal(pick(whole));
   });
@@ -85,12 +127,18 @@ describe('a run on a Hugging Face model', function () {
   it('LoRA with a moving KL reference (trainer.refSync): a resume reads the reference the checkpoint saved', async () => {
     const out = join(root, 'refsync');
     // an entropy bonus gives a gradient whatever the untrained model's rewards are, so the policy moves
-    const c = hfConfig(root, base, { lora: { r: 2, alpha: 4 }, reference: true }, { trainer: { lr: 1e-2, klCoef: 0.1, entropyCoef: 0.1, refSync: { steps: 1, mixupAlpha: 0.5 } } });
+    const c = hfConfig(
+      root,
+      base,
+      { lora: { r: 2, alpha: 4 }, reference: true },
+      { trainer: { lr: 1e-2, klCoef: 0.1, entropyCoef: 0.1, refSync: { steps: 1, mixupAlpha: 0.5 } } },
+    );
     await runExperiment(c, { out, log: () => {} });
     const ck = join(out, 'checkpoints', 'iter-000002');
     const loaded = await loadModels((await RunStore.open(out)).config, ck);
     const saved = (await loadHfPolicy(join(ck, 'main.reference'))).policy;
-    const values = (p: { weights: Record<string, tf.Variable> }) => Object.values(p.weights).flatMap((v) => [...v.dataSync()]);
+    const values = (p: { weights: Record<string, tf.Variable> }) =>
+      Object.values(p.weights).flatMap((v) => [...v.dataSync()]);
     expect(values(loaded.references.main as HfPolicy)).to.deep.equal(values(saved));
     // and it is not the starting adapter a fresh run's reference is: refSync moved it
     const fresh = await loadModels((await RunStore.open(out)).config);
@@ -101,21 +149,38 @@ describe('a run on a Hugging Face model', function () {
     const out = join(root, 'full');
     await runExperiment(hfConfig(root, base, {}, { iterations: 1 }), { out, log: () => {} });
     const ck = join(out, 'checkpoints', 'iter-000001', 'main');
-    for (const f of ['config.json', 'model.safetensors', 'tokenizer.json', 'optimizer.bin']) expect(existsSync(join(ck, f)), f).to.equal(true);
+    for (const f of ['config.json', 'model.safetensors', 'tokenizer.json', 'optimizer.bin'])
+      expect(existsSync(join(ck, f)), f).to.equal(true);
   });
 
   it('an adapter per role on one base: one copy of the base, two PEFT adapters, each trained by its own role only', async () => {
     const out = join(root, 'adapters');
-    const c = hfConfig(root, base, { lora: { r: 2, alpha: 4 } }, {
-      iterations: 1,
-      roles: { proposer: { kind: 'proposer', model: 'main', adapter: 'proposer' }, solver: { kind: 'solver', model: 'main', adapter: 'solver', train: false } },
-      tasks: { family: 'arithmetic', difficulty: { digits: 1, operands: 2, operators: '+' }, train: { source: 'generate', count: 40 }, perIteration: 2 },
-      arena: { kind: 'propose-solve', groupSize: 2, maxNewTokens: 4, temperature: 1, options: { attempts: 2 } },
-      // an untrained proposer writes invalid tasks (the penalty, all alike): the entropy bonus still moves it
-      judges: [{ kind: 'verifier', options: { role: 'solver' } }, { kind: 'uncertainty', options: { role: 'proposer' } }],
-      trainer: { lr: 1e-2, entropyCoef: 0.1 },
-      eval: { every: 100 },
-    });
+    const c = hfConfig(
+      root,
+      base,
+      { lora: { r: 2, alpha: 4 } },
+      {
+        iterations: 1,
+        roles: {
+          proposer: { kind: 'proposer', model: 'main', adapter: 'proposer' },
+          solver: { kind: 'solver', model: 'main', adapter: 'solver', train: false },
+        },
+        tasks: {
+          family: 'arithmetic',
+          difficulty: { digits: 1, operands: 2, operators: '+' },
+          train: { source: 'generate', count: 40 },
+          perIteration: 2,
+        },
+        arena: { kind: 'propose-solve', groupSize: 2, maxNewTokens: 4, temperature: 1, options: { attempts: 2 } },
+        // an untrained proposer writes invalid tasks (the penalty, all alike): the entropy bonus still moves it
+        judges: [
+          { kind: 'verifier', options: { role: 'solver' } },
+          { kind: 'uncertainty', options: { role: 'proposer' } },
+        ],
+        trainer: { lr: 1e-2, entropyCoef: 0.1 },
+        eval: { every: 100 },
+      },
+    );
     await runExperiment(c, { out, log: () => {} });
     const config = (await RunStore.open(out)).config;
     expect(Object.keys(config.models).sort()).to.deep.equal(['main-proposer', 'main-solver']);
@@ -129,31 +194,65 @@ describe('a run on a Hugging Face model', function () {
     // the proposer's adapter moved; the solver's (train: false) is as it started
     expect(values(p)).to.not.deep.equal(values(fresh.models['main-proposer'] as HfPolicy));
     expect(values(s)).to.deep.equal(values(fresh.models['main-solver'] as HfPolicy));
-    for (const m of ['main-proposer', 'main-solver']) expect(existsSync(join(out, 'checkpoints', 'iter-000001', m, 'adapter_model.safetensors')), m).to.equal(true);
+    for (const m of ['main-proposer', 'main-solver'])
+      expect(existsSync(join(out, 'checkpoints', 'iter-000001', m, 'adapter_model.safetensors')), m).to.equal(true);
   });
 
-  it('speaks through the chat template, and exports the turns as text and as conversations (TRL\'s formats)', async () => {
+  it("speaks through the chat template, and exports the turns as text and as conversations (TRL's formats)", async () => {
     const out = join(root, 'chat');
-    await runExperiment(hfConfig(root, base, { lora: { r: 2, alpha: 4 } }, { iterations: 1, roles: { solver: { kind: 'solver', model: 'main', system: 'Add the numbers.' } } }), { out, log: () => {} });
-    const plain = join(root, 'chat.jsonl'), chat = join(root, 'chat-messages.jsonl');
+    await runExperiment(
+      hfConfig(
+        root,
+        base,
+        { lora: { r: 2, alpha: 4 } },
+        { iterations: 1, roles: { solver: { kind: 'solver', model: 'main', system: 'Add the numbers.' } } },
+      ),
+      { out, log: () => {} },
+    );
+    const plain = join(root, 'chat.jsonl'),
+      chat = join(root, 'chat-messages.jsonl');
     const n = await exportRun(out, plain);
     expect(await exportRun(out, chat, { chat: true })).to.equal(n);
-    const a = readTrajectories(plain), b = readTrajectories(chat, true);
+    const a = readTrajectories(plain),
+      b = readTrajectories(chat, true);
     expect(n).to.equal(16);
     a.forEach((row, i) => {
       expect(row.prompt).to.match(/^\d\+\d=$/); // what the solver was shown: the task, no template around it
-      expect(b[i].prompt).to.deep.equal([{ role: 'system', content: 'Add the numbers.' }, { role: 'user', content: row.prompt }]);
+      expect(b[i].prompt).to.deep.equal([
+        { role: 'system', content: 'Add the numbers.' },
+        { role: 'user', content: row.prompt },
+      ]);
       expect(b[i].completion).to.deep.equal([{ role: 'assistant', content: row.completion }]);
       expect({ ...b[i], prompt: row.prompt, completion: row.completion }).to.deep.equal(row);
     });
   });
 
   it('refuses a missing directory and a rollout on workers before any work', async () => {
-    const err = await runExperiment(hfConfig(root, join(root, 'nope'), {}), { out: join(root, 'bad'), log: () => {} }).then(() => null, (e: Error) => e);
+    const err = await runExperiment(hfConfig(root, join(root, 'nope'), {}), {
+      out: join(root, 'bad'),
+      log: () => {},
+    }).then(
+      () => null,
+      (e: Error) => e,
+    );
     expect(err?.message).to.match(/models\.main\.path: .*nope does not exist/);
-    const redis = await runExperiment(hfConfig(root, base, {}, { rollout: { engine: 'redis', url: 'redis://127.0.0.1:1' } }), { out: join(root, 'bad2'), log: () => {} }).then(() => null, (e: Error) => e);
-    expect(redis?.message).to.match(/rollout\.engine: rollout workers play TinyLM models only so far; main \(kind hf\)/);
-    const adapter = await runExperiment(hfConfig(root, base, { adapter: join(root, 'no-adapter') }), { out: join(root, 'bad3'), log: () => {} }).then(() => null, (e: Error) => e);
+    const redis = await runExperiment(
+      hfConfig(root, base, {}, { rollout: { engine: 'redis', url: 'redis://127.0.0.1:1' } }),
+      { out: join(root, 'bad2'), log: () => {} },
+    ).then(
+      () => null,
+      (e: Error) => e,
+    );
+    expect(redis?.message).to.match(
+      /rollout\.engine: rollout workers play TinyLM models only so far; main \(kind hf\)/,
+    );
+    const adapter = await runExperiment(hfConfig(root, base, { adapter: join(root, 'no-adapter') }), {
+      out: join(root, 'bad3'),
+      log: () => {},
+    }).then(
+      () => null,
+      (e: Error) => e,
+    );
     expect(adapter?.message).to.match(/models\.main\.adapter: .*no-adapter has no adapter_config\.json/);
     expect(existsSync(join(root, 'bad'))).to.equal(false);
   });

@@ -10,11 +10,21 @@ import { TEST_BACKEND } from '../needs.js';
 /** Two iterations of the judge arena on the shipped base: a frozen solver, a judge trained by the verdict judge. */
 function judgeRun(out: string, evaluators: ExperimentInput['evaluators']): ExperimentInput {
   return {
-    name: 'jr', seed: 2, backend: TEST_BACKEND, iterations: 2, outDir: out, workers: 1,
+    name: 'jr',
+    seed: 2,
+    backend: TEST_BACKEND,
+    iterations: 2,
+    outDir: out,
+    workers: 1,
     models: { solver: { checkpoint: 'checkpoints/base-add2' }, judge: { checkpoint: 'checkpoints/base-add2' } },
     roles: { solver: { kind: 'solver', model: 'solver' }, judge: { kind: 'judge', model: 'judge' } },
     phases: [{ roles: ['judge'], iterations: 1 }],
-    tasks: { family: 'arithmetic', difficulty: { digits: 2, operands: 2, operators: '+' }, train: { source: 'file', path: 'configs/data/add2-unseen.jsonl' }, perIteration: 8 },
+    tasks: {
+      family: 'arithmetic',
+      difficulty: { digits: 2, operands: 2, operators: '+' },
+      train: { source: 'file', path: 'configs/data/add2-unseen.jsonl' },
+      perIteration: 8,
+    },
     arena: { kind: 'judge', groupSize: 1, maxNewTokens: 5, temperature: 1, options: { candidates: 4, verdicts: 2 } },
     judges: [{ kind: 'verifier' }, { kind: 'verdict' }],
     trainer: { lr: 1e-4 },
@@ -31,12 +41,20 @@ describe('a judge run', function () {
     const root = mkdtempSync(join(tmpdir(), 'coevolve-judge-'));
     const path = join(root, 'c.yaml');
     const data = 'checkpoints/base-add2/heldout.jsonl';
-    writeFileSync(path, stringify(judgeRun(root, [
-      { kind: 'verdicts', name: 'heldout', options: { data } },
-      { kind: 'verdicts', name: 'cold', options: { data, answerTemperature: 0.01, repeats: 2 } },
-    ])));
+    writeFileSync(
+      path,
+      stringify(
+        judgeRun(root, [
+          { kind: 'verdicts', name: 'heldout', options: { data } },
+          { kind: 'verdicts', name: 'cold', options: { data, answerTemperature: 0.01, repeats: 2 } },
+        ]),
+      ),
+    );
     await runCommand(path, { set: [] });
-    const rows = readFileSync(join(root, 'jr', 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const rows = readFileSync(join(root, 'jr', 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const last = rows.find((r) => r.iteration === 2);
     // the solver's answers are mixed on some tasks, and only those give the judge a pair
     expect(last['judge/judged_share']).to.be.within(0, 1);
@@ -54,18 +72,37 @@ describe('a judge run', function () {
     const root = mkdtempSync(join(tmpdir(), 'coevolve-judge-'));
     const path = join(root, 'c.yaml');
     writeFileSync(path, stringify(judgeRun(root, [{ kind: 'verdicts', name: 'heldout', options: {} }])));
-    const err = await runCommand(path, { set: [] }).then(() => null, (e: Error) => e);
+    const err = await runCommand(path, { set: [] }).then(
+      () => null,
+      (e: Error) => e,
+    );
     expect(err?.message).to.match(/evaluators\.0\.options\.data: required/);
-    writeFileSync(path, stringify(judgeRun(root, [{ kind: 'verdicts', name: 'heldout', options: { data: 'checkpoints/base-add2/heldout.jsonl', repeats: 0 } }])));
-    const repeats = await runCommand(path, { set: [] }).then(() => null, (e: Error) => e);
+    writeFileSync(
+      path,
+      stringify(
+        judgeRun(root, [
+          { kind: 'verdicts', name: 'heldout', options: { data: 'checkpoints/base-add2/heldout.jsonl', repeats: 0 } },
+        ]),
+      ),
+    );
+    const repeats = await runCommand(path, { set: [] }).then(
+      () => null,
+      (e: Error) => e,
+    );
     expect(repeats?.message).to.match(/evaluators\.0\.options\.repeats: expected a number > 0/);
     const solve = {
       ...judgeRun(root, [{ kind: 'verdicts', name: 'h', options: { data: 'checkpoints/base-add2/heldout.jsonl' } }]),
-      models: { solver: { checkpoint: 'checkpoints/base-add2' } }, roles: { solver: { kind: 'solver', model: 'solver' } }, phases: undefined,
-      arena: { kind: 'solve', groupSize: 2, maxNewTokens: 5 }, judges: [{ kind: 'verifier' }],
+      models: { solver: { checkpoint: 'checkpoints/base-add2' } },
+      roles: { solver: { kind: 'solver', model: 'solver' } },
+      phases: undefined,
+      arena: { kind: 'solve', groupSize: 2, maxNewTokens: 5 },
+      judges: [{ kind: 'verifier' }],
     };
     writeFileSync(path, stringify(solve));
-    const other = await runCommand(path, { set: [] }).then(() => null, (e: Error) => e);
+    const other = await runCommand(path, { set: [] }).then(
+      () => null,
+      (e: Error) => e,
+    );
     expect(other?.message).to.match(/verdicts measures a judge arena's judge; arena 'solve' is not one/);
   });
 });

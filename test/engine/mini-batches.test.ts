@@ -31,14 +31,33 @@ describe('mini-batches (verl ppo_mini_batch_size)', () => {
     const entropy: number[][] = [];
     for (const parts of [1, 4]) {
       const path = join(out, `c${parts}.yaml`);
-      writeFileSync(path, stringify(tinyConfig(out, { name: `mb${parts}`, iterations: 2, workers: 1, trainer: { lr: 1e-2, miniBatches: parts, entropyCoef: 0.1 } })));
+      writeFileSync(
+        path,
+        stringify(
+          tinyConfig(out, {
+            name: `mb${parts}`,
+            iterations: 2,
+            workers: 1,
+            trainer: { lr: 1e-2, miniBatches: parts, entropyCoef: 0.1 },
+          }),
+        ),
+      );
       await runCommand(path, { set: [] });
-      const rows = readFileSync(join(out, `mb${parts}`, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      const rows = readFileSync(join(out, `mb${parts}`, 'metrics.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       entropy.push(rows.filter((r) => r.iteration > 0).map((r) => r['rollout/entropy']));
     }
     // iteration 1 rolls out from the same start; iteration 2 from weights that took 1 or 4 steps
     expect(entropy[1][0]).to.equal(entropy[0][0]);
-    const rollouts = (parts: number) => readFileSync(join(out, `mb${parts}`, 'episodes', 'shard-000000.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((e) => e.iteration === 2).map((e) => e.turns[0].logProbs);
+    const rollouts = (parts: number) =>
+      readFileSync(join(out, `mb${parts}`, 'episodes', 'shard-000000.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l))
+        .filter((e) => e.iteration === 2)
+        .map((e) => e.turns[0].logProbs);
     expect(rollouts(4)).to.not.deep.equal(rollouts(1));
   });
 });

@@ -12,34 +12,54 @@ import { tinyConfig } from './fixtures.js';
 
 const jsonl = (rows: object[]) => rows.map((r) => JSON.stringify(r) + '\n').join('');
 /** n distinct labeled (or unlabeled) prompts from `from` on; eval files use 0..3, training files 10 on */
-const good = (n: number, answer = true, from = 10) => Array.from({ length: n }, (_, i) => ({ prompt: `${from + i}+1=`, ...(answer ? { answer: String(from + i + 1) } : {}) }));
+const good = (n: number, answer = true, from = 10) =>
+  Array.from({ length: n }, (_, i) => ({
+    prompt: `${from + i}+1=`,
+    ...(answer ? { answer: String(from + i + 1) } : {}),
+  }));
 
 /** Runs `coevolve run` in-process on a config in a fresh folder; returns the error and whether a run folder appeared. */
-async function attempt(over: (root: string) => Partial<ExperimentInput>, set: string[] = []): Promise<{ message: string; root: string; made: boolean }> {
+async function attempt(
+  over: (root: string) => Partial<ExperimentInput>,
+  set: string[] = [],
+): Promise<{ message: string; root: string; made: boolean }> {
   const root = mkdtempSync(join(tmpdir(), 'coevolve-pre-'));
   const out = join(root, 'runs');
   const path = join(root, 'c.yaml');
   writeFileSync(path, stringify({ ...tinyConfig(out), ...over(root) }));
-  const message = await runCommand(path, { set }).then(() => 'no error', (e: Error) => e.message);
+  const message = await runCommand(path, { set }).then(
+    () => 'no error',
+    (e: Error) => e.message,
+  );
   return { message, root, made: existsSync(out) && readdirSync(out).length > 0 };
 }
 
 function fileTasks(root: string, train: string, evalRows: string = jsonl(good(4, true, 0))): ExperimentInput['tasks'] {
   writeFileSync(join(root, 'train.jsonl'), train);
   writeFileSync(join(root, 'eval.jsonl'), evalRows);
-  return { ...tinyConfig('').tasks, train: { source: 'file', path: join(root, 'train.jsonl') }, eval: { source: 'file', path: join(root, 'eval.jsonl') } };
+  return {
+    ...tinyConfig('').tasks,
+    train: { source: 'file', path: join(root, 'train.jsonl') },
+    eval: { source: 'file', path: join(root, 'eval.jsonl') },
+  };
 }
 
 describe('run: everything is checked before the run folder is made', () => {
   it('a character outside the vocabulary names the file and line', async () => {
-    const r = await attempt((root) => ({ tasks: fileTasks(root, jsonl([...good(2), { prompt: '1+é=', answer: '2' }, ...good(30)])) }));
+    const r = await attempt((root) => ({
+      tasks: fileTasks(root, jsonl([...good(2), { prompt: '1+é=', answer: '2' }, ...good(30)])),
+    }));
     expect(r.message).to.match(/train\.jsonl:3: .*é/);
     expect(r.made).to.equal(false);
   });
 
   it('a prompt too long for the context with maxNewTokens names the file and line', async () => {
-    const r = await attempt((root) => ({ tasks: fileTasks(root, jsonl([...good(1), { prompt: '1+1+1+1+1+1+1+1+1+1=', answer: '10' }, ...good(30)])) }));
-    expect(r.message).to.match(/train\.jsonl:2: the prompt is 22 tokens and maxNewTokens 3 more \(the role's, else the arena's\), beyond the model's context of 24/);
+    const r = await attempt((root) => ({
+      tasks: fileTasks(root, jsonl([...good(1), { prompt: '1+1+1+1+1+1+1+1+1+1=', answer: '10' }, ...good(30)])),
+    }));
+    expect(r.message).to.match(
+      /train\.jsonl:2: the prompt is 22 tokens and maxNewTokens 3 more \(the role's, else the arena's\), beyond the model's context of 24/,
+    );
     expect(r.made).to.equal(false);
   });
 
@@ -47,7 +67,9 @@ describe('run: everything is checked before the run folder is made', () => {
     const ck = await attempt((root) => ({ models: { main: { checkpoint: join(root, 'no-such-base') } } }));
     expect(ck.message).to.match(/models\.main\.checkpoint: .*no-such-base does not exist/);
     expect(ck.made).to.equal(false);
-    const data = await attempt(() => ({ tasks: { ...tinyConfig('').tasks, train: { source: 'file', path: '/nowhere/train.jsonl' } } }));
+    const data = await attempt(() => ({
+      tasks: { ...tinyConfig('').tasks, train: { source: 'file', path: '/nowhere/train.jsonl' } },
+    }));
     expect(data.message).to.match(/tasks\.train\.path: \/nowhere\/train\.jsonl does not exist/);
   });
 
@@ -63,15 +85,22 @@ describe('run: everything is checked before the run folder is made', () => {
     const none = await attempt((root) => ({ tasks: fileTasks(root, jsonl(good(30, false))) }));
     expect(none.message).to.match(/judges\.0 \(verifier\): needs answers, and none of the 30 training tasks has one/);
     const root = mkdtempSync(join(tmpdir(), 'coevolve-pre-'));
-    const c = parseConfig({ ...tinyConfig(root), tasks: fileTasks(root, jsonl([...good(20), ...good(10, false, 40)])) });
+    const c = parseConfig({
+      ...tinyConfig(root),
+      tasks: fileTasks(root, jsonl([...good(20), ...good(10, false, 40)])),
+    });
     const warnings: string[] = [];
     await preflight(c, createContainer().get(Resolver).plan(c), (l) => warnings.push(l));
-    expect(warnings).to.deep.equal(['warning: judges.0 (verifier) abstains on 10 of 30 training tasks, which have no answer']);
+    expect(warnings).to.deep.equal([
+      'warning: judges.0 (verifier) abstains on 10 of 30 training tasks, which have no answer',
+    ]);
   });
 
   it('a judge of a role the arena does not play is refused', async () => {
     const r = await attempt(() => ({ judges: [{ kind: 'verifier', options: { role: 'critic' } }] }));
-    expect(r.message).to.match(/judges\.0 \(verifier\): rewards role critic, which arena 'solve' does not play .* abstain on every turn/);
+    expect(r.message).to.match(
+      /judges\.0 \(verifier\): rewards role critic, which arena 'solve' does not play .* abstain on every turn/,
+    );
   });
 
   it('the solver role id bound to another role kind is refused', async () => {
@@ -94,30 +123,63 @@ describe('run: everything is checked before the run folder is made', () => {
     const out = join(root, 'old');
     mkdirSync(join(out, 'checkpoints'), { recursive: true });
     writeFileSync(join(out, 'metrics.jsonl'), '{"iteration":0,"eval/pass1":0.9}\n');
-    const message = await runCommand(path, { set: [], out }).then(() => 'no error', (e: Error) => e.message);
+    const message = await runCommand(path, { set: [], out }).then(
+      () => 'no error',
+      (e: Error) => e.message,
+    );
     expect(message).to.match(/is not empty and holds no run\.json/);
     expect(readFileSync(join(out, 'metrics.jsonl'), 'utf8')).to.equal('{"iteration":0,"eval/pass1":0.9}\n');
     expect(readdirSync(out).sort()).to.deep.equal(['checkpoints', 'metrics.jsonl']);
   });
 
   it('arena options, a self-written task source and evaluators are checked, naming the field', async () => {
-    const sp = { arena: { kind: 'propose-solve', options: { attempts: 2, bogus: 1 } }, roles: { proposer: { kind: 'proposer', model: 'main' }, solver: { kind: 'solver', model: 'main' } } };
-    expect((await attempt(() => sp)).message).to.match(/arena\.options\.bogus: unrecognized key; known: attempts, limits/);
-    expect((await attempt(() => ({ arena: { kind: 'propose-solve', options: { attempts: 0 } }, roles: sp.roles }))).message).to.match(/arena\.options\.attempts: expected a number > 0, received 0/);
-    expect((await attempt(() => ({ tasks: { ...tinyConfig('').tasks, train: { source: 'none' } } }))).message).to.match(/tasks\.train\.source: 'none' needs an arena that seeds its own tasks/);
-    expect((await attempt(() => ({ evaluators: [{ kind: 'exam', name: 'x' }] }))).message).to.match(/evaluators\.0\.kind: unknown evaluator 'exam'; known: accuracy, critic, elo, exploitability, memory-qa, proposals/);
-    expect((await attempt(() => ({ evaluators: [{ kind: 'accuracy', name: 'x', options: { data: '/nowhere.jsonl' } }] }))).message).to.match(/evaluators\.0\.options\.data: \/nowhere\.jsonl does not exist/);
-    expect((await attempt(() => ({ evaluators: [{ kind: 'proposals', name: 'p' }] }))).message).to.match(/evaluators\.0: no role of kind 'proposer' to evaluate/);
-    expect((await attempt(() => ({ evaluators: [{ kind: 'memory-qa', name: 'm' }] }))).message).to.match(/evaluators\.0: memory-qa measures a memory-dialogue arena's roles; arena 'solve' is not one/);
-    expect((await attempt(() => ({ evaluators: [{ kind: 'memory-qa', name: 'm', options: { manager: 'oracle' } }] }))).message).to.match(/evaluators\.0\.options\.manager: expected one of "model", "always-add", "keep-last", "none", received "oracle"/);
-    const r = await attempt((root) => ({ evaluators: [{ kind: 'accuracy', name: 'x', options: { data: join(root, 'e.jsonl') } }], tasks: (writeFileSync(join(root, 'e.jsonl'), jsonl([{ prompt: '1+é=', answer: '1' }])), tinyConfig('').tasks) }));
+    const sp = {
+      arena: { kind: 'propose-solve', options: { attempts: 2, bogus: 1 } },
+      roles: { proposer: { kind: 'proposer', model: 'main' }, solver: { kind: 'solver', model: 'main' } },
+    };
+    expect((await attempt(() => sp)).message).to.match(
+      /arena\.options\.bogus: unrecognized key; known: attempts, limits/,
+    );
+    expect(
+      (await attempt(() => ({ arena: { kind: 'propose-solve', options: { attempts: 0 } }, roles: sp.roles }))).message,
+    ).to.match(/arena\.options\.attempts: expected a number > 0, received 0/);
+    expect((await attempt(() => ({ tasks: { ...tinyConfig('').tasks, train: { source: 'none' } } }))).message).to.match(
+      /tasks\.train\.source: 'none' needs an arena that seeds its own tasks/,
+    );
+    expect((await attempt(() => ({ evaluators: [{ kind: 'exam', name: 'x' }] }))).message).to.match(
+      /evaluators\.0\.kind: unknown evaluator 'exam'; known: accuracy, critic, elo, exploitability, memory-qa, proposals/,
+    );
+    expect(
+      (await attempt(() => ({ evaluators: [{ kind: 'accuracy', name: 'x', options: { data: '/nowhere.jsonl' } }] })))
+        .message,
+    ).to.match(/evaluators\.0\.options\.data: \/nowhere\.jsonl does not exist/);
+    expect((await attempt(() => ({ evaluators: [{ kind: 'proposals', name: 'p' }] }))).message).to.match(
+      /evaluators\.0: no role of kind 'proposer' to evaluate/,
+    );
+    expect((await attempt(() => ({ evaluators: [{ kind: 'memory-qa', name: 'm' }] }))).message).to.match(
+      /evaluators\.0: memory-qa measures a memory-dialogue arena's roles; arena 'solve' is not one/,
+    );
+    expect(
+      (await attempt(() => ({ evaluators: [{ kind: 'memory-qa', name: 'm', options: { manager: 'oracle' } }] })))
+        .message,
+    ).to.match(
+      /evaluators\.0\.options\.manager: expected one of "model", "always-add", "keep-last", "none", received "oracle"/,
+    );
+    const r = await attempt((root) => ({
+      evaluators: [{ kind: 'accuracy', name: 'x', options: { data: join(root, 'e.jsonl') } }],
+      tasks: (writeFileSync(join(root, 'e.jsonl'), jsonl([{ prompt: '1+é=', answer: '1' }])), tinyConfig('').tasks),
+    }));
     expect(r.message).to.match(/e\.jsonl:1: .*é/);
     expect(r.made).to.equal(false);
   });
 
   it('every shipped experiment config passes preflight', async function () {
     this.timeout(60000);
-    const files = ['configs', 'configs/selfplay'].flatMap((d) => readdirSync(d).filter((n) => n.endsWith('.yaml') && !n.startsWith('pretrain')).map((n) => join(d, n)));
+    const files = ['configs', 'configs/selfplay'].flatMap((d) =>
+      readdirSync(d)
+        .filter((n) => n.endsWith('.yaml') && !n.startsWith('pretrain'))
+        .map((n) => join(d, n)),
+    );
     expect(files).to.include.members(['configs/default.yaml', 'configs/selfplay/learnability.yaml']);
     for (const f of files) {
       const c = loadConfig(f);

@@ -11,13 +11,27 @@ import type { Task } from '../../src/core/types.js';
 import { TEST_BACKEND } from '../needs.js';
 
 const base = {
-  name: 'p', seed: 3, backend: TEST_BACKEND, task: { family: 'arithmetic', difficulty: { digits: 3, operands: 2, operators: '+' } },
-  corpus: { train: 4000, heldOut: 64 }, model: { dModel: 8, nHeads: 2, nLayers: 1, context: 32 }, train: { steps: 2, batchSize: 8, lr: 0.01 },
-  maxNewTokens: 5, out: 'unused',
+  name: 'p',
+  seed: 3,
+  backend: TEST_BACKEND,
+  task: { family: 'arithmetic', difficulty: { digits: 3, operands: 2, operators: '+' } },
+  corpus: { train: 4000, heldOut: 64 },
+  model: { dModel: 8, nHeads: 2, nLayers: 1, context: 32 },
+  train: { steps: 2, batchSize: 8, lr: 0.01 },
+  maxNewTokens: 5,
+  out: 'unused',
 };
-const easyHard = [{ difficulty: { digits: 1 }, weight: 3 }, { difficulty: { minDigits: 3 }, weight: 1 }];
+const easyHard = [
+  { difficulty: { digits: 1 }, weight: 3 },
+  { difficulty: { minDigits: 3 }, weight: 1 },
+];
 /** 'a/b': the digits of each operand. */
-const cell = (t: Task) => t.prompt.slice(0, -1).split('+').map((x) => x.length).join('/');
+const cell = (t: Task) =>
+  t.prompt
+    .slice(0, -1)
+    .split('+')
+    .map((x) => x.length)
+    .join('/');
 const share = (tasks: Task[], c: string) => tasks.filter((t) => cell(t) === c).length / tasks.length;
 
 describe('pretrain corpus: mixtures, proposer examples and extra held-out sets', () => {
@@ -42,7 +56,13 @@ describe('pretrain corpus: mixtures, proposer examples and extra held-out sets',
   });
 
   it('makes `share` of the examples proposer tasks, drawn from their own mixture', () => {
-    const own = pretrainCorpus(PretrainSchema.parse({ ...base, mixture: easyHard, proposer: { share: 0.2, mixture: [{ difficulty: { digits: 2, minDigits: 2 }, weight: 1 }] } }));
+    const own = pretrainCorpus(
+      PretrainSchema.parse({
+        ...base,
+        mixture: easyHard,
+        proposer: { share: 0.2, mixture: [{ difficulty: { digits: 2, minDigits: 2 }, weight: 1 }] },
+      }),
+    );
     expect(own.proposals).to.have.length(800);
     expect(own.train).to.have.length(3200);
     expect(share(own.proposals, '2/2')).to.equal(1);
@@ -53,22 +73,52 @@ describe('pretrain corpus: mixtures, proposer examples and extra held-out sets',
   });
 
   it('draws extra held-out sets of distinct prompts, none in the corpus or its proposer completions', () => {
-    const c = PretrainSchema.parse({ ...base, mixture: easyHard, proposer: { share: 0.3 }, heldOutSets: { harder: { difficulty: { minDigits: 3 }, count: 300 }, easy: { difficulty: { digits: 2, minDigits: 2 }, count: 10 } } });
+    const c = PretrainSchema.parse({
+      ...base,
+      mixture: easyHard,
+      proposer: { share: 0.3 },
+      heldOutSets: {
+        harder: { difficulty: { minDigits: 3 }, count: 300 },
+        easy: { difficulty: { digits: 2, minDigits: 2 }, count: 10 },
+      },
+    });
     const { train, proposals, sets } = pretrainCorpus(c);
     const corpus = new Set([...train, ...proposals].map((t) => t.prompt));
-    for (const [name, n] of [['harder', 300], ['easy', 10]] as const) {
+    for (const [name, n] of [
+      ['harder', 300],
+      ['easy', 10],
+    ] as const) {
       expect(sets[name], name).to.have.length(n);
       expect(new Set(sets[name].map((t) => t.prompt)).size, name).to.equal(n);
-      expect(sets[name].filter((t) => corpus.has(t.prompt)), name).to.deep.equal([]);
+      expect(
+        sets[name].filter((t) => corpus.has(t.prompt)),
+        name,
+      ).to.deep.equal([]);
     }
     expect(sets.harder.every((t) => cell(t) === '3/3') && sets.easy.every((t) => cell(t) === '2/2')).to.equal(true);
     expect(sets.harder[0].id).to.equal('arithmetic-harder-0');
-    expect(() => pretrainCorpus(PretrainSchema.parse({ ...c, heldOutSets: { tiny: { difficulty: { digits: 1 }, count: 1 } } }))).to.throw(/heldOutSets\.tiny: found only 0 of 1 prompts outside the corpus/);
+    expect(() =>
+      pretrainCorpus(PretrainSchema.parse({ ...c, heldOutSets: { tiny: { difficulty: { digits: 1 }, count: 1 } } })),
+    ).to.throw(/heldOutSets\.tiny: found only 0 of 1 prompts outside the corpus/);
   });
 
   it('names the field of a bad cell, set name or stop set', () => {
-    expect(() => pretrainCorpus(PretrainSchema.parse({ ...base, mixture: [easyHard[0], { difficulty: { digits: 1, minDigits: 2 }, weight: 1 }] }))).to.throw(/mixture\[1\]\.difficulty\.minDigits: must be at most digits \(1\), got 2/);
-    expect(() => pretrainCorpus(PretrainSchema.parse({ ...base, proposer: { share: 0.1, mixture: [{ difficulty: { digitz: 2 }, weight: 1 }] } }))).to.throw(/proposer\.mixture\[0\]\.difficulty\.digitz: unrecognized key \(did you mean "digits"\?\)/);
+    expect(() =>
+      pretrainCorpus(
+        PretrainSchema.parse({
+          ...base,
+          mixture: [easyHard[0], { difficulty: { digits: 1, minDigits: 2 }, weight: 1 }],
+        }),
+      ),
+    ).to.throw(/mixture\[1\]\.difficulty\.minDigits: must be at most digits \(1\), got 2/);
+    expect(() =>
+      pretrainCorpus(
+        PretrainSchema.parse({
+          ...base,
+          proposer: { share: 0.1, mixture: [{ difficulty: { digitz: 2 }, weight: 1 }] },
+        }),
+      ),
+    ).to.throw(/proposer\.mixture\[0\]\.difficulty\.digitz: unrecognized key \(did you mean "digits"\?\)/);
     expect(PretrainSchema.safeParse({ ...base, heldOutSets: { heldout: { count: 1 } } }).success).to.equal(false);
     expect(PretrainSchema.safeParse({ ...base, proposer: { share: 1 } }).success).to.equal(false);
     expect(PretrainSchema.safeParse({ ...base, mixture: [{ difficulty: {}, weight: 0 }] }).success).to.equal(false);
@@ -78,18 +128,33 @@ describe('pretrain corpus: mixtures, proposer examples and extra held-out sets',
     this.timeout(60000);
     const out = join(mkdtempSync(join(tmpdir(), 'coevolve-ptm-')), 'base');
     const lines: string[] = [];
-    const c = PretrainSchema.parse({ ...base, corpus: { train: 200, heldOut: 8 }, mixture: easyHard, proposer: { share: 0.25, samples: 8 }, heldOutSets: { harder: { difficulty: { minDigits: 3 }, count: 6 } }, evalEvery: 1, out });
+    const c = PretrainSchema.parse({
+      ...base,
+      corpus: { train: 200, heldOut: 8 },
+      mixture: easyHard,
+      proposer: { share: 0.25, samples: 8 },
+      heldOutSets: { harder: { difficulty: { minDigits: 3 }, count: 6 } },
+      evalEvery: 1,
+      out,
+    });
     const r = await pretrain(c, { log: (l) => lines.push(l) });
     expect(lines.filter((l) => l.startsWith('step '))).to.have.length(2);
-    expect(lines[lines.length - 1]).to.match(/^step 2 loss=\S+ heldout_pass1=\S+ harder_pass1=\S+ proposer_valid=\S+ proposer_cells=\{.*\} \d+s$/);
+    expect(lines[lines.length - 1]).to.match(
+      /^step 2 loss=\S+ heldout_pass1=\S+ harder_pass1=\S+ proposer_valid=\S+ proposer_cells=\{.*\} \d+s$/,
+    );
     expect(r.proposer?.samples).to.equal(8);
     expect(Object.keys(r.heldOutSets)).to.deep.equal(['harder']);
     const loaded = await loadModel(out);
     loaded.model.dispose();
     expect(Object.keys(loaded.attachments).sort()).to.deep.equal(['harder.jsonl', 'heldout.jsonl']);
-    expect(readTasksJsonl(join(out, 'harder.jsonl'), 'arithmetic').map((t) => t.prompt)).to.deep.equal(pretrainCorpus(c).sets.harder.map((t) => t.prompt));
+    expect(readTasksJsonl(join(out, 'harder.jsonl'), 'arithmetic').map((t) => t.prompt)).to.deep.equal(
+      pretrainCorpus(c).sets.harder.map((t) => t.prompt),
+    );
     expect(loaded.extra.heldOutSets).to.have.property('harder');
-    const bad = await pretrain({ ...c, stopOn: 'hardr', out: `${out}-2` }, { log: (l) => lines.push(`2: ${l}`) }).then(() => undefined, (e: Error) => e);
+    const bad = await pretrain({ ...c, stopOn: 'hardr', out: `${out}-2` }, { log: (l) => lines.push(`2: ${l}`) }).then(
+      () => undefined,
+      (e: Error) => e,
+    );
     expect(bad?.message).to.match(/^stopOn: 'hardr' is not heldout or a heldOutSets name \(harder\)/);
     expect(lines.filter((l) => l.startsWith('2: '))).to.deep.equal([]);
   });

@@ -7,11 +7,19 @@ import { loadModel } from '../../src/models/store.js';
 import { readTasksJsonl } from '../../src/tasks/jsonl.js';
 import { TEST_BACKEND } from '../needs.js';
 
-const config = (out: string) => PretrainSchema.parse({
-  name: 'p', seed: 2, backend: TEST_BACKEND, task: { family: 'arithmetic', difficulty: { digits: 1, operands: 2, operators: '+' } },
-  corpus: { train: 30, heldOut: 6 }, model: { dModel: 8, nHeads: 2, nLayers: 1, context: 12 }, train: { steps: 2, batchSize: 4, lr: 0.01 },
-  evalEvery: 1, maxNewTokens: 3, out,
-});
+const config = (out: string) =>
+  PretrainSchema.parse({
+    name: 'p',
+    seed: 2,
+    backend: TEST_BACKEND,
+    task: { family: 'arithmetic', difficulty: { digits: 1, operands: 2, operators: '+' } },
+    corpus: { train: 30, heldOut: 6 },
+    model: { dModel: 8, nHeads: 2, nLayers: 1, context: 12 },
+    train: { steps: 2, batchSize: 4, lr: 0.01 },
+    evalEvery: 1,
+    maxNewTokens: 3,
+    out,
+  });
 
 describe('pretrain writes only its own checkpoint', function () {
   this.timeout(60000);
@@ -22,8 +30,13 @@ describe('pretrain writes only its own checkpoint', function () {
     mkdirSync(join(out, 'base-a'), { recursive: true });
     writeFileSync(join(out, 'notes.md'), 'keep me');
     const logged: string[] = [];
-    const err = await pretrain(config(out), { log: (l) => logged.push(l) }).then(() => undefined, (e: Error) => e);
-    expect(err?.message).to.match(/out: checkpoint: .*bases holds files that are not a checkpoint's \(base-a, notes\.md\).*--overwrite/);
+    const err = await pretrain(config(out), { log: (l) => logged.push(l) }).then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(err?.message).to.match(
+      /out: checkpoint: .*bases holds files that are not a checkpoint's \(base-a, notes\.md\).*--overwrite/,
+    );
     expect(logged, 'no training step ran').to.deep.equal([]);
     expect(readdirSync(out).sort()).to.deep.equal(['base-a', 'notes.md']);
     expect(readFileSync(join(out, 'notes.md'), 'utf8')).to.equal('keep me');
@@ -56,13 +69,19 @@ describe('pretrain on replicas (workers)', function () {
   it('2 workers repeat themselves from the seed and take the steps of one to float noise', async () => {
     const root = mkdtempSync(join(tmpdir(), 'coevolve-ptw-'));
     const run = async (name: string, workers: number) => {
-      await pretrain({ ...config(join(root, name)), workers, train: { steps: 3, batchSize: 9, lr: 0.001 } }, { log: () => {} });
+      await pretrain(
+        { ...config(join(root, name)), workers, train: { steps: 3, batchSize: 9, lr: 0.001 } },
+        { log: () => {} },
+      );
       return weights(join(root, name));
     };
     const [one, two, again] = [await run('one', 1), await run('two', 2), await run('again', 2)];
     expect(again).to.deep.equal(two);
     const worst = Math.max(...one.flatMap((v, i) => v.map((x, j) => Math.abs(x - two[i][j]))));
     expect(worst).to.be.below(1e-5);
-    expect(one.flat().some((x, k) => x !== two.flat()[k]), 'the two paths round differently, so the check above compares two computations').to.equal(true);
+    expect(
+      one.flat().some((x, k) => x !== two.flat()[k]),
+      'the two paths round differently, so the check above compares two computations',
+    ).to.equal(true);
   });
 });

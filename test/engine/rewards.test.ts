@@ -16,43 +16,101 @@ function episode(i: number, text: string, length = 2): Episode {
   const completion = Array.from({ length }, (_, j) => 9 + j);
   const logProbs = completion.map((_, j) => -1 + 0.5 * j);
   return {
-    id: `t#${i}`, group: 't', task,
-    turns: [{ index: 0, role: 'solver', model: 'main', prompt: [1, 4], completion, logProbs, entropy: completion.map(() => 1), selfCertainty: length === 2 ? [0.1, 0.3] : completion.map(() => 0.2), text, action }],
+    id: `t#${i}`,
+    group: 't',
+    task,
+    turns: [
+      {
+        index: 0,
+        role: 'solver',
+        model: 'main',
+        prompt: [1, 4],
+        completion,
+        logProbs,
+        entropy: completion.map(() => 1),
+        selfCertainty: length === 2 ? [0.1, 0.3] : completion.map(() => 0.2),
+        text,
+        action,
+      },
+    ],
   };
 }
-const plan = (judges: Plan['judges']): Plan => ({ arena: undefined as never, family: arithmetic as never, roles: {}, judges, live: {}, definitions: [] });
+const plan = (judges: Plan['judges']): Plan => ({
+  arena: undefined as never,
+  family: arithmetic as never,
+  roles: {},
+  judges,
+  live: {},
+  definitions: [],
+});
 const verify = (t: Task, o: string) => arithmetic.verify(t, o);
 
 describe('rewards to samples', () => {
   const group = [episode(0, '5'), episode(1, '6'), episode(2, '6'), episode(3, 'x')];
 
   it('combines judges by weight and computes GRPO advantages per group', () => {
-    const p = plan([{ judge: new VerifierJudge(verify), weight: 1, kind: 'verifier' }, { judge: new MajorityJudge({}), weight: 0.5, kind: 'majority' }]);
+    const p = plan([
+      { judge: new VerifierJudge(verify), weight: 1, kind: 'verifier' },
+      { judge: new MajorityJudge({}), weight: 0.5, kind: 'majority' },
+    ]);
     const scored = scoreEpisodes(p, group);
     // verifier: [1, 0, 0, 0]; majority label '6': [0, 1, 1, 0] -> combined [1, 0.5, 0.5, 0]
     expect(scored.map((s) => s.reward)).to.deep.equal([1, 0.5, 0.5, 0]);
     const samples = toSamples(scored, parseConfig(tinyConfig('/tmp')).trainer).samples;
     // mean 0.5, unbiased std sqrt(1/6) = 0.4082: advantages (r - 0.5) / (0.4082 + 1e-6)
-    const std = Math.sqrt(((0.5 ** 2) * 2) / 3);
-    expect(samples.map((s) => (s.advantages as number[])[1])).to.deep.equal([0.5 / (std + 1e-6), 0, 0, -0.5 / (std + 1e-6)]);
+    const std = Math.sqrt((0.5 ** 2 * 2) / 3);
+    expect(samples.map((s) => (s.advantages as number[])[1])).to.deep.equal([
+      0.5 / (std + 1e-6),
+      0,
+      0,
+      -0.5 / (std + 1e-6),
+    ]);
     samples.forEach((s) => expect(s.oldLogProbs).to.deep.equal([-1, -0.5]));
   });
 
   it("trainer.rewardAggregation normalize-then-sum: TRL's normalize_then_sum of each judge's part, in place of the estimator", () => {
-    const p = plan([{ judge: new VerifierJudge(verify), weight: 1, kind: 'verifier' }, { judge: new MajorityJudge({}), weight: 0.5, kind: 'majority' }]);
+    const p = plan([
+      { judge: new VerifierJudge(verify), weight: 1, kind: 'verifier' },
+      { judge: new MajorityJudge({}), weight: 0.5, kind: 'majority' },
+    ]);
     const scored = scoreEpisodes(p, group);
-    expect(scored.map((s) => s.parts.rewards)).to.deep.equal([[1, 0], [0, 1], [0, 1], [0, 0]]);
-    const trainer = parseConfig({ ...tinyConfig('/tmp'), trainer: { rewardAggregation: 'normalize-then-sum' } }).trainer;
+    expect(scored.map((s) => s.parts.rewards)).to.deep.equal([
+      [1, 0],
+      [0, 1],
+      [0, 1],
+      [0, 0],
+    ]);
+    const trainer = parseConfig({
+      ...tinyConfig('/tmp'),
+      trainer: { rewardAggregation: 'normalize-then-sum' },
+    }).trainer;
     const adv = toSamples(scored, trainer).samples.map((s) => (s.advantages as number[])[1]);
-    expect(adv).to.deep.equal(normalizeThenSum([[1, 0], [0, 1], [0, 1], [0, 0]], ['t', 't', 't', 't'], [1, 0.5]));
+    expect(adv).to.deep.equal(
+      normalizeThenSum(
+        [
+          [1, 0],
+          [0, 1],
+          [0, 1],
+          [0, 0],
+        ],
+        ['t', 't', 't', 't'],
+        [1, 0.5],
+      ),
+    );
     // not the weighted sum's GRPO advantages (1.22 for the right answer): normalised on its own, the verifier's
     // one right answer in four (z = 1.5) outweighs the majority's vote against it (z = -0.87, at weight 0.5): 1.30
-    const summed = toSamples(scored, parseConfig(tinyConfig('/tmp')).trainer).samples.map((s) => (s.advantages as number[])[1]);
+    const summed = toSamples(scored, parseConfig(tinyConfig('/tmp')).trainer).samples.map(
+      (s) => (s.advantages as number[])[1],
+    );
     expect(summed[0]).to.be.closeTo(1.2247, 1e-3);
     expect(adv[0]).to.be.closeTo(1.3008, 1e-3);
     // it forms the advantages itself: another estimator, or a KL penalty in the reward, is refused naming the field
-    expect(() => parseConfig({ ...tinyConfig('/tmp'), trainer: { rewardAggregation: 'normalize-then-sum', advantage: 'rloo' } })).to.throw(/trainer\.advantage: must be grpo with trainer\.rewardAggregation normalize-then-sum/);
-    expect(() => parseConfig({ ...tinyConfig('/tmp'), trainer: { rewardAggregation: 'mean' } })).to.throw(/rewardAggregation/);
+    expect(() =>
+      parseConfig({ ...tinyConfig('/tmp'), trainer: { rewardAggregation: 'normalize-then-sum', advantage: 'rloo' } }),
+    ).to.throw(/trainer\.advantage: must be grpo with trainer\.rewardAggregation normalize-then-sum/);
+    expect(() => parseConfig({ ...tinyConfig('/tmp'), trainer: { rewardAggregation: 'mean' } })).to.throw(
+      /rewardAggregation/,
+    );
   });
 
   it("'rae' subtracts each role's moving baseline turn by turn, each read before its own reward folds in (SPIRAL's RAE)", () => {
@@ -69,7 +127,9 @@ describe('rewards to samples', () => {
     // the baseline carries over to the next batch; no division by a spread (unlike GRPO)
     const second = toSamples(scored, trainer, {}, baselines);
     expect((second.samples[0].advantages as number[])[0]).to.be.closeTo(1 - 0.0729, 1e-12);
-    expect(() => parseConfig({ ...tinyConfig('/tmp'), trainer: { advantage: 'rae', raeDecay: 1 } })).to.throw(/raeDecay/);
+    expect(() => parseConfig({ ...tinyConfig('/tmp'), trainer: { advantage: 'rae', raeDecay: 1 } })).to.throw(
+      /raeDecay/,
+    );
   });
 
   it('gives every completion token its row advantage, whatever the completion lengths', () => {
@@ -90,7 +150,10 @@ describe('rewards to samples', () => {
       expect(first[1]).to.equal(-first[0]);
     }
     // REINFORCE++ whitens over tokens: longer right answers weigh in, so only signs are fixed
-    const rpp = toSamples(scored, parseConfig({ ...tinyConfig('/tmp'), trainer: { advantage: 'reinforce++' } }).trainer).samples;
+    const rpp = toSamples(
+      scored,
+      parseConfig({ ...tinyConfig('/tmp'), trainer: { advantage: 'reinforce++' } }).trainer,
+    ).samples;
     rpp.forEach((s, i) => expect(s.advantages as number[]).to.have.length(ragged[i].turns[0].completion.length));
     expect((rpp[0].advantages as number[])[0]).to.be.greaterThan((rpp[1].advantages as number[])[0]);
   });
@@ -110,7 +173,11 @@ describe('rewards to samples', () => {
   it('reports the label accuracy of the groups the vote-share guard let through', () => {
     const p = plan([{ judge: new MajorityJudge({ minShare: 0.6 }), weight: 1, kind: 'majority' }]);
     // group t: label '6' with 2 of 4 votes (abstained, and wrong); group u: '5' with 3 of 4 (kept, right)
-    const sure = [episode(0, '5'), episode(1, '5'), episode(2, '7'), episode(3, '5')].map((e) => ({ ...e, group: 'u', id: `u${e.id}` }));
+    const sure = [episode(0, '5'), episode(1, '5'), episode(2, '7'), episode(3, '5')].map((e) => ({
+      ...e,
+      group: 'u',
+      id: `u${e.id}`,
+    }));
     const all = [...group, ...sure];
     const scored = scoreEpisodes(p, all);
     expect(new Set(scored.map((x) => x.episode.group))).to.deep.equal(new Set(['u']));
@@ -123,11 +190,22 @@ describe('rewards to samples', () => {
   it('labels from the whole group but trains on the first trainPerGroup members (TTRL votes vs samples)', () => {
     const p = plan([{ judge: new MajorityJudge({}), weight: 1, kind: 'majority' }]);
     // arrival order differs from member order; the label '6' needs all five votes
-    const g = [episode(4, '6'), episode(0, '5'), episode(3, '6'), episode(1, '6'), episode(2, '5')].map((e) => ({ ...e, member: Number(e.id.slice(2)) }));
+    const g = [episode(4, '6'), episode(0, '5'), episode(3, '6'), episode(1, '6'), episode(2, '5')].map((e) => ({
+      ...e,
+      member: Number(e.id.slice(2)),
+    }));
     const scored = scoreEpisodes(p, g, 2);
-    expect(scored.map((s) => [s.episode.member, s.reward])).to.deep.equal([[0, 0], [1, 1]]);
+    expect(scored.map((s) => [s.episode.member, s.reward])).to.deep.equal([
+      [0, 0],
+      [1, 1],
+    ]);
     // with only the kept two voting, the tie would go to the first arrival '5'
-    expect(scoreEpisodes(p, g.filter((e) => e.member < 2)).map((s) => s.reward)).to.deep.equal([1, 0]);
+    expect(
+      scoreEpisodes(
+        p,
+        g.filter((e) => e.member < 2),
+      ).map((s) => s.reward),
+    ).to.deep.equal([1, 0]);
     const samples = toSamples(scored, parseConfig(tinyConfig('/tmp')).trainer).samples;
     expect(samples).to.have.length(2);
     expect(() => scoreEpisodes(p, [episode(0, '5')], 1)).to.throw(/t#0 has no member index/);

@@ -11,11 +11,22 @@ type Source = { source: 'generate'; count: number } | { source: 'file'; path: st
 
 /** The part of a config loadTaskSets reads. One-digit sums: only 100 prompts, so sets overlap unless kept apart. */
 function config(train: Source, ev: Source): ExperimentConfig {
-  const tasks = { family: 'arithmetic', difficulty: { digits: 1, operands: 2, operators: '+' }, train, eval: ev, perIteration: 4 };
+  const tasks = {
+    family: 'arithmetic',
+    difficulty: { digits: 1, operands: 2, operators: '+' },
+    train,
+    eval: ev,
+    perIteration: 4,
+  };
   return { seed: 3, tasks } as unknown as ExperimentConfig;
 }
 
-const sum = (a: number, b: number, id: string): Task => ({ id, family: 'arithmetic', prompt: `${a}+${b}=`, answer: String(a + b) });
+const sum = (a: number, b: number, id: string): Task => ({
+  id,
+  family: 'arithmetic',
+  prompt: `${a}+${b}=`,
+  answer: String(a + b),
+});
 const prompts = (tasks: readonly Task[]) => tasks.map((t) => t.prompt);
 
 describe('engine/loadTaskSets', () => {
@@ -35,7 +46,10 @@ describe('engine/loadTaskSets', () => {
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('two generated sets share no prompt', () => {
-    const { train, evalSet } = loadTaskSets(config({ source: 'generate', count: 60 }, { source: 'generate', count: 20 }), arithmetic);
+    const { train, evalSet } = loadTaskSets(
+      config({ source: 'generate', count: 60 }, { source: 'generate', count: 20 }),
+      arithmetic,
+    );
     expect([train.length, evalSet.length]).to.deep.equal([60, 20]);
     const held = new Set(prompts(evalSet));
     expect(prompts(train).filter((p) => held.has(p))).to.deep.equal([]);
@@ -43,21 +57,30 @@ describe('engine/loadTaskSets', () => {
 
   it('drops the training tasks whose prompt is in a different eval file', () => {
     // guards against: skipping the filter, which lets eval prompts leak into training
-    const { train, evalSet } = loadTaskSets(config({ source: 'file', path: trainFile }, { source: 'file', path: evalFile }), arithmetic);
+    const { train, evalSet } = loadTaskSets(
+      config({ source: 'file', path: trainFile }, { source: 'file', path: evalFile }),
+      arithmetic,
+    );
     expect(prompts(evalSet)).to.deep.equal(prompts(evalTasks));
     expect(train.map((t) => t.id)).to.deep.equal(['t0', 't2']);
   });
 
   it('drops generated training tasks whose prompt is in the eval file', () => {
     // guards against: skipping the filter when only the eval set comes from a file
-    const { train } = loadTaskSets(config({ source: 'generate', count: 200 }, { source: 'file', path: evalFile }), arithmetic);
+    const { train } = loadTaskSets(
+      config({ source: 'generate', count: 200 }, { source: 'file', path: evalFile }),
+      arithmetic,
+    );
     const held = new Set(prompts(evalTasks));
     expect(train.length).to.be.below(200); // some of 200 draws from 100 prompts hit the 3 eval ones
     expect(prompts(train).filter((p) => held.has(p))).to.deep.equal([]);
   });
 
   it('keeps every task when train and eval name the same file (TTRL)', () => {
-    const { train, evalSet } = loadTaskSets(config({ source: 'file', path: trainFile }, { source: 'file', path: trainFile }), arithmetic);
+    const { train, evalSet } = loadTaskSets(
+      config({ source: 'file', path: trainFile }, { source: 'file', path: trainFile }),
+      arithmetic,
+    );
     expect(train.map((t) => t.id)).to.deep.equal(trainTasks.map((t) => t.id));
     expect(evalSet.map((t) => t.id)).to.deep.equal(trainTasks.map((t) => t.id));
   });
@@ -65,6 +88,8 @@ describe('engine/loadTaskSets', () => {
   it('refuses a training file whose every prompt is in the eval file', () => {
     const inside = join(dir, 'inside.jsonl');
     writeTasksJsonl(inside, [sum(1, 2, 'x0'), sum(5, 5, 'x1')]);
-    expect(() => loadTaskSets(config({ source: 'file', path: inside }, { source: 'file', path: evalFile }), arithmetic)).to.throw(/every training task is also in tasks.eval/);
+    expect(() =>
+      loadTaskSets(config({ source: 'file', path: inside }, { source: 'file', path: evalFile }), arithmetic),
+    ).to.throw(/every training task is also in tasks.eval/);
   });
 });

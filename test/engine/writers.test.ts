@@ -9,20 +9,43 @@ import { tinyConfig } from './fixtures.js';
 
 const bin = new URL('../../bin/coevolve.js', import.meta.url).pathname;
 
-interface Exit { code: number | null; stderr: string; pid: number }
+interface Exit {
+  code: number | null;
+  stderr: string;
+  pid: number;
+}
 
 function start(args: string[]): { child: ChildProcess; done: Promise<Exit> } {
   const child = spawn(process.execPath, [bin, 'run', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
-  child.stderr!.on('data', (d) => { stderr += d; });
+  child.stderr!.on('data', (d) => {
+    stderr += d;
+  });
   const done = new Promise<Exit>((ok) => child.on('exit', (code) => ok({ code, stderr, pid: child.pid! })));
   return { child, done };
 }
 
-const lines = (path: string) => (existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter((l) => l.trim()) : []);
-const metricIterations = (dir: string) => lines(join(dir, 'metrics.jsonl')).flatMap((l) => { try { return [JSON.parse(l).iteration as number]; } catch { return []; } });
-const episodeIterations = (dir: string) => readdirSync(join(dir, 'episodes')).flatMap((f) => lines(join(dir, 'episodes', f)).map((l) => JSON.parse(l).iteration as number));
-const until = async (what: () => boolean) => { while (!what()) await new Promise((r) => setTimeout(r, 20)); };
+const lines = (path: string) =>
+  existsSync(path)
+    ? readFileSync(path, 'utf8')
+        .split('\n')
+        .filter((l) => l.trim())
+    : [];
+const metricIterations = (dir: string) =>
+  lines(join(dir, 'metrics.jsonl')).flatMap((l) => {
+    try {
+      return [JSON.parse(l).iteration as number];
+    } catch {
+      return [];
+    }
+  });
+const episodeIterations = (dir: string) =>
+  readdirSync(join(dir, 'episodes')).flatMap((f) =>
+    lines(join(dir, 'episodes', f)).map((l) => JSON.parse(l).iteration as number),
+  );
+const until = async (what: () => boolean) => {
+  while (!what()) await new Promise((r) => setTimeout(r, 20));
+};
 
 describe('one writer per run', function () {
   this.timeout(180000);
@@ -80,10 +103,16 @@ describe('resume checks the checkpoint whole before it changes anything', functi
     const { dir, ckpt } = await killedRun();
     const before = readFileSync(join(dir, 'metrics.jsonl'), 'utf8');
     truncateSync(join(ckpt, 'optimizer.bin'), 16);
-    const cut = await runCommand(undefined, { set: [], resume: dir }).then(() => 'no error', (e: Error) => e.message);
+    const cut = await runCommand(undefined, { set: [], resume: dir }).then(
+      () => 'no error',
+      (e: Error) => e.message,
+    );
     expect(cut).to.match(/iter-000002\/main\/optimizer\.bin has 16 bytes, model\.json says \d+/);
     unlinkSync(join(ckpt, 'optimizer.bin'));
-    const gone = await runCommand(undefined, { set: [], resume: dir }).then(() => 'no error', (e: Error) => e.message);
+    const gone = await runCommand(undefined, { set: [], resume: dir }).then(
+      () => 'no error',
+      (e: Error) => e.message,
+    );
     expect(gone).to.match(/iter-000002\/main\/optimizer\.bin is missing/);
     expect(readFileSync(join(dir, 'metrics.jsonl'), 'utf8')).to.equal(before);
     expect(metricIterations(dir)).to.deep.equal([0, 1, 2, 3, 4]);

@@ -15,7 +15,14 @@ describe('coevolve export', function () {
   const quiet = { write: () => true };
 
   before(async () => {
-    await runExperiment({ ...tinyConfig(root), workers: 1, judges: [{ kind: 'verifier', options: { correct: 1, wrong: 0, invalid: -0.5 } }] }, { out: run, log: () => {} });
+    await runExperiment(
+      {
+        ...tinyConfig(root),
+        workers: 1,
+        judges: [{ kind: 'verifier', options: { correct: 1, wrong: 0, invalid: -0.5 } }],
+      },
+      { out: run, log: () => {} },
+    );
   });
 
   it('writes every stored turn with its prompt, completion, reward and advantage, and reads it back', async () => {
@@ -39,14 +46,18 @@ describe('coevolve export', function () {
     const trained = rows.filter((r) => r.advantage !== null);
     expect(trained.length).to.be.above(0);
     const byGroup = new Map<string, number>();
-    for (const r of trained) byGroup.set(`${r.iteration}/${r.group}`, (byGroup.get(`${r.iteration}/${r.group}`) ?? 0) + r.advantage!);
+    for (const r of trained)
+      byGroup.set(`${r.iteration}/${r.group}`, (byGroup.get(`${r.iteration}/${r.group}`) ?? 0) + r.advantage!);
     for (const [g, sum] of byGroup) expect(Math.abs(sum), g).to.be.below(1e-6);
   });
 
   it('never overwrites a file, and a damaged file is refused naming its line', async () => {
     const out = join(root, 'b.jsonl');
     writeFileSync(out, 'mine\n');
-    const err = await exportRun(run, out, { stream: quiet }).then(() => null, (e: Error) => e);
+    const err = await exportRun(run, out, { stream: quiet }).then(
+      () => null,
+      (e: Error) => e,
+    );
     expect(err?.message).to.match(/EEXIST/);
     expect(readFileSync(out, 'utf8')).to.equal('mine\n');
     const good = join(root, 'c.jsonl');

@@ -16,7 +16,10 @@ function tableWith(p0: (key: string) => number, p1: (key: string) => number): Ta
 
 describe('AveragePolicy (fictitious play)', () => {
   it("own reach multiplies only the acting player's own moves", () => {
-    const t = tableWith(() => 0.25, () => 0.5);
+    const t = tableWith(
+      () => 0.25,
+      () => 0.5,
+    );
     const reach = ownReach(kuhn, t);
     expect(reach.get('0')).to.equal(1); // first decision
     expect(reach.get('0pb')).to.be.closeTo(0.75, 1e-12); // after own pass (opponent's bet not counted)
@@ -36,7 +39,9 @@ describe('AveragePolicy (fictitious play)', () => {
     expect(va).to.not.be.closeTo(vb, 1e-3); // the two differ, so the check has teeth
     expect(vAvg).to.be.closeTo((va + vb) / 2, 1e-12);
     // a plain (unweighted) average of the rows would not realise it
-    const plain: TabularPolicy = Object.fromEntries(Object.keys(a).map((k) => [k, { '0': (a[k]['0'] + b[k]['0']) / 2, '1': (a[k]['1'] + b[k]['1']) / 2 }]));
+    const plain: TabularPolicy = Object.fromEntries(
+      Object.keys(a).map((k) => [k, { '0': (a[k]['0'] + b[k]['0']) / 2, '1': (a[k]['1'] + b[k]['1']) / 2 }]),
+    );
     expect(Math.abs(expectedReturns(kuhn, fromTable(plain))[0] - (va + vb) / 2)).to.be.above(1e-4);
   });
 

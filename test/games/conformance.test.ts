@@ -45,10 +45,16 @@ describe('games: conformance', () => {
         const r = s.returns();
         expect(r).to.have.length(game.numPlayers);
         if (game.zeroSum) expect(r.reduce((a, b) => a + b, 0)).to.be.closeTo(0, 1e-12);
-        for (const earlier of seen) expect(earlier.returns().every((x) => x === 0), 'returns are zero before the end').to.equal(true);
+        for (const earlier of seen)
+          expect(
+            earlier.returns().every((x) => x === 0),
+            'returns are zero before the end',
+          ).to.equal(true);
         lengths.add(s.history().length);
       }
-      expect(lengths.size, `${name}: random play reaches games of several lengths`).to.be.greaterThan(name === 'rps' ? 0 : 1);
+      expect(lengths.size, `${name}: random play reaches games of several lengths`).to.be.greaterThan(
+        name === 'rps' ? 0 : 1,
+      );
     });
   }
 
@@ -64,7 +70,9 @@ describe('games: conformance', () => {
     expect(play('kuhn', [0, 2, 0]).informationStateKey(1)).to.equal(play('kuhn', [1, 2, 0]).informationStateKey(1));
     expect(play('kuhn', [0, 2, 0]).informationStateKey(1)).to.equal('2p');
     // Leduc: own card and the public card are seen, the opponent's is not
-    expect(play('leduc', [0, 3, 1, 1, 5]).informationStateKey(0)).to.equal(play('leduc', [0, 2, 1, 1, 5]).informationStateKey(0));
+    expect(play('leduc', [0, 3, 1, 1, 5]).informationStateKey(0)).to.equal(
+      play('leduc', [0, 2, 1, 1, 5]).informationStateKey(0),
+    );
     expect(play('leduc', [0, 3, 2, 1, 5]).informationStateKey(1)).to.equal('3:5|rc|');
     // rock-paper-scissors: player 1 moves without seeing player 0's move
     expect(play('rps', [0]).informationStateKey(1)).to.equal(play('rps', [2]).informationStateKey(1));

@@ -35,7 +35,9 @@ describe('games/match: lockstep play, round robins', () => {
   });
 
   it('names an actor it does not have', () => {
-    expect(() => playLockstep(ttt, 1, () => 'ghost', { x: lowest() }, { next: 0 })).to.throw(/played by 'ghost', not one of x/);
+    expect(() => playLockstep(ttt, 1, () => 'ghost', { x: lowest() }, { next: 0 })).to.throw(
+      /played by 'ghost', not one of x/,
+    );
   });
 
   it('random play keeps to legal moves; a round robin seats each player first in half its games', () => {
@@ -52,7 +54,9 @@ describe('games/match: lockstep play, round robins', () => {
   it('a table actor plays its table: each information state by its own row, and no row is an error', () => {
     const kuhn = gameByName('kuhn');
     // always bet with the king, otherwise pass or call one time in four
-    const table: TabularPolicy = tabulate(kuhn, (rows) => rows.map((r) => (r.state.informationStateKey(r.player).startsWith('2') ? [0, 1] : [0.75, 0.25])));
+    const table: TabularPolicy = tabulate(kuhn, (rows) =>
+      rows.map((r) => (r.state.informationStateKey(r.player).startsWith('2') ? [0, 1] : [0.75, 0.25])),
+    );
     const { states, moves } = playLockstep(kuhn, 4000, () => 't', { t: tableActor(table) }, { next: 5 });
     const king = moves.filter((m) => m.key.startsWith('2'));
     expect(king.every((m) => m.action === 1)).to.equal(true);
@@ -62,6 +66,8 @@ describe('games/match: lockstep play, round robins', () => {
     // the sampled games' mean return approaches the table's exact value
     const mean = states.reduce((t, s) => t + s.returns()[0], 0) / states.length;
     expect(mean).to.be.closeTo(expectedReturns(kuhn, fromTable(table))[0], 0.06);
-    expect(() => playLockstep(kuhn, 1, () => 't', { t: tableActor({}) }, { next: 1 })).to.throw(/no row for information state/);
+    expect(() => playLockstep(kuhn, 1, () => 't', { t: tableActor({}) }, { next: 1 })).to.throw(
+      /no row for information state/,
+    );
   });
 });

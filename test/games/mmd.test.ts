@@ -21,7 +21,9 @@ describe('games/mmd: the mirror-descent step and its all-actions gradient', () =
 
   it('the step is [π ρ^(αη) exp(η q)]^(1/(1+αη)), and a heavy magnet pulls the policy to it', () => {
     const [alpha, eta] = [0.4, 0.5];
-    const raw = probs.map((p, i) => (p * Math.exp(alpha * eta * logMagnet[i]) * Math.exp(eta * q[i])) ** (1 / (1 + alpha * eta)));
+    const raw = probs.map(
+      (p, i) => (p * Math.exp(alpha * eta * logMagnet[i]) * Math.exp(eta * q[i])) ** (1 / (1 + alpha * eta)),
+    );
     const z = raw.reduce((a, b) => a + b, 0);
     mmdStep(probs, logMagnet, q, alpha, eta).forEach((p, i) => expect(p).to.be.closeTo(raw[i] / z, 1e-12));
     mmdStep(probs, logMagnet, q, 1e6, 1).forEach((p, i) => expect(p).to.be.closeTo(Math.exp(logMagnet[i]), 1e-4));
@@ -38,7 +40,8 @@ describe('games/mmd: the mirror-descent step and its all-actions gradient', () =
     expect(adv.reduce((a, b) => a + b, 0)).to.be.closeTo(0, 1e-12);
     const h = 1e-6;
     logits.forEach((_, b) => {
-      const up = logits.map((z, i) => (i === b ? z + h : z)), down = logits.map((z, i) => (i === b ? z - h : z));
+      const up = logits.map((z, i) => (i === b ? z + h : z)),
+        down = logits.map((z, i) => (i === b ? z - h : z));
       expect(adv[b], `logit ${b}`).to.be.closeTo((objective(up) - objective(down)) / (2 * h), 1e-7);
     });
   });

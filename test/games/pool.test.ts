@@ -25,7 +25,11 @@ describe('games/OpponentPool', () => {
 
   it('prioritised follows (1 - win rate)^2: the snapshots the learner loses to come up most', () => {
     const pool = filled('prioritised');
-    for (let i = 0; i < 9; i++) { pool.record('a', 1); pool.record('b', 0.5); pool.record('c', 0); }
+    for (let i = 0; i < 9; i++) {
+      pool.record('a', 1);
+      pool.record('b', 0.5);
+      pool.record('c', 0);
+    }
     const w = [9.5 / 10, 5 / 10, 0.5 / 10]; // (score + 1/2) / (games + 1)
     expect(pool.winRates()).to.deep.equal(w);
     const raw = w.map((x) => (1 - x) ** 2);
@@ -48,14 +52,22 @@ describe('games/OpponentPool', () => {
     const pool = filled('prioritised');
     pool.record('b', 0);
     pool.sample();
-    const copy = OpponentPool.restore({ capacity: 5, sampling: 'prioritised' }, JSON.parse(JSON.stringify(pool.state())), (n) => `snapshot ${n}`);
+    const copy = OpponentPool.restore(
+      { capacity: 5, sampling: 'prioritised' },
+      JSON.parse(JSON.stringify(pool.state())),
+      (n) => `snapshot ${n}`,
+    );
     expect(copy.winRates()).to.deep.equal(pool.winRates());
-    expect(Array.from({ length: 20 }, () => copy.sample())).to.deep.equal(Array.from({ length: 20 }, () => pool.sample()));
+    expect(Array.from({ length: 20 }, () => copy.sample())).to.deep.equal(
+      Array.from({ length: 20 }, () => pool.sample()),
+    );
   });
 
   it('refuses bad settings, names and scores', () => {
     expect(() => new OpponentPool({ capacity: 0, sampling: 'latest', seed: 1 })).to.throw(/capacity/);
-    expect(() => new OpponentPool({ capacity: 2, sampling: 'best' as 'latest', seed: 1 })).to.throw(/latest, uniform, prioritised/);
+    expect(() => new OpponentPool({ capacity: 2, sampling: 'best' as 'latest', seed: 1 })).to.throw(
+      /latest, uniform, prioritised/,
+    );
     const pool = filled('latest');
     expect(() => pool.add('a', 'again')).to.throw(/already held/);
     expect(() => pool.record('zz', 1)).to.throw(/no snapshot 'zz'/);
@@ -80,7 +92,10 @@ describe('games/eloRatings (Bradley-Terry fit on the Elo scale)', () => {
     expect(r.a).to.be.above(r.b);
     expect(r.b).to.be.above(r.c);
     expect(r.a - r.b).to.be.closeTo(r.b - r.c, 1);
-    const drawn = eloRatings(Array.from({ length: 50 }, () => ({ a: 'x', b: 'y', scoreA: 0.5 })), 'x');
+    const drawn = eloRatings(
+      Array.from({ length: 50 }, () => ({ a: 'x', b: 'y', scoreA: 0.5 })),
+      'x',
+    );
     expect(drawn.y).to.be.closeTo(1000, 1e-6);
   });
 

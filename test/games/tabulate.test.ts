@@ -6,7 +6,9 @@ import { representativeStates, tabulateMlp } from '../../src/games/tabulate.js';
 import { MlpPolicy } from '../../src/models/mlp.js';
 
 describe('games: a policy as a table', () => {
-  before(async () => { await tf.setBackend('cpu'); });
+  before(async () => {
+    await tf.setBackend('cpu');
+  });
 
   it('visits every information state once, and no key is shared by two players', () => {
     expect(representativeStates(gameByName('kuhn')).size).to.equal(12);
@@ -14,10 +16,16 @@ describe('games: a policy as a table', () => {
   });
 
   it("an MLP whose policy head is zero is uniform over the legal moves: Kuhn's NashConv 11/12, Leduc's 4.747222", () => {
-    for (const [name, expected] of [['kuhn', 11 / 12], ['leduc', 4.747222]] as const) {
+    for (const [name, expected] of [
+      ['kuhn', 11 / 12],
+      ['leduc', 4.747222],
+    ] as const) {
       const g = gameByName(name);
       const zeros = { 'pi.w': tf.zeros([16, g.numActions]), 'pi.b': tf.zeros([g.numActions]) };
-      const mlp = new MlpPolicy({ inputSize: g.observationSize, hiddenSizes: [16], numActions: g.numActions, seed: 1 }, zeros);
+      const mlp = new MlpPolicy(
+        { inputSize: g.observationSize, hiddenSizes: [16], numActions: g.numActions, seed: 1 },
+        zeros,
+      );
       const table = tabulateMlp(g, mlp);
       expect(Object.keys(table)).to.have.length(name === 'kuhn' ? 12 : 936);
       // Leduc's fold is illegal when not facing a bet: such a row has two moves, not three
@@ -32,7 +40,8 @@ describe('games: a policy as a table', () => {
     const g = gameByName('kuhn');
     const mlp = new MlpPolicy({ inputSize: g.observationSize, hiddenSizes: [8], numActions: g.numActions, seed: 3 });
     const table = tabulateMlp(g, mlp);
-    for (const row of Object.values(table)) expect(Object.values(row).reduce((a, b) => a + b, 0)).to.be.closeTo(1, 1e-9);
+    for (const row of Object.values(table))
+      expect(Object.values(row).reduce((a, b) => a + b, 0)).to.be.closeTo(1, 1e-9);
     expect(new Set(Object.values(table).map((r) => r['1'].toFixed(6))).size).to.be.greaterThan(1); // the observation matters
     mlp.dispose();
     const wrong = new MlpPolicy({ inputSize: 5, hiddenSizes: [], numActions: 2, seed: 1 });

@@ -57,7 +57,13 @@ describe('judges/majority', () => {
       expect(guarded.score(solverGroup([ans('5'), ans('7'), ans('5'), ans('5')]))).to.deep.equal([[1], [0], [1], [1]]);
       expect(guarded.score(solverGroup([ans('5'), ans('7'), ans('5'), ans('9')]))).to.deep.equal([[1], [0], [1], [0]]);
       // 2 of 5 voters: the 3 invalid answers count, so 0.4 < 0.5 and the judge abstains
-      expect(guarded.score(solverGroup([ans('5'), bad(), ans('5'), bad(), ans('7')]))).to.deep.equal([[null], [null], [null], [null], [null]]);
+      expect(guarded.score(solverGroup([ans('5'), bad(), ans('5'), bad(), ans('7')]))).to.deep.equal([
+        [null],
+        [null],
+        [null],
+        [null],
+        [null],
+      ]);
     });
 
     it('minShare outside [0, 1] is an error naming the option', () => {
@@ -97,16 +103,30 @@ describe('judges/majority', () => {
     });
 
     it('votes in each comparison group of a mixed batch on its own', () => {
-      const batch = [...solverGroup([ans('5'), ans('5'), ans('4')]), ...solverGroup([ans('4'), ans('3'), ans('4')]).map((e, i) => ({ ...e, id: `o${i}`, group: 'other' }))];
+      const batch = [
+        ...solverGroup([ans('5'), ans('5'), ans('4')]),
+        ...solverGroup([ans('4'), ans('3'), ans('4')]).map((e, i) => ({ ...e, id: `o${i}`, group: 'other' })),
+      ];
       expect(judge.score(batch)).to.deep.equal([[1], [1], [0], [1], [0], [1]]);
     });
 
     it('votes among the attempts of one episode when the arena names that scope, with maxShare', () => {
-      const ep = (id: string, texts: string[]) => ({ id, group: 'g', task: { id: 'seed', family: 'arithmetic', prompt: '' }, turns: texts.map((t, i) => ({ ...turnOf(ans(t), i), compare: 'episode' as const })) });
+      const ep = (id: string, texts: string[]) => ({
+        id,
+        group: 'g',
+        task: { id: 'seed', family: 'arithmetic', prompt: '' },
+        turns: texts.map((t, i) => ({ ...turnOf(ans(t), i), compare: 'episode' as const })),
+      });
       const batch = [ep('a', ['5', '5', '4']), ep('b', ['4', '4', '4'])];
-      expect(judge.score(batch)).to.deep.equal([[1, 1, 0], [1, 1, 1]]);
+      expect(judge.score(batch)).to.deep.equal([
+        [1, 1, 0],
+        [1, 1, 1],
+      ]);
       // R-Zero's band: a unanimous vote (share 1 > 0.8) teaches nothing, so it abstains
-      expect(new MajorityJudge({ minShare: 0.3, maxShare: 0.8 }).score(batch)).to.deep.equal([[1, 1, 0], [null, null, null]]);
+      expect(new MajorityJudge({ minShare: 0.3, maxShare: 0.8 }).score(batch)).to.deep.equal([
+        [1, 1, 0],
+        [null, null, null],
+      ]);
     });
   });
 });

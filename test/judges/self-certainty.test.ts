@@ -22,7 +22,7 @@ describe('judges/self-certainty', () => {
     close(judge.score(group), [[3], [1], [4]]);
   });
 
-  it("group normalisation: (x − mean) / (population std + 1e-6)", () => {
+  it('group normalisation: (x − mean) / (population std + 1e-6)', () => {
     // raw 3, 1, 4 (as above): mean 8/3; population variance ((1/3)² + (5/3)² + (4/3)²)/3 = (42/9)/3 = 14/9
     // std = sqrt(14)/3 = 1.247219; → 0.267261, −1.336306, 1.069045 (÷ by std + 1e-6)
     const judge = new SelfCertaintyJudge({ normalize: 'group' });
@@ -30,7 +30,7 @@ describe('judges/self-certainty', () => {
     const std = Math.sqrt(14) / 3;
     const expected = [3, 1, 4].map((x) => [(x - 8 / 3) / (std + 1e-6)]);
     close(judge.score(group), expected);
-    close(judge.score(group), [[0.2672610], [-1.3363052], [1.0690442]], 1e-6);
+    close(judge.score(group), [[0.267261], [-1.3363052], [1.0690442]], 1e-6);
   });
 
   it('group normalisation of equal scores or of a single turn gives 0, not NaN', () => {

@@ -1,5 +1,12 @@
 import { expect } from 'chai';
-import { averageRanks, bracketOrder, fullRoundRobin, rankAdvantages, singleElimination, spearman } from '../../judges/tournament.js';
+import {
+  averageRanks,
+  bracketOrder,
+  fullRoundRobin,
+  rankAdvantages,
+  singleElimination,
+  spearman,
+} from '../../judges/tournament.js';
 
 describe('judges/tournament: brackets, round robins, rank advantages', () => {
   // a judge that is always right about a hidden quality
@@ -14,7 +21,14 @@ describe('judges/tournament: brackets, round robins, rank advantages', () => {
   it('a bracket takes N - 1 verdicts (byes included); the champion is the best; a true prior gives the true order', () => {
     for (const n of [1, 2, 3, 5, 8]) {
       const calls: [number, number][] = [];
-      const r = singleElimination(n, (a, b) => { calls.push([a, b]); return exact(a, b); }, { seed: 4 });
+      const r = singleElimination(
+        n,
+        (a, b) => {
+          calls.push([a, b]);
+          return exact(a, b);
+        },
+        { seed: 4 },
+      );
       expect(r.comparisons).to.equal(Math.max(0, n - 1));
       expect(calls).to.have.length(Math.max(0, n - 1));
       const best = quality.slice(0, n).indexOf(Math.max(...quality.slice(0, n)));
@@ -23,18 +37,24 @@ describe('judges/tournament: brackets, round robins, rank advantages', () => {
     const seeded = singleElimination(8, exact, { seed: 1, prior: quality });
     expect(spearman(seeded.scores, quality)).to.equal(1);
     // without a prior the order is a seeded shuffle: the same seed repeats, others differ
-    expect(singleElimination(8, exact, { seed: 9 }).scores).to.deep.equal(singleElimination(8, exact, { seed: 9 }).scores);
+    expect(singleElimination(8, exact, { seed: 9 }).scores).to.deep.equal(
+      singleElimination(8, exact, { seed: 9 }).scores,
+    );
     expect(() => singleElimination(3, exact, { seed: 1, prior: [1, 2] })).to.throw(/2 priors for 3 candidates/);
   });
 
   it('within a round: without a prior the conqueror decides (losing to the champion ranks higher); with one the seed does', () => {
     for (const seed of [1, 2, 3, 4, 5]) {
       const beatenBy = new Map<number, number>();
-      const r = singleElimination(8, (a, b) => {
-        const w = exact(a, b);
-        beatenBy.set(w ? b : a, w ? a : b);
-        return w;
-      }, { seed });
+      const r = singleElimination(
+        8,
+        (a, b) => {
+          const w = exact(a, b);
+          beatenBy.set(w ? b : a, w ? a : b);
+          return w;
+        },
+        { seed },
+      );
       // first-round losers: those who lost to someone, ordered by score, have conquerors ordered by score too
       const firstRound = [...beatenBy.keys()].filter((c) => r.scores[c] <= 4).sort((x, y) => r.scores[x] - r.scores[y]);
       expect(firstRound).to.have.length(4);

@@ -11,8 +11,13 @@ const LIMITS = { maxEntries: 100_000, maxEntryChars: 5_000 };
 /** Runs the writer process until it has acknowledged `acks` more entries, then SIGKILLs it; returns the last acknowledged n. */
 function killWriterAfter(path: string, acks: number): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/memory/bank-writer.ts', path], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let last = -1, seen = 0, buf = '', err = '';
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/memory/bank-writer.ts', path], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let last = -1,
+      seen = 0,
+      buf = '',
+      err = '';
     child.stderr.on('data', (d) => (err += d));
     child.stdout.on('data', (d) => {
       buf += d;
@@ -23,7 +28,9 @@ function killWriterAfter(path: string, acks: number): Promise<number> {
         if (++seen === acks) child.kill('SIGKILL');
       }
     });
-    child.on('exit', (code, signal) => (signal === 'SIGKILL' ? resolve(last) : reject(new Error(`writer exited ${code}: ${err}`))));
+    child.on('exit', (code, signal) =>
+      signal === 'SIGKILL' ? resolve(last) : reject(new Error(`writer exited ${code}: ${err}`)),
+    );
   });
 }
 
@@ -40,9 +47,17 @@ describe('memory/bank-file', function () {
     await bank.apply({ op: 'ADD', text: 'bob pet cat' });
     await bank.apply({ op: 'DELETE', id: 'm0' });
     await bank.apply({ op: 'NOOP' });
-    expect(await bank.apply({ op: 'DELETE', id: 'm0' }).then(() => null, (e: unknown) => e)).to.be.instanceOf(MemoryOpError);
+    expect(
+      await bank.apply({ op: 'DELETE', id: 'm0' }).then(
+        () => null,
+        (e: unknown) => e,
+      ),
+    ).to.be.instanceOf(MemoryOpError);
     const again = await BankFile.open(path);
-    expect(again.bank.snapshot()).to.deep.equal({ entries: [{ id: 'm1', text: 'bob pet cat', created: 7, updated: 7 }], next: 2 });
+    expect(again.bank.snapshot()).to.deep.equal({
+      entries: [{ id: 'm1', text: 'bob pet cat', created: 7, updated: 7 }],
+      next: 2,
+    });
   });
 
   it('refuses a corrupt file or a file that is not a bank with an error naming it, and never writes to it', async () => {
@@ -51,12 +66,18 @@ describe('memory/bank-file', function () {
       ['[1, 2]', /not a bank object/],
       ['{"entries": [{"id": "m0"}], "next": 1}', /entry 0 is not/],
       ['{"entries": [], "next": -1}', /'next'/],
-      [JSON.stringify({ entries: [{ id: 'm0', text: 'x'.repeat(6_000), created: 0, updated: 0 }], next: 1 }), /exceeds maxEntryChars/],
+      [
+        JSON.stringify({ entries: [{ id: 'm0', text: 'x'.repeat(6_000), created: 0, updated: 0 }], next: 1 }),
+        /exceeds maxEntryChars/,
+      ],
     ];
     for (const [text, why] of cases) {
       const path = join(dir, 'bad.json');
       writeFileSync(path, text);
-      const err = await BankFile.open(path, { limits: LIMITS }).then(() => null, (e: Error) => e);
+      const err = await BankFile.open(path, { limits: LIMITS }).then(
+        () => null,
+        (e: Error) => e,
+      );
       expect(err?.message).to.match(why).and.to.include(path).and.to.include('left as it is');
       expect(readFileSync(path, 'utf8')).to.equal(text);
     }

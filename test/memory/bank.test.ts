@@ -29,7 +29,10 @@ describe('memory/bank', () => {
     bank.apply({ op: 'ADD', text: 'b' });
     const before = bank.snapshot();
     expect(() => bank.apply({ op: 'ADD', text: 'c' })).to.throw(MemoryOpError, /full: 2 entries/);
-    expect(() => bank.apply({ op: 'UPDATE', id: 'm0', text: '123456789' })).to.throw(MemoryOpError, /9 characters exceeds maxEntryChars 8/);
+    expect(() => bank.apply({ op: 'UPDATE', id: 'm0', text: '123456789' })).to.throw(
+      MemoryOpError,
+      /9 characters exceeds maxEntryChars 8/,
+    );
     expect(() => bank.apply({ op: 'UPDATE', id: 'm0', text: ' ' })).to.throw(MemoryOpError, /non-empty/);
     expect(() => bank.apply({ op: 'DELETE', id: 'm7' })).to.throw(MemoryOpError, /no entry 'm7'/);
     expect(() => bank.apply({ op: 'MOVE' } as never)).to.throw(MemoryOpError, /known: ADD, UPDATE, DELETE, NOOP/);
@@ -38,7 +41,8 @@ describe('memory/bank', () => {
 
   it('retrieves the top k by BM25, only entries sharing a word, ties to the most recently updated', () => {
     const bank = new MemoryBank(undefined, undefined, clock());
-    for (const t of ['ann city rome', 'bob city oslo', 'ann pet cat', 'ann city lima', 'dee job chef']) bank.apply({ op: 'ADD', text: t });
+    for (const t of ['ann city rome', 'bob city oslo', 'ann pet cat', 'ann city lima', 'dee job chef'])
+      bank.apply({ op: 'ADD', text: t });
     expect(bank.retrieve('ann city?', 2).map((e) => e.text)).to.deep.equal(['ann city lima', 'ann city rome']);
     expect(bank.retrieve('dee', 5).map((e) => e.text)).to.deep.equal(['dee job chef']);
     expect(bank.retrieve('zed', 5)).to.deep.equal([]);

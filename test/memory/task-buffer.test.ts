@@ -1,7 +1,11 @@
 import { expect } from 'chai';
 import { TaskBuffer } from '../../memory/task-buffer.js';
 
-const entry = (prompt: string, p = 0.5, iteration = 1) => ({ task: { id: prompt, family: 'arithmetic', prompt, answer: '1' }, p, iteration });
+const entry = (prompt: string, p = 0.5, iteration = 1) => ({
+  task: { id: prompt, family: 'arithmetic', prompt, answer: '1' },
+  p,
+  iteration,
+});
 
 describe('memory/TaskBuffer', () => {
   it('keeps the newest `size` tasks and forgets the oldest, prompts included', () => {

@@ -14,7 +14,10 @@ const tokenizer = new CharTokenizer({ chars: '0123456789+=', roles: ['solver'] }
 const config = { vocabSize: tokenizer.size, dModel: 8, nHeads: 2, nLayers: 1, context: 8, seed: 1 };
 
 async function rejects(p: Promise<unknown>, pattern: RegExp): Promise<void> {
-  const err = await p.then(() => undefined, (e: Error) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: Error) => e,
+  );
   expect(err?.message ?? 'no error').to.match(pattern);
 }
 
@@ -26,7 +29,9 @@ describe('checkpoints are checked whole', () => {
     model = new TinyLM(config);
   });
   after(() => model.dispose());
-  beforeEach(() => { root = mkdtempSync(join(tmpdir(), 'coevolve-whole-')); });
+  beforeEach(() => {
+    root = mkdtempSync(join(tmpdir(), 'coevolve-whole-'));
+  });
   afterEach(() => rmSync(root, { recursive: true, force: true }));
 
   it('refuses a model.json whose tokenizer was altered', async () => {
@@ -85,14 +90,19 @@ describe('checkpoints are checked whole', () => {
     opt.minimize(() => v.square().sum() as tf.Scalar, false, [v]);
     const files = await encodeOptimizerState(opt);
     const again = tf.train.adam(0.1);
-    const bytes = Object.fromEntries(Object.entries(files).map(([k, b]) => [k, typeof b === 'string' ? new TextEncoder().encode(b) : b]));
+    const bytes = Object.fromEntries(
+      Object.entries(files).map(([k, b]) => [k, typeof b === 'string' ? new TextEncoder().encode(b) : b]),
+    );
     await restoreOptimizerState('ck/main', bytes, again);
     const [a, b] = [await opt.getWeights(), await again.getWeights()];
     expect(b.map((w) => w.name)).to.deep.equal(a.map((w) => w.name));
     b.forEach((w, i) => expect(Array.from(w.tensor.dataSync())).to.deep.equal(Array.from(a[i].tensor.dataSync())));
     await rejects(restoreOptimizerState('ck/main', {}, again), /ck\/main holds no optimizer state .*--fresh-optimizer/);
     const cut = { ...bytes, 'optimizer.bin': bytes['optimizer.bin'].subarray(0, 8) };
-    await rejects(restoreOptimizerState('ck/main', cut, again), /ck\/main\/optimizer\.json: cannot read the optimizer state: optimizer\.bin has 8 bytes/);
+    await rejects(
+      restoreOptimizerState('ck/main', cut, again),
+      /ck\/main\/optimizer\.json: cannot read the optimizer state: optimizer\.bin has 8 bytes/,
+    );
     tf.dispose([v]);
     opt.dispose();
     again.dispose();

@@ -25,7 +25,8 @@ describe('checkpoints', () => {
     // guards against: a loader that ignores weights.bin and rebuilds the model from config.seed
     const m = new TinyLM(config);
     // move every weight off its seeded initial value, so only the saved file can restore it
-    for (const v of m.variables()) tf.tidy(() => v.assign(v.add(tf.sin(tf.range(1, v.size + 1).reshape(v.shape)).mul(0.1))));
+    for (const v of m.variables())
+      tf.tidy(() => v.assign(v.add(tf.sin(tf.range(1, v.size + 1).reshape(v.shape)).mul(0.1))));
     const saved = Object.fromEntries(Object.entries(m.weights).map(([k, v]) => [k, Array.from(v.dataSync())]));
     await saveModel(join(dir, 'lm'), m, tokenizer, { iteration: 7 });
     const manifest = JSON.parse(await readFile(join(dir, 'lm', 'model.json'), 'utf8'));
@@ -82,7 +83,10 @@ describe('checkpoints', () => {
     // sealed again, as a writer with a bug would: the shape checks stand behind the hashes
     const write = (j: typeof json) => writeFile(path, JSON.stringify(seal(j)));
     await write(json);
-    await expectReject(loadModel(join(dir, 'mismatch')), /weight 'tok_emb' has shape \[\d+,16\], config needs \[\d+,32\]/);
+    await expectReject(
+      loadModel(join(dir, 'mismatch')),
+      /weight 'tok_emb' has shape \[\d+,16\], config needs \[\d+,32\]/,
+    );
     json.modelTopology.config.dModel = 16;
     json.modelTopology.config.valueHead = false;
     await write(json);

@@ -7,12 +7,7 @@ import { TinyLM, type TinyLMConfig } from '../../src/models/tinylm.js';
 const small: TinyLMConfig = { vocabSize: 20, dModel: 32, nHeads: 4, nLayers: 2, context: 32, seed: 1 };
 
 // Different lengths in one batch, so rows are left-padded by different amounts.
-const prompts = [
-  [1, 5, 6, 7],
-  [1],
-  [1, 3, 4, 12, 13, 14],
-  [1, 19, 18],
-];
+const prompts = [[1, 5, 6, 7], [1], [1, 3, 4, 12, 13, 14], [1, 19, 18]];
 
 /** Per-token log-probs of each generated completion as `score` computes them. */
 function scoredLogProbs(model: TinyLM, ps: number[][], gens: Generation[], temperature: number): number[][] {
@@ -58,7 +53,9 @@ describe('models/generate', () => {
     it('greedy tokens are the argmax of a full forward pass at every step', () => {
       const [g] = generate(model, [prompts[2]], { maxNewTokens: 8, temperature: 0 });
       const seq = [...prompts[2], ...g.tokens];
-      const logits = tf.tidy(() => model.logits(model.forward(tf.tensor2d([seq], undefined, 'int32'), [0]).hidden).arraySync()[0]);
+      const logits = tf.tidy(
+        () => model.logits(model.forward(tf.tensor2d([seq], undefined, 'int32'), [0]).hidden).arraySync()[0],
+      );
       g.tokens.forEach((tok, j) => {
         const row = logits[prompts[2].length - 1 + j];
         expect(tok, `step ${j}`).to.equal(row.indexOf(Math.max(...row)));
@@ -77,7 +74,12 @@ describe('models/generate', () => {
       expect(a.map((g) => g.tokens)).to.not.deep.equal(c.map((g) => g.tokens));
     });
 
-    for (const o of [{ temperature: 0.7 }, { temperature: 1 }, { temperature: 0.7, topK: 5 }, { temperature: 1.3, topP: 0.8 }]) {
+    for (const o of [
+      { temperature: 0.7 },
+      { temperature: 1 },
+      { temperature: 0.7, topK: 5 },
+      { temperature: 1.3, topP: 0.8 },
+    ]) {
       it(`logProbs equal score's log-probs of the completions at the same temperature (${JSON.stringify(o)})`, () => {
         const gens = generate(model, prompts, { ...o, maxNewTokens: 10, seed: 11, eos: 2 });
         const scored = scoredLogProbs(model, prompts, gens, o.temperature);
@@ -109,7 +111,9 @@ describe('models/generate', () => {
         return;
       }
       gens.forEach((g, b) => {
-        expect(scored[b].every(Number.isFinite), `row ${b} score(…, 0) log-probs are finite: ${scored[b]}`).to.equal(true);
+        expect(scored[b].every(Number.isFinite), `row ${b} score(…, 0) log-probs are finite: ${scored[b]}`).to.equal(
+          true,
+        );
         expectClose(g.logProbs, scored[b], 1e-4, `row ${b}`);
       });
     });
@@ -191,7 +195,9 @@ describe('models/generate', () => {
   describe('errors and resources', () => {
     it('prompt + new tokens beyond the context throws; exactly the context is fine', () => {
       const long = Array.from({ length: 30 }, (_, i) => 1 + (i % 19));
-      expect(() => generate(model, [[1, 2], long], { maxNewTokens: 3, temperature: 0 })).to.throw(/prompt of 30 tokens \+ 3 new exceeds context 32/);
+      expect(() => generate(model, [[1, 2], long], { maxNewTokens: 3, temperature: 0 })).to.throw(
+        /prompt of 30 tokens \+ 3 new exceeds context 32/,
+      );
       const [g] = generate(model, [long], { maxNewTokens: 2, temperature: 0 });
       expect(g.tokens).to.have.length(2);
     });
@@ -203,11 +209,22 @@ describe('models/generate', () => {
 
     it('a prompt token outside the vocabulary throws naming it', () => {
       // tf.oneHot would silently embed id 25 (vocabSize 20) as a zero vector.
-      expect(() => generate(model, [[1, 4], [1, 25]], { maxNewTokens: 2, temperature: 0 })).to.throw(/25/);
+      expect(() =>
+        generate(
+          model,
+          [
+            [1, 4],
+            [1, 25],
+          ],
+          { maxNewTokens: 2, temperature: 0 },
+        ),
+      ).to.throw(/25/);
     });
 
     it('invalid options throw naming the option', () => {
-      expect(() => generate(model, prompts, { maxNewTokens: -1 })).to.throw(/maxNewTokens must be a non-negative integer, got -1/);
+      expect(() => generate(model, prompts, { maxNewTokens: -1 })).to.throw(
+        /maxNewTokens must be a non-negative integer, got -1/,
+      );
       expect(() => generate(model, prompts, { maxNewTokens: 2.5 })).to.throw(/maxNewTokens.*2\.5/);
       expect(() => generate(model, prompts, { maxNewTokens: 2, temperature: -1 })).to.throw(/temperature/);
       expect(() => generate(model, prompts, { maxNewTokens: 2, topK: 1.5 })).to.throw(/topK/);
@@ -219,7 +236,11 @@ describe('models/generate', () => {
         { maxNewTokens: 9, temperature: 1, seed: 1 },
         { maxNewTokens: 0 },
         { maxNewTokens: 1, temperature: 0 },
-        { maxNewTokens: 12, temperature: 0, eos: generate(model, [prompts[0]], { maxNewTokens: 1, temperature: 0 })[0].tokens[0] },
+        {
+          maxNewTokens: 12,
+          temperature: 0,
+          eos: generate(model, [prompts[0]], { maxNewTokens: 1, temperature: 0 })[0].tokens[0],
+        },
       ];
       generate(model, prompts, cases[0]); // warm-up
       for (const o of cases) {

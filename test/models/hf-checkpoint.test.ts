@@ -12,14 +12,20 @@ import type { Policy } from '../../src/models/types.js';
 import { TEST_BACKEND } from '../needs.js';
 import { writeTinyHf } from './hf-tiny.js';
 
-const inputs = [{ prompt: [1, 2, 3], completion: [4, 5, 6] }, { prompt: [7], completion: [8, 9] }];
+const inputs = [
+  { prompt: [1, 2, 3], completion: [4, 5, 6] },
+  { prompt: [7], completion: [8, 9] },
+];
 const loss = (p: Policy) => tf.tidy(() => p.score(inputs).logProbs.sum().dataSync()[0]);
-const bump = (vs: tf.Variable[]) => vs.forEach((v, i) => v.assign(v.add(tf.randomNormal(v.shape, 0, 0.05, 'float32', i))));
+const bump = (vs: tf.Variable[]) =>
+  vs.forEach((v, i) => v.assign(v.add(tf.randomNormal(v.shape, 0, 0.05, 'float32', i))));
 
 describe('Hugging Face models in run checkpoints', function () {
   this.timeout(60000);
   const root = mkdtempSync(join(tmpdir(), 'coevolve-hfck-'));
-  before(async () => { await initBackend(TEST_BACKEND); });
+  before(async () => {
+    await initBackend(TEST_BACKEND);
+  });
 
   it('an adapter: the folder is a PEFT adapter and a checkpoint; it loads back the same, on the base it recorded', async () => {
     const baseDir = writeTinyHf(join(root, 'base-a'));
@@ -28,15 +34,21 @@ describe('Hugging Face models in run checkpoints', function () {
     bump(policy.variables());
     const dir = join(root, 'ck-lora');
     await saveHfPolicy(dir, policy, { iteration: 2 }, { 'optimizer.json': '{}' });
-    for (const f of ['adapter_config.json', 'adapter_model.safetensors', 'model.json', 'optimizer.json']) expect(existsSync(join(dir, f)), f).to.equal(true);
-    expect(JSON.parse(readFileSync(join(dir, 'adapter_config.json'), 'utf8')).base_model_name_or_path).to.equal(baseDir);
+    for (const f of ['adapter_config.json', 'adapter_model.safetensors', 'model.json', 'optimizer.json'])
+      expect(existsSync(join(dir, f)), f).to.equal(true);
+    expect(JSON.parse(readFileSync(join(dir, 'adapter_config.json'), 'utf8')).base_model_name_or_path).to.equal(
+      baseDir,
+    );
     const back = await loadHfPolicy(dir);
     expect(loss(back.policy)).to.equal(loss(policy));
     expect(back.extra.iteration).to.equal(2);
     expect(new TextDecoder().decode(back.attachments['optimizer.json'])).to.equal('{}');
     // the base changed under the adapter: refused, naming it
     writeTinyHf(baseDir, { seed: 9 });
-    const err = await loadHfPolicy(dir).then(() => null, (e: Error) => e);
+    const err = await loadHfPolicy(dir).then(
+      () => null,
+      (e: Error) => e,
+    );
     expect(err?.message).to.match(/trained on the base .*base-a with sha256 .* which now hashes .*: the base changed/);
   });
 
@@ -46,13 +58,27 @@ describe('Hugging Face models in run checkpoints', function () {
     bump(policy.variables());
     const dir = join(root, 'ck-full');
     await saveHfPolicy(dir, policy, {});
-    for (const f of ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json', 'generation_config.json']) expect(existsSync(join(dir, f)), f).to.equal(true);
+    for (const f of [
+      'config.json',
+      'model.safetensors',
+      'tokenizer.json',
+      'tokenizer_config.json',
+      'generation_config.json',
+    ])
+      expect(existsSync(join(dir, f)), f).to.equal(true);
     const asHf = new HfPolicy(HfCausalLM.load(dir)); // the ecosystem's view: config.json and model.safetensors
     expect(loss(asHf)).to.equal(loss(policy));
     const back = await loadHfPolicy(dir);
     expect(loss(back.policy)).to.equal(loss(policy));
     // a corrupt weights file is caught by the checkpoint's hashes
     writeFileSync(join(dir, 'model.safetensors'), 'x');
-    expect((await loadHfPolicy(dir).then(() => null, (e: Error) => e))?.message).to.match(/model\.safetensors has 1 bytes/);
+    expect(
+      (
+        await loadHfPolicy(dir).then(
+          () => null,
+          (e: Error) => e,
+        )
+      )?.message,
+    ).to.match(/model\.safetensors has 1 bytes/);
   });
 });

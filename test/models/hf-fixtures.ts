@@ -14,5 +14,5 @@ export function maxDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
 }
 
 /** The rows of an int tensor [R, C] as lists. */
-export const rows = (t: StoredTensor) => Array.from({ length: t.shape[0] }, (_, r) => Array.from(t.data.subarray(r * t.shape[1], (r + 1) * t.shape[1])));
-
+export const rows = (t: StoredTensor) =>
+  Array.from({ length: t.shape[0] }, (_, r) => Array.from(t.data.subarray(r * t.shape[1], (r + 1) * t.shape[1])));

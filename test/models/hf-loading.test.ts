@@ -9,7 +9,11 @@ import { readSafetensors, writeSafetensors } from '../../src/models/hf/safetenso
 import { TEST_BACKEND } from '../needs.js';
 import { fixture } from './hf-fixtures.js';
 
-interface Raw { dtype: string; shape: number[]; bytes: Uint8Array }
+interface Raw {
+  dtype: string;
+  shape: number[];
+  bytes: Uint8Array;
+}
 
 /** A safetensors file of raw tensors, laid out as the format says (header length, JSON header, data). */
 function writeRaw(path: string, tensors: Record<string, Raw>): void {
@@ -50,15 +54,33 @@ function copyFixture(name: string, edit: (c: Record<string, unknown>) => void = 
 }
 
 function logitsOf(model: HfCausalLM): Float32Array {
-  const ids = [[3, 17, 42, 9, 100, 7], [5, 6, 7, 8, 9, 10]];
-  return tf.tidy(() => model.logits(model.forward(tf.tensor2d(ids.flat(), [2, 6], 'int32'), new Int32Array(12).map((_, i) => i % 6), new Float32Array(12).fill(1)).hidden).dataSync() as Float32Array);
+  const ids = [
+    [3, 17, 42, 9, 100, 7],
+    [5, 6, 7, 8, 9, 10],
+  ];
+  return tf.tidy(
+    () =>
+      model
+        .logits(
+          model.forward(
+            tf.tensor2d(ids.flat(), [2, 6], 'int32'),
+            new Int32Array(12).map((_, i) => i % 6),
+            new Float32Array(12).fill(1),
+          ).hidden,
+        )
+        .dataSync() as Float32Array,
+  );
 }
 
 describe('Hugging Face weights: dtypes, shards and what is refused', function () {
   this.timeout(60000);
   const made: string[] = [];
-  before(async () => { await initBackend(TEST_BACKEND); });
-  after(() => { for (const d of made) rmSync(d, { recursive: true, force: true }); });
+  before(async () => {
+    await initBackend(TEST_BACKEND);
+  });
+  after(() => {
+    for (const d of made) rmSync(d, { recursive: true, force: true });
+  });
 
   it('reads F16 and BF16 values exactly, subnormals and signs included', () => {
     const dir = mkdtempSync(join(tmpdir(), 'coevolve-dtypes-'));
@@ -67,7 +89,10 @@ describe('Hugging Face weights: dtypes, shards and what is refused', function ()
     const half = new Uint16Array([0x3c00, 0xc000, 0x7bff, 0x0001, 0x3555]);
     // bfloat16: 1, -3, 2^-133 (a subnormal), 0x4049 = 3.140625
     const brain = new Uint16Array([0x3f80, 0xc040, 0x0001, 0x4049]);
-    writeRaw(join(dir, 'x.safetensors'), { h: { dtype: 'F16', shape: [5], bytes: new Uint8Array(half.buffer) }, b: { dtype: 'BF16', shape: [2, 2], bytes: new Uint8Array(brain.buffer) } });
+    writeRaw(join(dir, 'x.safetensors'), {
+      h: { dtype: 'F16', shape: [5], bytes: new Uint8Array(half.buffer) },
+      b: { dtype: 'BF16', shape: [2, 2], bytes: new Uint8Array(brain.buffer) },
+    });
     const t = readSafetensors(join(dir, 'x.safetensors')).tensors;
     expect(Array.from(t.h.data)).to.deep.equal([1, -2, 65504, 2 ** -24, 0.333251953125]);
     expect(Array.from(t.b.data)).to.deep.equal([1, -3, Math.fround(2 ** -133), 3.140625]);
@@ -77,7 +102,8 @@ describe('Hugging Face weights: dtypes, shards and what is refused', function ()
   it('loads a BF16 checkpoint split over two shards with an index as the same values in one F32 file', () => {
     const stored = readSafetensors(join(fixture('qwen3'), 'model.safetensors')).tensors;
     const names = Object.keys(stored);
-    const sharded = copyFixture('qwen3'), plain = copyFixture('qwen3');
+    const sharded = copyFixture('qwen3'),
+      plain = copyFixture('qwen3');
     made.push(sharded, plain);
     rmSync(join(sharded, 'model.safetensors'));
     const half = Math.ceil(names.length / 2);
@@ -95,10 +121,17 @@ describe('Hugging Face weights: dtypes, shards and what is refused', function ()
       }
       writeRaw(join(sharded, file), raw);
     });
-    writeFileSync(join(sharded, 'model.safetensors.index.json'), JSON.stringify({ metadata: {}, weight_map: weightMap }));
+    writeFileSync(
+      join(sharded, 'model.safetensors.index.json'),
+      JSON.stringify({ metadata: {}, weight_map: weightMap }),
+    );
     writeSafetensors(join(plain, 'model.safetensors'), exact);
-    const a = HfCausalLM.load(sharded), b = HfCausalLM.load(plain), original = HfCausalLM.load(fixture('qwen3'));
-    const la = logitsOf(a), lb = logitsOf(b), lo = logitsOf(original);
+    const a = HfCausalLM.load(sharded),
+      b = HfCausalLM.load(plain),
+      original = HfCausalLM.load(fixture('qwen3'));
+    const la = logitsOf(a),
+      lb = logitsOf(b),
+      lo = logitsOf(original);
     expect(Array.from(la)).to.deep.equal(Array.from(lb));
     // and the rounding to bfloat16 did change them: the check compares something
     expect(Array.from(la)).to.not.deep.equal(Array.from(lo));
@@ -109,21 +142,68 @@ describe('Hugging Face weights: dtypes, shards and what is refused', function ()
     const dir = copyFixture('qwen2');
     made.push(dir);
     const stored = readSafetensors(join(fixture('qwen2'), 'model.safetensors')).tensors;
-    const raw: Record<string, Raw> = Object.fromEntries(Object.entries(stored).map(([n, t]) => [n, { dtype: 'F32', shape: t.shape, bytes: f32(t.data as Float32Array) }]));
+    const raw: Record<string, Raw> = Object.fromEntries(
+      Object.entries(stored).map(([n, t]) => [n, { dtype: 'F32', shape: t.shape, bytes: f32(t.data as Float32Array) }]),
+    );
     const name = 'model.layers.0.mlp.down_proj.weight';
     raw[name] = { dtype: 'I8', shape: stored[name].shape, bytes: new Uint8Array(stored[name].data.length) };
     writeRaw(join(dir, 'model.safetensors'), raw);
-    expect(() => HfCausalLM.load(dir)).to.throw(new RegExp(`${name} is I8: integer \\(quantized\\) weights are not supported`));
+    expect(() => HfCausalLM.load(dir)).to.throw(
+      new RegExp(`${name} is I8: integer \\(quantized\\) weights are not supported`),
+    );
   });
 
   const refusals: [string, (c: Record<string, unknown>) => void, RegExp][] = [
-    ['a sliding window', (c) => { c.use_sliding_window = true; c.sliding_window = 32; }, /config\.json: use_sliding_window: a sliding window is not supported/],
-    ['a layer that is not full attention', (c) => { c.layer_types = ['full_attention', 'sliding_attention']; }, /config\.json: layer_types: only full_attention/],
-    ['a quantization config', (c) => { c.quantization_config = { quant_method: 'gptq', bits: 4 }; }, /config\.json: quantization_config: quantized weights are not supported/],
-    ['yarn rope scaling', (c) => { c.rope_scaling = { rope_type: 'yarn', factor: 4 }; }, /config\.json: rope_scaling\.rope_type: 'yarn' is not supported; supported: default, linear, llama3/],
-    ['another architecture', (c) => { c.architectures = ['MistralForCausalLM']; }, /config\.json: architectures: \["MistralForCausalLM"\] is not supported/],
-    ['another activation', (c) => { c.hidden_act = 'gelu'; }, /config\.json: hidden_act: 'gelu' is not supported \(silu\)/],
-    ['heads that do not group', (c) => { c.num_key_value_heads = 3; }, /config\.json: num_key_value_heads: 3 does not divide num_attention_heads 4/],
+    [
+      'a sliding window',
+      (c) => {
+        c.use_sliding_window = true;
+        c.sliding_window = 32;
+      },
+      /config\.json: use_sliding_window: a sliding window is not supported/,
+    ],
+    [
+      'a layer that is not full attention',
+      (c) => {
+        c.layer_types = ['full_attention', 'sliding_attention'];
+      },
+      /config\.json: layer_types: only full_attention/,
+    ],
+    [
+      'a quantization config',
+      (c) => {
+        c.quantization_config = { quant_method: 'gptq', bits: 4 };
+      },
+      /config\.json: quantization_config: quantized weights are not supported/,
+    ],
+    [
+      'yarn rope scaling',
+      (c) => {
+        c.rope_scaling = { rope_type: 'yarn', factor: 4 };
+      },
+      /config\.json: rope_scaling\.rope_type: 'yarn' is not supported; supported: default, linear, llama3/,
+    ],
+    [
+      'another architecture',
+      (c) => {
+        c.architectures = ['MistralForCausalLM'];
+      },
+      /config\.json: architectures: \["MistralForCausalLM"\] is not supported/,
+    ],
+    [
+      'another activation',
+      (c) => {
+        c.hidden_act = 'gelu';
+      },
+      /config\.json: hidden_act: 'gelu' is not supported \(silu\)/,
+    ],
+    [
+      'heads that do not group',
+      (c) => {
+        c.num_key_value_heads = 3;
+      },
+      /config\.json: num_key_value_heads: 3 does not divide num_attention_heads 4/,
+    ],
   ];
   for (const [what, edit, message] of refusals) {
     it(`refuses ${what} before any weight is read, naming config.json and the field`, () => {
@@ -135,14 +215,23 @@ describe('Hugging Face weights: dtypes, shards and what is refused', function ()
   }
 
   it('refuses weights whose shapes config.json does not imply, and a directory without weights or with a missing shard', () => {
-    const wrong = copyFixture('qwen2', (c) => { c.intermediate_size = 160; });
+    const wrong = copyFixture('qwen2', (c) => {
+      c.intermediate_size = 160;
+    });
     made.push(wrong);
-    expect(() => HfCausalLM.load(wrong)).to.throw(/weight model\.layers\.0\.mlp\.gate_proj\.weight has shape \[176,64\], config\.json implies \[160,64\]/);
+    expect(() => HfCausalLM.load(wrong)).to.throw(
+      /weight model\.layers\.0\.mlp\.gate_proj\.weight has shape \[176,64\], config\.json implies \[160,64\]/,
+    );
     const empty = copyFixture('qwen2');
     made.push(empty);
     rmSync(join(empty, 'model.safetensors'));
     expect(() => HfCausalLM.load(empty)).to.throw(/no model\.safetensors and no model\.safetensors\.index\.json/);
-    writeFileSync(join(empty, 'model.safetensors.index.json'), JSON.stringify({ weight_map: { 'model.norm.weight': 'model-00001-of-00002.safetensors' } }));
-    expect(() => HfCausalLM.load(empty)).to.throw(/weight_map names model-00001-of-00002\.safetensors, which is missing/);
+    writeFileSync(
+      join(empty, 'model.safetensors.index.json'),
+      JSON.stringify({ weight_map: { 'model.norm.weight': 'model-00001-of-00002.safetensors' } }),
+    );
+    expect(() => HfCausalLM.load(empty)).to.throw(
+      /weight_map names model-00001-of-00002\.safetensors, which is missing/,
+    );
   });
 });

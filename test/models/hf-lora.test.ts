@@ -15,7 +15,10 @@ import { FIXTURES, fixture, maxDiff } from './hf-fixtures.js';
 function inputsOf(ids: StoredTensor) {
   const [B, T] = ids.shape;
   const all = Array.from(ids.data);
-  return Array.from({ length: B }, (_, b) => ({ prompt: all.slice(b * T, b * T + 1), completion: all.slice(b * T + 1, (b + 1) * T) }));
+  return Array.from({ length: B }, (_, b) => ({
+    prompt: all.slice(b * T, b * T + 1),
+    completion: all.slice(b * T + 1, (b + 1) * T),
+  }));
 }
 
 const meanLoss = (m: HfCausalLM, inputs: ReturnType<typeof inputsOf>, a?: LoraAdapter) => {
@@ -26,33 +29,58 @@ const meanLoss = (m: HfCausalLM, inputs: ReturnType<typeof inputsOf>, a?: LoraAd
 // PEFT wrote each adapter and what the model computes with it (test/fixtures/hf/README.md).
 describe('LoRA adapters against PEFT', function () {
   this.timeout(60000);
-  before(async () => { await initBackend(TEST_BACKEND); });
+  before(async () => {
+    await initBackend(TEST_BACKEND);
+  });
 
-  for (const name of FIXTURES) for (const host of [false, true]) {
-    it(`${name}: PEFT's logits, loss and LoRA gradients; the base frozen${host ? ', its matrices outside the heap' : ''}`, () => {
-      const model = HfCausalLM.load(fixture(name), { frozen: host, host });
-      expect(model.frozen).to.equal(host);
-      const ref = readSafetensors(`${fixture(name)}/reference.safetensors`).tensors;
-      const adapter = LoraAdapter.load(`${fixture(name)}/lora`, model.config);
-      const [B, T] = ref.ids.shape;
-      const logits = tf.tidy(() => model.logits(model.forward(tf.tensor2d(Int32Array.from(ref.ids.data), [B, T], 'int32'), new Int32Array(B * T).map((_, i) => i % T), new Float32Array(B * T).fill(1), undefined, adapter).hidden).dataSync());
-      expect(maxDiff(logits, ref.lora_logits.data)).to.be.below(1e-4);
-      const policy = new HfPolicy(model, adapter);
-      expect(policy.variables()).to.have.length(2 * Object.keys(adapter.a).length);
-      const { value, grads } = tf.variableGrads(() => meanLoss(model, inputsOf(ref.ids), adapter), policy.variables());
-      expect(value.dataSync()[0]).to.be.closeTo(ref.lora_loss.data[0], 1e-5);
-      for (const [module, v] of [...Object.entries(adapter.a).map(([m, v]) => [`${m}.lora_A`, v] as const), ...Object.entries(adapter.b).map(([m, v]) => [`${m}.lora_B`, v] as const)]) {
-        const theirs = ref[`lora_grad.base_model.model.${module}.default.weight`].data;
-        const mine = grads[v.name].transpose().dataSync();
-        let diff = 0, norm = 0;
-        for (let i = 0; i < theirs.length; i++) { diff += (mine[i] - theirs[i]) ** 2; norm += theirs[i] ** 2; }
-        expect(Math.sqrt(diff / norm), module).to.be.below(1e-4);
-      }
-      tf.dispose([value, ...Object.values(grads)]);
-      adapter.dispose();
-      model.dispose();
-    });
-  }
+  for (const name of FIXTURES)
+    for (const host of [false, true]) {
+      it(`${name}: PEFT's logits, loss and LoRA gradients; the base frozen${host ? ', its matrices outside the heap' : ''}`, () => {
+        const model = HfCausalLM.load(fixture(name), { frozen: host, host });
+        expect(model.frozen).to.equal(host);
+        const ref = readSafetensors(`${fixture(name)}/reference.safetensors`).tensors;
+        const adapter = LoraAdapter.load(`${fixture(name)}/lora`, model.config);
+        const [B, T] = ref.ids.shape;
+        const logits = tf.tidy(() =>
+          model
+            .logits(
+              model.forward(
+                tf.tensor2d(Int32Array.from(ref.ids.data), [B, T], 'int32'),
+                new Int32Array(B * T).map((_, i) => i % T),
+                new Float32Array(B * T).fill(1),
+                undefined,
+                adapter,
+              ).hidden,
+            )
+            .dataSync(),
+        );
+        expect(maxDiff(logits, ref.lora_logits.data)).to.be.below(1e-4);
+        const policy = new HfPolicy(model, adapter);
+        expect(policy.variables()).to.have.length(2 * Object.keys(adapter.a).length);
+        const { value, grads } = tf.variableGrads(
+          () => meanLoss(model, inputsOf(ref.ids), adapter),
+          policy.variables(),
+        );
+        expect(value.dataSync()[0]).to.be.closeTo(ref.lora_loss.data[0], 1e-5);
+        for (const [module, v] of [
+          ...Object.entries(adapter.a).map(([m, v]) => [`${m}.lora_A`, v] as const),
+          ...Object.entries(adapter.b).map(([m, v]) => [`${m}.lora_B`, v] as const),
+        ]) {
+          const theirs = ref[`lora_grad.base_model.model.${module}.default.weight`].data;
+          const mine = grads[v.name].transpose().dataSync();
+          let diff = 0,
+            norm = 0;
+          for (let i = 0; i < theirs.length; i++) {
+            diff += (mine[i] - theirs[i]) ** 2;
+            norm += theirs[i] ** 2;
+          }
+          expect(Math.sqrt(diff / norm), module).to.be.below(1e-4);
+        }
+        tf.dispose([value, ...Object.values(grads)]);
+        adapter.dispose();
+        model.dispose();
+      });
+    }
 
   for (const name of FIXTURES) {
     it(`${name}: an adapter saved here has the layout and config fields PEFT wrote`, () => {
@@ -60,14 +88,31 @@ describe('LoRA adapters against PEFT', function () {
       const adapter = LoraAdapter.load(`${fixture(name)}/lora`, model.config);
       const dir = join(mkdtempSync(join(tmpdir(), 'coevolve-peft-')), 'adapter');
       adapter.save(dir, name);
-      const layout = (path: string) => Object.fromEntries(Object.entries(readSafetensors(path).tensors).map(([k, t]) => [k, [t.dtype, t.shape]]));
-      expect(layout(join(dir, 'adapter_model.safetensors'))).to.deep.equal(layout(`${fixture(name)}/lora/adapter_model.safetensors`));
+      const layout = (path: string) =>
+        Object.fromEntries(Object.entries(readSafetensors(path).tensors).map(([k, t]) => [k, [t.dtype, t.shape]]));
+      expect(layout(join(dir, 'adapter_model.safetensors'))).to.deep.equal(
+        layout(`${fixture(name)}/lora/adapter_model.safetensors`),
+      );
       const mine = JSON.parse(readFileSync(join(dir, 'adapter_config.json'), 'utf8'));
       const peft = JSON.parse(readFileSync(`${fixture(name)}/lora/adapter_config.json`, 'utf8'));
-      for (const k of ['peft_type', 'task_type', 'r', 'lora_alpha', 'lora_dropout', 'bias', 'fan_in_fan_out', 'use_rslora', 'use_dora', 'modules_to_save', 'base_model_name_or_path']) expect(mine[k], k).to.deep.equal(peft[k]);
+      for (const k of [
+        'peft_type',
+        'task_type',
+        'r',
+        'lora_alpha',
+        'lora_dropout',
+        'bias',
+        'fan_in_fan_out',
+        'use_rslora',
+        'use_dora',
+        'modules_to_save',
+        'base_model_name_or_path',
+      ])
+        expect(mine[k], k).to.deep.equal(peft[k]);
       expect([...mine.target_modules].sort()).to.deep.equal([...peft.target_modules].sort());
       // and the saved values are the ones loaded: A and B bit for bit
-      const a = readSafetensors(join(dir, 'adapter_model.safetensors')).tensors, b = readSafetensors(`${fixture(name)}/lora/adapter_model.safetensors`).tensors;
+      const a = readSafetensors(join(dir, 'adapter_model.safetensors')).tensors,
+        b = readSafetensors(`${fixture(name)}/lora/adapter_model.safetensors`).tensors;
       for (const k of Object.keys(b)) expect(maxDiff(a[k].data, b[k].data), k).to.equal(0);
       adapter.dispose();
       model.dispose();
@@ -79,7 +124,9 @@ describe('LoRA adapters against PEFT', function () {
     const inputs = inputsOf(readSafetensors(`${fixture('qwen3')}/reference.safetensors`).tensors.ids);
     const fresh = new LoraAdapter(model.config, { r: 2, alpha: 4, targetModules: 'all-linear' }, 7);
     expect(Object.keys(fresh.a)).to.have.length(14); // q, k, v, o, gate, up, down in two layers; never the head
-    expect(tf.tidy(() => meanLoss(model, inputs, fresh).dataSync()[0])).to.equal(tf.tidy(() => meanLoss(model, inputs).dataSync()[0]));
+    expect(tf.tidy(() => meanLoss(model, inputs, fresh).dataSync()[0])).to.equal(
+      tf.tidy(() => meanLoss(model, inputs).dataSync()[0]),
+    );
     // give B values, save, load: the same loss, and PEFT's file layout
     for (const b of Object.values(fresh.b)) b.assign(tf.randomNormal(b.shape, 0, 0.1, 'float32', 3));
     const dir = join(mkdtempSync(join(tmpdir(), 'coevolve-lora-')), 'adapter');
@@ -89,7 +136,9 @@ describe('LoRA adapters against PEFT', function () {
     const keys = Object.keys(readSafetensors(join(dir, 'adapter_model.safetensors')).tensors);
     expect(keys).to.include('base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight');
     const back = LoraAdapter.load(dir, model.config);
-    expect(tf.tidy(() => meanLoss(model, inputs, back).dataSync()[0])).to.equal(tf.tidy(() => meanLoss(model, inputs, fresh).dataSync()[0]));
+    expect(tf.tidy(() => meanLoss(model, inputs, back).dataSync()[0])).to.equal(
+      tf.tidy(() => meanLoss(model, inputs, fresh).dataSync()[0]),
+    );
     expect(back.scaling).to.equal(2);
     tf.dispose([fresh.variables(), back.variables()]);
     model.dispose();
@@ -98,8 +147,17 @@ describe('LoRA adapters against PEFT', function () {
   it('targets as PEFT matches them: suffixes, a whole-name regex, all-linear; rsLoRA scales by alpha / sqrt(r)', () => {
     const config = HfCausalLM.load(fixture('llama-tied'));
     const names = (t: string[] | string) => targetModules(config.config, t).map((m) => m.name);
-    expect(names(['q_proj', 'v_proj'])).to.deep.equal(['model.layers.0.self_attn.q_proj', 'model.layers.0.self_attn.v_proj', 'model.layers.1.self_attn.q_proj', 'model.layers.1.self_attn.v_proj']);
-    expect(names('.*\\.1\\.mlp\\..*')).to.deep.equal(['model.layers.1.mlp.gate_proj', 'model.layers.1.mlp.up_proj', 'model.layers.1.mlp.down_proj']);
+    expect(names(['q_proj', 'v_proj'])).to.deep.equal([
+      'model.layers.0.self_attn.q_proj',
+      'model.layers.0.self_attn.v_proj',
+      'model.layers.1.self_attn.q_proj',
+      'model.layers.1.self_attn.v_proj',
+    ]);
+    expect(names('.*\\.1\\.mlp\\..*')).to.deep.equal([
+      'model.layers.1.mlp.gate_proj',
+      'model.layers.1.mlp.up_proj',
+      'model.layers.1.mlp.down_proj',
+    ]);
     expect(names('all-linear')).to.not.include('lm_head');
     expect(() => names(['qkv'])).to.throw(/target_modules: 'qkv' matches no projection of this LlamaForCausalLM/);
     const rs = new LoraAdapter(config.config, { r: 4, alpha: 8, rslora: true, targetModules: ['q_proj'] });

@@ -13,10 +13,25 @@ import { FIXTURES, fixture, maxDiff, rows } from './hf-fixtures.js';
 function paddedError(model: HfCausalLM, ref: Record<string, StoredTensor>): number {
   const [B, T] = ref.ids.shape;
   const mask = Float32Array.from(ref.pad_mask.data);
-  const padded = tf.tidy(() => model.logits(model.forward(tf.tensor2d(Int32Array.from(ref.pad_ids.data), [B, T], 'int32'), Int32Array.from(ref.pad_pos.data), mask).hidden).dataSync());
+  const padded = tf.tidy(() =>
+    model
+      .logits(
+        model.forward(
+          tf.tensor2d(Int32Array.from(ref.pad_ids.data), [B, T], 'int32'),
+          Int32Array.from(ref.pad_pos.data),
+          mask,
+        ).hidden,
+      )
+      .dataSync(),
+  );
   const V = model.config.vocabSize;
   let worst = 0;
-  for (let r = 0; r < B * T; r++) if (mask[r]) worst = Math.max(worst, maxDiff(padded.subarray(r * V, (r + 1) * V), ref.pad_logits.data.subarray(r * V, (r + 1) * V)));
+  for (let r = 0; r < B * T; r++)
+    if (mask[r])
+      worst = Math.max(
+        worst,
+        maxDiff(padded.subarray(r * V, (r + 1) * V), ref.pad_logits.data.subarray(r * V, (r + 1) * V)),
+      );
   return worst;
 }
 
@@ -24,7 +39,9 @@ function paddedError(model: HfCausalLM, ref: Record<string, StoredTensor>): numb
 // (test/fixtures/hf/README.md): the forward pass must give them, for the four families.
 describe('Hugging Face decoders against transformers', function () {
   this.timeout(60000);
-  before(async () => { await initBackend(TEST_BACKEND); });
+  before(async () => {
+    await initBackend(TEST_BACKEND);
+  });
 
   for (const name of FIXTURES) {
     describe(name, () => {
@@ -36,15 +53,25 @@ describe('Hugging Face decoders against transformers', function () {
       });
       after(() => model.dispose());
 
-      it('gives transformers\' logits (1e-4), unpadded and left-padded', () => {
+      it("gives transformers' logits (1e-4), unpadded and left-padded", () => {
         const [B, T] = ref.ids.shape;
         const all = new Int32Array(B * T).map((_, i) => i % T);
-        const logits = tf.tidy(() => model.logits(model.forward(tf.tensor2d(Int32Array.from(ref.ids.data), [B, T], 'int32'), all, new Float32Array(B * T).fill(1)).hidden).dataSync());
+        const logits = tf.tidy(() =>
+          model
+            .logits(
+              model.forward(
+                tf.tensor2d(Int32Array.from(ref.ids.data), [B, T], 'int32'),
+                all,
+                new Float32Array(B * T).fill(1),
+              ).hidden,
+            )
+            .dataSync(),
+        );
         expect(maxDiff(logits, ref.logits.data)).to.be.below(1e-4);
         expect(paddedError(model, ref)).to.be.below(1e-4);
       });
 
-      it('generates transformers\' greedy ids from left-padded prompts, with its key/value cache', () => {
+      it("generates transformers' greedy ids from left-padded prompts, with its key/value cache", () => {
         const mask = rows(ref.gen_prompt_mask);
         const prompts = rows(ref.gen_prompt_ids).map((r, b) => r.filter((_, t) => mask[b][t] === 1));
         expect(prompts.map((p) => p.length)).to.deep.equal([10, 10, 4]); // the fixture's left padding, so a padded row is generated
@@ -63,8 +90,11 @@ describe('Hugging Face decoders against transformers', function () {
           const gm = rows(ref.gen_prompt_mask);
           const prompts = rows(ref.gen_prompt_ids).map((r, b) => r.filter((_, t) => gm[b][t] === 1));
           const P = ref.gen_prompt_ids.shape[1];
-          expect(generate(host, prompts, { maxNewTokens: 12, temperature: 0 }).map((g) => g.tokens)).to.deep.equal(rows(ref.gen_ids).map((r) => r.slice(P)));
-          const a = host.storedTensors(), b = model.storedTensors();
+          expect(generate(host, prompts, { maxNewTokens: 12, temperature: 0 }).map((g) => g.tokens)).to.deep.equal(
+            rows(ref.gen_ids).map((r) => r.slice(P)),
+          );
+          const a = host.storedTensors(),
+            b = model.storedTensors();
           expect(Object.keys(a).sort()).to.deep.equal(Object.keys(b).sort());
           for (const k of Object.keys(b)) expect(maxDiff(a[k].data, b[k].data), k).to.equal(0);
           expect(() => new HfPolicy(host).variables()).to.throw(/loaded frozen/);
@@ -73,22 +103,33 @@ describe('Hugging Face decoders against transformers', function () {
         }
       });
 
-      it('gives transformers\' loss (1e-5) and every gradient (1e-4 relative by norm)', () => {
+      it("gives transformers' loss (1e-5) and every gradient (1e-4 relative by norm)", () => {
         const [B, T] = ref.ids.shape;
         const ids = Array.from(ref.ids.data);
-        const inputs = Array.from({ length: B }, (_, b) => ({ prompt: ids.slice(b * T, b * T + 1), completion: ids.slice(b * T + 1, (b + 1) * T) }));
+        const inputs = Array.from({ length: B }, (_, b) => ({
+          prompt: ids.slice(b * T, b * T + 1),
+          completion: ids.slice(b * T + 1, (b + 1) * T),
+        }));
         const { value, grads } = tf.variableGrads(() => {
           const s = model.score(inputs);
           return s.logProbs.sum().neg().div(s.mask.sum()) as tf.Scalar;
         }, model.variables());
         expect(value.dataSync()[0]).to.be.closeTo(ref.loss.data[0], 1e-5);
-        const linear = new Set(weightSpecs(model.config).filter((s) => s.linear).map((s) => s.name));
+        const linear = new Set(
+          weightSpecs(model.config)
+            .filter((s) => s.linear)
+            .map((s) => s.name),
+        );
         for (const [n, v] of Object.entries(model.weights)) {
           const g = grads[v.name];
           const mine = linear.has(n) ? g.transpose().dataSync() : g.dataSync();
           const theirs = ref[`grad.${n}`].data;
-          let diff = 0, norm = 0;
-          for (let i = 0; i < theirs.length; i++) { diff += (mine[i] - theirs[i]) ** 2; norm += theirs[i] ** 2; }
+          let diff = 0,
+            norm = 0;
+          for (let i = 0; i < theirs.length; i++) {
+            diff += (mine[i] - theirs[i]) ** 2;
+            norm += theirs[i] ** 2;
+          }
           expect(Math.sqrt(diff / norm), n).to.be.below(1e-4);
         }
         tf.dispose([value, ...Object.values(grads)]);

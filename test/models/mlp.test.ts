@@ -27,9 +27,19 @@ describe('MlpPolicy', () => {
 
   it('names every weight with its shape', () => {
     expect(mlpWeightShapes(base)).to.deep.equal({
-      'l0.w': [4, 8], 'l0.b': [8], 'l1.w': [8, 6], 'l1.b': [6], 'pi.w': [6, 3], 'pi.b': [3], 'value.w': [6, 1], 'value.b': [1],
+      'l0.w': [4, 8],
+      'l0.b': [8],
+      'l1.w': [8, 6],
+      'l1.b': [6],
+      'pi.w': [6, 3],
+      'pi.b': [3],
+      'value.w': [6, 1],
+      'value.b': [1],
     });
-    expect(mlpWeightShapes({ inputSize: 2, hiddenSizes: [], numActions: 5 })).to.deep.equal({ 'pi.w': [2, 5], 'pi.b': [5] });
+    expect(mlpWeightShapes({ inputSize: 2, hiddenSizes: [], numActions: 5 })).to.deep.equal({
+      'pi.w': [2, 5],
+      'pi.b': [5],
+    });
   });
 
   it('produces logits [B, A], values [B] and a [B, 1] scored batch', () => {
@@ -39,7 +49,10 @@ describe('MlpPolicy', () => {
     const values = m.values(x);
     expect(logits.shape).to.deep.equal([5, 3]);
     expect(values.shape).to.deep.equal([5]);
-    const s = m.score([{ prompt: [1, 2, 3, 4], completion: [0] }, { prompt: [0, 0, 0, 1], completion: [2] }]);
+    const s = m.score([
+      { prompt: [1, 2, 3, 4], completion: [0] },
+      { prompt: [0, 0, 0, 1], completion: [2] },
+    ]);
     for (const t of [s.logProbs, s.entropy, s.mask, s.values!]) expect(t.shape).to.deep.equal([2, 1]);
     expect(Array.from(s.mask.dataSync())).to.deep.equal([1, 1]);
     expect(m.variables()).to.have.length(8);
@@ -56,8 +69,12 @@ describe('MlpPolicy', () => {
     const h2 = relu.hidden(x);
     const pre = tf.tidy(() => x.matMul(tanh.weights['l0.w']).add(tanh.weights['l0.b']));
     const pa = pre.arraySync() as number[][];
-    (h1.arraySync() as number[][]).forEach((r, b) => r.forEach((v, j) => expect(v).to.be.closeTo(Math.tanh(pa[b][j]), 1e-5)));
-    (h2.arraySync() as number[][]).forEach((r, b) => r.forEach((v, j) => expect(v).to.be.closeTo(Math.max(0, pa[b][j]), 1e-5)));
+    (h1.arraySync() as number[][]).forEach((r, b) =>
+      r.forEach((v, j) => expect(v).to.be.closeTo(Math.tanh(pa[b][j]), 1e-5)),
+    );
+    (h2.arraySync() as number[][]).forEach((r, b) =>
+      r.forEach((v, j) => expect(v).to.be.closeTo(Math.max(0, pa[b][j]), 1e-5)),
+    );
     expect(tanh.hasValueHead).to.equal(false);
     expect(() => tanh.values(x)).to.throw(/no value head/);
     const r = tanh.act([[1, 2, 3, 4]], { seed: 0 });
@@ -103,7 +120,10 @@ describe('MlpPolicy', () => {
     const actions = [0, 1, 2, 2, 1, 0];
     const logits = tf.tidy(() => m.logits(tf.tensor2d(feats)).arraySync() as number[][]);
     for (const T of [1, 0.7]) {
-      const s = m.score(feats.map((f, b) => ({ prompt: f, completion: [actions[b]] })), T);
+      const s = m.score(
+        feats.map((f, b) => ({ prompt: f, completion: [actions[b]] })),
+        T,
+      );
       const got = s.logProbs.arraySync() as number[][];
       logits.forEach((row, b) => {
         const z = row.map((v) => v / T);
@@ -120,7 +140,10 @@ describe('MlpPolicy', () => {
     const A = 5;
     const zeros = { 'pi.w': tf.zeros([3, A]), 'pi.b': tf.zeros([A]) };
     const m = new MlpPolicy({ inputSize: 2, hiddenSizes: [3], numActions: A }, zeros);
-    const s = m.score([{ prompt: [0.3, -1], completion: [4] }, { prompt: [2, 1], completion: [0] }]);
+    const s = m.score([
+      { prompt: [0.3, -1], completion: [4] },
+      { prompt: [2, 1], completion: [0] },
+    ]);
     for (const e of s.entropy.dataSync()) expect(e).to.be.closeTo(Math.log(A), 1e-5);
     for (const lp of s.logProbs.dataSync()) expect(lp).to.be.closeTo(-Math.log(A), 1e-5);
     tf.dispose([s.logProbs, s.entropy, s.mask, zeros['pi.w'], zeros['pi.b']]);
@@ -130,7 +153,11 @@ describe('MlpPolicy', () => {
   it('never samples an illegal action and reports log-probs under the masked distribution', () => {
     const zeros = { 'pi.w': tf.zeros([4, 4]), 'pi.b': tf.zeros([4]) };
     const m = new MlpPolicy({ inputSize: 2, hiddenSizes: [4], numActions: 4, seed: 9 }, zeros);
-    const legal = [[true, false, true, false], [false, false, false, true], [false, true, true, true]];
+    const legal = [
+      [true, false, true, false],
+      [false, false, false, true],
+      [false, true, true, true],
+    ];
     const feats = randomFeatures(3, 2, 5);
     const seen = legal.map(() => new Set<number>());
     for (let i = 0; i < 300; i++) {
@@ -149,7 +176,11 @@ describe('MlpPolicy', () => {
 
   it("scores with the acting row's legal mask, so PPO ratios are 1 on the batch that acted", () => {
     const m = new MlpPolicy({ inputSize: 3, hiddenSizes: [8], numActions: 4, seed: 4 });
-    const legal = [[true, false, true, false], [false, true, true, true], [true, true, true, true]];
+    const legal = [
+      [true, false, true, false],
+      [false, true, true, true],
+      [true, true, true, true],
+    ];
     const feats = randomFeatures(3, 3, 6);
     for (const temperature of [1, 0.7]) {
       const r = m.act(feats, { legal, seed: 3, temperature });
@@ -157,13 +188,26 @@ describe('MlpPolicy', () => {
       const scored = tf.tidy(() => Array.from(m.score(rows, temperature).logProbs.dataSync()));
       scored.forEach((lp, b) => expect(lp, `row ${b}`).to.be.closeTo(r.logProbs[b], 1e-5));
       // without the mask the masked rows score lower: the illegal actions take probability mass
-      const unmasked = tf.tidy(() => Array.from(m.score(rows.map(({ legal: _, ...x }) => x), temperature).logProbs.dataSync()));
+      const unmasked = tf.tidy(() =>
+        Array.from(
+          m
+            .score(
+              rows.map(({ legal: _, ...x }) => x),
+              temperature,
+            )
+            .logProbs.dataSync(),
+        ),
+      );
       expect(unmasked[0]).to.be.below(scored[0] - 1e-3);
       expect(unmasked[2]).to.be.closeTo(scored[2], 1e-6); // all legal: no difference
       const entropy = tf.tidy(() => Array.from(m.score(rows, temperature).entropy.dataSync()));
       expect(entropy[0]).to.be.at.most(Math.log(2) + 1e-6); // two legal actions at most log 2
     }
-    expect(() => tf.tidy(() => { m.score([{ prompt: feats[0], completion: [1], legal: legal[0] }]); })).to.throw(/action 1, which its legal mask forbids/);
+    expect(() =>
+      tf.tidy(() => {
+        m.score([{ prompt: feats[0], completion: [1], legal: legal[0] }]);
+      }),
+    ).to.throw(/action 1, which its legal mask forbids/);
     m.dispose();
   });
 
@@ -186,12 +230,40 @@ describe('MlpPolicy', () => {
 
   it('throws errors that name the bad field or row', () => {
     const m = new MlpPolicy(base);
-    expect(() => m.act([[1, 2, 3, 4], [1, 2, 3]])).to.throw(/row 1 has 3 features, expected inputSize 4/);
-    expect(() => m.score([{ prompt: [1, 2, 3, 4], completion: [0] }, { prompt: [1], completion: [0] }])).to.throw(/row 1 has 1 features/);
-    expect(() => m.score([{ prompt: [1, 2, 3, 4], completion: [0] }, { prompt: [1, 2, 3, 4], completion: [0, 1] }])).to.throw(/row 1 completion must be exactly one action, got 2/);
+    expect(() =>
+      m.act([
+        [1, 2, 3, 4],
+        [1, 2, 3],
+      ]),
+    ).to.throw(/row 1 has 3 features, expected inputSize 4/);
+    expect(() =>
+      m.score([
+        { prompt: [1, 2, 3, 4], completion: [0] },
+        { prompt: [1], completion: [0] },
+      ]),
+    ).to.throw(/row 1 has 1 features/);
+    expect(() =>
+      m.score([
+        { prompt: [1, 2, 3, 4], completion: [0] },
+        { prompt: [1, 2, 3, 4], completion: [0, 1] },
+      ]),
+    ).to.throw(/row 1 completion must be exactly one action, got 2/);
     expect(() => m.score([{ prompt: [1, 2, 3, 4], completion: [3] }])).to.throw(/row 0 action 3/);
     expect(() => m.score([])).to.throw(/no rows/);
-    expect(() => m.act([[1, 2, 3, 4], [1, 2, 3, 4]], { legal: [[true, true, true], [false, false, false]] })).to.throw(/row 1 has no legal action/);
+    expect(() =>
+      m.act(
+        [
+          [1, 2, 3, 4],
+          [1, 2, 3, 4],
+        ],
+        {
+          legal: [
+            [true, true, true],
+            [false, false, false],
+          ],
+        },
+      ),
+    ).to.throw(/row 1 has no legal action/);
     expect(() => m.act([[1, 2, 3, 4]], { legal: [[true, true]] })).to.throw(/legal row 0 has 2 entries/);
     expect(() => m.act([[1, 2, 3, 4]], { temperature: -1 })).to.throw(/temperature/);
     const wide = tf.zeros([2, 5]) as tf.Tensor2D;
@@ -215,11 +287,19 @@ describe('MlpPolicy', () => {
         // logProbs alone do not reach the value head, so add the values when there is one
         return s.values ? s.logProbs.sum().add(s.values.sum()) : s.logProbs.sum();
       }, m.variables());
-      expect(Object.keys(grads).sort()).to.deep.equal(m.variables().map((v) => v.name).sort());
+      expect(Object.keys(grads).sort()).to.deep.equal(
+        m
+          .variables()
+          .map((v) => v.name)
+          .sort(),
+      );
       for (const [name, g] of Object.entries(grads)) {
         const data = g.dataSync();
         expect(data.every(Number.isFinite), name).to.equal(true);
-        expect(data.some((v) => v !== 0), name).to.equal(true);
+        expect(
+          data.some((v) => v !== 0),
+          name,
+        ).to.equal(true);
       }
       tf.dispose([value, ...Object.values(grads)]);
       m.dispose();
@@ -234,11 +314,27 @@ describe('MlpPolicy', () => {
       const feats = Array.from({ length: 16 }, () => [rng.normal(), rng.normal()]);
       const { actions } = m.act(feats, { seed: step });
       const rewards = tf.tensor2d(actions.map((a) => [a === 2 ? 1 : 0]));
-      opt.minimize(() => m.score(feats.map((f, b) => ({ prompt: f, completion: [actions[b]] }))).logProbs.mul(rewards).mean().neg() as tf.Scalar, false, m.variables());
+      opt.minimize(
+        () =>
+          m
+            .score(feats.map((f, b) => ({ prompt: f, completion: [actions[b]] })))
+            .logProbs.mul(rewards)
+            .mean()
+            .neg() as tf.Scalar,
+        false,
+        m.variables(),
+      );
       rewards.dispose();
     }
     const probe = randomFeatures(50, 2, 13);
-    const p = tf.tidy(() => tf.softmax(m.logits(tf.tensor2d(probe))).slice([0, 2], [-1, 1]).mean().dataSync()[0]);
+    const p = tf.tidy(
+      () =>
+        tf
+          .softmax(m.logits(tf.tensor2d(probe)))
+          .slice([0, 2], [-1, 1])
+          .mean()
+          .dataSync()[0],
+    );
     expect(p).to.be.above(0.9);
     opt.dispose();
     m.dispose();

@@ -36,7 +36,11 @@ function compute(config: TinyLMConfig, temperature: number): Record<string, Floa
       out.values = s.values!.dataSync() as Float32Array;
       out.mask = s.mask.dataSync() as Float32Array;
       const r = (seed: number) => tf.randomNormal([B, T], 0, 1, 'float32', seed);
-      return s.logProbs.mul(r(1)).add(s.entropy.mul(r(2))).add(s.values!.mul(r(3))).sum() as tf.Scalar;
+      return s.logProbs
+        .mul(r(1))
+        .add(s.entropy.mul(r(2)))
+        .add(s.values!.mul(r(3)))
+        .sum() as tf.Scalar;
     }, model.variables());
     out.loss = value.dataSync() as Float32Array;
     for (const [n, g] of Object.entries(grads)) out[`grad ${n.split('/')[1]}`] = g.dataSync() as Float32Array;
@@ -51,8 +55,14 @@ describe('native TinyLM scoring', () => {
   });
 
   const configs: [string, TinyLMConfig][] = [
-    ['width 32 (SIMD layer norms)', { vocabSize: 12, dModel: 32, nHeads: 4, nLayers: 2, context: 24, valueHead: true, seed: 3 }],
-    ['width 30 in 3 heads (plain-loop layer norms)', { vocabSize: 12, dModel: 30, nHeads: 3, nLayers: 1, context: 24, valueHead: true, seed: 4 }],
+    [
+      'width 32 (SIMD layer norms)',
+      { vocabSize: 12, dModel: 32, nHeads: 4, nLayers: 2, context: 24, valueHead: true, seed: 3 },
+    ],
+    [
+      'width 30 in 3 heads (plain-loop layer norms)',
+      { vocabSize: 12, dModel: 30, nHeads: 3, nLayers: 1, context: 24, valueHead: true, seed: 4 },
+    ],
   ];
   for (const backend of ['cpu', 'wasm'] as const) {
     for (const [name, config] of configs) {
@@ -63,7 +73,9 @@ describe('native TinyLM scoring', () => {
           await initBackend(backend, 'auto');
           const fast = compute(config, temperature);
           for (const key of Object.keys(reference)) expect(maxDiff(fast[key], reference[key]), key).to.be.below(1e-4);
-          expect(Object.keys(reference).filter((k) => k.startsWith('grad ')).length).to.equal(Object.keys(new TinyLM(config).weights).length);
+          expect(Object.keys(reference).filter((k) => k.startsWith('grad ')).length).to.equal(
+            Object.keys(new TinyLM(config).weights).length,
+          );
           // the native pass really ran: it rounds differently from tfjs
           expect(Object.keys(reference).some((k) => maxDiff(fast[k], reference[k]) > 0)).to.equal(true);
         });
@@ -75,9 +87,14 @@ describe('native TinyLM scoring', () => {
     await initBackend('wasm', 'auto');
     const model = new TinyLM({ vocabSize: 12, dModel: 32, nHeads: 4, nLayers: 2, context: 24, seed: 1 });
     const step = () => {
-      const { value, grads } = tf.variableGrads(() => model.score(INPUTS).logProbs.sum() as tf.Scalar, model.variables());
+      const { value, grads } = tf.variableGrads(
+        () => model.score(INPUTS).logProbs.sum() as tf.Scalar,
+        model.variables(),
+      );
       tf.dispose([value, ...Object.values(grads)]);
-      tf.tidy(() => { model.score(INPUTS); }); // no tape: the pass keeps nothing
+      tf.tidy(() => {
+        model.score(INPUTS);
+      }); // no tape: the pass keeps nothing
     };
     step();
     const before = tf.memory().numTensors;
@@ -89,7 +106,9 @@ describe('native TinyLM scoring', () => {
   it('refuses rows beyond the context, naming the length', async () => {
     await initBackend('wasm', 'auto');
     const model = new TinyLM({ vocabSize: 12, dModel: 32, nHeads: 4, nLayers: 1, context: 8, seed: 1 });
-    expect(() => model.score([{ prompt: [1, 2, 3, 4], completion: [1, 2, 3, 4, 5, 6] }])).to.throw(/sequence of 9 tokens exceeds context 8/);
+    expect(() => model.score([{ prompt: [1, 2, 3, 4], completion: [1, 2, 3, 4, 5, 6] }])).to.throw(
+      /sequence of 9 tokens exceeds context 8/,
+    );
     model.dispose();
   });
 });

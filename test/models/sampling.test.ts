@@ -114,7 +114,13 @@ describe('models/sampling', () => {
     it('logProb is log-softmax(logits / temperature)[token], before any filtering', () => {
       const gen = new Rng(9);
       const rng = new Rng(10);
-      const options: SamplingOptions[] = [{}, { temperature: 0.7 }, { temperature: 1.8 }, { temperature: 0.5, topK: 3 }, { temperature: 1.2, topP: 0.6 }];
+      const options: SamplingOptions[] = [
+        {},
+        { temperature: 0.7 },
+        { temperature: 1.8 },
+        { temperature: 0.5, topK: 3 },
+        { temperature: 1.2, topP: 0.6 },
+      ];
       for (const o of options) {
         for (let i = 0; i < 50; i++) {
           const z = randomLogits(gen, 9, 3);

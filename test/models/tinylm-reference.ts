@@ -9,7 +9,12 @@
  *   logits = LN_f(x) · head.w + head.b (untied from tok_emb)
  * Weights are given as flat row-major arrays; a matrix named `w` of shape [in, out] maps x to x·w.
  */
-export interface RefConfig { vocabSize: number; dModel: number; nHeads: number; nLayers: number }
+export interface RefConfig {
+  vocabSize: number;
+  dModel: number;
+  nHeads: number;
+  nLayers: number;
+}
 
 type W = Record<string, number[]>;
 
@@ -52,7 +57,10 @@ export function referenceLogits(c: RefConfig, w: W, tokens: number[]): number[][
     for (let h = 0; h < c.nHeads; h++) {
       const cols = Array.from({ length: hd }, (_, j) => h * hd + j);
       for (let t = 0; t < xs.length; t++) {
-        const scores = Array.from({ length: t + 1 }, (_, s) => cols.reduce((acc, j) => acc + q[t][j] * k[s][j], 0) / Math.sqrt(hd));
+        const scores = Array.from(
+          { length: t + 1 },
+          (_, s) => cols.reduce((acc, j) => acc + q[t][j] * k[s][j], 0) / Math.sqrt(hd),
+        );
         const max = Math.max(...scores);
         const e = scores.map((z) => Math.exp(z - max));
         const total = e.reduce((a, b) => a + b, 0);

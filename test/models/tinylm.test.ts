@@ -66,7 +66,8 @@ describe('models/TinyLM', () => {
     });
 
     it('a value head adds d + 1 parameters and each extra layer 12d² + 13d', () => {
-      const count = (c: TinyLMConfig) => Object.values(weightShapes(c)).reduce((n, s) => n + s.reduce((a, b) => a * b, 1), 0);
+      const count = (c: TinyLMConfig) =>
+        Object.values(weightShapes(c)).reduce((n, s) => n + s.reduce((a, b) => a * b, 1), 0);
       const d = reference.dModel;
       expect(count({ ...reference, valueHead: true }) - count(reference)).to.equal(d + 1);
       expect(weightShapes({ ...reference, valueHead: true })).to.include.keys('value.w', 'value.b');
@@ -75,7 +76,9 @@ describe('models/TinyLM', () => {
     });
 
     it('bad configs throw naming the field', () => {
-      expect(() => validateConfig({ ...small, dModel: 30, nHeads: 4 })).to.throw(/dModel 30 is not divisible by nHeads 4/);
+      expect(() => validateConfig({ ...small, dModel: 30, nHeads: 4 })).to.throw(
+        /dModel 30 is not divisible by nHeads 4/,
+      );
       expect(() => new TinyLM({ ...small, dModel: 30, nHeads: 4 })).to.throw(/dModel 30 is not divisible by nHeads 4/);
       expect(() => new TinyLM({ ...small, nLayers: 1.5 })).to.throw(/nLayers must be a positive integer, got 1\.5/);
       expect(() => new TinyLM({ ...small, vocabSize: 0 })).to.throw(/vocabSize must be a positive integer/);
@@ -95,9 +98,13 @@ describe('models/TinyLM', () => {
       const b = new TinyLM({ ...small, seed: 4 });
       try {
         for (const name of Object.keys(model.weights)) {
-          expect(Array.from(a.weights[name].dataSync()), name).to.deep.equal(Array.from(model.weights[name].dataSync()));
+          expect(Array.from(a.weights[name].dataSync()), name).to.deep.equal(
+            Array.from(model.weights[name].dataSync()),
+          );
         }
-        expect(Array.from(b.weights['h0.q.w'].dataSync())).to.not.deep.equal(Array.from(model.weights['h0.q.w'].dataSync()));
+        expect(Array.from(b.weights['h0.q.w'].dataSync())).to.not.deep.equal(
+          Array.from(model.weights['h0.q.w'].dataSync()),
+        );
         // GPT-2 init: gains 1, biases 0
         expect(Array.from(model.weights['h1.ln2.g'].dataSync()).every((x) => x === 1)).to.equal(true);
         expect(Array.from(model.weights['head.b'].dataSync()).every((x) => x === 0)).to.equal(true);
@@ -111,7 +118,17 @@ describe('models/TinyLM', () => {
   describe('forward', () => {
     it('returns hidden [B, T, d], logits [B, T, V] and one cache entry per layer', () => {
       tf.tidy(() => {
-        const r = model.forward(tf.tensor2d([[1, 4, 5], [1, 6, 7]], undefined, 'int32'), [0, 0]);
+        const r = model.forward(
+          tf.tensor2d(
+            [
+              [1, 4, 5],
+              [1, 6, 7],
+            ],
+            undefined,
+            'int32',
+          ),
+          [0, 0],
+        );
         expect(r.hidden.shape).to.deep.equal([2, 3, 32]);
         expect(model.logits(r.hidden).shape).to.deep.equal([2, 3, 20]);
         expect(r.cache).to.have.length(2);
@@ -135,25 +152,50 @@ describe('models/TinyLM', () => {
       const other = [1, 4, 7, 19, 2, 8, 8, 6];
       const [alone] = logitsOf(model, [row], [0]);
       // padding of 0s, and padding of arbitrary ids: the pads are masked, so neither matters
-      for (const pads of [[0, 0, 0], [17, 3, 11]]) {
+      for (const pads of [
+        [0, 0, 0],
+        [17, 3, 11],
+      ]) {
         const [padded, full] = logitsOf(model, [[...pads, ...row], other], [3, 0]);
-        for (let t = 0; t < row.length; t++) expect(maxAbsDiff(padded[3 + t], alone[t]), `pads ${pads}, token ${t}`).to.be.below(1e-5);
+        for (let t = 0; t < row.length; t++)
+          expect(maxAbsDiff(padded[3 + t], alone[t]), `pads ${pads}, token ${t}`).to.be.below(1e-5);
         const [otherAlone] = logitsOf(model, [other], [0]);
-        for (let t = 0; t < other.length; t++) expect(maxAbsDiff(full[t], otherAlone[t]), `other row, token ${t}`).to.be.below(1e-5);
+        for (let t = 0; t < other.length; t++)
+          expect(maxAbsDiff(full[t], otherAlone[t]), `other row, token ${t}`).to.be.below(1e-5);
       }
     });
 
     it('continuing from a cache gives the logits of one full pass', () => {
-      const tokens = [[0, 0, 1, 6, 7, 8, 9], [1, 2, 3, 4, 5, 6, 7]];
+      const tokens = [
+        [0, 0, 1, 6, 7, 8, 9],
+        [1, 2, 3, 4, 5, 6, 7],
+      ];
       const leftPad = [2, 0];
       const full = logitsOf(model, tokens, leftPad);
       const stepped = tf.tidy(() => {
-        const first = model.forward(tf.tensor2d(tokens.map((r) => r.slice(0, 4)), undefined, 'int32'), leftPad);
-        const rest = model.forward(tf.tensor2d(tokens.map((r) => r.slice(4)), undefined, 'int32'), leftPad, 4, first.cache);
+        const first = model.forward(
+          tf.tensor2d(
+            tokens.map((r) => r.slice(0, 4)),
+            undefined,
+            'int32',
+          ),
+          leftPad,
+        );
+        const rest = model.forward(
+          tf.tensor2d(
+            tokens.map((r) => r.slice(4)),
+            undefined,
+            'int32',
+          ),
+          leftPad,
+          4,
+          first.cache,
+        );
         return model.logits(rest.hidden).arraySync();
       });
       for (let b = 0; b < 2; b++) {
-        for (let t = 0; t < 3; t++) expect(maxAbsDiff(stepped[b][t], full[b][4 + t]), `row ${b}, token ${4 + t}`).to.be.below(1e-5);
+        for (let t = 0; t < 3; t++)
+          expect(maxAbsDiff(stepped[b][t], full[b][4 + t]), `row ${b}, token ${4 + t}`).to.be.below(1e-5);
       }
     });
 
@@ -164,16 +206,36 @@ describe('models/TinyLM', () => {
       // Weights of order 1 (not GPT-2's 0.02), so that attention is far from uniform and every term shows.
       const shapes = weightShapes(c);
       let k = 0;
-      const values = Object.fromEntries(Object.entries(shapes).map(([name, shape]) => {
-        const [base, scale] = name.endsWith('.g') ? [1, 0.3] : name.endsWith('.b') ? [0, 0.2] : name.endsWith('_emb') ? [0, 1] : [0, 0.8];
-        return [name, Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => Math.fround(base + scale * Math.sin(0.7 * ++k)))];
-      }));
+      const values = Object.fromEntries(
+        Object.entries(shapes).map(([name, shape]) => {
+          const [base, scale] = name.endsWith('.g')
+            ? [1, 0.3]
+            : name.endsWith('.b')
+              ? [0, 0.2]
+              : name.endsWith('_emb')
+                ? [0, 1]
+                : [0, 0.8];
+          return [
+            name,
+            Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () =>
+              Math.fround(base + scale * Math.sin(0.7 * ++k)),
+            ),
+          ];
+        }),
+      );
       const initial = Object.fromEntries(Object.entries(values).map(([name, v]) => [name, tf.tensor(v, shapes[name])]));
       const m = new TinyLM(c, initial);
       tf.dispose(Object.values(initial));
       try {
         // row 1 is [2, 1, 4] after one pad: it must compute what [2, 1, 4] does alone
-        const [full, padded] = logitsOf(m, [[1, 3, 4, 2], [0, 2, 1, 4]], [0, 1]);
+        const [full, padded] = logitsOf(
+          m,
+          [
+            [1, 3, 4, 2],
+            [0, 2, 1, 4],
+          ],
+          [0, 1],
+        );
         const want = [referenceLogits(c, values, [1, 3, 4, 2]), referenceLogits(c, values, [2, 1, 4])];
         full.forEach((row, t) => expectCloseAll(row, want[0][t], 1e-4));
         padded.slice(1).forEach((row, t) => expectCloseAll(row, want[1][t], 1e-4));
@@ -185,10 +247,20 @@ describe('models/TinyLM', () => {
 
     it('sequences beyond the context throw', () => {
       const long = Array.from({ length: 33 }, (_, i) => 1 + (i % 19));
-      expect(() => tf.tidy(() => { model.forward(tf.tensor2d([long], undefined, 'int32'), [0]); })).to.throw(/33 tokens exceeds context 32/);
-      expect(() => tf.tidy(() => { model.forward(tf.tensor2d([[1, 2, 3]], undefined, 'int32'), [0], 30); })).to.throw(/33 tokens exceeds context 32/);
+      expect(() =>
+        tf.tidy(() => {
+          model.forward(tf.tensor2d([long], undefined, 'int32'), [0]);
+        }),
+      ).to.throw(/33 tokens exceeds context 32/);
+      expect(() =>
+        tf.tidy(() => {
+          model.forward(tf.tensor2d([[1, 2, 3]], undefined, 'int32'), [0], 30);
+        }),
+      ).to.throw(/33 tokens exceeds context 32/);
       // exactly the context is fine
-      expect(tf.tidy(() => model.forward(tf.tensor2d([long.slice(0, 32)], undefined, 'int32'), [0]).hidden.shape)).to.deep.equal([1, 32, 32]);
+      expect(
+        tf.tidy(() => model.forward(tf.tensor2d([long.slice(0, 32)], undefined, 'int32'), [0]).hidden.shape),
+      ).to.deep.equal([1, 32, 32]);
     });
   });
 
@@ -207,8 +279,18 @@ describe('models/TinyLM', () => {
         const { logits, hidden, targets, mask } = model.completionLogits(inputs);
         expect(logits.shape).to.deep.equal([4, Tc, 20]);
         expect(hidden.shape).to.deep.equal([4, Tc, 32]);
-        expect(targets.arraySync()).to.deep.equal([[12, 3, 7, 2], [8, 0, 0, 0], [0, 0, 0, 0], [6, 6, 0, 0]]);
-        expect(mask.arraySync()).to.deep.equal([[1, 1, 1, 1], [1, 0, 0, 0], [0, 0, 0, 0], [1, 1, 0, 0]]);
+        expect(targets.arraySync()).to.deep.equal([
+          [12, 3, 7, 2],
+          [8, 0, 0, 0],
+          [0, 0, 0, 0],
+          [6, 6, 0, 0],
+        ]);
+        expect(mask.arraySync()).to.deep.equal([
+          [1, 1, 1, 1],
+          [1, 0, 0, 0],
+          [0, 0, 0, 0],
+          [1, 1, 0, 0],
+        ]);
         // row 0 alone, unpadded: completion token j is predicted at position prompt.length - 1 + j
         const [alone] = logitsOf(model, [[1, 5, 9, 12, 3, 7]], [0]);
         const got = logits.arraySync()[0];
@@ -221,7 +303,12 @@ describe('models/TinyLM', () => {
       it(`log-probs equal log-softmax(completionLogits / ${temperature}) at the targets and are 0 on padding`, () => {
         const { logits, logProbs, entropy, mask } = tf.tidy(() => {
           const s = model.score(inputs, temperature);
-          return { logits: model.completionLogits(inputs).logits.arraySync(), logProbs: s.logProbs.arraySync(), entropy: s.entropy.arraySync(), mask: s.mask.arraySync() };
+          return {
+            logits: model.completionLogits(inputs).logits.arraySync(),
+            logProbs: s.logProbs.arraySync(),
+            entropy: s.entropy.arraySync(),
+            mask: s.mask.arraySync(),
+          };
         });
         inputs.forEach((r, b) => {
           for (let j = 0; j < Tc; j++) {
@@ -245,7 +332,10 @@ describe('models/TinyLM', () => {
       // score has no tidy of its own (it runs inside the trainer's tape), so count around the tape itself.
       // guards against: forward or score keeping a tensor (tf.keep, a cached tensor) past the tape
       const before = tf.memory().numTensors;
-      const { value, grads } = tf.variableGrads(() => model.score(inputs, 0.7).logProbs.sum() as tf.Scalar, model.variables());
+      const { value, grads } = tf.variableGrads(
+        () => model.score(inputs, 0.7).logProbs.sum() as tf.Scalar,
+        model.variables(),
+      );
       tf.dispose([value, ...Object.values(grads)]);
       expect(tf.memory().numTensors, 'leaked tensors').to.equal(before);
     });
@@ -301,11 +391,24 @@ describe('models/TinyLM', () => {
 
     it('rejects an empty batch, an empty prompt and a sequence beyond the context', () => {
       expect(() => model.score([])).to.throw(/nothing to score/);
-      expect(() => tf.tidy(() => { model.score([{ prompt: [1, 2], completion: [3] }, { prompt: [], completion: [3] }]); })).to.throw(/row 1 has an empty prompt/);
+      expect(() =>
+        tf.tidy(() => {
+          model.score([
+            { prompt: [1, 2], completion: [3] },
+            { prompt: [], completion: [3] },
+          ]);
+        }),
+      ).to.throw(/row 1 has an empty prompt/);
       // P + Tc - 1 tokens are fed: 20 + 14 - 1 = 33 > 32
       const prompt = Array.from({ length: 20 }, () => 5);
-      expect(() => tf.tidy(() => { model.score([{ prompt, completion: new Array(14).fill(6) }]); })).to.throw(/exceeds context 32/);
-      expect(tf.tidy(() => model.score([{ prompt, completion: new Array(13).fill(6) }]).logProbs.shape)).to.deep.equal([1, 13]);
+      expect(() =>
+        tf.tidy(() => {
+          model.score([{ prompt, completion: new Array(14).fill(6) }]);
+        }),
+      ).to.throw(/exceeds context 32/);
+      expect(tf.tidy(() => model.score([{ prompt, completion: new Array(13).fill(6) }]).logProbs.shape)).to.deep.equal([
+        1, 13,
+      ]);
     });
   });
 
@@ -349,13 +452,46 @@ describe('models/TinyLM', () => {
         const w = tf.randomNormal([4, 5], 0, 1, 'float32', 2) as tf.Tensor2D;
         const b = tf.randomNormal([5], 0, 1, 'float32', 3);
         const up = tf.randomNormal([2, 3, 5], 0, 1, 'float32', 4);
-        const ours = tf.grads((xx: tf.Tensor, ww: tf.Tensor, bb: tf.Tensor) => linear(xx, ww as tf.Tensor2D, bb).mul(up).sum())([x, w, b]);
-        const auto = tf.grads((xx: tf.Tensor, ww: tf.Tensor, bb: tf.Tensor) => tf.matMul(xx.reshape([6, 4]), ww).add(bb).reshape([2, 3, 5]).mul(up).sum())([x, w, b]);
+        const ours = tf.grads((xx: tf.Tensor, ww: tf.Tensor, bb: tf.Tensor) =>
+          linear(xx, ww as tf.Tensor2D, bb)
+            .mul(up)
+            .sum(),
+        )([x, w, b]);
+        const auto = tf.grads((xx: tf.Tensor, ww: tf.Tensor, bb: tf.Tensor) =>
+          tf
+            .matMul(xx.reshape([6, 4]), ww)
+            .add(bb)
+            .reshape([2, 3, 5])
+            .mul(up)
+            .sum(),
+        )([x, w, b]);
         expect(linear(x, w, b).shape).to.deep.equal([2, 3, 5]);
-        expect(maxAbsDiff(Array.from(linear(x, w, b).dataSync()), Array.from(tf.matMul(x.reshape([6, 4]), w).add(b).dataSync()))).to.be.below(1e-5);
-        ours.forEach((g, i) => expect(maxAbsDiff(Array.from(g.dataSync()), Array.from(auto[i].dataSync())), `input ${i}`).to.be.below(1e-5));
-        const [gx, gw] = tf.grads((xx: tf.Tensor, ww: tf.Tensor) => linear(xx, ww as tf.Tensor2D).mul(up).sum())([x, w]);
-        const [ax, aw] = tf.grads((xx: tf.Tensor, ww: tf.Tensor) => tf.matMul(xx.reshape([6, 4]), ww).reshape([2, 3, 5]).mul(up).sum())([x, w]);
+        expect(
+          maxAbsDiff(
+            Array.from(linear(x, w, b).dataSync()),
+            Array.from(
+              tf
+                .matMul(x.reshape([6, 4]), w)
+                .add(b)
+                .dataSync(),
+            ),
+          ),
+        ).to.be.below(1e-5);
+        ours.forEach((g, i) =>
+          expect(maxAbsDiff(Array.from(g.dataSync()), Array.from(auto[i].dataSync())), `input ${i}`).to.be.below(1e-5),
+        );
+        const [gx, gw] = tf.grads((xx: tf.Tensor, ww: tf.Tensor) =>
+          linear(xx, ww as tf.Tensor2D)
+            .mul(up)
+            .sum(),
+        )([x, w]);
+        const [ax, aw] = tf.grads((xx: tf.Tensor, ww: tf.Tensor) =>
+          tf
+            .matMul(xx.reshape([6, 4]), ww)
+            .reshape([2, 3, 5])
+            .mul(up)
+            .sum(),
+        )([x, w]);
         expect(maxAbsDiff(Array.from(gx.dataSync()), Array.from(ax.dataSync()))).to.be.below(1e-5);
         expect(maxAbsDiff(Array.from(gw.dataSync()), Array.from(aw.dataSync()))).to.be.below(1e-5);
       });
@@ -368,15 +504,26 @@ describe('models/TinyLM', () => {
         const x = [1, 2, 3, 6];
         const mean = 3;
         const variance = (4 + 1 + 0 + 9) / 4;
-        const want = x.map((v, i) => ((v - mean) / Math.sqrt(variance + 1e-5)) * [1, 2, 0.5, 1][i] + [0, 0.1, 0, -1][i]);
-        const got = Array.from(layerNorm(tf.tensor2d([x]), tf.tensor1d([1, 2, 0.5, 1]), tf.tensor1d([0, 0.1, 0, -1])).dataSync());
+        const want = x.map(
+          (v, i) => ((v - mean) / Math.sqrt(variance + 1e-5)) * [1, 2, 0.5, 1][i] + [0, 0.1, 0, -1][i],
+        );
+        const got = Array.from(
+          layerNorm(tf.tensor2d([x]), tf.tensor1d([1, 2, 0.5, 1]), tf.tensor1d([0, 0.1, 0, -1])).dataSync(),
+        );
         expectCloseAll(got, want, 1e-5);
       });
     });
 
     it('tokenLogProbs picks log-softmax at the targets', () => {
-      const z = [[[1, 2, 0.5], [0, 0, 3]]];
-      const got = tf.tidy(() => Array.from(tokenLogProbs(tf.tensor3d(z), tf.tensor2d([[2, 0]], undefined, 'int32')).dataSync()));
+      const z = [
+        [
+          [1, 2, 0.5],
+          [0, 0, 3],
+        ],
+      ];
+      const got = tf.tidy(() =>
+        Array.from(tokenLogProbs(tf.tensor3d(z), tf.tensor2d([[2, 0]], undefined, 'int32')).dataSync()),
+      );
       expectCloseAll(got, [logSoftmax(z[0][0])[2], logSoftmax(z[0][1])[0]], 1e-6);
     });
   });
@@ -388,14 +535,27 @@ describe('models/TinyLM', () => {
         expect(vm.hasValueHead).to.equal(true);
         tf.tidy(() => {
           vm.weights['value.b'].assign(tf.tensor1d([0.25]));
-          const { hidden } = vm.forward(tf.tensor2d([[1, 4, 5], [0, 1, 6]], undefined, 'int32'), [0, 1]);
+          const { hidden } = vm.forward(
+            tf.tensor2d(
+              [
+                [1, 4, 5],
+                [0, 1, 6],
+              ],
+              undefined,
+              'int32',
+            ),
+            [0, 1],
+          );
           const values = vm.values(hidden);
           expect(values.shape).to.deep.equal([2, 3]);
           const h = hidden.arraySync();
           const w = vm.weights['value.w'].dataSync();
           const byHand = h[0][2].reduce((s, x, i) => s + x * w[i], 0.25);
           expect(values.arraySync()[0][2]).to.be.closeTo(byHand, 1e-5);
-          const scored = vm.score([{ prompt: [1, 4], completion: [5, 6, 7] }, { prompt: [1], completion: [9] }]);
+          const scored = vm.score([
+            { prompt: [1, 4], completion: [5, 6, 7] },
+            { prompt: [1], completion: [9] },
+          ]);
           expect(scored.values?.shape).to.deep.equal([2, 3]);
           expect(scored.values?.shape).to.deep.equal(scored.logProbs.shape);
         });

@@ -11,13 +11,33 @@ import { TEST_BACKEND } from '../needs.js';
 
 /** The hint arena of examples/: a local hinter that trains, and a frozen solver on the remote endpoint. */
 const config = (root: string, url: string, iterations: number): ExperimentInput => ({
-  name: 'remote', seed: 1, backend: TEST_BACKEND, workers: 1, iterations, outDir: root, checkpointEvery: 4,
+  name: 'remote',
+  seed: 1,
+  backend: TEST_BACKEND,
+  workers: 1,
+  iterations,
+  outDir: root,
+  checkpointEvery: 4,
   plugins: ['./examples/two-role-arena/hint.ts'],
-  models: { hinter: { checkpoint: 'checkpoints/base-add2' }, solver: { kind: 'remote', remote: { url, model: 'base-add2', retries: 1, timeoutMs: 3000 } } },
-  roles: { hinter: { kind: 'hinter', model: 'hinter', maxNewTokens: 4 }, solver: { kind: 'hinted-solver', model: 'solver', train: false } },
-  tasks: { family: 'arithmetic', difficulty: { digits: 2, operands: 2, operators: '+' }, train: { source: 'generate', count: 200 }, perIteration: 4 },
+  models: {
+    hinter: { checkpoint: 'checkpoints/base-add2' },
+    solver: { kind: 'remote', remote: { url, model: 'base-add2', retries: 1, timeoutMs: 3000 } },
+  },
+  roles: {
+    hinter: { kind: 'hinter', model: 'hinter', maxNewTokens: 4 },
+    solver: { kind: 'hinted-solver', model: 'solver', train: false },
+  },
+  tasks: {
+    family: 'arithmetic',
+    difficulty: { digits: 2, operands: 2, operators: '+' },
+    train: { source: 'generate', count: 200 },
+    perIteration: 4,
+  },
   arena: { kind: 'hint', groupSize: 4, maxNewTokens: 4 },
-  judges: [{ kind: 'verifier', options: { role: 'solver' } }, { kind: 'outcome', options: { role: 'hinter' } }],
+  judges: [
+    { kind: 'verifier', options: { role: 'solver' } },
+    { kind: 'outcome', options: { role: 'hinter' } },
+  ],
 });
 
 describe('a role on a remote endpoint', function () {
@@ -31,7 +51,13 @@ describe('a role on a remote endpoint', function () {
     let killedAfter = 0;
     // kill the endpoint once two iterations are stored
     const watch = setInterval(() => {
-      const rows = existsSync(metrics) ? readFileSync(metrics, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
+      const rows = existsSync(metrics)
+        ? readFileSync(metrics, 'utf8')
+            .trim()
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => JSON.parse(l))
+        : [];
       const last = rows[rows.length - 1]?.iteration ?? 0;
       if (last >= 2 && !killedAfter) {
         killedAfter = last;
@@ -44,7 +70,11 @@ describe('a role on a remote endpoint', function () {
       clearInterval(watch);
       child.kill('SIGKILL');
     }
-    const rows = readFileSync(metrics, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((r) => r.iteration > 0);
+    const rows = readFileSync(metrics, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((r) => r.iteration > 0);
     expect(rows.map((r) => r.iteration)).to.deep.equal([1, 2, 3, 4, 5, 6, 7, 8]);
     expect((await RunStore.open(out)).record.status).to.equal('done');
     const before = rows.filter((r) => r.iteration <= 2);
@@ -62,11 +92,24 @@ describe('a role on a remote endpoint', function () {
 
   it('refuses, before any work, an endpoint that does not answer, and a remote role that would train', async () => {
     const out = join(root, 'down');
-    const err = await runExperiment(config(root, 'http://127.0.0.1:9/v1', 2), { out, log: () => {} }).then(() => null, (e: Error) => e);
+    const err = await runExperiment(config(root, 'http://127.0.0.1:9/v1', 2), { out, log: () => {} }).then(
+      () => null,
+      (e: Error) => e,
+    );
     expect(err?.message).to.match(/^models\.solver: the endpoint http:\/\/127\.0\.0\.1:9\/v1 does not answer/);
     expect(existsSync(out)).to.equal(false);
     const c = config(root, 'http://127.0.0.1:9/v1', 2);
-    expect(() => parseConfig({ ...c, roles: { ...c.roles, solver: { kind: 'hinted-solver', model: 'solver' } } })).to.throw(/roles\.solver\.train: model "solver" is remote \(inference only\): set train: false/);
-    expect(() => parseConfig({ ...c, models: { ...c.models, solver: { kind: 'remote', checkpoint: 'x', remote: { url: 'http://127.0.0.1:9/v1', model: 'm' } } } })).to.throw(/models\.solver\.checkpoint: a remote model has no local weights/);
+    expect(() =>
+      parseConfig({ ...c, roles: { ...c.roles, solver: { kind: 'hinted-solver', model: 'solver' } } }),
+    ).to.throw(/roles\.solver\.train: model "solver" is remote \(inference only\): set train: false/);
+    expect(() =>
+      parseConfig({
+        ...c,
+        models: {
+          ...c.models,
+          solver: { kind: 'remote', checkpoint: 'x', remote: { url: 'http://127.0.0.1:9/v1', model: 'm' } },
+        },
+      }),
+    ).to.throw(/models\.solver\.checkpoint: a remote model has no local weights/);
   });
 });

@@ -2,8 +2,15 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { TEST_BACKEND } from '../needs.js';
 
 /** `coevolve serve` of `model` (the shipped 2-digit addition base by default) on a free port, resolved with its URL once it listens. */
-export function startServe(args: string[] = [], model = 'checkpoints/base-add2'): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['bin/coevolve.js', 'serve', model, '--port', '0', '--backend', TEST_BACKEND, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+export function startServe(
+  args: string[] = [],
+  model = 'checkpoints/base-add2',
+): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(
+    process.execPath,
+    ['bin/coevolve.js', 'serve', model, '--port', '0', '--backend', TEST_BACKEND, ...args],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   return new Promise((resolve, reject) => {
     let err = '';
     child.stderr!.on('data', (d: Buffer) => {

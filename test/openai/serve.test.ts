@@ -24,7 +24,11 @@ describe('coevolve serve (OpenAI API)', function () {
     await initBackend(TEST_BACKEND);
     const loaded = await loadModel('checkpoints/base-add2');
     if (loaded.kind !== 'tinylm' || !loaded.tokenizer) throw new Error('base-add2 is a tinylm with a tokenizer');
-    const g = await new BatchingServer('ref', loaded.model).generate(loaded.tokenizer.prompt('12+34=', 'solver'), { maxNewTokens: 4, temperature: 0, eos: loaded.tokenizer.eos });
+    const g = await new BatchingServer('ref', loaded.model).generate(loaded.tokenizer.prompt('12+34=', 'solver'), {
+      maxNewTokens: 4,
+      temperature: 0,
+      eos: loaded.tokenizer.eos,
+    });
     greedy = loaded.tokenizer.decode(g.stopped ? g.tokens.slice(0, -1) : g.tokens);
     tokenizer = loaded.tokenizer;
   });
@@ -33,9 +37,17 @@ describe('coevolve serve (OpenAI API)', function () {
   it("a remote role's stop tokens reach the endpoint as stop strings: its answer ends before them", async () => {
     // guards against: a role that stops at ',' on a local model running on past it on a remote one
     process.env.COEVOLVE_TEST_KEY = 'secret-key';
-    const remote = new RemoteServer('solver', { url, model: 'base-add2', apiKeyEnv: 'COEVOLVE_TEST_KEY', timeoutMs: 5000, retries: 0 }, tokenizer);
+    const remote = new RemoteServer(
+      'solver',
+      { url, model: 'base-add2', apiKeyEnv: 'COEVOLVE_TEST_KEY', timeoutMs: 5000, retries: 0 },
+      tokenizer,
+    );
     expect(greedy.length, `greedy answer ${greedy}`).to.be.at.least(2);
-    const g = await remote.generate(tokenizer.prompt('12+34=', 'solver'), { maxNewTokens: 4, temperature: 0, stop: tokenizer.encode(greedy[1]) });
+    const g = await remote.generate(tokenizer.prompt('12+34=', 'solver'), {
+      maxNewTokens: 4,
+      temperature: 0,
+      stop: tokenizer.encode(greedy[1]),
+    });
     expect(g.stopped).to.equal(true);
     expect(tokenizer.decode(g.tokens)).to.equal(greedy.slice(0, greedy.indexOf(greedy[1])));
   });
@@ -46,7 +58,13 @@ describe('coevolve serve (OpenAI API)', function () {
   });
 
   it("answers the openai client's completions with logprobs, as the model answers greedily", async () => {
-    const r = await client.completions.create({ model: 'base-add2', prompt: '12+34=', max_tokens: 4, temperature: 0, logprobs: 3 });
+    const r = await client.completions.create({
+      model: 'base-add2',
+      prompt: '12+34=',
+      max_tokens: 4,
+      temperature: 0,
+      logprobs: 3,
+    });
     const c = r.choices[0];
     expect(c.text).to.equal(greedy);
     expect(['stop', 'length']).to.include(c.finish_reason);
@@ -62,11 +80,27 @@ describe('coevolve serve (OpenAI API)', function () {
   });
 
   it('answers chat calls from the last user message, and streams the same text', async () => {
-    const r = await client.chat.completions.create({ model: 'base-add2', messages: [{ role: 'system', content: 'ignored' }, { role: 'user', content: '12+34=' }], max_tokens: 4, temperature: 0, logprobs: true, top_logprobs: 2 });
+    const r = await client.chat.completions.create({
+      model: 'base-add2',
+      messages: [
+        { role: 'system', content: 'ignored' },
+        { role: 'user', content: '12+34=' },
+      ],
+      max_tokens: 4,
+      temperature: 0,
+      logprobs: true,
+      top_logprobs: 2,
+    });
     expect(r.choices[0].message.content).to.equal(greedy);
     expect(r.choices[0].logprobs!.content!.map((t) => t.token).join('')).to.equal(greedy);
     expect(r.choices[0].logprobs!.content![0].top_logprobs).to.have.length(2);
-    const stream = await client.chat.completions.create({ model: 'base-add2', messages: [{ role: 'user', content: '12+34=' }], max_tokens: 4, temperature: 0, stream: true });
+    const stream = await client.chat.completions.create({
+      model: 'base-add2',
+      messages: [{ role: 'user', content: '12+34=' }],
+      max_tokens: 4,
+      temperature: 0,
+      stream: true,
+    });
     let text = '';
     let finish: string | null = null;
     for await (const chunk of stream) {
@@ -75,12 +109,21 @@ describe('coevolve serve (OpenAI API)', function () {
     }
     expect(text).to.equal(greedy);
     expect(finish).to.equal(r.choices[0].finish_reason);
-    const sampled = await client.completions.create({ model: 'base-add2', prompt: ['1+2=', '3+4='], max_tokens: 3, n: 3 });
+    const sampled = await client.completions.create({
+      model: 'base-add2',
+      prompt: ['1+2=', '3+4='],
+      max_tokens: 3,
+      n: 3,
+    });
     expect(sampled.choices).to.have.length(6);
   });
 
   it('refuses malformed and oversized requests with OpenAI-style 400s and 413s, before any work', async () => {
-    const bad = async (p: Promise<unknown>) => p.then(() => null, (e: InstanceType<typeof OpenAI.APIError>) => e);
+    const bad = async (p: Promise<unknown>) =>
+      p.then(
+        () => null,
+        (e: InstanceType<typeof OpenAI.APIError>) => e,
+      );
     const tooLong = await bad(client.completions.create({ model: 'base-add2', prompt: '12+34=', max_tokens: 10000 }));
     expect(tooLong?.status).to.equal(400);
     expect(tooLong?.param).to.equal('max_tokens');
@@ -95,7 +138,11 @@ describe('coevolve serve (OpenAI API)', function () {
     const notJson = await fetch(`${url}/completions`, { method: 'POST', headers, body: '{"model": ' });
     expect(notJson.status).to.equal(400);
     expect((await notJson.json()).error).to.include({ type: 'invalid_request_error', code: 'invalid_json' });
-    const huge = await fetch(`${url}/completions`, { method: 'POST', headers, body: JSON.stringify({ model: 'base-add2', prompt: 'x'.repeat(2 << 20) }) });
+    const huge = await fetch(`${url}/completions`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ model: 'base-add2', prompt: 'x'.repeat(2 << 20) }),
+    });
     expect(huge.status).to.equal(413);
     expect((await huge.json()).error.code).to.equal('request_too_large');
   });
@@ -104,7 +151,10 @@ describe('coevolve serve (OpenAI API)', function () {
     const none = await fetch(`${url}/models`);
     expect(none.status).to.equal(401);
     expect((await none.json()).error.code).to.equal('invalid_api_key');
-    const wrong = await new OpenAI({ baseURL: url, apiKey: 'not-it', maxRetries: 0 }).models.list().then(() => null, (e: InstanceType<typeof OpenAI.APIError>) => e);
+    const wrong = await new OpenAI({ baseURL: url, apiKey: 'not-it', maxRetries: 0 }).models.list().then(
+      () => null,
+      (e: InstanceType<typeof OpenAI.APIError>) => e,
+    );
     expect(wrong?.status).to.equal(401);
   });
 });

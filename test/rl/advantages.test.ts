@@ -76,8 +76,21 @@ describe('rl/advantages', () => {
     it('padded row: zero advantages, but its (masked) rewards still count in the group stats', () => {
       // verl sums all token rewards: scores 1 and 5 (the 5 sits under a 0 mask).
       // mean 3, std sqrt((4 + 4)/1) = 2.828427 → row 0: −2/2.828428 = −0.707107, second token masked.
-      const { advantages } = grpoOutcomeAdvantage([[1, 0], [0, 5]], [[1, 0], [0, 0]], ['g', 'g']);
-      expectMatrixClose(advantages, [[-0.707107, 0], [0, 0]]);
+      const { advantages } = grpoOutcomeAdvantage(
+        [
+          [1, 0],
+          [0, 5],
+        ],
+        [
+          [1, 0],
+          [0, 0],
+        ],
+        ['g', 'g'],
+      );
+      expectMatrixClose(advantages, [
+        [-0.707107, 0],
+        [0, 0],
+      ]);
     });
 
     it('rejects a group id list of the wrong length', () => {
@@ -113,7 +126,15 @@ describe('rl/advantages', () => {
     });
 
     it('broadcastOverTokens spreads per-sequence values over the mask', () => {
-      expect(broadcastOverTokens([2, -1], [[1, 1, 0], [1, 0, 0]])).to.deep.equal([
+      expect(
+        broadcastOverTokens(
+          [2, -1],
+          [
+            [1, 1, 0],
+            [1, 0, 0],
+          ],
+        ),
+      ).to.deep.equal([
         [2, 2, 0],
         [-1, -0, -0],
       ]);
@@ -143,8 +164,18 @@ describe('rl/advantages', () => {
       // dev²: 0.015625·2 + 0.765625 + 0.390625 = 1.1875; unbiased var 1.1875/3 = 0.395833; std 0.629153
       // 0.125/0.629153 = 0.198680; −0.875/0.629153 = −1.390759; 0.625/0.629153 = 0.993399; ×mask
       const { advantages } = reinforcePlusPlusBaselineAdvantage(
-        [[0, 1], [0, 0], [1, 0], [0, 0]],
-        [[1, 1], [1, 0], [1, 0], [0, 0]],
+        [
+          [0, 1],
+          [0, 0],
+          [1, 0],
+          [0, 0],
+        ],
+        [
+          [1, 1],
+          [1, 0],
+          [1, 0],
+          [0, 0],
+        ],
         ['x', 'x', 'y', 'z'],
       );
       expectMatrixClose(advantages, [
@@ -163,11 +194,20 @@ describe('rl/advantages', () => {
       // masked returns 0.25, 0.5, 1, 0.5, 1: mean 0.65; Σ dev² = 0.45; var 0.45/4 = 0.1125; std 0.335410
       // e.g. (0.25 − 0.65)/0.335410 = −1.192570
       const { advantages, returns } = reinforcePlusPlusAdvantage(
-        [[0, 0, 1], [0, 1, 5]],
-        [[1, 1, 1], [1, 1, 0]],
+        [
+          [0, 0, 1],
+          [0, 1, 5],
+        ],
+        [
+          [1, 1, 1],
+          [1, 1, 0],
+        ],
         0.5,
       );
-      expectMatrixClose(returns, [[0.25, 0.5, 1], [0.5, 1, 5]]);
+      expectMatrixClose(returns, [
+        [0.25, 0.5, 1],
+        [0.5, 1, 5],
+      ]);
       expectMatrixClose(advantages, [
         [-1.19257, -0.447214, 1.043498],
         [-0.447214, 1.043498, 0],

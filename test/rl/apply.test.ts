@@ -10,17 +10,26 @@ describe('rl/applyClipped', () => {
   let b: tf.Variable;
   let sgd: tf.Optimizer;
 
-  before(async () => { await tf.setBackend('cpu'); });
+  before(async () => {
+    await tf.setBackend('cpu');
+  });
   beforeEach(() => {
     a = tf.variable(tf.tensor1d([1, 2]), true, 'apply-test/a');
     b = tf.variable(tf.tensor2d([[3]]), true, 'apply-test/b');
     sgd = tf.train.sgd(lr);
   });
-  afterEach(() => { tf.dispose([a, b]); sgd.dispose(); });
+  afterEach(() => {
+    tf.dispose([a, b]);
+    sgd.dispose();
+  });
 
-  const grads = (ga: number[], gb: number): tf.NamedTensorMap => ({ [a.name]: tf.tensor1d(ga), [b.name]: tf.tensor2d([[gb]]) });
+  const grads = (ga: number[], gb: number): tf.NamedTensorMap => ({
+    [a.name]: tf.tensor1d(ga),
+    [b.name]: tf.tensor2d([[gb]]),
+  });
   const values = () => [...Array.from(a.dataSync()), ...Array.from(b.dataSync())];
-  const expectClose = (got: number[], want: number[]) => got.forEach((x, i) => expect(x, `entry ${i}`).to.be.closeTo(want[i], 1e-6));
+  const expectClose = (got: number[], want: number[]) =>
+    got.forEach((x, i) => expect(x, `entry ${i}`).to.be.closeTo(want[i], 1e-6));
 
   it('above maxNorm: scales every gradient by maxNorm / norm', () => {
     // guards against: clipping switched off, and a norm computed without the sqrt (25 instead of 5)
@@ -49,7 +58,11 @@ describe('rl/applyClipped', () => {
 
   it('disposes the gradients and the scaled copies', () => {
     // guards against: leaking the gradients or their clipped copies on any path
-    for (const [loss, maxNorm] of [[0.5, 1], [0.5, 10], [NaN, 1]]) {
+    for (const [loss, maxNorm] of [
+      [0.5, 1],
+      [0.5, 10],
+      [NaN, 1],
+    ]) {
       const before = tf.memory().numTensors;
       applyClipped(sgd, grads([3, 0], 4), loss, maxNorm);
       expect(tf.memory().numTensors, `loss ${loss}, maxNorm ${maxNorm}`).to.equal(before);

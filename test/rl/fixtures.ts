@@ -1,7 +1,15 @@
 import type { TinyLMConfig } from '../../src/models/tinylm.js';
 import type { TrainSample } from '../../src/rl/trainer.js';
 
-export const small: TinyLMConfig = { vocabSize: 12, dModel: 16, nHeads: 2, nLayers: 1, context: 16, valueHead: true, seed: 7 };
+export const small: TinyLMConfig = {
+  vocabSize: 12,
+  dModel: 16,
+  nHeads: 2,
+  nLayers: 1,
+  context: 16,
+  valueHead: true,
+  seed: 7,
+};
 
 /**
  * Seven samples of two roles on one model: proposers write up to 6 tokens (one writes none),
@@ -15,7 +23,10 @@ export function batch(): TrainSample[] {
     const completion = Array.from({ length: n }, (_, t) => 2 + ((i * 3 + t) % 9));
     const tok = (f: (t: number) => number) => completion.map((_, t) => f(t));
     return {
-      model: 'm', role: proposer ? 'proposer' : 'solver', prompt: [1, 3 + (i % 4)], completion,
+      model: 'm',
+      role: proposer ? 'proposer' : 'solver',
+      prompt: [1, 3 + (i % 4)],
+      completion,
       oldLogProbs: tok((t) => -2.3 - 0.1 * ((i + t) % 3)),
       advantages: proposer ? tok((t) => (t % 2 ? 0.7 : -0.4) * (i - 3)) : i % 4 === 1 ? 1 : -1,
       refLogProbs: i === 3 ? undefined : tok((t) => -2.6 + 0.05 * t),

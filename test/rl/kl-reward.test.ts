@@ -2,10 +2,22 @@ import { expect } from 'chai';
 import { applyKlPenalty, KlController } from '../../src/rl/kl-reward.js';
 
 describe('rl/kl-reward (verl apply_kl_penalty and its controllers)', () => {
-  const old = [[-1, -2, 0], [-0.5, 0, 0]];
-  const ref = [[-1.5, -1, 0], [-1, 0, 0]];
-  const mask = [[1, 1, 0], [1, 0, 0]];
-  const scores = [[0, 1, 0], [2, 0, 0]];
+  const old = [
+    [-1, -2, 0],
+    [-0.5, 0, 0],
+  ];
+  const ref = [
+    [-1.5, -1, 0],
+    [-1, 0, 0],
+  ];
+  const mask = [
+    [1, 1, 0],
+    [1, 0, 0],
+  ];
+  const scores = [
+    [0, 1, 0],
+    [2, 0, 0],
+  ];
 
   it('subtracts beta times the masked k1 KL per token and reports the mean per-sequence KL', () => {
     const ctrl = new KlController({ type: 'fixed', coef: 0.1 });

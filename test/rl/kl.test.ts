@@ -26,18 +26,40 @@ const ref = [
 ];
 
 // Hand-computed per kind.
-const k1 = [[0.5, -1], [0, -30], [25, 0.2]];
-const abs = [[0.5, 1], [0, 30], [25, 0.2]];
+const k1 = [
+  [0.5, -1],
+  [0, -30],
+  [25, 0.2],
+];
+const abs = [
+  [0.5, 1],
+  [0, 30],
+  [25, 0.2],
+];
 // 0.5·d²: 0.5·0.25, 0.5·1 | 0, 0.5·900 | 0.5·625, 0.5·0.04
-const k2 = [[0.125, 0.5], [0, 450], [312.5, 0.02]];
+const k2 = [
+  [0.125, 0.5],
+  [0, 450],
+  [312.5, 0.02],
+];
 // k3: kl = ref − logp, clamped to ±20, then exp(kl) − kl − 1 clamped to ±10:
 //   kl = −0.5: 0.606531 + 0.5 − 1 = 0.106531;  kl = 1: 2.718282 − 2 = 0.718282
 //   kl = 0: 0;  kl = 30 → 20: e^20 − 21 ≈ 4.85e8 → 10
 //   kl = −25 → −20: 2.1e−9 + 20 − 1 = 19 → 10;  kl = −0.2: 0.818731 + 0.2 − 1 = 0.018731
-const k3 = [[0.106531, 0.718282], [0, 10], [10, 0.018731]];
+const k3 = [
+  [0.106531, 0.718282],
+  [0, 10],
+  [10, 0.018731],
+];
 
 const cases: Array<[KlKind, number[][]]> = [
-  ['k1', k1], ['kl', k1], ['abs', abs], ['k2', k2], ['mse', k2], ['k3', k3], ['low_var_kl', k3],
+  ['k1', k1],
+  ['kl', k1],
+  ['abs', abs],
+  ['k2', k2],
+  ['mse', k2],
+  ['k3', k3],
+  ['low_var_kl', k3],
 ];
 
 describe('rl/kl', () => {
@@ -68,7 +90,9 @@ describe('rl/kl', () => {
     // logp = −1, ref = −1.5: 1 − e^−0.5 = 0.393469; logp = −2, ref = −1: 1 − e = −1.718282
     const g = tf.tidy(() => {
       const r = tf.tensor1d([-1.5, -1]);
-      return tf.grad((x: tf.Tensor) => tf.sum(klPenalty(x, r, 'k3')))(tf.tensor1d([-1, -2])).arraySync() as number[];
+      return tf
+        .grad((x: tf.Tensor) => tf.sum(klPenalty(x, r, 'k3')))(tf.tensor1d([-1, -2]))
+        .arraySync() as number[];
     });
     expect(g[0]).to.be.closeTo(0.393469, 1e-5);
     expect(g[1]).to.be.closeTo(-1.718282, 1e-5);

@@ -12,10 +12,18 @@ import {
 
 /** Inputs made by t2 and zeros since the last leakFree; leakFree disposes them. */
 const inputs: tf.Tensor[] = [];
-const t2 = (x: number[][]) => { const t = tf.tensor2d(x); inputs.push(t); return t; };
+const t2 = (x: number[][]) => {
+  const t = tf.tensor2d(x);
+  inputs.push(t);
+  return t;
+};
 const zeros = (r: number, c: number) => t2(Array.from({ length: r }, () => new Array(c).fill(0)));
 /** Reads a scalar result and disposes it. */
-const num = (t: tf.Tensor): number => { const v = t.dataSync()[0]; t.dispose(); return v; };
+const num = (t: tf.Tensor): number => {
+  const v = t.dataSync()[0];
+  t.dispose();
+  return v;
+};
 
 /**
  * Runs `fn` outside any tidy, disposes its inputs, and checks that no other tensor is left:
@@ -37,13 +45,36 @@ describe('rl/loss', () => {
 
   // The leakFree checks in this file guard against: removing the tf.tidy in the function under test.
   it('maskedMeanTensor is Σ(x·m) / (Σm + 1e-8)', () => {
-    expect(leakFree(() => num(maskedMeanTensor(t2([[1, 2, 3], [4, 5, 6]]), t2([[1, 0, 1], [0, 1, 0]]))))).to.be.closeTo(3, 1e-5);
+    expect(
+      leakFree(() =>
+        num(
+          maskedMeanTensor(
+            t2([
+              [1, 2, 3],
+              [4, 5, 6],
+            ]),
+            t2([
+              [1, 0, 1],
+              [0, 1, 0],
+            ]),
+          ),
+        ),
+      ),
+    ).to.be.closeTo(3, 1e-5);
   });
 
   describe('aggLoss (verl agg_loss)', () => {
     // Row 2 is fully padded. Masked-in: row 0 → 1, 2; row 1 → 4.
-    const L = [[1, 2, 3], [4, 5, 6], [7, 8, 9]];
-    const M = [[1, 1, 0], [1, 0, 0], [0, 0, 0]];
+    const L = [
+      [1, 2, 3],
+      [4, 5, 6],
+      [7, 8, 9],
+    ];
+    const M = [
+      [1, 1, 0],
+      [1, 0, 0],
+      [0, 0, 0],
+    ];
     const expected: Record<AggMode, number> = {
       'token-mean': 7 / 3, // (1 + 2 + 4) / 3 tokens
       'seq-mean-token-sum': 3.5, // row sums 3, 4; padded row excluded → 7 / 2
@@ -68,8 +99,16 @@ describe('rl/loss', () => {
   });
 
   describe('trlAggLoss (TRL GRPO loss_type)', () => {
-    const L = [[1, 2, 3], [4, 5, 6], [7, 8, 9]];
-    const M = [[1, 1, 0], [1, 0, 0], [0, 0, 0]];
+    const L = [
+      [1, 2, 3],
+      [4, 5, 6],
+      [7, 8, 9],
+    ];
+    const M = [
+      [1, 1, 0],
+      [1, 0, 0],
+      [0, 0, 0],
+    ];
     it('grpo: per-row mean over max(count, 1), averaged over ALL rows', () => {
       // rows: 3/2 = 1.5, 4/1 = 4, 0/max(0, 1) = 0 → 5.5 / 3
       expect(leakFree(() => num(trlAggLoss(t2(L), t2(M), 'grpo')))).to.be.closeTo(5.5 / 3, 1e-5);
@@ -95,9 +134,18 @@ describe('rl/loss', () => {
     //  r1t0 A=+2, ρ=1   : −2 (unclipped)
     //  r1t1 A=+1, log ρ = 25 → clamped 20: L1 −e^20, L2 −1.28 → −1.28 (ε-clipped)
     //  r1t2 masked (log ρ = 30, A = −1)
-    const logProb = [[Math.log(2), Math.log(0.5), Math.log(5)], [0, 25, 30]];
-    const adv = [[1, -1, -1], [2, 1, -1]];
-    const mask = [[1, 1, 1], [1, 1, 0]];
+    const logProb = [
+      [Math.log(2), Math.log(0.5), Math.log(5)],
+      [0, 25, 30],
+    ];
+    const adv = [
+      [1, -1, -1],
+      [2, 1, -1],
+    ];
+    const mask = [
+      [1, 1, 1],
+      [1, 1, 0],
+    ];
     const run = (aggMode: AggMode) =>
       leakFree(() => {
         const out = policyLoss({
@@ -154,11 +202,25 @@ describe('rl/loss', () => {
     it('clipHigh defaults to clipLow and clipRatioC must exceed 1', () => {
       // symmetric 0.2: r0t0 → −1.2, r1t1 → −1.2; sum −1.2 + 0.8 + 3 − 2 − 1.2 = −0.6 → /5 = −0.12
       const loss = leakFree(() =>
-        num(policyLoss({ oldLogProb: zeros(2, 3), logProb: t2(logProb), advantages: t2(adv), mask: t2(mask), clipLow: 0.2 }).loss),
+        num(
+          policyLoss({
+            oldLogProb: zeros(2, 3),
+            logProb: t2(logProb),
+            advantages: t2(adv),
+            mask: t2(mask),
+            clipLow: 0.2,
+          }).loss,
+        ),
       );
       expect(loss).to.be.closeTo(-0.12, 1e-4);
       tf.tidy(() => {
-        const args = { oldLogProb: t2(logProb), logProb: t2(logProb), advantages: t2(adv), mask: t2(mask), clipLow: 0.2 };
+        const args = {
+          oldLogProb: t2(logProb),
+          logProb: t2(logProb),
+          advantages: t2(adv),
+          mask: t2(mask),
+          clipLow: 0.2,
+        };
         expect(() => policyLoss({ ...args, clipRatioC: 1 })).to.throw(/clipRatioC/);
       });
     });
@@ -188,8 +250,14 @@ describe('rl/loss', () => {
 
   describe('entropyBonus', () => {
     it('aggregates per-token entropy with the chosen mode', () => {
-      const e = [[1, 2, 3], [4, 0, 0]];
-      const m = [[1, 1, 1], [1, 0, 0]];
+      const e = [
+        [1, 2, 3],
+        [4, 0, 0],
+      ];
+      const m = [
+        [1, 1, 1],
+        [1, 0, 0],
+      ];
       // token-mean 10/4 = 2.5; seq-mean-token-mean (2 + 4)/2 = 3
       expect(leakFree(() => num(entropyBonus(t2(e), t2(m))))).to.be.closeTo(2.5, 1e-5);
       expect(leakFree(() => num(entropyBonus(t2(e), t2(m), 'seq-mean-token-mean')))).to.be.closeTo(3, 1e-5);

@@ -9,7 +9,9 @@ describe('reference sync (TRL sync_ref_model)', () => {
     const ref = vars([1, 2], [0]);
     const pol = vars([3, 6], [10]);
     syncTargetModel(ref, pol, 0.6);
-    expect(Array.from(ref.w.dataSync())).to.deep.equal(Array.from(new Float32Array([0.4 * 1 + 0.6 * 3, 0.4 * 2 + 0.6 * 6])));
+    expect(Array.from(ref.w.dataSync())).to.deep.equal(
+      Array.from(new Float32Array([0.4 * 1 + 0.6 * 3, 0.4 * 2 + 0.6 * 6])),
+    );
     expect(ref.b.dataSync()[0]).to.be.closeTo(6, 1e-6);
     expect(Array.from(pol.w.dataSync())).to.deep.equal([3, 6]);
   });
@@ -36,12 +38,22 @@ describe('reference sync (TRL sync_ref_model)', () => {
     expect(() => syncTargetModel(vars([1], [1]), vars([1], [1]), 0)).to.throw(/mixupAlpha/);
     expect(() => syncTargetModel(vars([1], [1]), vars([1], [1]), 1.5)).to.throw(/mixupAlpha/);
     expect(() => syncTargetModel(vars([1, 2], [1]), vars([1], [1]), 1)).to.throw(/weight w/);
-    expect(() => syncTargetModel(vars([1], [1]), { ...vars([1], [1]), extra: tf.variable(tf.scalar(1)) }, 1)).to.throw(/different weights/);
+    expect(() => syncTargetModel(vars([1], [1]), { ...vars([1], [1]), extra: tf.variable(tf.scalar(1)) }, 1)).to.throw(
+      /different weights/,
+    );
   });
 
   it('is due after every multiple of steps, as TRL checks global_step % steps', () => {
     const s = { steps: 3, mixupAlpha: 1 };
-    expect([1, 2, 3, 4, 5, 6, 7].map((i) => refSyncDue(s, i))).to.deep.equal([false, false, true, false, false, true, false]);
+    expect([1, 2, 3, 4, 5, 6, 7].map((i) => refSyncDue(s, i))).to.deep.equal([
+      false,
+      false,
+      true,
+      false,
+      false,
+      true,
+      false,
+    ]);
     expect(refSyncDue(undefined, 3)).to.equal(false);
   });
 });

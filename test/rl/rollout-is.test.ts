@@ -4,7 +4,9 @@ import { policyLoss } from '../../src/rl/loss.js';
 import { rolloutIsWeights } from '../../src/rl/rollout-is.js';
 
 describe('truncated rollout importance sampling (verl rollout_is, token level, truncate)', () => {
-  before(async () => { await tf.setBackend('cpu'); });
+  before(async () => {
+    await tf.setBackend('cpu');
+  });
 
   it('is exp(old - rollout) per token, capped above at the threshold only, with the log-ratio bounded at ±20', () => {
     const w = rolloutIsWeights([-0.5, -1.0, -2.0, -3.0], [-1.0, -0.2, -2.0, -0.1], 1.5);
@@ -22,14 +24,25 @@ describe('truncated rollout importance sampling (verl rollout_is, token level, t
 
   it('multiplies each token of the clipped PPO loss before aggregation (compute_policy_loss_vanilla)', () => {
     const t = (x: number[]) => tf.tensor2d([x]);
-    const base = { oldLogProb: t([0, 0]), logProb: t([0.1, -0.1]), advantages: t([1, 1]), mask: t([1, 1]), clipLow: 0.2 };
+    const base = {
+      oldLogProb: t([0, 0]),
+      logProb: t([0.1, -0.1]),
+      advantages: t([1, 1]),
+      mask: t([1, 1]),
+      clipLow: 0.2,
+    };
     // A > 0 and both ratios inside [0.8, 1.2]: per-token loss is -ρ = [-e^0.1, -e^-0.1]
     const plain = policyLoss(base).loss.dataSync()[0];
     expect(plain).to.be.closeTo(-(Math.exp(0.1) + Math.exp(-0.1)) / 2, 1e-6);
     const weighted = policyLoss({ ...base, rolloutIsWeights: t([2, 0.5]) }).loss.dataSync()[0];
     expect(weighted).to.be.closeTo(-(2 * Math.exp(0.1) + 0.5 * Math.exp(-0.1)) / 2, 1e-6);
     // the gradient of each token scales with its weight
-    const grad = (w?: tf.Tensor2D) => tf.grad((lp: tf.Tensor) => policyLoss({ ...base, logProb: lp as tf.Tensor2D, rolloutIsWeights: w }).loss)(base.logProb).arraySync() as number[][];
+    const grad = (w?: tf.Tensor2D) =>
+      tf
+        .grad((lp: tf.Tensor) => policyLoss({ ...base, logProb: lp as tf.Tensor2D, rolloutIsWeights: w }).loss)(
+          base.logProb,
+        )
+        .arraySync() as number[][];
     const g0 = grad()[0];
     const g1 = grad(t([2, 0.5]))[0];
     expect(g1[0]).to.be.closeTo(2 * g0[0], 1e-6);

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { lrMultiplier, type LrSchedule } from '../../src/rl/schedule.js';
 
-const at = (s: Partial<LrSchedule>, total: number) => (step: number) => lrMultiplier({ kind: 'constant', warmup: 0, minRatio: 0, ...s }, step, total);
+const at = (s: Partial<LrSchedule>, total: number) => (step: number) =>
+  lrMultiplier({ kind: 'constant', warmup: 0, minRatio: 0, ...s }, step, total);
 
 describe('lr schedules', () => {
   it('constant is 1 from the first update without warmup', () => {
@@ -21,7 +22,7 @@ describe('lr schedules', () => {
     expect(f(0)).to.equal(1);
     expect(f(50)).to.be.closeTo(0.55, 1e-12);
     expect(f(100)).to.be.closeTo(0.1, 1e-12);
-    expect(f(25)).to.be.closeTo(0.1 + 0.9 * (1 + Math.cos(Math.PI / 4)) / 2, 1e-12);
+    expect(f(25)).to.be.closeTo(0.1 + (0.9 * (1 + Math.cos(Math.PI / 4))) / 2, 1e-12);
     const xs = Array.from({ length: 101 }, (_, i) => f(i));
     xs.slice(1).forEach((x, i) => expect(x).to.be.at.most(xs[i]));
   });
@@ -36,11 +37,11 @@ describe('lr schedules', () => {
     expect(() => cycled(31)).to.throw(/past/);
   });
 
-  it('cycleDecay lowers each restart\'s peak but keeps the floor', () => {
+  it("cycleDecay lowers each restart's peak but keeps the floor", () => {
     const f = at({ kind: 'cosine', minRatio: 0.1, cycle: 10, cycleDecay: 0.5 }, 30);
     expect([0, 10, 20].map(f)).to.deep.equal([1, 0.5, 0.25]);
     expect(f(15)).to.be.closeTo(0.1 + (0.5 - 0.1) / 2, 1e-12);
-    expect(f(29)).to.be.closeTo(0.1 + (0.25 - 0.1) * (1 + Math.cos((Math.PI * 9) / 10)) / 2, 1e-12);
+    expect(f(29)).to.be.closeTo(0.1 + ((0.25 - 0.1) * (1 + Math.cos((Math.PI * 9) / 10))) / 2, 1e-12);
     expect(at({ cycle: 10, cycleDecay: 0.5, warmup: 2 }, 30)(11)).to.equal(0.25);
     expect(() => at({ cycle: 10, cycleDecay: 0 }, 30)(1)).to.throw(/cycleDecay/);
   });

@@ -7,18 +7,26 @@ import { grpoOutcomeAdvantage } from '../../src/rl/advantages.js';
 import { JointTrainer, type TrainSample } from '../../src/rl/trainer.js';
 
 const small: TinyLMConfig = { vocabSize: 12, dModel: 16, nHeads: 2, nLayers: 1, context: 16 };
-const snapshot = (m: TinyLM) => Object.fromEntries(Object.entries(m.weights).map(([k, v]) => [k, Array.from(v.dataSync())]));
-const changed = (a: Record<string, number[]>, b: Record<string, number[]>) => Object.keys(a).filter((k) => a[k].some((x, i) => x !== b[k][i]));
+const snapshot = (m: TinyLM) =>
+  Object.fromEntries(Object.entries(m.weights).map(([k, v]) => [k, Array.from(v.dataSync())]));
+const changed = (a: Record<string, number[]>, b: Record<string, number[]>) =>
+  Object.keys(a).filter((k) => a[k].some((x, i) => x !== b[k][i]));
 
 function samplesFor(model: string, role: string, n: number, adv: number): TrainSample[] {
   return Array.from({ length: n }, (_, i) => ({
-    model, role, prompt: [1, 3 + (i % 4)], completion: [5, 6, 2].slice(0, 1 + (i % 3)),
-    oldLogProbs: [-2.5, -2.5, -2.5].slice(0, 1 + (i % 3)), advantages: i % 2 ? adv : -adv,
+    model,
+    role,
+    prompt: [1, 3 + (i % 4)],
+    completion: [5, 6, 2].slice(0, 1 + (i % 3)),
+    oldLogProbs: [-2.5, -2.5, -2.5].slice(0, 1 + (i % 3)),
+    advantages: i % 2 ? adv : -adv,
   }));
 }
 
 describe('JointTrainer', () => {
-  before(async () => { await initBackend('cpu'); });
+  before(async () => {
+    await initBackend('cpu');
+  });
 
   it('moves only the model whose samples it got, and every weight of that model', () => {
     const a = new TinyLM({ ...small, seed: 1 });
@@ -30,7 +38,8 @@ describe('JointTrainer', () => {
     expect(report.a.skipped).to.equal(false);
     expect(changed(a0, snapshot(a)).sort()).to.deep.equal(Object.keys(a0).sort());
     expect(changed(b0, snapshot(b))).to.deep.equal([]);
-    a.dispose(); b.dispose();
+    a.dispose();
+    b.dispose();
   });
 
   it('steps two models together exactly as two separate trainers would, each with its own Adam', () => {
@@ -40,8 +49,13 @@ describe('JointTrainer', () => {
     const mixed = forA.flatMap((s, i) => (forB[i] ? [s, forB[i]] : [s])); // interleaved: grouping must sort them out
     const joint = pair();
     const alone = pair();
-    const trainers = { joint: new JointTrainer(joint, { lr: 1e-2 }), a: new JointTrainer({ a: alone.a }, { lr: 1e-2 }), b: new JointTrainer({ b: alone.b }, { lr: 1e-2 }) };
-    for (let step = 0; step < 2; step++) { // the second step reads each model's Adam moments from the first
+    const trainers = {
+      joint: new JointTrainer(joint, { lr: 1e-2 }),
+      a: new JointTrainer({ a: alone.a }, { lr: 1e-2 }),
+      b: new JointTrainer({ b: alone.b }, { lr: 1e-2 }),
+    };
+    for (let step = 0; step < 2; step++) {
+      // the second step reads each model's Adam moments from the first
       const report = trainers.joint.step(mixed);
       expect([report.a.samples, report.b.samples]).to.deep.equal([6, 5]);
       trainers.a.step(forA);
@@ -51,7 +65,10 @@ describe('JointTrainer', () => {
     }
     expect(changed(snapshot(joint.a), snapshot(joint.b)).length).to.be.greaterThan(0);
     Object.values(trainers).forEach((t) => t.dispose());
-    [joint, alone].forEach((p) => { p.a.dispose(); p.b.dispose(); });
+    [joint, alone].forEach((p) => {
+      p.a.dispose();
+      p.b.dispose();
+    });
   });
 
   it('setLearningRate scales the next Adam step (a schedule sets it each iteration)', () => {
@@ -62,7 +79,8 @@ describe('JointTrainer', () => {
       const w0 = snapshot(m);
       trainer.step(samplesFor('m', 'solver', 6, 1));
       const w1 = snapshot(m);
-      m.dispose(); trainer.dispose();
+      m.dispose();
+      trainer.dispose();
       return Object.keys(w0).flatMap((k) => w0[k].map((x, i) => w1[k][i] - x));
     };
     const [full, half, none] = [delta(undefined), delta(5e-3), delta(0)];
@@ -77,7 +95,10 @@ describe('JointTrainer', () => {
   it('sums the losses of every role on a shared model into one step', () => {
     const shared = new TinyLM({ ...small, seed: 3 });
     const trainer = new JointTrainer({ shared }, { lr: 1e-3, entropyCoef: 0.01 });
-    const report = trainer.step([...samplesFor('shared', 'proposer', 4, 1), ...samplesFor('shared', 'solver', 5, 2)]).shared;
+    const report = trainer.step([
+      ...samplesFor('shared', 'proposer', 4, 1),
+      ...samplesFor('shared', 'solver', 5, 2),
+    ]).shared;
     expect(Object.keys(report.roleLoss).sort()).to.deep.equal(['proposer', 'solver']);
     expect(report.loss).to.be.closeTo(report.roleLoss.proposer + report.roleLoss.solver, 1e-5);
     expect(report.roleLoss.proposer).to.not.be.closeTo(report.roleLoss.solver, 1e-6);
@@ -94,8 +115,12 @@ describe('JointTrainer', () => {
     // equal up to rounding: native products round by batch shape (a step of lr 1e-3 is far larger)
     const [sa, sb] = [snapshot(a), snapshot(b)];
     for (const k of Object.keys(sb)) sa[k].forEach((x, i) => expect(x, k).to.be.closeTo(sb[k][i], 1e-6)); // guards: lossWeight ignored
-    const half = new JointTrainer({ m: new TinyLM({ ...small, seed: 3 }) }, { lr: 1e-3 }).step(samplesFor('m', 'proposer', 4, 1).map((s) => ({ ...s, lossWeight: 0.5 }))).m;
-    const full = new JointTrainer({ m: new TinyLM({ ...small, seed: 3 }) }, { lr: 1e-3 }).step(samplesFor('m', 'proposer', 4, 1)).m;
+    const half = new JointTrainer({ m: new TinyLM({ ...small, seed: 3 }) }, { lr: 1e-3 }).step(
+      samplesFor('m', 'proposer', 4, 1).map((s) => ({ ...s, lossWeight: 0.5 })),
+    ).m;
+    const full = new JointTrainer({ m: new TinyLM({ ...small, seed: 3 }) }, { lr: 1e-3 }).step(
+      samplesFor('m', 'proposer', 4, 1),
+    ).m;
     expect(half.roleLoss.proposer).to.be.closeTo(full.roleLoss.proposer / 2, 1e-6);
     a.dispose();
     b.dispose();
@@ -117,14 +142,20 @@ describe('JointTrainer', () => {
   it('trains the value head when samples carry returns and rollout values', () => {
     const m = new TinyLM({ ...small, valueHead: true, seed: 10 });
     const before = snapshot(m);
-    const withValues = samplesFor('m', 'solver', 4, 1).map((s) => ({ ...s, returns: s.completion.map(() => 1), oldValues: s.completion.map(() => 0) }));
+    const withValues = samplesFor('m', 'solver', 4, 1).map((s) => ({
+      ...s,
+      returns: s.completion.map(() => 1),
+      oldValues: s.completion.map(() => 0),
+    }));
     const r = new JointTrainer({ m }, { lr: 1e-2, valueCoef: 0.5 }).step(withValues).m;
     expect(r.valueLoss).to.be.greaterThan(0);
     expect(changed(before, snapshot(m))).to.include.members(['value.w', 'value.b']);
     const noValues = snapshot(m);
     new JointTrainer({ m }, { lr: 1e-2 }).step(samplesFor('m', 'solver', 4, 1));
     expect(changed(noValues, snapshot(m))).to.not.include('value.w'); // no returns: the value head is left alone
-    expect(() => new JointTrainer({ m }).step([{ ...withValues[0], oldValues: undefined }])).to.throw(/returns without oldValues/);
+    expect(() => new JointTrainer({ m }).step([{ ...withValues[0], oldValues: undefined }])).to.throw(
+      /returns without oldValues/,
+    );
     m.dispose();
   });
 
@@ -135,7 +166,9 @@ describe('JointTrainer', () => {
     const step = (maxGradNorm: number) => {
       const m = new TinyLM({ ...small, seed: 5 });
       const w0 = snapshot(m);
-      const report = new JointTrainer({ m }, { lr: 10, epsilon: 1e4, maxGradNorm }).step(samplesFor('m', 'solver', 4, 50)).m;
+      const report = new JointTrainer({ m }, { lr: 10, epsilon: 1e4, maxGradNorm }).step(
+        samplesFor('m', 'solver', 4, 50),
+      ).m;
       const w1 = snapshot(m);
       m.dispose();
       return { report, delta: Object.keys(w0).flatMap((k) => w0[k].map((x, i) => w1[k][i] - x)) };
@@ -163,7 +196,10 @@ describe('JointTrainer', () => {
   it('keeps tf.memory().numTensors flat over 50 steps after warm-up', () => {
     const m = new TinyLM({ ...small, seed: 7 });
     const trainer = new JointTrainer({ m }, { klCoef: 0.1, entropyCoef: 0.01, maxGradNorm: 1e-3 });
-    const batch = samplesFor('m', 'solver', 4, 1).map((s) => ({ ...s, refLogProbs: s.oldLogProbs.map((x) => x - 0.1) }));
+    const batch = samplesFor('m', 'solver', 4, 1).map((s) => ({
+      ...s,
+      refLogProbs: s.oldLogProbs.map((x) => x - 0.1),
+    }));
     trainer.step(batch);
     const count = tf.memory().numTensors;
     for (let i = 0; i < 50; i++) trainer.step(batch);
@@ -175,7 +211,14 @@ describe('JointTrainer', () => {
     const m = new TinyLM({ ...small, seed: 9 });
     const prompts = Array.from({ length: 8 }, (_, i) => [1, 3 + (i % 3)]);
     const gens = generate(m, prompts, { maxNewTokens: 4, temperature: 0.8, seed: 1 });
-    const batch = gens.map((g, i) => ({ model: 'm', role: 'solver', prompt: prompts[i], completion: g.tokens, oldLogProbs: g.logProbs, advantages: i % 2 ? 1 : -1 }));
+    const batch = gens.map((g, i) => ({
+      model: 'm',
+      role: 'solver',
+      prompt: prompts[i],
+      completion: g.tokens,
+      oldLogProbs: g.logProbs,
+      advantages: i % 2 ? 1 : -1,
+    }));
     const same = new JointTrainer({ m }, { temperature: 0.8, lr: 1e-9 }).step(batch).m;
     expect(Math.abs(same.ppoKl)).to.be.lessThan(1e-5);
     expect(same.clipfrac).to.equal(0);
@@ -195,8 +238,21 @@ describe('JointTrainer', () => {
       const rewards = gens.map((g) => g.tokens.filter((t) => t === 7).length / g.tokens.length);
       curve.push(rewards.reduce((x, y) => x + y, 0) / rewards.length);
       const mask = gens.map((g) => g.tokens.map(() => 1));
-      const { advantages } = grpoOutcomeAdvantage(gens.map((g, i) => g.tokens.map((_, t) => (t === 0 ? rewards[i] : 0))), mask, prompts.map((p) => p[1]));
-      trainer.step(gens.map((g, i) => ({ model: 'm', role: 'solver', prompt: prompts[i], completion: g.tokens, oldLogProbs: g.logProbs, advantages: advantages[i] })));
+      const { advantages } = grpoOutcomeAdvantage(
+        gens.map((g, i) => g.tokens.map((_, t) => (t === 0 ? rewards[i] : 0))),
+        mask,
+        prompts.map((p) => p[1]),
+      );
+      trainer.step(
+        gens.map((g, i) => ({
+          model: 'm',
+          role: 'solver',
+          prompt: prompts[i],
+          completion: g.tokens,
+          oldLogProbs: g.logProbs,
+          advantages: advantages[i],
+        })),
+      );
     }
     const mean = (xs: number[]) => xs.reduce((x, y) => x + y, 0) / xs.length;
     expect(mean(curve.slice(-5))).to.be.greaterThan(mean(curve.slice(0, 5)) + 0.4);

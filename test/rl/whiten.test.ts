@@ -22,7 +22,12 @@ describe('rl/whiten', () => {
   });
 
   it('maskedMean of an all-zero mask is 0 (sum / (0 + 1e-8))', () => {
-    expect(maskedMean(values, [[0, 0, 0], [0, 0, 0]])).to.equal(0);
+    expect(
+      maskedMean(values, [
+        [0, 0, 0],
+        [0, 0, 0],
+      ]),
+    ).to.equal(0);
   });
 
   it('maskedMean skips NaN under a zero mask', () => {
@@ -36,8 +41,18 @@ describe('rl/whiten', () => {
   });
 
   it('maskedVar throws for 0 or 1 masked entries, like verl', () => {
-    expect(() => maskedVar(values, [[0, 0, 0], [0, 0, 0]])).to.throw(/at least one/);
-    expect(() => maskedVar(values, [[1, 0, 0], [0, 0, 0]])).to.throw(/divides by zero/);
+    expect(() =>
+      maskedVar(values, [
+        [0, 0, 0],
+        [0, 0, 0],
+      ]),
+    ).to.throw(/at least one/);
+    expect(() =>
+      maskedVar(values, [
+        [1, 0, 0],
+        [0, 0, 0],
+      ]),
+    ).to.throw(/divides by zero/);
   });
 
   it('maskedWhiten applies (v − 2.5)/sqrt(5/3 + 1e-8) everywhere, masked or not', () => {

@@ -17,7 +17,11 @@ describe('roles/memory', () => {
   });
 
   it('maps positions of the shown entries to their ids; ADD keeps a leading number as text', () => {
-    expect(memoryOp('UPDATE 1 ann city oslo', ['m4', 'm9'])).to.deep.equal({ op: 'UPDATE', id: 'm9', text: 'ann city oslo' });
+    expect(memoryOp('UPDATE 1 ann city oslo', ['m4', 'm9'])).to.deep.equal({
+      op: 'UPDATE',
+      id: 'm9',
+      text: 'ann city oslo',
+    });
     expect(memoryOp('DELETE 0', ['m4'])).to.deep.equal({ op: 'DELETE', id: 'm4' });
     expect(memoryOp('ADD 3 cats', [])).to.deep.equal({ op: 'ADD', text: '3 cats' });
     expect(memoryOp('NOOP', [])).to.deep.equal({ op: 'NOOP' });

@@ -1,9 +1,18 @@
 import { expect } from 'chai';
-import { CriticRole, JudgeRole, MemoryManagerRole, ProposerRole, ROLE_KINDS, SneakyRole, SolverRole } from '../../roles/index.js';
+import {
+  CriticRole,
+  JudgeRole,
+  MemoryManagerRole,
+  ProposerRole,
+  ROLE_KINDS,
+  SneakyRole,
+  SolverRole,
+} from '../../roles/index.js';
 import type { Task } from '../../src/core/types.js';
 
 const task: Task = { id: 't', family: 'arithmetic', prompt: '2+3=', answer: '5' };
-const digits = (s: string) => (/^\d+$/.test(s.trim()) ? { valid: true, value: s.trim() } : { valid: false, value: null, error: 'not digits' });
+const digits = (s: string) =>
+  /^\d+$/.test(s.trim()) ? { valid: true, value: s.trim() } : { valid: false, value: null, error: 'not digits' };
 
 describe('roles', () => {
   it('the solver shows the task prompt and parses with the task family', () => {
@@ -27,7 +36,9 @@ describe('roles', () => {
     expect(new CriticRole().parse('3', worked).error).to.match(/0 \(none\) to 2/);
     expect(new CriticRole().parse('y', worked).valid).to.equal(false);
     // the sneaky generator writes a solver's working, with the solver's token
-    const sneaky = new SneakyRole((out) => (out.includes('=') ? { valid: true, value: 'x' } : { valid: false, value: null, error: 'no working' }));
+    const sneaky = new SneakyRole((out) =>
+      out.includes('=') ? { valid: true, value: 'x' } : { valid: false, value: null, error: 'no working' },
+    );
     expect([sneaky.kind, sneaky.token, sneaky.render(worked)]).to.deep.equal(['sneaky', 'solver', '1+2+3=']);
     expect(sneaky.parse(' 1+2=4,4+3=7 ').value).to.equal('1+2=4,4+3=7');
     expect(sneaky.parse('7').error).to.equal('no working');
@@ -51,7 +62,16 @@ describe('roles', () => {
   });
 
   it('knows every role kind by name', () => {
-    expect(Object.keys(ROLE_KINDS).sort()).to.deep.equal(['answer', 'critic', 'judge', 'memory', 'player', 'proposer', 'sneaky', 'solver']);
+    expect(Object.keys(ROLE_KINDS).sort()).to.deep.equal([
+      'answer',
+      'critic',
+      'judge',
+      'memory',
+      'player',
+      'proposer',
+      'sneaky',
+      'solver',
+    ]);
     for (const make of Object.values(ROLE_KINDS)) expect(make(digits).kind).to.be.a('string');
   });
 });

@@ -9,13 +9,26 @@ import { TEST_BACKEND } from '../needs.js';
 function spyOnScore(model: TinyLM): { sizes: number[]; restore: () => void } {
   const sizes: number[] = [];
   const score = model.score.bind(model);
-  model.score = (inputs, temperature) => { sizes.push(inputs.length); return score(inputs, temperature); };
-  return { sizes, restore: () => { delete (model as Partial<TinyLM>).score; } };
+  model.score = (inputs, temperature) => {
+    sizes.push(inputs.length);
+    return score(inputs, temperature);
+  };
+  return {
+    sizes,
+    restore: () => {
+      delete (model as Partial<TinyLM>).score;
+    },
+  };
 }
 
 function expectCloseRows(got: number[][], want: number[][], what: string): void {
-  expect(got.map((r) => r.length), `${what}: lengths`).to.deep.equal(want.map((r) => r.length));
-  got.forEach((row, i) => row.forEach((x, j) => expect(x, `${what}: request ${i}, token ${j}`).to.be.closeTo(want[i][j], 1e-5)));
+  expect(
+    got.map((r) => r.length),
+    `${what}: lengths`,
+  ).to.deep.equal(want.map((r) => r.length));
+  got.forEach((row, i) =>
+    row.forEach((x, j) => expect(x, `${what}: request ${i}, token ${j}`).to.be.closeTo(want[i][j], 1e-5)),
+  );
 }
 
 describe('BatchingServer', () => {
@@ -26,7 +39,12 @@ describe('BatchingServer', () => {
   });
   after(() => model.dispose());
 
-  const prompts = [[1, 4, 5], [1, 6, 7, 8, 9, 10], [1, 11], [1, 12, 13, 4, 5]];
+  const prompts = [
+    [1, 4, 5],
+    [1, 6, 7, 8, 9, 10],
+    [1, 11],
+    [1, 12, 13, 4, 5],
+  ];
   const greedy = { maxNewTokens: 6, temperature: 0 };
 
   it('gathers concurrent requests into one batch and answers each', async () => {
@@ -55,8 +73,16 @@ describe('BatchingServer', () => {
     const alone = [];
     for (const p of prompts) alone.push(await server.generate(p, greedy));
     expect(together.map((g) => g.tokens)).to.deep.equal(alone.map((g) => g.tokens));
-    expectCloseRows(together.map((g) => g.logProbs), alone.map((g) => g.logProbs), 'log-probs');
-    expectCloseRows(together.map((g) => g.entropy), alone.map((g) => g.entropy), 'entropy');
+    expectCloseRows(
+      together.map((g) => g.logProbs),
+      alone.map((g) => g.logProbs),
+      'log-probs',
+    );
+    expectCloseRows(
+      together.map((g) => g.entropy),
+      alone.map((g) => g.entropy),
+      'entropy',
+    );
   });
 
   const scoreInputs: PolicyInput[] = [
@@ -93,7 +119,11 @@ describe('BatchingServer', () => {
     const alone = [];
     for (const p of many) alone.push(await new BatchingServer('m', model).generate(p, greedy));
     expect(together.map((g) => g.tokens)).to.deep.equal(alone.map((g) => g.tokens));
-    expectCloseRows(together.map((g) => g.logProbs), alone.map((g) => g.logProbs), 'log-probs');
+    expectCloseRows(
+      together.map((g) => g.logProbs),
+      alone.map((g) => g.logProbs),
+      'log-probs',
+    );
     const spy = spyOnScore(model);
     try {
       const scored = await Promise.all(scoreInputs.map((r) => server.logProbs(r, 1)));
@@ -120,7 +150,10 @@ describe('BatchingServer', () => {
 
   it('runs different sampling settings as separate batches', async () => {
     const server = new BatchingServer('m', model);
-    await Promise.all([server.generate(prompts[0], greedy), server.generate(prompts[1], { maxNewTokens: 3, temperature: 1 })]);
+    await Promise.all([
+      server.generate(prompts[0], greedy),
+      server.generate(prompts[1], { maxNewTokens: 3, temperature: 1 }),
+    ]);
     expect(server.stats.batches).to.equal(2);
   });
 
@@ -137,8 +170,14 @@ describe('BatchingServer', () => {
     lp.value.forEach((x, i) => expect(x).to.be.closeTo(g.logProbs[i], 1e-4)); // the sampler's log-probs, recomputed
     const bad = server.generate([1, 99], greedy);
     const good = server.generate([1, 2, 3], greedy);
-    await bad.then(() => expect.fail('should reject'), (e: Error) => expect(e.message).to.match(/token id 99/));
+    await bad.then(
+      () => expect.fail('should reject'),
+      (e: Error) => expect(e.message).to.match(/token id 99/),
+    );
     expect((await good).tokens).to.have.length(6);
-    await server.generate(new Array(20).fill(1), greedy).then(() => expect.fail('should reject'), (e: Error) => expect(e.message).to.match(/26 tokens exceed context 24/));
+    await server.generate(new Array(20).fill(1), greedy).then(
+      () => expect.fail('should reject'),
+      (e: Error) => expect(e.message).to.match(/26 tokens exceed context 24/),
+    );
   });
 });

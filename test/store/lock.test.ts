@@ -7,16 +7,23 @@ import { LOCK_FILE, readHolder, RunLock, RunLockedError } from '../../src/store/
 
 /** The pid of a process that has exited, so a lock naming it is stale. */
 function deadPid(): number {
-  return Number(spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout);
+  return Number(
+    spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout,
+  );
 }
 
 function plant(dir: string, holder: Record<string, unknown>): void {
-  writeFileSync(join(dir, LOCK_FILE), JSON.stringify({ host: hostname(), since: '2026-01-01T00:00:00.000Z', token: 'planted', ...holder }));
+  writeFileSync(
+    join(dir, LOCK_FILE),
+    JSON.stringify({ host: hostname(), since: '2026-01-01T00:00:00.000Z', token: 'planted', ...holder }),
+  );
 }
 
 describe('store/RunLock', () => {
   let dir: string;
-  beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'coevolve-lock-')); });
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'coevolve-lock-'));
+  });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   it('writes who holds it, whole, and removes it on release', () => {
@@ -31,7 +38,11 @@ describe('store/RunLock', () => {
   it('refuses a second writer while the first holds it, naming the holder', () => {
     const first = RunLock.acquire(dir);
     let err: unknown;
-    try { RunLock.acquire(dir); } catch (e) { err = e; }
+    try {
+      RunLock.acquire(dir);
+    } catch (e) {
+      err = e;
+    }
     expect(err).to.be.instanceOf(RunLockedError);
     expect((err as Error).message).to.include(`pid ${process.pid} on ${hostname()}`);
     first.release();

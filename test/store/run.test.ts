@@ -1,6 +1,15 @@
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -26,8 +35,16 @@ function episode(id: string): Episode {
     task: { id: `t-${id}`, family: 'arith', prompt: '1+1=', answer: '2' },
     turns: [
       {
-        index: 0, role: 'solver', model: 'main', prompt: [1, 2], completion: [3], logProbs: [-0.5], entropy: [1],
-        selfCertainty: [0.1], text: '2', action: { valid: true, value: '2' },
+        index: 0,
+        role: 'solver',
+        model: 'main',
+        prompt: [1, 2],
+        completion: [3],
+        logProbs: [-0.5],
+        entropy: [1],
+        selfCertainty: [0.1],
+        text: '2',
+        action: { valid: true, value: '2' },
       },
     ],
   };
@@ -48,7 +65,9 @@ describe('store/RunStore', () => {
     const store = await RunStore.create(dir, CONFIG);
     expect(await store.recordCompute("backend: wasm (tfjs 'wasm')")).to.equal(undefined);
     expect(await store.recordCompute("backend: wasm (tfjs 'wasm')")).to.equal(undefined);
-    expect(await store.recordCompute("backend: wasm + native sgemm (OpenBLAS) (tfjs 'wasm')")).to.equal("backend: wasm (tfjs 'wasm')");
+    expect(await store.recordCompute("backend: wasm + native sgemm (OpenBLAS) (tfjs 'wasm')")).to.equal(
+      "backend: wasm (tfjs 'wasm')",
+    );
     expect((JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as RunRecord).compute).to.contain('OpenBLAS');
     await store.close();
   });
@@ -366,7 +385,9 @@ for (let it = 1; ; it++) {
 }
 `,
       );
-      const child = spawn(process.execPath, ['--import', 'tsx', script, dir, JSON.stringify(CONFIG)], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn(process.execPath, ['--import', 'tsx', script, dir, JSON.stringify(CONFIG)], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       await new Promise<void>((ok) => child.stdout.on('data', (d: Buffer) => d.toString().includes('ready') && ok()));
       await new Promise((r) => setTimeout(r, 200));
       child.kill('SIGKILL');
@@ -374,7 +395,9 @@ for (let it = 1; ; it++) {
 
       const taken: string[] = [];
       const s = await RunStore.open(dir, { shardSize: 50, write: true, log: (l) => taken.push(l) });
-      expect(taken.join('\n'), 'the killed writer left its lock, which is stale').to.match(/took over the stale lock of pid \d+/);
+      expect(taken.join('\n'), 'the killed writer left its lock, which is stale').to.match(
+        /took over the stale lock of pid \d+/,
+      );
       const from = await s.resume();
       expect(from).to.be.at.least(3);
       expect(from % 3).to.equal(0);

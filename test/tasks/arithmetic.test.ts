@@ -17,7 +17,10 @@ function reference(prompt: string): number {
   const terms = prompt.slice(0, -1).match(/[+-]?[0-9*]+/g)!;
   return terms.reduce((sum, t) => {
     const sign = t[0] === '-' ? -1 : 1;
-    const product = t.replace(/^[+-]/, '').split('*').reduce((p, x) => p * Number(x), 1);
+    const product = t
+      .replace(/^[+-]/, '')
+      .split('*')
+      .reduce((p, x) => p * Number(x), 1);
     return sum + sign * product;
   }, 0);
 }
@@ -94,25 +97,62 @@ describe('tasks/arithmetic', () => {
     });
 
     it('draws each operand of minDigits..digits digits, every length in that range', () => {
-      for (const [digits, minDigits] of [[3, 3], [3, 2], [4, 2], [1, 1]]) {
+      for (const [digits, minDigits] of [
+        [3, 3],
+        [3, 2],
+        [4, 2],
+        [1, 1],
+      ]) {
         const lengths = new Set<number>();
-        for (const t of generateTasks(arithmetic, { digits, minDigits, operands: 2, operators: '+' }, 300, digits + minDigits)) {
+        for (const t of generateTasks(
+          arithmetic,
+          { digits, minDigits, operands: 2, operators: '+' },
+          300,
+          digits + minDigits,
+        )) {
           for (const n of parts(t.prompt).nums) lengths.add(n.length);
         }
-        expect([...lengths].sort(), `digits ${digits}, minDigits ${minDigits}`).to.deep.equal(Array.from({ length: digits - minDigits + 1 }, (_, i) => minDigits + i));
+        expect([...lengths].sort(), `digits ${digits}, minDigits ${minDigits}`).to.deep.equal(
+          Array.from({ length: digits - minDigits + 1 }, (_, i) => minDigits + i),
+        );
       }
     });
 
     it('with minDigits 1 (the default) draws exactly what it drew before minDigits existed', () => {
       // Recorded from the generator before minDigits was added: shipped corpora must not move.
-      const hash = (tasks: Task[]) => createHash('sha256').update(tasks.map((t) => t.id + t.prompt + t.answer + (t.target ?? '')).join('\n')).digest('hex').slice(0, 16);
-      expect(generateTasks(arithmetic, { digits: 3, operands: 2, operators: '+' }, 12, 7).map((t) => t.prompt)).to.deep.equal(
-        ['0+729=', '51+5=', '1+566=', '36+36=', '8+1=', '5+167=', '65+969=', '844+1=', '11+7=', '52+732=', '3+1=', '1+40='],
+      const hash = (tasks: Task[]) =>
+        createHash('sha256')
+          .update(tasks.map((t) => t.id + t.prompt + t.answer + (t.target ?? '')).join('\n'))
+          .digest('hex')
+          .slice(0, 16);
+      expect(
+        generateTasks(arithmetic, { digits: 3, operands: 2, operators: '+' }, 12, 7).map((t) => t.prompt),
+      ).to.deep.equal([
+        '0+729=',
+        '51+5=',
+        '1+566=',
+        '36+36=',
+        '8+1=',
+        '5+167=',
+        '65+969=',
+        '844+1=',
+        '11+7=',
+        '52+732=',
+        '3+1=',
+        '1+40=',
+      ]);
+      expect(generateTasks(arithmetic, { digits: 3, minDigits: 1, operands: 2, operators: '+' }, 12, 7)).to.deep.equal(
+        generateTasks(arithmetic, { digits: 3, operands: 2, operators: '+' }, 12, 7),
       );
-      expect(generateTasks(arithmetic, { digits: 3, minDigits: 1, operands: 2, operators: '+' }, 12, 7)).to.deep.equal(generateTasks(arithmetic, { digits: 3, operands: 2, operators: '+' }, 12, 7));
       const add2 = disjointSplit(arithmetic, { digits: 2, operands: 2, operators: '+' }, 20000, 256, 1); // configs/pretrain-add2.yaml
       expect(hash([...add2.train, ...add2.test])).to.equal('33b44462e8434b84');
-      const sum3w = disjointSplit(arithmetic, { digits: 2, operands: 3, operators: '+', scratchpad: true }, 50000, 256, 4); // pretrain-sum3-working.yaml
+      const sum3w = disjointSplit(
+        arithmetic,
+        { digits: 2, operands: 3, operators: '+', scratchpad: true },
+        50000,
+        256,
+        4,
+      ); // pretrain-sum3-working.yaml
       expect(hash([...sum3w.train, ...sum3w.test])).to.equal('9eac9a1415b0beec');
     });
 
@@ -127,7 +167,13 @@ describe('tasks/arithmetic', () => {
 
   describe('parseAnswer', () => {
     it('accepts canonical integers, trimmed', () => {
-      for (const [out, value] of [['0', '0'], ['14', '14'], ['-7', '-7'], ['  14 ', '14'], ['\n-120\n', '-120']]) {
+      for (const [out, value] of [
+        ['0', '0'],
+        ['14', '14'],
+        ['-7', '-7'],
+        ['  14 ', '14'],
+        ['\n-120\n', '-120'],
+      ]) {
         expect(arithmetic.parseAnswer(out), out).to.deep.equal({ valid: true, value });
       }
     });
@@ -170,7 +216,8 @@ describe('tasks/arithmetic', () => {
     });
 
     it('rejects wrong and unparseable answers', () => {
-      for (const out of ['15', '-14', '014', '2+3*4', '14a', '', '20']) expect(arithmetic.verify(task, out), out).to.equal(false);
+      for (const out of ['15', '-14', '014', '2+3*4', '14a', '', '20'])
+        expect(arithmetic.verify(task, out), out).to.equal(false);
     });
 
     it('throws on a task without an answer or from another family', () => {
@@ -181,8 +228,20 @@ describe('tasks/arithmetic', () => {
 
   describe('validate', () => {
     it('fills missing fields from the defaults', () => {
-      expect(arithmetic.validate(undefined)).to.deep.equal({ digits: 2, minDigits: 1, operands: 2, operators: '+', scratchpad: false });
-      expect(arithmetic.validate({ operands: 3 })).to.deep.equal({ digits: 2, minDigits: 1, operands: 3, operators: '+', scratchpad: false });
+      expect(arithmetic.validate(undefined)).to.deep.equal({
+        digits: 2,
+        minDigits: 1,
+        operands: 2,
+        operators: '+',
+        scratchpad: false,
+      });
+      expect(arithmetic.validate({ operands: 3 })).to.deep.equal({
+        digits: 2,
+        minDigits: 1,
+        operands: 3,
+        operators: '+',
+        scratchpad: false,
+      });
     });
 
     it('names the offending field', () => {
@@ -195,7 +254,10 @@ describe('tasks/arithmetic', () => {
         [{ operators: '' }, /operators/],
         [{ operators: '/' }, /operators: may only contain.*"\/"/],
         [{ operators: '++' }, /operators: lists "\+" twice/],
-        [{ operand: 3 }, /tasks\.difficulty\.operand: unrecognized key \(did you mean "operands"\?\); known: digits, minDigits, operands, operators, scratchpad/],
+        [
+          { operand: 3 },
+          /tasks\.difficulty\.operand: unrecognized key \(did you mean "operands"\?\); known: digits, minDigits, operands, operators, scratchpad/,
+        ],
         [{ minDigits: 0 }, /minDigits: expected a number >= 1, received 0/],
         [{ digits: 3, minDigits: 4 }, /minDigits: must be at most digits \(3\), got 4/],
         [{ minDigits: 1.5 }, /minDigits/],
@@ -215,13 +277,21 @@ describe('tasks/arithmetic', () => {
     const propose = (text: string, l = limits) => arithmetic.parseProposal!(text, l);
 
     it('reads a task in the prompt grammar, answers it with the evaluator, without a target', () => {
-      expect(propose('347+58=')).to.deep.equal({ task: { id: 'proposed', family: 'arithmetic', prompt: '347+58=', answer: '405' } });
-      expect(propose('0+0=')).to.deep.equal({ task: { id: 'proposed', family: 'arithmetic', prompt: '0+0=', answer: '0' } });
+      expect(propose('347+58=')).to.deep.equal({
+        task: { id: 'proposed', family: 'arithmetic', prompt: '347+58=', answer: '405' },
+      });
+      expect(propose('0+0=')).to.deep.equal({
+        task: { id: 'proposed', family: 'arithmetic', prompt: '0+0=', answer: '0' },
+      });
       const wide = arithmetic.validate({ digits: 2, operands: 4, operators: '+-*' });
-      expect(propose('12-7*3=', wide)).to.deep.equal({ task: { id: 'proposed', family: 'arithmetic', prompt: '12-7*3=', answer: '-9' } });
+      expect(propose('12-7*3=', wide)).to.deep.equal({
+        task: { id: 'proposed', family: 'arithmetic', prompt: '12-7*3=', answer: '-9' },
+      });
       expect('task' in propose('1+2+3+4=', wide) && 'task' in propose('1*2=', wide)).to.equal(true);
       const scratch = arithmetic.validate({ digits: 2, operands: 3, operators: '+', scratchpad: true });
-      expect(propose('12+56+34=', scratch)).to.deep.equal({ task: { id: 'proposed', family: 'arithmetic', prompt: '12+56+34=', answer: '102' } });
+      expect(propose('12+56+34=', scratch)).to.deep.equal({
+        task: { id: 'proposed', family: 'arithmetic', prompt: '12+56+34=', answer: '102' },
+      });
     });
 
     it('refuses every kind of bad text with why, and never throws', () => {
@@ -255,8 +325,12 @@ describe('tasks/arithmetic', () => {
         const r = propose(text);
         expect(r, text).to.have.property('error').that.matches(why);
       }
-      expect(propose(12 as unknown as string)).to.have.property('error').that.matches(/must be a string/);
-      expect(propose('5+7=', arithmetic.validate({ digits: 3, minDigits: 2, operands: 2, operators: '+' }))).to.have.property('error').that.matches(/operand 1 \("5"\) has 1 digit; at least 2/);
+      expect(propose(12 as unknown as string))
+        .to.have.property('error')
+        .that.matches(/must be a string/);
+      expect(propose('5+7=', arithmetic.validate({ digits: 3, minDigits: 2, operands: 2, operators: '+' })))
+        .to.have.property('error')
+        .that.matches(/operand 1 \("5"\) has 1 digit; at least 2/);
     });
 
     it('never runs the text as code', () => {
@@ -266,7 +340,9 @@ describe('tasks/arithmetic', () => {
     });
 
     it('throws on bad limits: a caller bug, not model text', () => {
-      expect(() => arithmetic.parseProposal!('1+2=', { digits: 9 } as ArithmeticDifficulty)).to.throw(/digits: expected a number <= 4, received 9/);
+      expect(() => arithmetic.parseProposal!('1+2=', { digits: 9 } as ArithmeticDifficulty)).to.throw(
+        /digits: expected a number <= 4, received 9/,
+      );
     });
   });
 
@@ -274,16 +350,40 @@ describe('tasks/arithmetic', () => {
     const task = (prompt: string): Task => ({ id: 't', family: 'arithmetic', prompt });
 
     it('gives operands and the longest, shortest and total digits of a prompt', () => {
-      expect(arithmetic.measure!(task('347+58='))).to.deep.equal({ operands: 2, digits: 3, minDigits: 2, totalDigits: 5, carries: 2 });
-      expect(arithmetic.measure!(task('5+7='))).to.deep.equal({ operands: 2, digits: 1, minDigits: 1, totalDigits: 2, carries: 1 });
+      expect(arithmetic.measure!(task('347+58='))).to.deep.equal({
+        operands: 2,
+        digits: 3,
+        minDigits: 2,
+        totalDigits: 5,
+        carries: 2,
+      });
+      expect(arithmetic.measure!(task('5+7='))).to.deep.equal({
+        operands: 2,
+        digits: 1,
+        minDigits: 1,
+        totalDigits: 2,
+        carries: 1,
+      });
       // carries are what make a sum hard: none in 23+43, two in 47+85, and a chain in 999+1+0
-      expect([task('23+43='), task('47+85='), task('999+1+0='), task('95+5+5=')].map((t) => arithmetic.measure!(t).carries)).to.deep.equal([0, 2, 3, 2]);
-      expect(arithmetic.measure!(task('1234*0-56+789='))).to.deep.equal({ operands: 4, digits: 4, minDigits: 1, totalDigits: 10 });
+      expect(
+        [task('23+43='), task('47+85='), task('999+1+0='), task('95+5+5=')].map((t) => arithmetic.measure!(t).carries),
+      ).to.deep.equal([0, 2, 3, 2]);
+      expect(arithmetic.measure!(task('1234*0-56+789='))).to.deep.equal({
+        operands: 4,
+        digits: 4,
+        minDigits: 1,
+        totalDigits: 10,
+      });
     });
 
     it('agrees with the difficulty a task was generated at', () => {
       for (const t of generateTasks(arithmetic, { digits: 3, minDigits: 3, operands: 3, operators: '+-' }, 50, 2)) {
-        expect(arithmetic.measure!(t), t.prompt).to.deep.include({ operands: 3, digits: 3, minDigits: 3, totalDigits: 9 });
+        expect(arithmetic.measure!(t), t.prompt).to.deep.include({
+          operands: 3,
+          digits: 3,
+          minDigits: 3,
+          totalDigits: 9,
+        });
       }
     });
 

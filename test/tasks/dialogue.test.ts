@@ -20,7 +20,8 @@ describe('tasks/dialogue', () => {
 
   it('answers need the latest value, and a removed fact is unknown', () => {
     const tasks = make(2, { sessions: 16 }, 200);
-    let removed = 0, changed = 0;
+    let removed = 0,
+      changed = 0;
     for (const t of tasks) {
       const d = readDialogue(t);
       const turns = d.sessions.flat();
@@ -46,6 +47,8 @@ describe('tasks/dialogue', () => {
     expect(dialogue.verify(q, ' oslo ')).to.equal(true);
     expect(dialogue.verify(q, 'rome')).to.equal(false);
     expect(dialogue.parseAnswer('process.exit()').valid).to.equal(false);
-    expect(() => readDialogue({ id: 'a', family: 'arithmetic', prompt: '1+1=', answer: '2' })).to.throw(/not a dialogue/);
+    expect(() => readDialogue({ id: 'a', family: 'arithmetic', prompt: '1+1=', answer: '2' })).to.throw(
+      /not a dialogue/,
+    );
   });
 });

@@ -2,7 +2,14 @@ import { expect } from 'chai';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { arithmetic, disjointSplit, generateTasks, readTasksJsonl, strings, writeTasksJsonl } from '../../src/tasks/index.js';
+import {
+  arithmetic,
+  disjointSplit,
+  generateTasks,
+  readTasksJsonl,
+  strings,
+  writeTasksJsonl,
+} from '../../src/tasks/index.js';
 import type { Task } from '../../src/core/types.js';
 
 describe('tasks/jsonl', () => {
@@ -26,7 +33,12 @@ describe('tasks/jsonl', () => {
       writeTasksJsonl(path, tasks);
       const lines = readFileSync(path, 'utf8').split('\n');
       expect(lines).to.have.length(21); // one per task plus the final newline
-      expect(JSON.parse(lines[0])).to.deep.equal({ id: tasks[0].id, family: 'arithmetic', prompt: tasks[0].prompt, answer: tasks[0].answer });
+      expect(JSON.parse(lines[0])).to.deep.equal({
+        id: tasks[0].id,
+        family: 'arithmetic',
+        prompt: tasks[0].prompt,
+        answer: tasks[0].answer,
+      });
       expect(readTasksJsonl(path, 'arithmetic')).to.deep.equal(tasks);
     });
 
@@ -43,7 +55,10 @@ describe('tasks/jsonl', () => {
     });
 
     it('skips blank lines and numbers default ids by physical line', () => {
-      const path = file('plain.jsonl', '{"prompt":"1+1=","answer":"2"}\n\n   \r\n{"prompt":"2+2="}\r\n{"prompt":"3+3=","id":"mine"}\n');
+      const path = file(
+        'plain.jsonl',
+        '{"prompt":"1+1=","answer":"2"}\n\n   \r\n{"prompt":"2+2="}\r\n{"prompt":"3+3=","id":"mine"}\n',
+      );
       expect(readTasksJsonl(path, 'arithmetic')).to.deep.equal([
         { id: 'arithmetic-1', family: 'arithmetic', prompt: '1+1=', answer: '2' },
         { id: 'arithmetic-4', family: 'arithmetic', prompt: '2+2=' },
@@ -100,13 +115,17 @@ describe('tasks/jsonl', () => {
     it('is reproducible, and train is the plain generateTasks draw', () => {
       const a = disjointSplit(strings, { maxLength: 3, alphabet: 2 }, 10, 4, 9);
       expect(disjointSplit(strings, { maxLength: 3, alphabet: 2 }, 10, 4, 9)).to.deep.equal(a);
-      expect(a.train.map((t) => t.prompt)).to.deep.equal(generateTasks(strings, { maxLength: 3, alphabet: 2 }, 10, 9).map((t) => t.prompt));
+      expect(a.train.map((t) => t.prompt)).to.deep.equal(
+        generateTasks(strings, { maxLength: 3, alphabet: 2 }, 10, 9).map((t) => t.prompt),
+      );
       const seen = new Set(a.train.map((t) => t.prompt));
       expect(a.test.some((t) => seen.has(t.prompt))).to.equal(false);
     });
 
     it('throws instead of hanging when train covers every prompt', () => {
-      expect(() => disjointSplit(arithmetic, { digits: 1 }, 3000, 5, 1)).to.throw(/found only 0 of 5 test prompts.*too few distinct prompts/);
+      expect(() => disjointSplit(arithmetic, { digits: 1 }, 3000, 5, 1)).to.throw(
+        /found only 0 of 5 test prompts.*too few distinct prompts/,
+      );
     });
   });
 });

@@ -19,7 +19,12 @@ describe('tasks/scratchpad', () => {
         expect(a + b, s).to.equal(Number(c));
       }
       expect(arithmetic.verify(t, t.target!)).to.equal(true);
-      firstSteps.add(steps[0].split('=')[0].split('+').sort().join('+') === t.prompt.slice(0, -1).split('+').slice(0, 2).sort().join('+') ? 'ab' : 'other');
+      firstSteps.add(
+        steps[0].split('=')[0].split('+').sort().join('+') ===
+          t.prompt.slice(0, -1).split('+').slice(0, 2).sort().join('+')
+          ? 'ab'
+          : 'other',
+      );
     }
     expect(firstSteps.size).to.equal(2); // not always the first two operands
   });
@@ -34,7 +39,11 @@ describe('tasks/scratchpad', () => {
   });
 
   it('is refused for anything but sums', () => {
-    expect(() => arithmetic.validate({ operators: '+-', scratchpad: true })).to.throw(/tasks\.difficulty\.scratchpad: needs operators '\+'/);
-    expect(() => arithmetic.validate({ scratchpad: 'yes' })).to.throw(/tasks\.difficulty\.scratchpad: expected boolean, received string/);
+    expect(() => arithmetic.validate({ operators: '+-', scratchpad: true })).to.throw(
+      /tasks\.difficulty\.scratchpad: needs operators '\+'/,
+    );
+    expect(() => arithmetic.validate({ scratchpad: 'yes' })).to.throw(
+      /tasks\.difficulty\.scratchpad: expected boolean, received string/,
+    );
   });
 });

@@ -117,7 +117,10 @@ describe('tasks/strings', () => {
         [{ alphabet: 27 }, /alphabet/],
         [{ ops: [] }, /ops: a non-empty list of ops/],
         [{ ops: 'reverse' }, /ops: expected array, received string/],
-        [{ ops: ['reverse', 'shuffle'] }, /tasks\.difficulty\.ops\.1: expected one of "reverse", "sort", received "shuffle"/],
+        [
+          { ops: ['reverse', 'shuffle'] },
+          /tasks\.difficulty\.ops\.1: expected one of "reverse", "sort", received "shuffle"/,
+        ],
         [{ ops: ['sort', 'sort'] }, /ops\.1: lists 'sort' twice/],
         [{ length: 3 }, /tasks\.difficulty\.length: unrecognized key/],
       ];

@@ -7,7 +7,14 @@ type Gradients = Parameters<tf.AdamOptimizer['applyGradients']>[0];
 
 export const ADAM = 'CoevolveAdam';
 
-interface AdamAttrs { beta1: number; beta2: number; oneMinusAccBeta1: number; oneMinusAccBeta2: number; epsilon: number; learningRate: number }
+interface AdamAttrs {
+  beta1: number;
+  beta2: number;
+  oneMinusAccBeta1: number;
+  oneMinusAccBeta2: number;
+  epsilon: number;
+  learningRate: number;
+}
 
 /** One Adam update of a variable in one SIMD pass: [value, m, v] in, their new values out. */
 export function adamKernel(backendName: string): tf.KernelConfig {
@@ -17,18 +24,45 @@ export function adamKernel(backendName: string): tf.KernelConfig {
     const n = tf.util.sizeFromShape(value.shape);
     const f = Math.fround;
     // the scalars tfjs makes: float32 tensors of beta, 1 - beta (computed in double), -lr, eps
-    return simdCall(backendName, backend, [value, m, v, g], [value.shape, value.shape, value.shape], (k, [p, mp, vp, gp], [po, mo, vo]) =>
-      k.adam(p, mp, vp, gp, po, mo, vo, n, f(a.beta1), f(1 - a.beta1), f(a.beta2), f(1 - a.beta2), f(a.oneMinusAccBeta1), f(a.oneMinusAccBeta2), f(a.epsilon), f(-a.learningRate)));
+    return simdCall(
+      backendName,
+      backend,
+      [value, m, v, g],
+      [value.shape, value.shape, value.shape],
+      (k, [p, mp, vp, gp], [po, mo, vo]) =>
+        k.adam(
+          p,
+          mp,
+          vp,
+          gp,
+          po,
+          mo,
+          vo,
+          n,
+          f(a.beta1),
+          f(1 - a.beta1),
+          f(a.beta2),
+          f(1 - a.beta2),
+          f(a.oneMinusAccBeta1),
+          f(a.oneMinusAccBeta2),
+          f(a.epsilon),
+          f(-a.learningRate),
+        ),
+    );
   };
   return { kernelName: ADAM, backendName, kernelFunc };
 }
 
 /** What AdamOptimizer keeps privately, read here to step it the same way. */
 interface AdamState {
-  accBeta1: tf.Variable; accBeta2: tf.Variable;
+  accBeta1: tf.Variable;
+  accBeta2: tf.Variable;
   accumulatedFirstMoment: { originalName: string; variable: tf.Variable }[];
   accumulatedSecondMoment: { originalName: string; variable: tf.Variable }[];
-  learningRate: number; beta1: number; beta2: number; epsilon: number;
+  learningRate: number;
+  beta1: number;
+  beta2: number;
+  epsilon: number;
 }
 
 /**
@@ -42,19 +76,39 @@ export class FusedAdam extends tf.AdamOptimizer {
   override applyGradients(variableGradients: Gradients): void {
     if (!fusedKernelsActive()) return super.applyGradients(variableGradients);
     const s = this as unknown as AdamState;
-    const names = Array.isArray(variableGradients) ? variableGradients.map((v) => v.name) : Object.keys(variableGradients);
+    const names = Array.isArray(variableGradients)
+      ? variableGradients.map((v) => v.name)
+      : Object.keys(variableGradients);
     tf.tidy(() => {
       const oneMinusAccBeta1 = tf.sub(1, s.accBeta1).dataSync()[0];
       const oneMinusAccBeta2 = tf.sub(1, s.accBeta2).dataSync()[0];
       names.forEach((name, i) => {
         const value = tf.engine().registeredVariables[name];
-        s.accumulatedFirstMoment[i] ??= { originalName: `${name}/m`, variable: tf.tidy(() => tf.zerosLike(value).variable(false)) };
-        s.accumulatedSecondMoment[i] ??= { originalName: `${name}/v`, variable: tf.tidy(() => tf.zerosLike(value).variable(false)) };
-        const gradient: tf.Tensor | undefined = Array.isArray(variableGradients) ? variableGradients[i].tensor : variableGradients[name];
+        s.accumulatedFirstMoment[i] ??= {
+          originalName: `${name}/m`,
+          variable: tf.tidy(() => tf.zerosLike(value).variable(false)),
+        };
+        s.accumulatedSecondMoment[i] ??= {
+          originalName: `${name}/v`,
+          variable: tf.tidy(() => tf.zerosLike(value).variable(false)),
+        };
+        const gradient: tf.Tensor | undefined = Array.isArray(variableGradients)
+          ? variableGradients[i].tensor
+          : variableGradients[name];
         if (gradient == null) return;
-        const m = s.accumulatedFirstMoment[i].variable, v = s.accumulatedSecondMoment[i].variable;
-        const attrs = { beta1: s.beta1, beta2: s.beta2, oneMinusAccBeta1, oneMinusAccBeta2, epsilon: s.epsilon, learningRate: s.learningRate };
-        const [nextValue, nextM, nextV] = tf.engine().runKernel(ADAM, { value, m, v, g: gradient.toFloat() }, attrs as unknown as tf.NamedAttrMap) as tf.Tensor[];
+        const m = s.accumulatedFirstMoment[i].variable,
+          v = s.accumulatedSecondMoment[i].variable;
+        const attrs = {
+          beta1: s.beta1,
+          beta2: s.beta2,
+          oneMinusAccBeta1,
+          oneMinusAccBeta2,
+          epsilon: s.epsilon,
+          learningRate: s.learningRate,
+        };
+        const [nextValue, nextM, nextV] = tf
+          .engine()
+          .runKernel(ADAM, { value, m, v, g: gradient.toFloat() }, attrs as unknown as tf.NamedAttrMap) as tf.Tensor[];
         m.assign(nextM);
         v.assign(nextV);
         value.assign(nextValue);

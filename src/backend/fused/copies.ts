@@ -1,7 +1,9 @@
 import * as tf from '@tensorflow/tfjs';
 
 type Args = Parameters<tf.KernelFunc>[0];
-interface Counted { incRef(dataId: unknown): void }
+interface Counted {
+  incRef(dataId: unknown): void;
+}
 
 /**
  * Identity and a Cast to the dtype a tensor already has, on wasm, as references to the
@@ -21,5 +23,8 @@ export function sharedCopyKernels(own: (kernelName: string) => tf.KernelConfig):
       return { dataId: x.dataId, shape: x.shape, dtype: x.dtype };
     },
   });
-  return [share('Identity', (a) => (a.inputs as { x: tf.TensorInfo }).x.dtype), share('Cast', (a) => (a.attrs as { dtype: string }).dtype)];
+  return [
+    share('Identity', (a) => (a.inputs as { x: tf.TensorInfo }).x.dtype),
+    share('Cast', (a) => (a.attrs as { dtype: string }).dtype),
+  ];
 }

@@ -15,7 +15,9 @@ export function expKernel(backendName: string, own: () => tf.KernelConfig): tf.K
     kernelFunc: (args: Args) => {
       const x = (args.inputs as { x: tf.TensorInfo }).x;
       if (x.dtype !== 'float32') return own().kernelFunc(args);
-      return simdCall(backendName, args.backend, [x], [x.shape], (k, [xp], [yp]) => k.exp(xp, yp, tf.util.sizeFromShape(x.shape)))[0];
+      return simdCall(backendName, args.backend, [x], [x.shape], (k, [xp], [yp]) =>
+        k.exp(xp, yp, tf.util.sizeFromShape(x.shape)),
+      )[0];
     },
   };
 }

@@ -14,13 +14,20 @@ export const GELU_GRAD = 'CoevolveGeluGrad';
 export function geluKernels(backendName: string): tf.KernelConfig[] {
   const forward: tf.KernelFunc = ({ inputs, backend }: Args) => {
     const { x } = inputs as { x: tf.TensorInfo };
-    return simdCall(backendName, backend, [x], [x.shape], (k, [xp], [yp]) => k.gelu(xp, yp, tf.util.sizeFromShape(x.shape)))[0];
+    return simdCall(backendName, backend, [x], [x.shape], (k, [xp], [yp]) =>
+      k.gelu(xp, yp, tf.util.sizeFromShape(x.shape)),
+    )[0];
   };
   const backward: tf.KernelFunc = ({ inputs, backend }: Args) => {
     const { dy, x } = inputs as { dy: tf.TensorInfo; x: tf.TensorInfo };
-    return simdCall(backendName, backend, [dy, x], [x.shape], (k, [dyp, xp], [dxp]) => k.geluGrad(dyp, xp, dxp, tf.util.sizeFromShape(x.shape)))[0];
+    return simdCall(backendName, backend, [dy, x], [x.shape], (k, [dyp, xp], [dxp]) =>
+      k.geluGrad(dyp, xp, dxp, tf.util.sizeFromShape(x.shape)),
+    )[0];
   };
-  return [{ kernelName: GELU, backendName, kernelFunc: forward }, { kernelName: GELU_GRAD, backendName, kernelFunc: backward }];
+  return [
+    { kernelName: GELU, backendName, kernelFunc: forward },
+    { kernelName: GELU_GRAD, backendName, kernelFunc: backward },
+  ];
 }
 
 /** The gradient of the fused GELU (once per process: gradients are not per backend). */
@@ -29,7 +36,9 @@ export function registerGeluGradient(): void {
   tf.registerGradient({
     kernelName: GELU,
     inputsToSave: ['x'],
-    gradFunc: (dy, saved) => ({ x: () => tf.engine().runKernel(GELU_GRAD, { dy: dy as tf.Tensor, x: saved[0] }) as tf.Tensor }),
+    gradFunc: (dy, saved) => ({
+      x: () => tf.engine().runKernel(GELU_GRAD, { dy: dy as tf.Tensor, x: saved[0] }) as tf.Tensor,
+    }),
   });
 }
 

@@ -32,13 +32,25 @@ export function setFusedKernels(backendName: string, on: boolean): boolean {
     if (!c) throw new Error(`backend '${backendName}' has no ${k} kernel`);
     return c;
   };
-  const configs = [adamKernel(backendName), ...geluKernels(backendName), ...layerNormKernels(backendName), leadingSumKernel(backendName, () => own('Sum'))];
+  const configs = [
+    adamKernel(backendName),
+    ...geluKernels(backendName),
+    ...layerNormKernels(backendName),
+    leadingSumKernel(backendName, () => own('Sum')),
+  ];
   // on cpu, tfjs's Exp (Math.exp in JS) beats copying the values to the SIMD heap and back
-  if (backendName === 'wasm') configs.push(...sharedCopyKernels(own), expKernel(backendName, () => own('Exp')));
+  if (backendName === 'wasm')
+    configs.push(
+      ...sharedCopyKernels(own),
+      expKernel(backendName, () => own('Exp')),
+    );
   registerGeluGradient();
   registerLayerNormGradient();
   for (const c of configs) override(c);
-  names.set(backendName, configs.map((c) => c.kernelName));
+  names.set(
+    backendName,
+    configs.map((c) => c.kernelName),
+  );
   active.add(backendName);
   return true;
 }

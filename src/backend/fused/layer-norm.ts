@@ -20,7 +20,9 @@ export function layerNormKernels(backendName: string): tf.KernelConfig[] {
     const d = x.shape[x.shape.length - 1];
     const rows = tf.util.sizeFromShape(x.shape) / d;
     const eps = (attrs as { epsilon: number }).epsilon;
-    return simdCall(backendName, backend, [x, gain, bias], [x.shape], (k, [xp, gp, bp], [yp]) => k.layerNorm(xp, gp, bp, yp, rows, d, eps))[0];
+    return simdCall(backendName, backend, [x, gain, bias], [x.shape], (k, [xp, gp, bp], [yp]) =>
+      k.layerNorm(xp, gp, bp, yp, rows, d, eps),
+    )[0];
   };
   // one input's gradient per call: tfjs asks for each in its own scope, and skips those it does not need
   const backward: tf.KernelFunc = ({ inputs, backend, attrs }: Args) => {
@@ -30,9 +32,13 @@ export function layerNormKernels(backendName: string): tf.KernelConfig[] {
     const { epsilon, part } = attrs as { epsilon: number; part: Part };
     const shape = part === 'x' ? x.shape : [d];
     return simdCall(backendName, backend, [dy, x, gain], [shape], (k, [dyp, xp, gp], [op]) =>
-      k.layerNormGrad(dyp, xp, gp, op, op, op, rows, d, epsilon, PART_BITS[part]))[0];
+      k.layerNormGrad(dyp, xp, gp, op, op, op, rows, d, epsilon, PART_BITS[part]),
+    )[0];
   };
-  return [{ kernelName: LAYER_NORM, backendName, kernelFunc: forward }, { kernelName: LAYER_NORM_GRAD, backendName, kernelFunc: backward }];
+  return [
+    { kernelName: LAYER_NORM, backendName, kernelFunc: forward },
+    { kernelName: LAYER_NORM_GRAD, backendName, kernelFunc: backward },
+  ];
 }
 
 /** The gradients of the fused LayerNorm (once per process: gradients are not per backend). */
@@ -42,7 +48,14 @@ export function registerLayerNormGradient(): void {
     kernelName: LAYER_NORM,
     inputsToSave: ['x', 'gain'],
     gradFunc: (dy, saved, attrs) => {
-      const gradient = (part: Part) => () => tf.engine().runKernel(LAYER_NORM_GRAD, { dy: dy as tf.Tensor, x: saved[0], gain: saved[1] }, { ...attrs, part }) as tf.Tensor;
+      const gradient = (part: Part) => () =>
+        tf
+          .engine()
+          .runKernel(
+            LAYER_NORM_GRAD,
+            { dy: dy as tf.Tensor, x: saved[0], gain: saved[1] },
+            { ...attrs, part },
+          ) as tf.Tensor;
       return { x: gradient('x'), gain: gradient('gain'), bias: gradient('bias') };
     },
   });
@@ -56,6 +69,11 @@ export function fusesLayerNorm(x: tf.Tensor, gain: tf.Tensor, bias: tf.Tensor): 
 
 /** LayerNorm on the fused kernel (see fusesLayerNorm for the shapes it takes). */
 export function fusedLayerNorm(x: tf.Tensor, gain: tf.Tensor, bias: tf.Tensor, epsilon: number): tf.Tensor {
-  if (!fusesLayerNorm(x, gain, bias)) throw new Error(`fused layer norm: last axis ${x.shape[x.shape.length - 1]} must be a multiple of 4 with gain and bias of that length`);
-  return tf.engine().runKernel(LAYER_NORM, { x: x.toFloat(), gain: gain.toFloat(), bias: bias.toFloat() }, { epsilon }) as tf.Tensor;
+  if (!fusesLayerNorm(x, gain, bias))
+    throw new Error(
+      `fused layer norm: last axis ${x.shape[x.shape.length - 1]} must be a multiple of 4 with gain and bias of that length`,
+    );
+  return tf
+    .engine()
+    .runKernel(LAYER_NORM, { x: x.toFloat(), gain: gain.toFloat(), bias: bias.toFloat() }, { epsilon }) as tf.Tensor;
 }

@@ -18,11 +18,14 @@ export function leadingSumKernel(backendName: string, own: () => tf.KernelConfig
       const { axis, keepDims } = args.attrs as { axis: number | number[]; keepDims: boolean };
       const axes = tf.util.parseAxisParam(axis, x.shape).sort((a, b) => a - b);
       const k = axes.length;
-      if (x.dtype !== 'float32' || k === 0 || k >= x.shape.length || axes.some((a, i) => a !== i)) return own().kernelFunc(args);
+      if (x.dtype !== 'float32' || k === 0 || k >= x.shape.length || axes.some((a, i) => a !== i))
+        return own().kernelFunc(args);
       const rest = x.shape.slice(k);
       const rows = tf.util.sizeFromShape(x.shape.slice(0, k));
       const shape = keepDims ? [...axes.map(() => 1), ...rest] : rest;
-      return simdCall(backendName, args.backend, [x], [shape], (s, [xp], [op]) => s.sumRows(xp, op, rows, tf.util.sizeFromShape(rest)))[0];
+      return simdCall(backendName, args.backend, [x], [shape], (s, [xp], [op]) =>
+        s.sumRows(xp, op, rows, tf.util.sizeFromShape(rest)),
+      )[0];
     },
   };
 }

@@ -15,7 +15,11 @@ import { smallGemm } from './matmul.js';
 
 /** A row-major [rows, cols] float32 matrix in Node's memory (read only once built). */
 export class HostMatrix {
-  constructor(readonly data: Float32Array, readonly rows: number, readonly cols: number) {
+  constructor(
+    readonly data: Float32Array,
+    readonly rows: number,
+    readonly cols: number,
+  ) {
     if (data.length !== rows * cols) throw new Error(`host matrix: ${data.length} values for [${rows}, ${cols}]`);
   }
 
@@ -34,11 +38,13 @@ export class HostMatrix {
 /** x [N, K] @ op(m) -> [N, cols or rows], no gradient: on the backend's memory in place (wasm, cpu). */
 export function hostProduct(x: tf.Tensor2D, m: HostMatrix, transpose: boolean): tf.Tensor2D {
   const backendName = tf.getBackend();
-  if (!ADDRESSABLE.has(backendName)) throw new Error(`host matrices work on the wasm and cpu backends, not '${backendName}'`);
+  if (!ADDRESSABLE.has(backendName))
+    throw new Error(`host matrices work on the wasm and cpu backends, not '${backendName}'`);
   const [N, K] = x.shape;
   const inner = transpose ? m.cols : m.rows;
   const outer = transpose ? m.rows : m.cols;
-  if (K !== inner) throw new Error(`host matrix: [${N}, ${K}] @ [${m.rows}, ${m.cols}]${transpose ? '^T' : ''} do not fit`);
+  if (K !== inner)
+    throw new Error(`host matrix: [${N}, ${K}] @ [${m.rows}, ${m.cols}]${transpose ? '^T' : ''} do not fit`);
   const input = x.dtype === 'float32' ? x : x.toFloat();
   const v = withOutput(backendName, tf.engine().backend, [N, outer], [input]);
   // below a few thousand multiply-adds, or with no library, the JS loop
@@ -53,9 +59,15 @@ export function hostMatMul(x: tf.Tensor, m: HostMatrix, transpose: boolean): tf.
   const lead = x.shape.slice(0, -1);
   const K = x.shape[x.shape.length - 1];
   const f = tf.customGrad(((input: tf.Tensor) => ({
-    value: hostProduct(input.reshape([-1, K]) as tf.Tensor2D, m, transpose).reshape([...lead, transpose ? m.rows : m.cols]),
+    value: hostProduct(input.reshape([-1, K]) as tf.Tensor2D, m, transpose).reshape([
+      ...lead,
+      transpose ? m.rows : m.cols,
+    ]),
     // a custom gradient runs outside any scope (tfjs): its temporaries are freed here
-    gradFunc: (dy: tf.Tensor) => tf.tidy(() => hostProduct(dy.reshape([-1, dy.shape[dy.shape.length - 1]]) as tf.Tensor2D, m, !transpose).reshape(input.shape)),
+    gradFunc: (dy: tf.Tensor) =>
+      tf.tidy(() =>
+        hostProduct(dy.reshape([-1, dy.shape[dy.shape.length - 1]]) as tf.Tensor2D, m, !transpose).reshape(input.shape),
+      ),
   })) as unknown as Parameters<typeof tf.customGrad>[0]);
   return (f as unknown as (x: tf.Tensor) => tf.Tensor)(x);
 }

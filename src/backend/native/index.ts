@@ -28,10 +28,12 @@ export function setNativeProducts(backendName: string, on: boolean): { library?:
   active[backendName] = undefined;
   if (!on) return {};
   if (!ADDRESSABLE.has(backendName)) return { why: `native products are wired for wasm and cpu, not '${backendName}'` };
-  const own = Object.fromEntries(KERNELS.flatMap((k) => {
-    const c = ownKernel(k, backendName);
-    return c ? [[k, c]] : [];
-  }));
+  const own = Object.fromEntries(
+    KERNELS.flatMap((k) => {
+      const c = ownKernel(k, backendName);
+      return c ? [[k, c]] : [];
+    }),
+  );
   const missing = KERNELS.filter((k) => !own[k]);
   if (missing.length) return { why: `backend '${backendName}' lacks ${missing.join(', ')}` };
   const lib = loadNative();

@@ -6,8 +6,19 @@ import { createRequire } from 'node:module';
  * WebAssembly.Memory or plain arrays.
  */
 export type Sgemm = (
-  transA: boolean, transB: boolean, M: number, N: number, K: number,
-  A: Float32Array, lda: number, B: Float32Array, ldb: number, beta: number, C: Float32Array, ldc: number, alpha?: number,
+  transA: boolean,
+  transB: boolean,
+  M: number,
+  N: number,
+  K: number,
+  A: Float32Array,
+  lda: number,
+  B: Float32Array,
+  ldb: number,
+  beta: number,
+  C: Float32Array,
+  ldc: number,
+  alpha?: number,
 ) => void;
 
 export interface NativeLibrary {
@@ -90,7 +101,9 @@ type Lib = ReturnType<typeof import('koffi').load>;
 
 function dnnl(lib: Lib): Pick<NativeLibrary, 'sgemm' | 'setThreads'> {
   // dnnl_status_t dnnl_sgemm(char transa, char transb, dnnl_dim_t M, N, K, float alpha, const float *A, lda, const float *B, ldb, float beta, float *C, ldc): row-major
-  const f = lib.func('int dnnl_sgemm(char, char, int64_t, int64_t, int64_t, float, const float *, int64_t, const float *, int64_t, float, float *, int64_t)');
+  const f = lib.func(
+    'int dnnl_sgemm(char, char, int64_t, int64_t, int64_t, float, const float *, int64_t, const float *, int64_t, float, float *, int64_t)',
+  );
   const N = 'N'.charCodeAt(0);
   const T = 'T'.charCodeAt(0);
   const sgemm: Sgemm = (ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc, alpha = 1) => {
@@ -103,10 +116,13 @@ function dnnl(lib: Lib): Pick<NativeLibrary, 'sgemm' | 'setThreads'> {
 
 function openblas(lib: Lib): Pick<NativeLibrary, 'sgemm' | 'setThreads'> {
   // void cblas_sgemm(order, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); CblasRowMajor 101, NoTrans 111, Trans 112
-  const f = lib.func('void cblas_sgemm(int, int, int, int, int, int, float, const float *, int, const float *, int, float, float *, int)');
+  const f = lib.func(
+    'void cblas_sgemm(int, int, int, int, int, int, float, const float *, int, const float *, int, float, float *, int)',
+  );
   const threads = lib.func('void openblas_set_num_threads(int)');
   return {
-    sgemm: (ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc, alpha = 1) => f(101, ta ? 112 : 111, tb ? 112 : 111, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc),
+    sgemm: (ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc, alpha = 1) =>
+      f(101, ta ? 112 : 111, tb ? 112 : 111, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc),
     setThreads: (n) => threads(Math.max(1, Math.floor(n))),
   };
 }

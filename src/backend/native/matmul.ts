@@ -9,14 +9,28 @@ type Args = Parameters<tf.KernelFunc>[0];
 export function fillRows(out: Float32Array, row: Float32Array): void {
   if (out.length === 0) return;
   out.set(row);
-  for (let filled = row.length; filled < out.length; filled *= 2) out.copyWithin(filled, 0, Math.min(filled, out.length - filled));
+  for (let filled = row.length; filled < out.length; filled *= 2)
+    out.copyWithin(filled, 0, Math.min(filled, out.length - filled));
 }
 
 /** Below this many multiply-adds a JS loop beats the call into the library (tfjs's one-token attention products). */
 const SMALL = 4096;
 
 /** C (+)= op(A) op(B) in plain JS, for products too small to be worth a native call. */
-export function smallGemm(ta: boolean, tb: boolean, M: number, N: number, K: number, A: Float32Array, lda: number, B: Float32Array, ldb: number, beta: number, C: Float32Array, ldc: number): void {
+export function smallGemm(
+  ta: boolean,
+  tb: boolean,
+  M: number,
+  N: number,
+  K: number,
+  A: Float32Array,
+  lda: number,
+  B: Float32Array,
+  ldb: number,
+  beta: number,
+  C: Float32Array,
+  ldc: number,
+): void {
   for (let i = 0; i < M; i++) {
     for (let j = 0; j < N; j++) {
       let s = 0;
@@ -26,12 +40,21 @@ export function smallGemm(ta: boolean, tb: boolean, M: number, N: number, K: num
   }
 }
 
-interface Plan { M: number; N: number; K: number; batch: number; batchA: number; batchB: number; outShape: number[] }
+interface Plan {
+  M: number;
+  N: number;
+  K: number;
+  batch: number;
+  batchA: number;
+  batchB: number;
+  outShape: number[];
+}
 
 /** Shapes of tfjs's BatchMatMul (batch axes broadcast, one side may have a single batch), or null for a case left to the original kernel. */
 function plan(a: Info, b: Info, ta: boolean, tb: boolean): Plan | null {
   if (a.dtype !== 'float32' || b.dtype !== 'float32') return null;
-  const ra = a.shape.length, rb = b.shape.length;
+  const ra = a.shape.length,
+    rb = b.shape.length;
   const M = ta ? a.shape[ra - 1] : a.shape[ra - 2];
   const K = ta ? a.shape[ra - 2] : a.shape[ra - 1];
   const Kb = tb ? b.shape[rb - 1] : b.shape[rb - 2];
@@ -39,14 +62,26 @@ function plan(a: Info, b: Info, ta: boolean, tb: boolean): Plan | null {
   if (K !== Kb) return null; // the original kernel words the error
   const outer = tf.broadcast_util.assertAndGetBroadcastShape(a.shape.slice(0, -2), b.shape.slice(0, -2));
   const size = (s: number[]) => s.reduce((x, y) => x * y, 1);
-  const batch = size(outer), batchA = size(a.shape.slice(0, -2)), batchB = size(b.shape.slice(0, -2));
+  const batch = size(outer),
+    batchA = size(a.shape.slice(0, -2)),
+    batchB = size(b.shape.slice(0, -2));
   if ((batchA !== batch && batchA !== 1) || (batchB !== batch && batchB !== 1)) return null;
   return { M, N, K, batch, batchA, batchB, outShape: [...outer, M, N] };
 }
 
-function run(sgemm: Sgemm, p: Plan, ta: boolean, tb: boolean, A: Float32Array, B: Float32Array, C: Float32Array, beta: number): void {
+function run(
+  sgemm: Sgemm,
+  p: Plan,
+  ta: boolean,
+  tb: boolean,
+  A: Float32Array,
+  B: Float32Array,
+  C: Float32Array,
+  beta: number,
+): void {
   const { M, N, K } = p;
-  const lda = ta ? M : K, ldb = tb ? K : N;
+  const lda = ta ? M : K,
+    ldb = tb ? K : N;
   const gemm = M * N * K < SMALL ? smallGemm : sgemm;
   for (let i = 0; i < p.batch; i++) {
     const a = p.batchA === 1 ? A : A.subarray(i * M * K, (i + 1) * M * K);
@@ -61,7 +96,11 @@ function run(sgemm: Sgemm, p: Plan, ta: boolean, tb: boolean, A: Float32Array, B
  * backends. Every other case (another dtype, an activation, a broadcast the library cannot
  * stride) goes to the kernel that was registered before.
  */
-export function nativeMatMulKernels(backendName: string, sgemm: Sgemm, original: Record<string, tf.KernelConfig>): tf.KernelConfig[] {
+export function nativeMatMulKernels(
+  backendName: string,
+  sgemm: Sgemm,
+  original: Record<string, tf.KernelConfig>,
+): tf.KernelConfig[] {
   const batchMatMul: tf.KernelFunc = (args: Args) => {
     const { a, b } = args.inputs as { a: Info; b: Info };
     const { transposeA: ta, transposeB: tb } = args.attrs as { transposeA: boolean; transposeB: boolean };
@@ -72,11 +111,25 @@ export function nativeMatMulKernels(backendName: string, sgemm: Sgemm, original:
     return v.info;
   };
   const fused: tf.KernelFunc = (args: Args) => {
-    const { a, b, bias, preluActivationWeights } = args.inputs as { a: Info; b: Info; bias?: Info; preluActivationWeights?: Info };
-    const { transposeA: ta, transposeB: tb, activation } = args.attrs as { transposeA: boolean; transposeB: boolean; activation: string };
+    const { a, b, bias, preluActivationWeights } = args.inputs as {
+      a: Info;
+      b: Info;
+      bias?: Info;
+      preluActivationWeights?: Info;
+    };
+    const {
+      transposeA: ta,
+      transposeB: tb,
+      activation,
+    } = args.attrs as { transposeA: boolean; transposeB: boolean; activation: string };
     const p = plan(a, b, ta, tb);
     // a bias of one row ([N], or [1, ..., 1, N]) is what the library path adds; others broadcast differently
-    const rowBias = !bias || (bias.dtype === 'float32' && p !== null && bias.shape[bias.shape.length - 1] === p.N && bias.shape.slice(0, -1).every((d) => d === 1));
+    const rowBias =
+      !bias ||
+      (bias.dtype === 'float32' &&
+        p !== null &&
+        bias.shape[bias.shape.length - 1] === p.N &&
+        bias.shape.slice(0, -1).every((d) => d === 1));
     if (!p || (activation && activation !== 'linear') || preluActivationWeights || !rowBias) {
       return original._FusedMatMul.kernelFunc(args);
     }

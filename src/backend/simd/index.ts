@@ -18,10 +18,38 @@ export interface SimdKernels {
   /** row by row, dp = p (dp - Σ dp p), the softmax's backward (p is 0 where it was masked) */
   causalSoftmaxGrad(p: number, dp: number, n: number): void;
   sumRows(x: number, out: number, rows: number, inner: number): void;
-  adam(p: number, m: number, v: number, g: number, po: number, mo: number, vo: number, n: number, b1: number, omb1: number, b2: number, omb2: number, c1: number, c2: number, eps: number, neglr: number): void;
+  adam(
+    p: number,
+    m: number,
+    v: number,
+    g: number,
+    po: number,
+    mo: number,
+    vo: number,
+    n: number,
+    b1: number,
+    omb1: number,
+    b2: number,
+    omb2: number,
+    c1: number,
+    c2: number,
+    eps: number,
+    neglr: number,
+  ): void;
   layerNorm(x: number, g: number, b: number, y: number, rows: number, d: number, eps: number): void;
   /** `want`: 1 writes dx, 2 dg, 4 db (others untouched) */
-  layerNormGrad(dy: number, x: number, g: number, dx: number, dg: number, db: number, rows: number, d: number, eps: number, want: number): void;
+  layerNormGrad(
+    dy: number,
+    x: number,
+    g: number,
+    dx: number,
+    dg: number,
+    db: number,
+    rows: number,
+    d: number,
+    eps: number,
+    want: number,
+  ): void;
 }
 
 let compiled: WebAssembly.Module | undefined;
@@ -41,7 +69,8 @@ export function simdKernels(memory: WebAssembly.Memory): SimdKernels {
 /** The memory of the tfjs wasm backend `backend` (its Emscripten module's heap). */
 export function wasmBackendMemory(backend: unknown): WebAssembly.Memory {
   const memory = (backend as { wasm?: { asm?: { memory?: unknown } } }).wasm?.asm?.memory;
-  if (!(memory instanceof WebAssembly.Memory)) throw new Error('the wasm backend does not expose its memory (wasm.asm.memory): tfjs-backend-wasm changed');
+  if (!(memory instanceof WebAssembly.Memory))
+    throw new Error('the wasm backend does not expose its memory (wasm.asm.memory): tfjs-backend-wasm changed');
   return memory;
 }
 
@@ -56,7 +85,13 @@ let scratch: WebAssembly.Memory | undefined;
  * (inputs made elsewhere move there first, and every allocation comes before any offset is
  * read, since growing the heap moves nothing but detaches views); on cpu they run on copies.
  */
-export function simdCall(backendName: string, backend: unknown, inputs: Info[], shapes: number[][], f: (k: SimdKernels, ins: number[], outs: number[]) => void): Info[] {
+export function simdCall(
+  backendName: string,
+  backend: unknown,
+  inputs: Info[],
+  shapes: number[][],
+  f: (k: SimdKernels, ins: number[], outs: number[]) => void,
+): Info[] {
   const sizes = shapes.map((s) => s.reduce((a, b) => a * b, 1));
   if (backendName === 'wasm') {
     const be = backend as WasmBackend;
@@ -81,5 +116,7 @@ export function simdCall(backendName: string, backend: unknown, inputs: Info[], 
   values.forEach((v, i) => new Float32Array(scratch!.buffer, starts[i], v.length).set(v));
   const outStarts = starts.slice(inputs.length);
   f(simdKernels(scratch), starts.slice(0, inputs.length), outStarts);
-  return shapes.map((s, i) => be.makeTensorInfo(s, 'float32', new Float32Array(scratch!.buffer, outStarts[i], sizes[i]).slice()));
+  return shapes.map((s, i) =>
+    be.makeTensorInfo(s, 'float32', new Float32Array(scratch!.buffer, outStarts[i], sizes[i]).slice()),
+  );
 }

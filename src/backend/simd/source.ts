@@ -10,32 +10,52 @@
  * over its own locals, two or four vectors per iteration (measured best), which lets the CPU overlap the chains; a
  * tail of fewer than 16 floats runs the same code one splatted scalar at a time.
  */
-const k = (v: number) => { const s = v === Infinity ? "inf" : String(v); return `(v128.const f32x4 ${s} ${s} ${s} ${s})`; };
+const k = (v: number) => {
+  const s = v === Infinity ? 'inf' : String(v);
+  return `(v128.const f32x4 ${s} ${s} ${s} ${s})`;
+};
 const get = (name: string) => `(local.get ${name})`;
 const op = (name: string, ...args: string[]) => `(f32x4.${name} ${args.join(' ')})`;
 
 /** p(s) by Horner's rule, coefficients from the highest power down. */
-const horner = (s: string, cs: number[]) => cs.slice(1).reduce((acc, c) => op('add', op('mul', acc, get(s)), k(c)), k(cs[0]));
+const horner = (s: string, cs: number[]) =>
+  cs.slice(1).reduce((acc, c) => op('add', op('mul', acc, get(s)), k(c)), k(cs[0]));
 
 /** Code that leaves a vector in local `${out}`: statements over locals named with the suffix it is given. */
 type VectorCode = (inputs: string[], out: string, id: string) => { locals: string[]; code: string };
 
 // erf(x) = x P(x^2) / Q(x^2) on x clamped to [-4, 4] (the rational form of Eigen's float erf;
 // absolute error 4.2e-7 in float32 against math.erf, measured over [-6, 6]).
-const ERF_P = [-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06, -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03, -1.60960333262415e-02];
-const ERF_Q = [-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03, -7.37332916720468e-03, -1.42647390514189e-02];
+const ERF_P = [
+  -2.72614225801306e-10, 2.77068142495902e-8, -2.10102402082508e-6, -5.69250639462346e-5, -7.34990630326855e-4,
+  -2.95459980854025e-3, -1.60960333262415e-2,
+];
+const ERF_Q = [
+  -1.45660718464996e-5, -2.13374055278905e-4, -1.68282697438203e-3, -7.37332916720468e-3, -1.42647390514189e-2,
+];
 
 /** ±1 with the sign of v: where |x / √2| reaches the clamp, erf is exactly ±1 in float32 (as tfjs's is), so GELU's far tail is exactly 0 or x. */
-const ONE_SIGNED = (v: string) => `(v128.or (v128.and ${v} (v128.const i32x4 0x80000000 0x80000000 0x80000000 0x80000000)) ${k(1)})`;
+const ONE_SIGNED = (v: string) =>
+  `(v128.or (v128.and ${v} (v128.const i32x4 0x80000000 0x80000000 0x80000000 0x80000000)) ${k(1)})`;
 
 /** Φ(x) = (1 + erf(x / √2)) / 2 into `out`. */
 function cdf(x: string, out: string, id: string): { locals: string[]; code: string } {
-  const c = `$c${id}`, s = `$s${id}`;
+  const c = `$c${id}`,
+    s = `$s${id}`;
   return {
     locals: [c, s],
     code: `(local.set ${c} ${op('min', op('max', op('mul', x, k(Math.SQRT1_2)), k(-4)), k(4))})
       (local.set ${s} ${op('mul', get(c), get(c))})
-      (local.set ${out} ${op('mul', k(0.5), op('add', k(1), `(v128.bitselect ${ONE_SIGNED(get(c))} ${op('div', op('mul', get(c), horner(s, ERF_P)), horner(s, ERF_Q))} ${op('ge', op('abs', get(c)), k(4))})`))})`,
+      (local.set ${out} ${op(
+        'mul',
+        k(0.5),
+        op(
+          'add',
+          k(1),
+          `(v128.bitselect ${ONE_SIGNED(get(c))}
+        ${op('div', op('mul', get(c), horner(s, ERF_P)), horner(s, ERF_Q))} ${op('ge', op('abs', get(c)), k(4))})`,
+        ),
+      )})`,
   };
 }
 
@@ -47,9 +67,18 @@ function cdf(x: string, out: string, id: string): { locals: string[]; code: stri
  * below -103.97 zero, as a float32 exp does (NaN stays NaN either way).
  */
 function exp(t: string, out: string, id: string, edges = false): { locals: string[]; code: string } {
-  const tc = `$t${id}`, n = `$n${id}`, r = `$r${id}`, raw = `$x${id}`, ni = `$i${id}`, h = `$h${id}`;
+  const tc = `$t${id}`,
+    n = `$n${id}`,
+    r = `$r${id}`,
+    raw = `$x${id}`,
+    ni = `$i${id}`,
+    h = `$h${id}`;
   const pow2 = (e: string) => `(i32x4.shl (i32x4.add ${e} (v128.const i32x4 127 127 127 127)) (i32.const 23))`;
-  const value = op('mul', op('mul', horner(r, [1 / 720, 1 / 120, 1 / 24, 1 / 6, 0.5, 1, 1]), pow2(get(h))), pow2(`(i32x4.sub ${get(ni)} ${get(h)})`));
+  const value = op(
+    'mul',
+    op('mul', horner(r, [1 / 720, 1 / 120, 1 / 24, 1 / 6, 0.5, 1, 1]), pow2(get(h))),
+    pow2(`(i32x4.sub ${get(ni)} ${get(h)})`),
+  );
   const edged = `(v128.bitselect ${k(Infinity)} (v128.and ${value} (v128.not ${op('lt', get(raw), k(-103.97208))})) ${op('gt', get(raw), k(88.72284))})`;
   return {
     locals: [tc, n, r, raw, ni, h],
@@ -69,7 +98,10 @@ const expAll: VectorCode = ([x], out, id) => exp(x, out, id, true);
 /** GELU: x Φ(x). */
 const gelu: VectorCode = ([x], out, id) => {
   const p = cdf(x, `$p${id}`, id);
-  return { locals: [...p.locals, `$p${id}`], code: `${p.code}\n      (local.set ${out} ${op('mul', x, get(`$p${id}`))})` };
+  return {
+    locals: [...p.locals, `$p${id}`],
+    code: `${p.code}\n      (local.set ${out} ${op('mul', x, get(`$p${id}`))})`,
+  };
 };
 
 /** GELU's gradient: dy (Φ(x) + x φ(x)), φ(x) = exp(-x²/2) / √(2π). */
@@ -90,9 +122,20 @@ const geluGrad: VectorCode = ([dy, x], out, id) => {
  * √(2π) φ(x): one exp and one division give both.
  */
 const geluSlope: VectorCode = ([x], out, id) => {
-  const a = `$a${id}`, t = `$t2${id}`, e = `$e${id}`, c = `$c${id}`;
+  const a = `$a${id}`,
+    t = `$t2${id}`,
+    e = `$e${id}`,
+    c = `$c${id}`;
   const ex = exp(op('mul', op('mul', x, x), k(-0.5)), e, id, true);
-  const erfAbs = op('sub', k(1), op('mul', op('mul', get(t), horner(t, [1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592])), get(e)));
+  const erfAbs = op(
+    'sub',
+    k(1),
+    op(
+      'mul',
+      op('mul', get(t), horner(t, [1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592])),
+      get(e),
+    ),
+  );
   const signed = `(v128.or (v128.and ${x} (v128.const i32x4 0x80000000 0x80000000 0x80000000 0x80000000)) ${erfAbs})`;
   return {
     locals: [a, t, e, c, ...ex.locals],
@@ -105,7 +148,8 @@ const geluSlope: VectorCode = ([x], out, id) => {
   };
 };
 
-const at = (base: string, i: string, plus = 0) => `(i32.add (local.get ${base}) (i32.shl (i32.add (local.get ${i}) (i32.const ${plus})) (i32.const 2)))`;
+const at = (base: string, i: string, plus = 0) =>
+  `(i32.add (local.get ${base}) (i32.shl (i32.add (local.get ${i}) (i32.const ${plus})) (i32.const 2)))`;
 
 /**
  * An exported loop over float32 indices [0, n): `out[i] = f(ins[i]...)`, `unroll` vectors per
@@ -117,18 +161,36 @@ function elementwise(name: string, ins: string[], outs: string | string[], f: Ve
   const params = [...ins, ...targets].map((p) => `(param ${p} i32)`).join(' ');
   const locals = new Set<string>();
   const result = (j: number, k: number) => (k === 0 ? `$o${j}` : `$o${j}_${k}`);
-  const body = (load: (p: string, j: number) => string, store: (out: string, j: number, v: string) => string, lanes: number) => {
+  const body = (
+    load: (p: string, j: number) => string,
+    store: (out: string, j: number, v: string) => string,
+    lanes: number,
+  ) => {
     const parts = Array.from({ length: lanes }, (_, j) => {
-      const r = f(ins.map((p) => load(p, j)), `$o${j}`, String(j));
+      const r = f(
+        ins.map((p) => load(p, j)),
+        `$o${j}`,
+        String(j),
+      );
       r.locals.forEach((l) => locals.add(l));
       targets.forEach((_, k) => locals.add(result(j, k)));
       return r.code;
     });
-    const stores = targets.flatMap((out, k) => Array.from({ length: lanes }, (_, j) => store(out, j, get(result(j, k)))));
+    const stores = targets.flatMap((out, k) =>
+      Array.from({ length: lanes }, (_, j) => store(out, j, get(result(j, k)))),
+    );
     return `${parts.join('\n      ')}\n      ${stores.join('\n      ')}`;
   };
-  const vec = body((p, j) => `(v128.load ${at(p, '$i', 4 * j)})`, (out, j, v) => `(v128.store ${at(out, '$i', 4 * j)} ${v})`, unroll);
-  const one = body((p) => `(f32x4.splat (f32.load ${at(p, '$i')}))`, (out, _, v) => `(f32.store ${at(out, '$i')} (f32x4.extract_lane 0 ${v}))`, 1);
+  const vec = body(
+    (p, j) => `(v128.load ${at(p, '$i', 4 * j)})`,
+    (out, j, v) => `(v128.store ${at(out, '$i', 4 * j)} ${v})`,
+    unroll,
+  );
+  const one = body(
+    (p) => `(f32x4.splat (f32.load ${at(p, '$i')}))`,
+    (out, _, v) => `(f32.store ${at(out, '$i')} (f32x4.extract_lane 0 ${v}))`,
+    1,
+  );
   return `
   (func (export "${name}") ${params} (param $n i32) (local $i i32) ${[...locals].map((l) => `(local ${l} v128)`).join(' ')}
     (block $tail (loop $wide
@@ -145,8 +207,12 @@ function elementwise(name: string, ins: string[], outs: string | string[], f: Ve
 
 /** The body of the Adam loop for the vector at $i, with `load` and `store` of a vector or of one lane. */
 function ADAM_BODY(load: string, store: string): string {
-  const ld = (p: string) => (load === 'LANE_LOAD' ? `(f32x4.splat (f32.load ${at(p, '$i')}))` : `(${load} ${at(p, '$i')})`);
-  const st = (p: string, v: string) => (store === 'LANE_STORE' ? `(f32.store ${at(p, '$i')} (f32x4.extract_lane 0 ${v}))` : `(${store} ${at(p, '$i')} ${v})`);
+  const ld = (p: string) =>
+    load === 'LANE_LOAD' ? `(f32x4.splat (f32.load ${at(p, '$i')}))` : `(${load} ${at(p, '$i')})`;
+  const st = (p: string, v: string) =>
+    store === 'LANE_STORE'
+      ? `(f32.store ${at(p, '$i')} (f32x4.extract_lane 0 ${v}))`
+      : `(${store} ${at(p, '$i')} ${v})`;
   return `(local.set $gv ${ld('$g')})
       (local.set $nm ${op('add', op('mul', ld('$m'), get('$B1')), op('mul', get('$gv'), get('$OMB1')))})
       (local.set $nv ${op('add', op('mul', ld('$v'), get('$B2')), op('mul', op('mul', get('$gv'), get('$gv')), get('$OMB2')))})
@@ -187,7 +253,8 @@ function causalSoftmax(): string {
       (br $rows)))`;
   const locals = (names: string[], type: string) => names.map((l) => `(local ${l} ${type})`).join(' ');
   const forward = `
-  (func (export "causalSoftmax") (param $p i32) (param $n i32) ${locals(['$t', '$j', '$row', '$a'], 'i32')} (local $max f32) (local $sum f32) ${locals(['$m', '$s', '$e', ...e.locals, ...eOne.locals], 'v128')}
+  (func (export "causalSoftmax") (param $p i32) (param $n i32) ${locals(['$t', '$j', '$row', '$a'], 'i32')}
+    (local $max f32) (local $sum f32) ${locals(['$m', '$s', '$e', ...e.locals, ...eOne.locals], 'v128')}
     ${rows(`(local.set $max (f32.const -inf))
       (local.set $j (i32.const 0))
       (block $maxDone (loop $maxLoop
@@ -197,14 +264,21 @@ function causalSoftmax(): string {
         (br $maxLoop)))
       (local.set $m (f32x4.splat (local.get $max)))
       (local.set $s (v128.const f32x4 0 0 0 0))
-      ${loop('expVec', 4, `${e.code}
+      ${loop(
+        'expVec',
+        4,
+        `${e.code}
         (local.set $e (v128.and (local.get $e) (i32x4.le_s ${lanes} (i32x4.splat (local.get $t)))))
         (local.set $s (f32x4.add (local.get $s) (local.get $e)))
-        (v128.store (local.get $a) (local.get $e))`)}
-      ${tail('expOne', `${eOne.code}
+        (v128.store (local.get $a) (local.get $e))`,
+      )}
+      ${tail(
+        'expOne',
+        `${eOne.code}
         (local.set $e (v128.and (local.get $e) (i32x4.le_s (i32x4.splat (local.get $j)) (i32x4.splat (local.get $t)))))
         (local.set $s (f32x4.add (local.get $s) (v128.and (local.get $e) (v128.const i32x4 -1 0 0 0))))
-        (f32.store (local.get $a) (f32x4.extract_lane 0 (local.get $e)))`)}
+        (f32.store (local.get $a) (f32x4.extract_lane 0 (local.get $e)))`,
+      )}
       (local.set $sum (call $hsum (local.get $s)))
       (local.set $s (f32x4.splat (local.get $sum)))
       ${loop('divVec', 4, '(v128.store (local.get $a) (f32x4.div (v128.load (local.get $a)) (local.get $s)))')}
@@ -291,7 +365,9 @@ ${causalSoftmax()}
       (local.set $j (i32.const 0))
       (block $done (loop $each
         (br_if $done (i32.ge_s (local.get $j) (local.get $d)))
-        (v128.store ${at('$out', '$j')} (f32x4.add (f32x4.mul (f32x4.mul (f32x4.sub (v128.load ${at('$row', '$j')}) (local.get $m)) (local.get $s)) (v128.load ${at('$g', '$j')})) (v128.load ${at('$b', '$j')})))
+        (v128.store ${at('$out', '$j')} (f32x4.add
+          (f32x4.mul (f32x4.mul (f32x4.sub (v128.load ${at('$row', '$j')}) (local.get $m)) (local.get $s)) (v128.load ${at('$g', '$j')}))
+          (v128.load ${at('$b', '$j')})))
         (local.set $j (i32.add (local.get $j) (i32.const 4)))
         (br $each)))
       (local.set $r (i32.add (local.get $r) (i32.const 1)))

@@ -26,23 +26,43 @@ export class AccuracyEvaluator implements Evaluator {
 
   async run(ctx: Parameters<Evaluator['run']>[0]): Promise<Record<string, number>> {
     const samples = ctx.thorough ? this.o.samples : 0;
-    const r = await evaluateSolver(ctx.models[this.o.model], tokenizerOf(ctx, this.o.model), ctx.family, this.tasks, { samples, temperature: this.o.temperature, maxNewTokens: this.o.maxNewTokens, seed: this.o.seed + ctx.iteration, replicas: ctx.replicas, id: this.o.model });
+    const r = await evaluateSolver(ctx.models[this.o.model], tokenizerOf(ctx, this.o.model), ctx.family, this.tasks, {
+      samples,
+      temperature: this.o.temperature,
+      maxNewTokens: this.o.maxNewTokens,
+      seed: this.o.seed + ctx.iteration,
+      replicas: ctx.replicas,
+      id: this.o.model,
+    });
     return { pass1: r.pass1, ...(r.majN !== undefined ? { [`maj${r.samples}`]: r.majN } : {}) };
   }
 }
 
 /** `{ kind: accuracy, name, role?, options: { data, samples, temperature } }`; the file is read and checked whole here. */
 export function accuracyKind(check: (where: string) => TaskCheck): EvaluatorKind {
-  const options = z.strictObject({ data: dataFile(), samples: z.number().int().nonnegative().optional(), temperature: z.number().positive().optional() });
+  const options = z.strictObject({
+    data: dataFile(),
+    samples: z.number().int().nonnegative().optional(),
+    temperature: z.number().positive().optional(),
+  });
   return evaluatorKind(options, (spec, c, plan, where) => {
     const { data } = spec.options;
     if (!existsSync(data)) throw new Error(`${where}.options.data: ${data} does not exist`);
     const role = pickRole(spec, c, 'solver', where);
     const labeled = check(where);
-    const tasks = readTasksJsonl(data, plan.family.name, (t) => (t.answer === undefined ? 'no answer; evaluation needs one per task' : labeled(t)));
+    const tasks = readTasksJsonl(data, plan.family.name, (t) =>
+      t.answer === undefined ? 'no answer; evaluation needs one per task' : labeled(t),
+    );
     if (tasks.length === 0) throw new Error(`${where}.options.data: ${data} holds no tasks`);
-    const temperature = spec.options.temperature ?? c.eval.temperature ?? (c.arena.temperature > 0 ? c.arena.temperature : 1);
+    const temperature =
+      spec.options.temperature ?? c.eval.temperature ?? (c.arena.temperature > 0 ? c.arena.temperature : 1);
     const samples = spec.options.samples ?? c.eval.samples;
-    return new AccuracyEvaluator(spec.name, role, spec.every ?? c.eval.every, tasks, { samples, temperature, maxNewTokens: c.arena.maxNewTokens, seed: c.seed, model: c.roles[role].model });
+    return new AccuracyEvaluator(spec.name, role, spec.every ?? c.eval.every, tasks, {
+      samples,
+      temperature,
+      maxNewTokens: c.arena.maxNewTokens,
+      seed: c.seed,
+      model: c.roles[role].model,
+    });
   });
 }

@@ -9,7 +9,10 @@ import { z } from 'zod';
 import { evaluatorKind, positiveInt, tokenizerOf, type EvalContext, type Evaluator } from './types.js';
 
 /** What the evaluator keeps between evaluations, and in each checkpoint: its snapshots, oldest first. */
-interface EloState { snapshots: { name: string; table: TabularPolicy }[]; evaluations: number }
+interface EloState {
+  snapshots: { name: string; table: TabularPolicy }[];
+  evaluations: number;
+}
 
 /**
  * Elo of the seats' policy against a pool of its own past selves (the league rating of
@@ -38,7 +41,12 @@ export class EloEvaluator implements Evaluator {
   }
 
   async run(ctx: EvalContext): Promise<Record<string, number>> {
-    const { table } = textPolicyTable(this.game, this.seats.map((s) => ({ ...s, model: ctx.models[s.model], tokenizer: tokenizerOf(ctx, s.model) })), ctx.tokenizer, this.o.temperature);
+    const { table } = textPolicyTable(
+      this.game,
+      this.seats.map((s) => ({ ...s, model: ctx.models[s.model], tokenizer: tokenizerOf(ctx, s.model) })),
+      ctx.tokenizer,
+      this.o.temperature,
+    );
     const players: Record<string, Actor> = { random: randomActor };
     for (const snap of this.s.snapshots) players[snap.name] = tableActor(snap.table);
     players.current = tableActor(table);
@@ -49,8 +57,16 @@ export class EloEvaluator implements Evaluator {
       return mine.reduce((t, r) => t + (r.a === 'current' ? r.scoreA : 1 - r.scoreA), 0) / mine.length;
     };
     const names = this.s.snapshots.map((x) => x.name);
-    const out: Record<string, number> = { elo: elo.current, score_vs_random: scoreOf((n) => n === 'random'), pool_size: names.length };
-    if (names.length) Object.assign(out, { elo_best_snapshot: Math.max(...names.map((n) => elo[n])), score_vs_pool: scoreOf((n) => names.includes(n)) });
+    const out: Record<string, number> = {
+      elo: elo.current,
+      score_vs_random: scoreOf((n) => n === 'random'),
+      pool_size: names.length,
+    };
+    if (names.length)
+      Object.assign(out, {
+        elo_best_snapshot: Math.max(...names.map((n) => elo[n])),
+        score_vs_pool: scoreOf((n) => names.includes(n)),
+      });
     if (this.s.evaluations++ % this.o.snapshotEvery === 0) {
       this.s.snapshots.push({ name: `it${ctx.iteration}`, table });
       if (this.s.snapshots.length > this.o.poolSize) this.s.snapshots.shift();
@@ -64,7 +80,11 @@ export class EloEvaluator implements Evaluator {
 
   restore(state: unknown): void {
     const s = state as EloState;
-    if (!Array.isArray(s?.snapshots) || !Number.isSafeInteger(s.evaluations) || s.snapshots.some((x) => typeof x?.name !== 'string' || typeof x.table !== 'object' || x.table === null)) {
+    if (
+      !Array.isArray(s?.snapshots) ||
+      !Number.isSafeInteger(s.evaluations) ||
+      s.snapshots.some((x) => typeof x?.name !== 'string' || typeof x.table !== 'object' || x.table === null)
+    ) {
       throw new Error(`evaluator '${this.name}': the checkpoint's snapshot pool is malformed`);
     }
     this.s = { snapshots: s.snapshots.map((x) => ({ name: x.name, table: x.table })), evaluations: s.evaluations };
@@ -72,8 +92,23 @@ export class EloEvaluator implements Evaluator {
 }
 
 /** `{ kind: elo, name, options: { games: 200, poolSize: 10, snapshotEvery: 1 } }`: the game arena's seats, each on its configured model. */
-export const eloKind = evaluatorKind(z.strictObject({ games: positiveInt().default(200), poolSize: positiveInt().default(10), snapshotEvery: positiveInt().default(1) }), (spec, c, plan, where) => {
-  if (!(plan.arena instanceof GameArena)) throw new Error(`${where}: elo rates a game arena's players; arena '${plan.arena.kind}' is not one`);
-  const seats = Object.keys(plan.arena.roles).map((roleId) => ({ roleId, role: plan.roles[roleId], model: c.roles[roleId].model }));
-  return new EloEvaluator(spec.name, spec.every ?? c.eval.every, plan.arena.game, seats, { temperature: c.arena.temperature, ...spec.options });
-});
+export const eloKind = evaluatorKind(
+  z.strictObject({
+    games: positiveInt().default(200),
+    poolSize: positiveInt().default(10),
+    snapshotEvery: positiveInt().default(1),
+  }),
+  (spec, c, plan, where) => {
+    if (!(plan.arena instanceof GameArena))
+      throw new Error(`${where}: elo rates a game arena's players; arena '${plan.arena.kind}' is not one`);
+    const seats = Object.keys(plan.arena.roles).map((roleId) => ({
+      roleId,
+      role: plan.roles[roleId],
+      model: c.roles[roleId].model,
+    }));
+    return new EloEvaluator(spec.name, spec.every ?? c.eval.every, plan.arena.game, seats, {
+      temperature: c.arena.temperature,
+      ...spec.options,
+    });
+  },
+);

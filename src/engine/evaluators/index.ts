@@ -15,7 +15,15 @@ export type { EvalContext, Evaluator } from './types.js';
 
 /** Evaluator kinds by the name configs use. `check` vets each task of a data file (it fits the model). */
 export function evaluatorKinds(check: (where: string) => TaskCheck): Registry<EvaluatorKind> {
-  return new Registry('evaluator', { accuracy: accuracyKind(check), proposals: proposalsKind, exploitability: exploitabilityKind, elo: eloKind, verdicts: verdictsKind(check), critic: criticKind(check), 'memory-qa': memoryQaKind });
+  return new Registry('evaluator', {
+    accuracy: accuracyKind(check),
+    proposals: proposalsKind,
+    exploitability: exploitabilityKind,
+    elo: eloKind,
+    verdicts: verdictsKind(check),
+    critic: criticKind(check),
+    'memory-qa': memoryQaKind,
+  });
 }
 
 /**
@@ -23,21 +31,43 @@ export function evaluatorKinds(check: (where: string) => TaskCheck): Registry<Ev
  * `eval/majN`, as before), then each of `evaluators` (metrics `eval/<name>/...`). Each is built,
  * and its data read and checked, before any work.
  */
-export function buildEvaluators(c: ExperimentConfig, plan: Plan, evalSet: readonly Task[], check: (where: string) => TaskCheck): Evaluator[] {
+export function buildEvaluators(
+  c: ExperimentConfig,
+  plan: Plan,
+  evalSet: readonly Task[],
+  check: (where: string) => TaskCheck,
+): Evaluator[] {
   const out: Evaluator[] = [];
   if (evalSet.length > 0) {
     const role = pickRole({ name: '', options: {} }, c, 'solver', 'tasks.eval');
     const temperature = c.eval.temperature ?? (c.arena.temperature > 0 ? c.arena.temperature : 1);
-    out.push(new AccuracyEvaluator('', role, c.eval.every, evalSet, { samples: c.eval.samples, temperature, maxNewTokens: c.arena.maxNewTokens, seed: c.seed, model: c.roles[role].model }));
+    out.push(
+      new AccuracyEvaluator('', role, c.eval.every, evalSet, {
+        samples: c.eval.samples,
+        temperature,
+        maxNewTokens: c.arena.maxNewTokens,
+        seed: c.seed,
+        model: c.roles[role].model,
+      }),
+    );
   }
   const kinds = evaluatorKinds(check).addAll(plan.definitions);
   c.evaluators.forEach((spec, i) => {
     const where = `evaluators.${i}`;
-    if (c.evaluators.findIndex((o) => o.name === spec.name) !== i) throw new Error(`${where}.name: '${spec.name}' is used twice`);
+    if (c.evaluators.findIndex((o) => o.name === spec.name) !== i)
+      throw new Error(`${where}.name: '${spec.name}' is used twice`);
     const kind = kinds.resolve(spec.kind, `${where}.kind`);
-    const ev = kind.make({ ...spec, options: parseOptions(kind.options, spec.options, `${where}.options`) }, c, plan, where);
+    const ev = kind.make(
+      { ...spec, options: parseOptions(kind.options, spec.options, `${where}.options`) },
+      c,
+      plan,
+      where,
+    );
     const model = c.roles[ev.role]?.model;
-    if (model !== undefined && c.models[model]?.kind === 'remote') throw new Error(`${where}: role '${ev.role}' plays on model '${model}', which is remote; evaluators measure models trained here`);
+    if (model !== undefined && c.models[model]?.kind === 'remote')
+      throw new Error(
+        `${where}: role '${ev.role}' plays on model '${model}', which is remote; evaluators measure models trained here`,
+      );
     out.push(ev);
   });
   return out;

@@ -23,12 +23,27 @@ const MemoryQaOptions = z.strictObject({
 });
 
 export const memoryQaKind = evaluatorKind(MemoryQaOptions, (spec, c, plan, where) => {
-  if (!(plan.arena instanceof MemoryDialogueArena)) throw new Error(`${where}: memory-qa measures a memory-dialogue arena's roles; arena '${plan.arena.kind}' is not one`);
+  if (!(plan.arena instanceof MemoryDialogueArena))
+    throw new Error(
+      `${where}: memory-qa measures a memory-dialogue arena's roles; arena '${plan.arena.kind}' is not one`,
+    );
   const o = spec.options;
   const difficulty = plan.family.validate({ ...c.tasks.difficulty, ...(o.sessions ? { sessions: o.sessions } : {}) });
   const rng = new Rng(o.seed ?? 1000 + c.seed);
-  const tasks: Task[] = Array.from({ length: o.count }, (_, i) => ({ ...plan.family.generate(rng, difficulty, i), id: `dialogue-heldout-${i}` }));
+  const tasks: Task[] = Array.from({ length: o.count }, (_, i) => ({
+    ...plan.family.generate(rng, difficulty, i),
+    id: `dialogue-heldout-${i}`,
+  }));
   const arena = new MemoryDialogueArena({ ...plan.arena.options, manager: o.manager, rerollouts: 0 }, plan.family);
-  const seats = Object.fromEntries(Object.keys(arena.roles).map((id) => [id, { role: plan.roles[id], model: c.roles[id].model, maxNewTokens: c.roles[id].maxNewTokens }]));
-  return new VerdictsEvaluator(spec.name, spec.every ?? c.eval.every, 'memory', arena, tasks, seats, { temperature: o.temperature, maxNewTokens: c.arena.maxNewTokens, seed: c.seed });
+  const seats = Object.fromEntries(
+    Object.keys(arena.roles).map((id) => [
+      id,
+      { role: plan.roles[id], model: c.roles[id].model, maxNewTokens: c.roles[id].maxNewTokens },
+    ]),
+  );
+  return new VerdictsEvaluator(spec.name, spec.every ?? c.eval.every, 'memory', arena, tasks, seats, {
+    temperature: o.temperature,
+    maxNewTokens: c.arena.maxNewTokens,
+    seed: c.seed,
+  });
 });

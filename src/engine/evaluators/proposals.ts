@@ -17,14 +17,36 @@ export class ProposalsEvaluator implements Evaluator {
     readonly role: string,
     readonly every: number,
     private readonly proposer: Role,
-    private readonly o: { samples: number; temperature: number; maxNewTokens: number; seed: number; model: string; limits: unknown },
+    private readonly o: {
+      samples: number;
+      temperature: number;
+      maxNewTokens: number;
+      seed: number;
+      model: string;
+      limits: unknown;
+    },
   ) {}
 
   async run(ctx: EvalContext): Promise<Record<string, number>> {
-    const server = new BatchingServer(this.o.model, ctx.models[this.o.model], this.o.seed + ctx.iteration, undefined, ctx.replicas);
-    const agents = new Agents({ [this.role]: { role: this.proposer, model: this.o.model, server, tokenizer: tokenizerOf(ctx, this.o.model) } }, ctx.tokenizer, { temperature: this.o.temperature, maxNewTokens: this.o.maxNewTokens });
+    const server = new BatchingServer(
+      this.o.model,
+      ctx.models[this.o.model],
+      this.o.seed + ctx.iteration,
+      undefined,
+      ctx.replicas,
+    );
+    const agents = new Agents(
+      { [this.role]: { role: this.proposer, model: this.o.model, server, tokenizer: tokenizerOf(ctx, this.o.model) } },
+      ctx.tokenizer,
+      { temperature: this.o.temperature, maxNewTokens: this.o.maxNewTokens },
+    );
     const seed = { id: 'seed', family: ctx.family.name, prompt: '' };
-    const turns = await firstValueFrom(from(Array.from({ length: this.o.samples })).pipe(mergeMap(() => agents.act(this.role, { task: seed })), toArray()));
+    const turns = await firstValueFrom(
+      from(Array.from({ length: this.o.samples })).pipe(
+        mergeMap(() => agents.act(this.role, { task: seed })),
+        toArray(),
+      ),
+    );
     const tasks = turns.flatMap((t) => {
       if (!t.action.valid || t.action.value === null) return [];
       const p = ctx.family.parseProposal!(t.action.value, this.o.limits);
@@ -42,12 +64,26 @@ export class ProposalsEvaluator implements Evaluator {
 }
 
 /** `{ kind: proposals, name, role?, options: { samples, temperature, limits } }`. */
-const ProposalsOptions = z.strictObject({ samples: positiveInt().default(64), temperature: z.number().positive().default(1), limits: z.record(z.string(), z.unknown()).optional() });
+const ProposalsOptions = z.strictObject({
+  samples: positiveInt().default(64),
+  temperature: z.number().positive().default(1),
+  limits: z.record(z.string(), z.unknown()).optional(),
+});
 
 export const proposalsKind = evaluatorKind(ProposalsOptions, (spec, c, plan, where) => {
-  if (!plan.family.parseProposal || !plan.family.measure) throw new Error(`${where}: task family '${plan.family.name}' cannot read proposals`);
+  if (!plan.family.parseProposal || !plan.family.measure)
+    throw new Error(`${where}: task family '${plan.family.name}' cannot read proposals`);
   const role = pickRole(spec, c, 'proposer', where);
-  const limits = spec.options.limits ? plan.family.validate(spec.options.limits, `${where}.options.limits`) : plan.family.validate(c.arena.options.limits ?? {}, 'arena.options.limits');
-  const o = { samples: spec.options.samples, temperature: spec.options.temperature, maxNewTokens: c.arena.maxNewTokens, seed: c.seed, model: c.roles[role].model, limits };
+  const limits = spec.options.limits
+    ? plan.family.validate(spec.options.limits, `${where}.options.limits`)
+    : plan.family.validate(c.arena.options.limits ?? {}, 'arena.options.limits');
+  const o = {
+    samples: spec.options.samples,
+    temperature: spec.options.temperature,
+    maxNewTokens: c.arena.maxNewTokens,
+    seed: c.seed,
+    model: c.roles[role].model,
+    limits,
+  };
   return new ProposalsEvaluator(spec.name, role, spec.every ?? c.eval.every, plan.roles[role], o);
 });

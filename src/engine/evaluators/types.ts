@@ -54,12 +54,15 @@ export type EvaluatorFactory = (spec: EvaluatorSpec, c: ExperimentConfig, plan: 
 export function pickRole(spec: EvaluatorSpec, c: ExperimentConfig, kind: string, where: string): string {
   if (spec.role !== undefined) {
     const r = c.roles[spec.role];
-    if (!r) throw new Error(`${where}.role: unknown role '${spec.role}'; configured: ${Object.keys(c.roles).join(', ')}`);
-    if (r.kind !== kind) throw new Error(`${where}.role: '${spec.role}' is a ${r.kind}; this evaluator measures a ${kind}`);
+    if (!r)
+      throw new Error(`${where}.role: unknown role '${spec.role}'; configured: ${Object.keys(c.roles).join(', ')}`);
+    if (r.kind !== kind)
+      throw new Error(`${where}.role: '${spec.role}' is a ${r.kind}; this evaluator measures a ${kind}`);
     return spec.role;
   }
   const found = Object.entries(c.roles).find(([, r]) => r.kind === kind);
-  if (!found) throw new Error(`${where}: no role of kind '${kind}' to evaluate; configured: ${Object.keys(c.roles).join(', ')}`);
+  if (!found)
+    throw new Error(`${where}: no role of kind '${kind}' to evaluate; configured: ${Object.keys(c.roles).join(', ')}`);
   return found[0];
 }
 
@@ -67,7 +70,10 @@ export function pickRole(spec: EvaluatorSpec, c: ExperimentConfig, kind: string,
 export type EvaluatorKind = Kind<EvaluatorFactory>;
 
 /** An evaluator kind from its option schema and a factory that gets its spec with the options parsed. */
-export const evaluatorKind = <S extends z.ZodType<Record<string, unknown>>>(options: S, make: (spec: EvaluatorSpec & { options: z.output<S> }, c: ExperimentConfig, plan: Plan, where: string) => Evaluator): EvaluatorKind => ({ options, make: make as EvaluatorFactory });
+export const evaluatorKind = <S extends z.ZodType<Record<string, unknown>>>(
+  options: S,
+  make: (spec: EvaluatorSpec & { options: z.output<S> }, c: ExperimentConfig, plan: Plan, where: string) => Evaluator,
+): EvaluatorKind => ({ options, make: make as EvaluatorFactory });
 
 export const positiveInt = () => z.number().int().positive();
 /** a sampling temperature, 0 for greedy */

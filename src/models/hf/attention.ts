@@ -15,16 +15,24 @@ export function attentionBias(keyMask: Float32Array, B: number, T: number, past:
   const S = past + T;
   const out = new Float32Array(B * groups * T * S);
   for (let b = 0; b < B; b++) {
-    for (let t = 0; t < T; t++) for (let s = 0; s < S; s++) if (s > past + t || keyMask[b * S + s] === 0) out[(b * groups * T + t) * S + s] = NEG;
-    for (let g = 1; g < groups; g++) out.copyWithin((b * groups + g) * T * S, b * groups * T * S, (b * groups + 1) * T * S);
+    for (let t = 0; t < T; t++)
+      for (let s = 0; s < S; s++) if (s > past + t || keyMask[b * S + s] === 0) out[(b * groups * T + t) * S + s] = NEG;
+    for (let g = 1; g < groups; g++)
+      out.copyWithin((b * groups + g) * T * S, b * groups * T * S, (b * groups + 1) * T * S);
   }
   return tf.tensor4d(out, [B, 1, groups * T, S]);
 }
 
 /** cos and sin of each position's angles, [B, 1, T, hd], the half-size angles repeated (transformers' layout). */
-export function rotation(invFreq: Float32Array, positions: Int32Array, B: number, T: number): { cos: tf.Tensor; sin: tf.Tensor; half: tf.Tensor2D } {
+export function rotation(
+  invFreq: Float32Array,
+  positions: Int32Array,
+  B: number,
+  T: number,
+): { cos: tf.Tensor; sin: tf.Tensor; half: tf.Tensor2D } {
   const half = invFreq.length;
-  const cos = new Float32Array(B * T * 2 * half), sin = new Float32Array(B * T * 2 * half);
+  const cos = new Float32Array(B * T * 2 * half),
+    sin = new Float32Array(B * T * 2 * half);
   for (let r = 0; r < B * T; r++) {
     for (let i = 0; i < half; i++) {
       const angle = Math.fround(positions[r] * invFreq[i]);
@@ -32,7 +40,11 @@ export function rotation(invFreq: Float32Array, positions: Int32Array, B: number
       sin[r * 2 * half + i] = sin[r * 2 * half + half + i] = Math.sin(angle);
     }
   }
-  return { cos: tf.tensor4d(cos, [B, 1, T, 2 * half]), sin: tf.tensor4d(sin, [B, 1, T, 2 * half]), half: halfTurn(2 * half) };
+  return {
+    cos: tf.tensor4d(cos, [B, 1, T, 2 * half]),
+    sin: tf.tensor4d(sin, [B, 1, T, 2 * half]),
+    half: halfTurn(2 * half),
+  };
 }
 
 /**
@@ -72,7 +84,11 @@ export function attend(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, bias: tf.
   const KV = k.shape[1];
   const grouped = q.reshape([B, KV, (H / KV) * T, hd]);
   const att = tf.softmax(tf.matMul(grouped.mul(1 / Math.sqrt(hd)), k, false, true).add(bias));
-  return tf.matMul(att, v).reshape([B, H, T, hd]).transpose([0, 2, 1, 3]).reshape([B, T, H * hd]);
+  return tf
+    .matMul(att, v)
+    .reshape([B, H, T, hd])
+    .transpose([0, 2, 1, 3])
+    .reshape([B, T, H * hd]);
 }
 
 /** GPT-2's gelu_new: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). */

@@ -21,19 +21,25 @@ import { HfPolicy } from './policy.js';
 import { encodeSafetensors } from './safetensors.js';
 
 /** What config.json carries for coevolve beside the model's own fields (transformers keeps unknown keys as attributes). */
-export interface HfProvenance { base: string; baseSha256: string; lora: LoraConfig | null }
-
+export interface HfProvenance {
+  base: string;
+  baseSha256: string;
+  lora: LoraConfig | null;
+}
 
 /** The sha256 of a base's config.json and weights, read in 16 MB pieces: what a resume checks the base against. */
 export function baseSha256(dir: string): string {
   const hash = createHash('sha256');
-  const files = ['config.json', ...(existsSync(join(dir, 'model.safetensors')) ? ['model.safetensors'] : shardFiles(dir))];
+  const files = [
+    'config.json',
+    ...(existsSync(join(dir, 'model.safetensors')) ? ['model.safetensors'] : shardFiles(dir)),
+  ];
   const buf = Buffer.alloc(16 << 20);
   for (const f of files) {
     hash.update(f);
     const fd = openSync(join(dir, f), 'r');
     try {
-      for (let n; (n = readSync(fd, buf, 0, buf.length, null)) > 0; ) hash.update(buf.subarray(0, n));
+      for (let n; (n = readSync(fd, buf, 0, buf.length, null)) > 0;) hash.update(buf.subarray(0, n));
     } finally {
       closeSync(fd);
     }
@@ -44,7 +50,12 @@ export function baseSha256(dir: string): string {
 function shardFiles(dir: string): string[] {
   const index = join(dir, 'model.safetensors.index.json');
   if (!existsSync(index)) throw new Error(`${dir}: no model.safetensors and no model.safetensors.index.json`);
-  return ['model.safetensors.index.json', ...new Set(Object.values((JSON.parse(readFileSync(index, 'utf8')) as { weight_map: Record<string, string> }).weight_map))].sort();
+  return [
+    'model.safetensors.index.json',
+    ...new Set(
+      Object.values((JSON.parse(readFileSync(index, 'utf8')) as { weight_map: Record<string, string> }).weight_map),
+    ),
+  ].sort();
 }
 
 /** The weights a checkpoint of this config holds, by name, in the held layout: the adapter's, or the whole model's. */
@@ -53,21 +64,40 @@ export function hfCheckpointShapes(config: unknown): Record<string, number[]> {
   if (!raw?.coevolve) throw new Error('checkpoint: an hf checkpoint has no coevolve provenance in its config.json');
   const hf = parseHfConfig(raw);
   const lora = raw.coevolve.lora;
-  if (lora) return Object.fromEntries(targetModules(hf, lora.targetModules).flatMap((m) => [[`${m.name}.lora_A`, [m.in, lora.r]], [`${m.name}.lora_B`, [lora.r, m.out]]]));
+  if (lora)
+    return Object.fromEntries(
+      targetModules(hf, lora.targetModules).flatMap((m) => [
+        [`${m.name}.lora_A`, [m.in, lora.r]],
+        [`${m.name}.lora_B`, [lora.r, m.out]],
+      ]),
+    );
   return Object.fromEntries(weightSpecs(hf).map((s) => [s.name, s.linear ? [s.shape[1], s.shape[0]] : s.shape]));
 }
 
 /** Saves `policy` (its base loaded from a directory) as a run checkpoint in `dir`; see the file's comment. */
-export async function saveHfPolicy(dir: string, policy: HfPolicy, extra: Record<string, unknown>, attachments: Attachments = {}): Promise<void> {
+export async function saveHfPolicy(
+  dir: string,
+  policy: HfPolicy,
+  extra: Record<string, unknown>,
+  attachments: Attachments = {},
+): Promise<void> {
   const source = policy.base.dir;
   if (!source) throw new Error('checkpoint: a Hugging Face model saves only when it was loaded from a directory');
-  const provenance: HfProvenance = { base: source, baseSha256: policy.baseSha256 ?? baseSha256(source), lora: policy.adapter?.config ?? null };
-  const config = { ...(JSON.parse(readFileSync(join(source, 'config.json'), 'utf8')) as Record<string, unknown>), coevolve: provenance };
+  const provenance: HfProvenance = {
+    base: source,
+    baseSha256: policy.baseSha256 ?? baseSha256(source),
+    lora: policy.adapter?.config ?? null,
+  };
+  const config = {
+    ...(JSON.parse(readFileSync(join(source, 'config.json'), 'utf8')) as Record<string, unknown>),
+    coevolve: provenance,
+  };
   const files: Attachments = { ...attachments };
   if (policy.adapter) Object.assign(files, policy.adapter.peftFiles(source));
   else {
     files['model.safetensors'] = new Uint8Array(encodeSafetensors(policy.base.storedTensors()));
-    for (const f of [...TOKENIZER_FILES, 'generation_config.json']) if (existsSync(join(source, f))) files[f] = new Uint8Array(await readFile(join(source, f)));
+    for (const f of [...TOKENIZER_FILES, 'generation_config.json'])
+      if (existsSync(join(source, f))) files[f] = new Uint8Array(await readFile(join(source, f)));
   }
   await saveCheckpoint(dir, { kind: 'hf', config, extra }, policy.weights, files);
 }
@@ -77,16 +107,27 @@ export async function saveHfPolicy(dir: string, policy: HfPolicy, extra: Record<
  * (or `base`, when the caller holds it already) and must hash as recorded; an adapter
  * checkpoint then gets its adapter, a full one its weights.
  */
-export async function loadHfPolicy(dir: string, o: LoadOptions & { base?: HfCausalLM } = {}): Promise<{ policy: HfPolicy; attachments: Record<string, Uint8Array>; extra: Record<string, unknown> }> {
-  const { meta, weights, attachments } = await loadCheckpoint(dir, (kind, config) => {
-    if (kind !== 'hf') throw new Error(`checkpoint: ${dir} holds a ${kind}, not an hf model`);
-    return hfCheckpointShapes(config);
-  }, o);
+export async function loadHfPolicy(
+  dir: string,
+  o: LoadOptions & { base?: HfCausalLM } = {},
+): Promise<{ policy: HfPolicy; attachments: Record<string, Uint8Array>; extra: Record<string, unknown> }> {
+  const { meta, weights, attachments } = await loadCheckpoint(
+    dir,
+    (kind, config) => {
+      if (kind !== 'hf') throw new Error(`checkpoint: ${dir} holds a ${kind}, not an hf model`);
+      return hfCheckpointShapes(config);
+    },
+    o,
+  );
   try {
     const provenance = (meta.config as { coevolve: HfProvenance }).coevolve;
-    if (!existsSync(provenance.base)) throw new Error(`checkpoint: ${dir} was trained on the base ${provenance.base}, which is missing`);
+    if (!existsSync(provenance.base))
+      throw new Error(`checkpoint: ${dir} was trained on the base ${provenance.base}, which is missing`);
     const sha = o.base?.dir === provenance.base && o.base.sha256 ? o.base.sha256 : baseSha256(provenance.base);
-    if (sha !== provenance.baseSha256) throw new Error(`checkpoint: ${dir} was trained on the base ${provenance.base} with sha256 ${provenance.baseSha256.slice(0, 12)}…, which now hashes ${sha.slice(0, 12)}…: the base changed`);
+    if (sha !== provenance.baseSha256)
+      throw new Error(
+        `checkpoint: ${dir} was trained on the base ${provenance.base} with sha256 ${provenance.baseSha256.slice(0, 12)}…, which now hashes ${sha.slice(0, 12)}…: the base changed`,
+      );
     // an adapter's base is frozen; a full checkpoint's weights are assigned to its copy
     const base = o.base ?? HfCausalLM.load(provenance.base, { frozen: provenance.lora !== null });
     base.sha256 = sha;
@@ -95,8 +136,17 @@ export async function loadHfPolicy(dir: string, o: LoadOptions & { base?: HfCaus
       return { policy: new HfPolicy(base), attachments, extra: meta.extra ?? {} };
     }
     const held = (name: string) => weights[name].transpose().dataSync() as Float32Array; // held [in, r] / [r, out]; PEFT's layout is the transpose
-    const saved = Object.fromEntries(targetModules(base.config, provenance.lora.targetModules).map((m) => [m.name, { a: held(`${m.name}.lora_A`), b: held(`${m.name}.lora_B`) }]));
-    return { policy: new HfPolicy(base, new LoraAdapter(base.config, provenance.lora, 0, saved)), attachments, extra: meta.extra ?? {} };
+    const saved = Object.fromEntries(
+      targetModules(base.config, provenance.lora.targetModules).map((m) => [
+        m.name,
+        { a: held(`${m.name}.lora_A`), b: held(`${m.name}.lora_B`) },
+      ]),
+    );
+    return {
+      policy: new HfPolicy(base, new LoraAdapter(base.config, provenance.lora, 0, saved)),
+      attachments,
+      extra: meta.extra ?? {},
+    };
   } finally {
     tf.dispose(Object.values(weights));
   }

@@ -35,31 +35,70 @@ export const ArchitectureSchema = z.strictObject({
 export type Architecture = z.output<typeof ArchitectureSchema>;
 
 /** Files of a tokenizer directory that travel with a model. */
-export const TOKENIZER_FILES = ['tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'vocab.json', 'merges.txt', 'added_tokens.json'];
+export const TOKENIZER_FILES = [
+  'tokenizer.json',
+  'tokenizer_config.json',
+  'special_tokens_map.json',
+  'vocab.json',
+  'merges.txt',
+  'added_tokens.json',
+];
 
 /** The config.json transformers writes for `a`, with the tokenizer's vocabulary and special ids. */
 export function architectureConfig(a: Architecture, tk: HfTokenizer): Record<string, unknown> {
   const modelType = { LlamaForCausalLM: 'llama', Qwen2ForCausalLM: 'qwen2', Qwen3ForCausalLM: 'qwen3' }[a.kind];
   return {
-    architectures: [a.kind], model_type: modelType, vocab_size: tk.vocabSize, hidden_size: a.hidden, intermediate_size: a.intermediate,
-    num_hidden_layers: a.layers, num_attention_heads: a.heads, num_key_value_heads: a.kvHeads, head_dim: a.headDim ?? a.hidden / a.heads,
-    hidden_act: 'silu', max_position_embeddings: a.maxPositions, rms_norm_eps: a.rmsNormEps, rope_theta: a.ropeTheta, tie_word_embeddings: a.tied,
-    attention_bias: false, ...(a.kind === 'LlamaForCausalLM' ? { mlp_bias: false } : { use_sliding_window: false }), initializer_range: 0.02,
-    bos_token_id: tk.bosId ?? null, eos_token_id: tk.eosIds.length === 1 ? tk.eosIds[0] : tk.eosIds, pad_token_id: tk.padId ?? null, dtype: 'float32', use_cache: true,
+    architectures: [a.kind],
+    model_type: modelType,
+    vocab_size: tk.vocabSize,
+    hidden_size: a.hidden,
+    intermediate_size: a.intermediate,
+    num_hidden_layers: a.layers,
+    num_attention_heads: a.heads,
+    num_key_value_heads: a.kvHeads,
+    head_dim: a.headDim ?? a.hidden / a.heads,
+    hidden_act: 'silu',
+    max_position_embeddings: a.maxPositions,
+    rms_norm_eps: a.rmsNormEps,
+    rope_theta: a.ropeTheta,
+    tie_word_embeddings: a.tied,
+    attention_bias: false,
+    ...(a.kind === 'LlamaForCausalLM' ? { mlp_bias: false } : { use_sliding_window: false }),
+    initializer_range: 0.02,
+    bos_token_id: tk.bosId ?? null,
+    eos_token_id: tk.eosIds.length === 1 ? tk.eosIds[0] : tk.eosIds,
+    pad_token_id: tk.padId ?? null,
+    dtype: 'float32',
+    use_cache: true,
   };
 }
 
 /** A new model of `a`, seeded: its config.json (as an object), the model, and its tokenizer. */
-export function createHfModel(a: Architecture, seed: number): { raw: Record<string, unknown>; model: HfCausalLM; tokenizer: HfTokenizer } {
+export function createHfModel(
+  a: Architecture,
+  seed: number,
+): { raw: Record<string, unknown>; model: HfCausalLM; tokenizer: HfTokenizer } {
   const tokenizer = HfTokenizer.fromDirectory(a.tokenizer);
   const raw = architectureConfig(a, tokenizer);
   const config = parseHfConfig(raw, 'architecture');
   const rng = new Rng(seed);
-  const tensors = Object.fromEntries(weightSpecs(config).map((w) => {
-    const n = w.shape.reduce((x, y) => x * y, 1);
-    const norm = w.name.endsWith('norm.weight');
-    return [w.name, { shape: w.shape, data: norm ? new Float32Array(n).fill(1) : w.name.endsWith('.bias') ? new Float32Array(n) : Float32Array.from({ length: n }, () => 0.02 * rng.normal()) }];
-  }));
+  const tensors = Object.fromEntries(
+    weightSpecs(config).map((w) => {
+      const n = w.shape.reduce((x, y) => x * y, 1);
+      const norm = w.name.endsWith('norm.weight');
+      return [
+        w.name,
+        {
+          shape: w.shape,
+          data: norm
+            ? new Float32Array(n).fill(1)
+            : w.name.endsWith('.bias')
+              ? new Float32Array(n)
+              : Float32Array.from({ length: n }, () => 0.02 * rng.normal()),
+        },
+      ];
+    }),
+  );
   return { raw, model: new HfCausalLM(config, tensors), tokenizer };
 }
 
@@ -69,14 +108,32 @@ export function createHfModel(a: Architecture, seed: number): { raw: Record<stri
  * written) and the tokenizer files of `tokenizerFrom`, plus `extra` files. Written beside and
  * renamed into place, so a crash never leaves half a directory.
  */
-export function writeHfDirectory(dir: string, model: HfCausalLM | StoredWeights, raw: Record<string, unknown>, tokenizerFrom: string, extra: Record<string, string | Uint8Array> = {}): void {
+export function writeHfDirectory(
+  dir: string,
+  model: HfCausalLM | StoredWeights,
+  raw: Record<string, unknown>,
+  tokenizerFrom: string,
+  extra: Record<string, string | Uint8Array> = {},
+): void {
   const tmp = `${dir}.tmp-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
   writeSafetensors(join(tmp, 'model.safetensors'), model instanceof HfCausalLM ? model.storedTensors() : model);
   writeFileSync(join(tmp, 'config.json'), JSON.stringify(raw, null, 2) + '\n');
-  writeFileSync(join(tmp, 'generation_config.json'), JSON.stringify({ eos_token_id: raw.eos_token_id ?? null, bos_token_id: raw.bos_token_id ?? null, pad_token_id: raw.pad_token_id ?? null }, null, 2) + '\n');
-  for (const f of TOKENIZER_FILES) if (existsSync(join(tokenizerFrom, f))) copyFileSync(join(tokenizerFrom, f), join(tmp, f));
+  writeFileSync(
+    join(tmp, 'generation_config.json'),
+    JSON.stringify(
+      {
+        eos_token_id: raw.eos_token_id ?? null,
+        bos_token_id: raw.bos_token_id ?? null,
+        pad_token_id: raw.pad_token_id ?? null,
+      },
+      null,
+      2,
+    ) + '\n',
+  );
+  for (const f of TOKENIZER_FILES)
+    if (existsSync(join(tokenizerFrom, f))) copyFileSync(join(tokenizerFrom, f), join(tmp, f));
   for (const [name, body] of Object.entries(extra)) writeFileSync(join(tmp, name), body);
   mkdirSync(dirname(dir), { recursive: true });
   if (existsSync(dir)) {

@@ -25,15 +25,31 @@ export const HEAD_KEEP_BYTES = 256 << 20;
  * default); `trainHead` false when the head is frozen (LoRA), so no gradient of it is computed;
  * `keepBytes` bounds the log-softmax kept for the backward pass (HEAD_KEEP_BYTES).
  */
-export function headScores(hidden: tf.Tensor2D, w: tf.Tensor2D | HostMatrix, tied: boolean, targets: Int32Array, temperature = 1, chunkRows?: number, trainHead = true, keepBytes = HEAD_KEEP_BYTES): { logProbs: tf.Tensor1D; entropy: tf.Tensor1D } {
+export function headScores(
+  hidden: tf.Tensor2D,
+  w: tf.Tensor2D | HostMatrix,
+  tied: boolean,
+  targets: Int32Array,
+  temperature = 1,
+  chunkRows?: number,
+  trainHead = true,
+  keepBytes = HEAD_KEEP_BYTES,
+): { logProbs: tf.Tensor1D; entropy: tf.Tensor1D } {
   const [N] = hidden.shape;
   const host = w instanceof HostMatrix;
   if (host && trainHead) throw new Error('head: a host matrix is frozen; it cannot train');
   const V = host ? w.rows : tied ? w.shape[0] : w.shape[1];
   // z = h W (or h W^T) and its transpose product dz -> dh; a training head is the chunk's second input
-  const project = host ? (h: tf.Tensor2D) => hostProduct(h, w, true) : (h: tf.Tensor2D, ww?: tf.Tensor2D) => tf.matMul(h, ww ?? w, false, tied) as tf.Tensor2D;
-  const back = host ? (dz: tf.Tensor2D) => hostProduct(dz, w, false) : (dz: tf.Tensor2D, ww?: tf.Tensor2D) => tf.matMul(dz, ww ?? w, false, !tied) as tf.Tensor2D;
-  const weightGrad = trainHead ? (dz: tf.Tensor2D, h: tf.Tensor2D) => (tied ? tf.matMul(dz, h, true, false) : tf.matMul(h, dz, true, false)) as tf.Tensor2D : undefined;
+  const project = host
+    ? (h: tf.Tensor2D) => hostProduct(h, w, true)
+    : (h: tf.Tensor2D, ww?: tf.Tensor2D) => tf.matMul(h, ww ?? w, false, tied) as tf.Tensor2D;
+  const back = host
+    ? (dz: tf.Tensor2D) => hostProduct(dz, w, false)
+    : (dz: tf.Tensor2D, ww?: tf.Tensor2D) => tf.matMul(dz, ww ?? w, false, !tied) as tf.Tensor2D;
+  const weightGrad = trainHead
+    ? (dz: tf.Tensor2D, h: tf.Tensor2D) =>
+        (tied ? tf.matMul(dz, h, true, false) : tf.matMul(h, dz, true, false)) as tf.Tensor2D
+    : undefined;
   const rows = chunkRows ?? Math.max(1, Math.floor(HEAD_CHUNK_BYTES / (4 * V)));
   // every chunk's log-softmax kept for the backward while they fit `keepBytes`; else recomputed
   const keep = 4 * N * V <= keepBytes;
@@ -54,18 +70,37 @@ export function headScores(hidden: tf.Tensor2D, w: tf.Tensor2D | HostMatrix, tie
 }
 
 /** A chunk's log-softmax, its [rows, 2] of logp[target] and H, and H [rows, 1] alone. */
-function scoresOf(z: tf.Tensor2D, targets: Int32Array, V: number): { lp: tf.Tensor2D; value: tf.Tensor2D; H: tf.Tensor2D } {
+function scoresOf(
+  z: tf.Tensor2D,
+  targets: Int32Array,
+  V: number,
+): { lp: tf.Tensor2D; value: tf.Tensor2D; H: tf.Tensor2D } {
   const lp = tf.logSoftmax(z);
-  const at = tf.tensor1d(Int32Array.from(targets, (target, r) => r * V + target), 'int32');
+  const at = tf.tensor1d(
+    Int32Array.from(targets, (target, r) => r * V + target),
+    'int32',
+  );
   const H = lp.exp().mul(lp).sum(-1, true).neg() as tf.Tensor2D;
   return { lp, H, value: tf.concat([tf.gather(lp.reshape([-1]), at).reshape([-1, 1]), H], 1) as tf.Tensor2D };
 }
 
 /** d(logp, H)/dz from the chunk's log-softmax and H, given the upstream gradient dy [rows, 2]: ((onehot - p) dLogp - p (log p + H) dH) / t. */
-function logitGrad(dy: tf.Tensor2D, lp: tf.Tensor2D, H: tf.Tensor2D, targets: Int32Array, V: number, t: number): tf.Tensor2D {
+function logitGrad(
+  dy: tf.Tensor2D,
+  lp: tf.Tensor2D,
+  H: tf.Tensor2D,
+  targets: Int32Array,
+  V: number,
+  t: number,
+): tf.Tensor2D {
   const [dLogp, dH] = tf.split(dy, 2, 1);
   const p = lp.exp();
-  return tf.oneHot(tf.tensor1d(targets, 'int32'), V).sub(p).mul(dLogp).sub(p.mul(lp.add(H)).mul(dH)).div(t) as tf.Tensor2D;
+  return tf
+    .oneHot(tf.tensor1d(targets, 'int32'), V)
+    .sub(p)
+    .mul(dLogp)
+    .sub(p.mul(lp.add(H)).mul(dH))
+    .div(t) as tf.Tensor2D;
 }
 
 /**
@@ -75,7 +110,15 @@ function logitGrad(dy: tf.Tensor2D, lp: tf.Tensor2D, H: tf.Tensor2D, targets: In
  * `project` is h -> z before the temperature, `back` dz -> dh; `weight` the head when it trains
  * (its gradient is then the second output).
  */
-function chunk(targets: Int32Array, V: number, temperature: number, keep: boolean, project: (h: tf.Tensor2D, w?: tf.Tensor2D) => tf.Tensor2D, back: (dz: tf.Tensor2D, w?: tf.Tensor2D) => tf.Tensor2D, weightGrad?: (dz: tf.Tensor2D, h: tf.Tensor2D) => tf.Tensor2D): (...inputs: tf.Tensor2D[]) => tf.Tensor2D {
+function chunk(
+  targets: Int32Array,
+  V: number,
+  temperature: number,
+  keep: boolean,
+  project: (h: tf.Tensor2D, w?: tf.Tensor2D) => tf.Tensor2D,
+  back: (dz: tf.Tensor2D, w?: tf.Tensor2D) => tf.Tensor2D,
+  weightGrad?: (dz: tf.Tensor2D, h: tf.Tensor2D) => tf.Tensor2D,
+): (...inputs: tf.Tensor2D[]) => tf.Tensor2D {
   const t = temperature === 0 ? 1 : temperature; // greedy scores at 1, as the sampler reports greedy tokens
   const logits = (h: tf.Tensor2D, w?: tf.Tensor2D) => project(h, w).div(t) as tf.Tensor2D;
   const f = tf.customGrad(((...args: unknown[]) => {
@@ -86,13 +129,14 @@ function chunk(targets: Int32Array, V: number, temperature: number, keep: boolea
     return {
       value,
       // tfjs runs a custom gradient outside any scope until the whole backward pass ends: the chunk's temporaries are freed here
-      gradFunc: (dy: tf.Tensor2D, saved: tf.Tensor[]) => tf.tidy(() => {
-        const [hs, ...rest] = saved as tf.Tensor2D[];
-        const ws = weightGrad ? rest.shift() : undefined;
-        const again = keep ? undefined : scoresOf(logits(hs, ws), targets, V);
-        const dz = logitGrad(dy, keep ? rest[0] : again!.lp, keep ? rest[1] : again!.H, targets, V, t);
-        return weightGrad ? [back(dz, ws), weightGrad(dz, hs)] : [back(dz, ws)];
-      }),
+      gradFunc: (dy: tf.Tensor2D, saved: tf.Tensor[]) =>
+        tf.tidy(() => {
+          const [hs, ...rest] = saved as tf.Tensor2D[];
+          const ws = weightGrad ? rest.shift() : undefined;
+          const again = keep ? undefined : scoresOf(logits(hs, ws), targets, V);
+          const dz = logitGrad(dy, keep ? rest[0] : again!.lp, keep ? rest[1] : again!.H, targets, V, t);
+          return weightGrad ? [back(dz, ws), weightGrad(dz, hs)] : [back(dz, ws)];
+        }),
     };
   }) as unknown as Parameters<typeof tf.customGrad>[0]);
   return f as unknown as (...inputs: tf.Tensor2D[]) => tf.Tensor2D;

@@ -36,7 +36,11 @@ function llama(c: HfConfig): WeightSpec[] {
     lin(`${p}.self_attn.k_proj`, kv, d, c.qkvBias);
     lin(`${p}.self_attn.v_proj`, kv, d, c.qkvBias);
     lin(`${p}.self_attn.o_proj`, d, q, c.outBias);
-    if (c.qkNorm) out.push({ name: `${p}.self_attn.q_norm.weight`, shape: [c.headDim], linear: false }, { name: `${p}.self_attn.k_norm.weight`, shape: [c.headDim], linear: false });
+    if (c.qkNorm)
+      out.push(
+        { name: `${p}.self_attn.q_norm.weight`, shape: [c.headDim], linear: false },
+        { name: `${p}.self_attn.k_norm.weight`, shape: [c.headDim], linear: false },
+      );
     out.push({ name: `${p}.post_attention_layernorm.weight`, shape: [d], linear: false });
     lin(`${p}.mlp.gate_proj`, c.intermediate, d, c.mlpBias);
     lin(`${p}.mlp.up_proj`, c.intermediate, d, c.mlpBias);
@@ -79,12 +83,25 @@ function gpt2(c: HfConfig): WeightSpec[] {
 export const IGNORED = /(rotary_emb\.inv_freq|attn\.bias|attn\.masked_bias)$/;
 
 /** A projection LoRA may adapt: an nn.Linear, or GPT-2's Conv1D; `in` and `out` are its widths. */
-export interface LinearModule { name: string; in: number; out: number }
+export interface LinearModule {
+  name: string;
+  in: number;
+  out: number;
+}
 
 /** Every projection of the model but the output head (PEFT's `all-linear` leaves the head out). */
 export function linearModules(c: HfConfig): LinearModule[] {
   const gpt2 = c.architecture === 'GPT2LMHeadModel';
   return weightSpecs(c)
-    .filter((s) => s.name.endsWith('.weight') && s.name !== 'lm_head.weight' && (s.linear || (gpt2 && /\.(c_attn|c_proj|c_fc)\.weight$/.test(s.name))))
-    .map((s) => ({ name: s.name.slice(0, -'.weight'.length), in: s.linear ? s.shape[1] : s.shape[0], out: s.linear ? s.shape[0] : s.shape[1] }));
+    .filter(
+      (s) =>
+        s.name.endsWith('.weight') &&
+        s.name !== 'lm_head.weight' &&
+        (s.linear || (gpt2 && /\.(c_attn|c_proj|c_fc)\.weight$/.test(s.name))),
+    )
+    .map((s) => ({
+      name: s.name.slice(0, -'.weight'.length),
+      in: s.linear ? s.shape[1] : s.shape[0],
+      out: s.linear ? s.shape[0] : s.shape[1],
+    }));
 }

@@ -34,10 +34,18 @@ export function targetModules(c: HfConfig, targets: string[] | string): LinearMo
   if (typeof targets === 'string') {
     const re = new RegExp(`^(?:${targets})$`);
     const found = all.filter((m) => re.test(m.name));
-    if (!found.length) throw new Error(`lora: target_modules '${targets}' matches no projection of this ${c.architecture}`);
+    if (!found.length)
+      throw new Error(`lora: target_modules '${targets}' matches no projection of this ${c.architecture}`);
     return found;
   }
-  for (const t of targets) if (!all.some((m) => m.name === t || m.name.endsWith(`.${t}`))) throw new Error(`lora: target_modules: '${t}' matches no projection of this ${c.architecture} (e.g. ${all.slice(0, 3).map((m) => m.name.split('.').pop()).join(', ')})`);
+  for (const t of targets)
+    if (!all.some((m) => m.name === t || m.name.endsWith(`.${t}`)))
+      throw new Error(
+        `lora: target_modules: '${t}' matches no projection of this ${c.architecture} (e.g. ${all
+          .slice(0, 3)
+          .map((m) => m.name.split('.').pop())
+          .join(', ')})`,
+      );
   return all.filter((m) => targets.some((t) => m.name === t || m.name.endsWith(`.${t}`)));
 }
 
@@ -50,8 +58,14 @@ export class LoraAdapter {
   private readonly rng: Rng;
 
   /** A new adapter on the model described by `model`; `weights` (PEFT's layout, by module) load a saved one. */
-  constructor(readonly model: HfConfig, readonly config: LoraConfig, seed = 0, weights?: Record<string, { a: Float32Array; b: Float32Array }>) {
-    if (!Number.isInteger(config.r) || config.r < 1) throw new Error(`lora: r must be a positive integer, got ${config.r}`);
+  constructor(
+    readonly model: HfConfig,
+    readonly config: LoraConfig,
+    seed = 0,
+    weights?: Record<string, { a: Float32Array; b: Float32Array }>,
+  ) {
+    if (!Number.isInteger(config.r) || config.r < 1)
+      throw new Error(`lora: r must be a positive integer, got ${config.r}`);
     if (!(config.alpha > 0)) throw new Error(`lora: alpha must be positive, got ${config.alpha}`);
     const dropout = config.dropout ?? 0;
     if (!(dropout >= 0 && dropout < 1)) throw new Error(`lora: dropout must be in [0, 1), got ${dropout}`);
@@ -61,9 +75,17 @@ export class LoraAdapter {
     const { r } = config;
     for (const m of targetModules(model, config.targetModules)) {
       const saved = weights?.[m.name];
-      if (weights && (!saved || saved.a.length !== r * m.in || saved.b.length !== m.out * r)) throw new Error(`lora: the adapter's weights for ${m.name} are missing or not [${r}, ${m.in}] and [${m.out}, ${r}]`);
+      if (weights && (!saved || saved.a.length !== r * m.in || saved.b.length !== m.out * r))
+        throw new Error(
+          `lora: the adapter's weights for ${m.name} are missing or not [${r}, ${m.in}] and [${m.out}, ${r}]`,
+        );
       const bound = 1 / Math.sqrt(m.in);
-      const a = saved ? tf.tensor2d(saved.a, [r, m.in]).transpose() : tf.tensor2d(Float32Array.from({ length: m.in * r }, () => (2 * this.rng.next() - 1) * bound), [m.in, r]);
+      const a = saved
+        ? tf.tensor2d(saved.a, [r, m.in]).transpose()
+        : tf.tensor2d(
+            Float32Array.from({ length: m.in * r }, () => (2 * this.rng.next() - 1) * bound),
+            [m.in, r],
+          );
       const b = saved ? tf.tensor2d(saved.b, [m.out, r]).transpose() : tf.zeros([r, m.out]);
       this.a[m.name] = tf.variable(a, true, `${prefix}/${m.name}.lora_A`);
       this.b[m.name] = tf.variable(b, true, `${prefix}/${m.name}.lora_B`);
@@ -78,7 +100,10 @@ export class LoraAdapter {
 
   /** The adapter's variables by name (`<module>.lora_A`, `<module>.lora_B`), as checkpoints and reference syncs name them. */
   named(): Record<string, tf.Variable> {
-    return Object.fromEntries([...Object.entries(this.a).map(([m, v]) => [`${m}.lora_A`, v]), ...Object.entries(this.b).map(([m, v]) => [`${m}.lora_B`, v])]);
+    return Object.fromEntries([
+      ...Object.entries(this.a).map(([m, v]) => [`${m}.lora_A`, v]),
+      ...Object.entries(this.b).map(([m, v]) => [`${m}.lora_B`, v]),
+    ]);
   }
 
   variables(): tf.Variable[] {
@@ -94,8 +119,17 @@ export class LoraAdapter {
     const [, outDim] = this.b[module].shape as number[];
     let input = x.reshape([-1, inDim]) as tf.Tensor2D;
     const p = this.config.dropout ?? 0;
-    if (this.training && p > 0) input = input.mul(tf.tensor(Float32Array.from({ length: input.size }, () => (this.rng.next() < p ? 0 : 1 / (1 - p))), input.shape));
-    return tf.matMul(tf.matMul(input, a as tf.Tensor2D), this.b[module] as tf.Tensor2D).mul(this.scaling).reshape([...lead, outDim]);
+    if (this.training && p > 0)
+      input = input.mul(
+        tf.tensor(
+          Float32Array.from({ length: input.size }, () => (this.rng.next() < p ? 0 : 1 / (1 - p))),
+          input.shape,
+        ),
+      );
+    return tf
+      .matMul(tf.matMul(input, a as tf.Tensor2D), this.b[module] as tf.Tensor2D)
+      .mul(this.scaling)
+      .reshape([...lead, outDim]);
   }
 
   dispose(): void {
@@ -110,23 +144,59 @@ export class LoraAdapter {
 
   /** The adapter's weights in PEFT's layout, by module: A [r, in] and B [out, r], flattened. */
   private peftWeights(): Record<string, { a: Float32Array; b: Float32Array }> {
-    return tf.tidy(() => Object.fromEntries(Object.keys(this.a).sort().map((m) => [m, { a: this.a[m].transpose().dataSync() as Float32Array, b: this.b[m].transpose().dataSync() as Float32Array }])));
+    return tf.tidy(() =>
+      Object.fromEntries(
+        Object.keys(this.a)
+          .sort()
+          .map((m) => [
+            m,
+            {
+              a: this.a[m].transpose().dataSync() as Float32Array,
+              b: this.b[m].transpose().dataSync() as Float32Array,
+            },
+          ]),
+      ),
+    );
   }
 
   /** The two files of a PEFT adapter directory, by name. */
   peftFiles(baseModel = ''): Record<string, Uint8Array | string> {
     const tensors: Record<string, { shape: number[]; data: Float32Array }> = {};
     for (const [name, w] of Object.entries(this.peftWeights())) {
-      tensors[`base_model.model.${name}.lora_A.weight`] = { shape: [this.config.r, w.a.length / this.config.r], data: w.a };
-      tensors[`base_model.model.${name}.lora_B.weight`] = { shape: [w.b.length / this.config.r, this.config.r], data: w.b };
+      tensors[`base_model.model.${name}.lora_A.weight`] = {
+        shape: [this.config.r, w.a.length / this.config.r],
+        data: w.a,
+      };
+      tensors[`base_model.model.${name}.lora_B.weight`] = {
+        shape: [w.b.length / this.config.r, this.config.r],
+        data: w.b,
+      };
     }
     const gpt2 = this.model.architecture === 'GPT2LMHeadModel';
     const config = {
-      peft_type: 'LORA', task_type: 'CAUSAL_LM', base_model_name_or_path: baseModel, r: this.config.r, lora_alpha: this.config.alpha, lora_dropout: this.config.dropout ?? 0,
-      use_rslora: Boolean(this.config.rslora), target_modules: Object.keys(this.a).sort(), bias: 'none', fan_in_fan_out: gpt2, inference_mode: true, init_lora_weights: true,
-      modules_to_save: null, use_dora: false, layers_to_transform: null, layers_pattern: null, rank_pattern: {}, alpha_pattern: {},
+      peft_type: 'LORA',
+      task_type: 'CAUSAL_LM',
+      base_model_name_or_path: baseModel,
+      r: this.config.r,
+      lora_alpha: this.config.alpha,
+      lora_dropout: this.config.dropout ?? 0,
+      use_rslora: Boolean(this.config.rslora),
+      target_modules: Object.keys(this.a).sort(),
+      bias: 'none',
+      fan_in_fan_out: gpt2,
+      inference_mode: true,
+      init_lora_weights: true,
+      modules_to_save: null,
+      use_dora: false,
+      layers_to_transform: null,
+      layers_pattern: null,
+      rank_pattern: {},
+      alpha_pattern: {},
     };
-    return { 'adapter_model.safetensors': new Uint8Array(encodeSafetensors(tensors)), 'adapter_config.json': JSON.stringify(config, null, 2) + '\n' };
+    return {
+      'adapter_model.safetensors': new Uint8Array(encodeSafetensors(tensors)),
+      'adapter_config.json': JSON.stringify(config, null, 2) + '\n',
+    };
   }
 
   /** Reads a PEFT LoRA adapter for the model `model` describes; refuses what PEFT would do differently (DoRA, biases, per-module ranks). */
@@ -134,12 +204,15 @@ export class LoraAdapter {
     const path = join(dir, 'adapter_config.json');
     if (!existsSync(path)) throw new Error(`${dir}: adapter_config.json is missing (a PEFT adapter directory)`);
     const c = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
-    const fail = (field: string, why: string): never => { throw new Error(`${path}: ${field}: ${why}`); };
+    const fail = (field: string, why: string): never => {
+      throw new Error(`${path}: ${field}: ${why}`);
+    };
     if (c.peft_type !== 'LORA') fail('peft_type', `'${String(c.peft_type)}' is not supported (LORA)`);
     if (c.use_dora === true) fail('use_dora', 'DoRA is not supported');
     if (c.bias !== undefined && c.bias !== 'none') fail('bias', `'${String(c.bias)}' is not supported (none)`);
     if (c.modules_to_save) fail('modules_to_save', 'fully trained modules beside the adapter are not supported');
-    for (const k of ['rank_pattern', 'alpha_pattern']) if (c[k] && Object.keys(c[k] as object).length) fail(k, 'per-module ranks and alphas are not supported');
+    for (const k of ['rank_pattern', 'alpha_pattern'])
+      if (c[k] && Object.keys(c[k] as object).length) fail(k, 'per-module ranks and alphas are not supported');
     for (const k of ['layers_to_transform', 'layers_pattern']) if (c[k] != null) fail(k, 'is not supported');
     const r = c.r as number;
     const file = join(dir, 'adapter_model.safetensors');
@@ -148,8 +221,20 @@ export class LoraAdapter {
     for (const [key, t] of Object.entries(readSafetensors(file).tensors)) {
       const m = key.match(/^base_model\.model\.(.+)\.lora_([AB])(?:\.default)?\.weight$/);
       if (!m) fail('adapter_model.safetensors', `unexpected tensor ${key}`);
-      (weights[m![1]] ??= { a: new Float32Array(), b: new Float32Array() })[m![2] === 'A' ? 'a' : 'b'] = Float32Array.from(t.data);
+      (weights[m![1]] ??= { a: new Float32Array(), b: new Float32Array() })[m![2] === 'A' ? 'a' : 'b'] =
+        Float32Array.from(t.data);
     }
-    return new LoraAdapter(model, { r, alpha: c.lora_alpha as number, rslora: c.use_rslora === true, dropout: (c.lora_dropout as number) ?? 0, targetModules: c.target_modules as string[] | string }, 0, weights);
+    return new LoraAdapter(
+      model,
+      {
+        r,
+        alpha: c.lora_alpha as number,
+        rslora: c.use_rslora === true,
+        dropout: (c.lora_dropout as number) ?? 0,
+        targetModules: c.target_modules as string[] | string,
+      },
+      0,
+      weights,
+    );
   }
 }

@@ -34,8 +34,16 @@ export function mergeAdapter(base: HfCausalLM, adapter: LoraAdapter): HfCausalLM
 
 /** Writes `base` with `adapter` merged to `dir` as a Hugging Face directory (config and tokenizer files from the base's directory). */
 export function writeMerged(dir: string, base: HfCausalLM, adapter: LoraAdapter): void {
-  if (!base.dir) throw new Error('merge: the base must have been loaded from a directory (its config.json and tokenizer files are copied)');
+  if (!base.dir)
+    throw new Error(
+      'merge: the base must have been loaded from a directory (its config.json and tokenizer files are copied)',
+    );
   // the weights are written in float32, whatever the base's were
   const raw = readRawConfig(base.dir);
-  writeHfDirectory(dir, mergedTensors(base, adapter), { ...raw, dtype: 'float32', ...('torch_dtype' in raw ? { torch_dtype: 'float32' } : {}) }, base.dir);
+  writeHfDirectory(
+    dir,
+    mergedTensors(base, adapter),
+    { ...raw, dtype: 'float32', ...('torch_dtype' in raw ? { torch_dtype: 'float32' } : {}) },
+    base.dir,
+  );
 }

@@ -22,7 +22,10 @@ import { HostMatrix, hostMatMul, hostProduct } from '../../backend/native/host.j
 import { activeSgemm } from '../../backend/native/index.js';
 
 /** Per-layer keys and values kept during generation: [B, KV heads, S, head dim] each. */
-export interface HfLayerCache { k: tf.Tensor4D; v: tf.Tensor4D }
+export interface HfLayerCache {
+  k: tf.Tensor4D;
+  v: tf.Tensor4D;
+}
 
 /** The stored dtypes a weight may have (widened to float32). */
 const FLOAT_DTYPES = ['F32', 'F16', 'BF16', 'F64'];
@@ -52,21 +55,41 @@ export class HfCausalLM implements Policy {
    * `tensors` by transformers name, as stored (nn.Linear weights [out, in]); they are copied,
    * but with `host` a float32 matrix is adopted as it is (the caller must leave it unchanged).
    */
-  constructor(readonly config: HfConfig, tensors: Record<string, { shape: number[]; data: Float32Array | Float64Array }>, readonly dir?: string, o: { host?: boolean } = {}) {
+  constructor(
+    readonly config: HfConfig,
+    tensors: Record<string, { shape: number[]; data: Float32Array | Float64Array }>,
+    readonly dir?: string,
+    o: { host?: boolean } = {},
+  ) {
     const where = dir ?? 'checkpoint';
     const specs = weightSpecs(config);
     const known = new Set(specs.map((s) => s.name));
-    const extra = Object.keys(tensors).filter((n) => !known.has(n) && !IGNORED.test(n) && !(config.tied && n === 'lm_head.weight'));
-    if (extra.length) throw new Error(`${where}: weights this ${config.architecture} does not have: ${extra.slice(0, 5).join(', ')}${extra.length > 5 ? ` and ${extra.length - 5} more` : ''}`);
+    const extra = Object.keys(tensors).filter(
+      (n) => !known.has(n) && !IGNORED.test(n) && !(config.tied && n === 'lm_head.weight'),
+    );
+    if (extra.length)
+      throw new Error(
+        `${where}: weights this ${config.architecture} does not have: ${extra.slice(0, 5).join(', ')}${extra.length > 5 ? ` and ${extra.length - 5} more` : ''}`,
+      );
     const prefix = variablePrefix('hf');
     for (const s of specs) {
       const t = tensors[s.name];
       if (!t) throw new Error(`${where}: weight ${s.name} is missing`);
       const dtype = (t as { dtype?: string }).dtype;
-      if (dtype !== undefined && !FLOAT_DTYPES.includes(dtype)) throw new Error(`${where}: weight ${s.name} is ${dtype}: integer (quantized) weights are not supported; ${FLOAT_DTYPES.join(', ')} are`);
-      if (JSON.stringify(t.shape) !== JSON.stringify(s.shape)) throw new Error(`${where}: weight ${s.name} has shape ${JSON.stringify(t.shape)}, config.json implies ${JSON.stringify(s.shape)}`);
+      if (dtype !== undefined && !FLOAT_DTYPES.includes(dtype))
+        throw new Error(
+          `${where}: weight ${s.name} is ${dtype}: integer (quantized) weights are not supported; ${FLOAT_DTYPES.join(', ')} are`,
+        );
+      if (JSON.stringify(t.shape) !== JSON.stringify(s.shape))
+        throw new Error(
+          `${where}: weight ${s.name} has shape ${JSON.stringify(t.shape)}, config.json implies ${JSON.stringify(s.shape)}`,
+        );
       if (o.host && s.shape.length === 2) {
-        this.host[s.name] = new HostMatrix(t.data instanceof Float32Array ? t.data : Float32Array.from(t.data), s.shape[0], s.shape[1]);
+        this.host[s.name] = new HostMatrix(
+          t.data instanceof Float32Array ? t.data : Float32Array.from(t.data),
+          s.shape[0],
+          s.shape[1],
+        );
         continue;
       }
       this.weights[s.name] = tf.tidy(() => {
@@ -79,11 +102,18 @@ export class HfCausalLM implements Policy {
 
   /** Every weight as transformers stores it: by its name, nn.Linear weights back to [out, in]; host matrices are returned as held (read only). */
   storedTensors(): StoredWeights {
-    const linear = new Set(weightSpecs(this.config).filter((s) => s.linear).map((s) => s.name));
-    const held = Object.entries(this.weights).map(([n, v]) => [n, tf.tidy(() => {
-      const t = linear.has(n) ? v.transpose() : v;
-      return { shape: t.shape, data: t.dataSync() as Float32Array };
-    })]);
+    const linear = new Set(
+      weightSpecs(this.config)
+        .filter((s) => s.linear)
+        .map((s) => s.name),
+    );
+    const held = Object.entries(this.weights).map(([n, v]) => [
+      n,
+      tf.tidy(() => {
+        const t = linear.has(n) ? v.transpose() : v;
+        return { shape: t.shape, data: t.dataSync() as Float32Array };
+      }),
+    ]);
     const host = Object.entries(this.host).map(([n, m]) => [n, { shape: [m.rows, m.cols], data: m.data }]);
     return Object.fromEntries([...held, ...host]);
   }
@@ -96,7 +126,9 @@ export class HfCausalLM implements Policy {
   /** Loads `DIR` (config.json and safetensors weights; float16 and bfloat16 are computed in float32). */
   static load(dir: string, o: HfLoadOptions = {}): HfCausalLM {
     const config = readHfConfig(dir);
-    return new HfCausalLM(config, readCheckpointTensors(dir), dir, { host: o.host ?? (o.frozen === true && activeSgemm() !== undefined) });
+    return new HfCausalLM(config, readCheckpointTensors(dir), dir, {
+      host: o.host ?? (o.frozen === true && activeSgemm() !== undefined),
+    });
   }
 
   get maxSequence(): number {
@@ -130,7 +162,14 @@ export class HfCausalLM implements Policy {
    * continuing `cache` (S - T keys already held); `keyMask` [B*S] is 1 for real keys, 0 for pads;
    * `recompute`: activation checkpointing per block, for whole passes that train (no cache returned).
    */
-  forward(tokens: tf.Tensor2D, positions: Int32Array, keyMask: Float32Array, cache?: HfLayerCache[], adapter?: LoraAdapter, recompute = false): { hidden: tf.Tensor3D; cache: HfLayerCache[] } {
+  forward(
+    tokens: tf.Tensor2D,
+    positions: Int32Array,
+    keyMask: Float32Array,
+    cache?: HfLayerCache[],
+    adapter?: LoraAdapter,
+    recompute = false,
+  ): { hidden: tf.Tensor3D; cache: HfLayerCache[] } {
     const c = this.config;
     const [B, T] = tokens.shape;
     const S = keyMask.length / B;
@@ -141,9 +180,16 @@ export class HfCausalLM implements Policy {
     if (gpt2) x = x.add(this.embed('transformer.wpe.weight', positions, [B, T]));
     const rot = this.invFreq && rotation(this.invFreq, positions, B, T); // cos, sin [B, 1, T, hd]
     const next: HfLayerCache[] = [];
-    const block = (l: number, input: tf.Tensor3D, past?: HfLayerCache, consts: tf.Tensor[] = [bias, ...(rot ? [rot.cos, rot.sin, rot.half] : [])]) => {
+    const block = (
+      l: number,
+      input: tf.Tensor3D,
+      past?: HfLayerCache,
+      consts: tf.Tensor[] = [bias, ...(rot ? [rot.cos, rot.sin, rot.half] : [])],
+    ) => {
       const [mask, cos, sin, half] = consts;
-      const { y, kv } = gpt2 ? this.gpt2Attention(l, input, mask, past, adapter) : this.attention(l, input, mask, { cos, sin, half: half as tf.Tensor2D }, past, adapter);
+      const { y, kv } = gpt2
+        ? this.gpt2Attention(l, input, mask, past, adapter)
+        : this.attention(l, input, mask, { cos, sin, half: half as tf.Tensor2D }, past, adapter);
       const h = input.add(y) as tf.Tensor3D;
       return { out: h.add(gpt2 ? this.gpt2Mlp(l, h, adapter) : this.swiglu(l, h, adapter)) as tf.Tensor3D, kv };
     };
@@ -153,7 +199,12 @@ export class HfCausalLM implements Policy {
     const checkpoint = recompute && !cache && !(adapter?.training && (adapter.config.dropout ?? 0) > 0);
     for (let l = 0; l < c.layers; l++) {
       if (checkpoint) {
-        x = recomputed((input, consts) => block(l, input, undefined, consts).out, x, [bias, ...(rot ? [rot.cos, rot.sin, rot.half] : [])], this.layerVariables(l, adapter));
+        x = recomputed(
+          (input, consts) => block(l, input, undefined, consts).out,
+          x,
+          [bias, ...(rot ? [rot.cos, rot.sin, rot.half] : [])],
+          this.layerVariables(l, adapter),
+        );
         continue;
       }
       const { out, kv } = block(l, x, cache?.[l]);
@@ -167,11 +218,23 @@ export class HfCausalLM implements Policy {
   /** The variables block `l` reads that an update may change: its adapter terms, or all its weights. */
   private layerVariables(l: number, adapter?: LoraAdapter): tf.Variable[] {
     const prefix = this.config.architecture === 'GPT2LMHeadModel' ? `transformer.h.${l}.` : `model.layers.${l}.`;
-    if (adapter) return Object.entries(adapter.named()).filter(([n]) => n.startsWith(prefix)).map(([, v]) => v);
-    return Object.entries(this.weights).filter(([n]) => n.startsWith(prefix)).map(([, v]) => v);
+    if (adapter)
+      return Object.entries(adapter.named())
+        .filter(([n]) => n.startsWith(prefix))
+        .map(([, v]) => v);
+    return Object.entries(this.weights)
+      .filter(([n]) => n.startsWith(prefix))
+      .map(([, v]) => v);
   }
 
-  private attention(l: number, x: tf.Tensor3D, bias: tf.Tensor, rot: { cos: tf.Tensor; sin: tf.Tensor; half: tf.Tensor2D }, cache?: HfLayerCache, adapter?: LoraAdapter): { y: tf.Tensor3D; kv: HfLayerCache } {
+  private attention(
+    l: number,
+    x: tf.Tensor3D,
+    bias: tf.Tensor,
+    rot: { cos: tf.Tensor; sin: tf.Tensor; half: tf.Tensor2D },
+    cache?: HfLayerCache,
+    adapter?: LoraAdapter,
+  ): { y: tf.Tensor3D; kv: HfLayerCache } {
     const c = this.config;
     const [B, T] = x.shape;
     const p = `model.layers.${l}.self_attn.`;
@@ -188,12 +251,20 @@ export class HfCausalLM implements Policy {
     return { y: this.linear(y, p + 'o_proj', adapter) as tf.Tensor3D, kv: { k, v } };
   }
 
-  private gpt2Attention(l: number, x: tf.Tensor3D, bias: tf.Tensor, cache?: HfLayerCache, adapter?: LoraAdapter): { y: tf.Tensor3D; kv: HfLayerCache } {
+  private gpt2Attention(
+    l: number,
+    x: tf.Tensor3D,
+    bias: tf.Tensor,
+    cache?: HfLayerCache,
+    adapter?: LoraAdapter,
+  ): { y: tf.Tensor3D; kv: HfLayerCache } {
     const c = this.config;
     const [B, T] = x.shape;
     const p = `transformer.h.${l}.`;
     const qkv = this.linear(this.layerNorm(x, p + 'ln_1'), p + 'attn.c_attn', adapter);
-    const [q, k, v] = tf.split(qkv, 3, -1).map((t) => t.reshape([B, T, c.heads, c.headDim]).transpose([0, 2, 1, 3]) as tf.Tensor4D);
+    const [q, k, v] = tf
+      .split(qkv, 3, -1)
+      .map((t) => t.reshape([B, T, c.heads, c.headDim]).transpose([0, 2, 1, 3]) as tf.Tensor4D);
     const keys = cat(cache?.k, k);
     const values = cat(cache?.v, v);
     const y = attend(q, keys, values, bias);
@@ -204,7 +275,11 @@ export class HfCausalLM implements Policy {
     const p = `model.layers.${l}.`;
     const h = this.rmsNorm(x, p + 'post_attention_layernorm.weight');
     const gate = this.linear(h, p + 'mlp.gate_proj', adapter);
-    return this.linear(gate.mul(tf.sigmoid(gate)).mul(this.linear(h, p + 'mlp.up_proj', adapter)), p + 'mlp.down_proj', adapter) as tf.Tensor3D;
+    return this.linear(
+      gate.mul(tf.sigmoid(gate)).mul(this.linear(h, p + 'mlp.up_proj', adapter)),
+      p + 'mlp.down_proj',
+      adapter,
+    ) as tf.Tensor3D;
   }
 
   private gpt2Mlp(l: number, x: tf.Tensor3D, adapter?: LoraAdapter): tf.Tensor3D {
@@ -231,7 +306,10 @@ export class HfCausalLM implements Policy {
   private layerNorm(x: tf.Tensor, name: string): tf.Tensor {
     const mean = x.mean(-1, true);
     const centred = x.sub(mean);
-    return centred.mul(tf.rsqrt(centred.square().mean(-1, true).add(this.config.eps))).mul(this.w(`${name}.weight`)).add(this.w(`${name}.bias`));
+    return centred
+      .mul(tf.rsqrt(centred.square().mean(-1, true).add(this.config.eps)))
+      .mul(this.w(`${name}.weight`))
+      .add(this.w(`${name}.bias`));
   }
 
   private isConv1D(name: string): boolean {
@@ -241,7 +319,11 @@ export class HfCausalLM implements Policy {
   /** The head's weight: the embedding table [V, d] when tied, else lm_head held [d, V] (as stored, [V, d], on the host). */
   private headWeight(): tf.Tensor2D | HostMatrix {
     const c = this.config;
-    const name = !c.tied ? 'lm_head.weight' : c.architecture === 'GPT2LMHeadModel' ? 'transformer.wte.weight' : 'model.embed_tokens.weight';
+    const name = !c.tied
+      ? 'lm_head.weight'
+      : c.architecture === 'GPT2LMHeadModel'
+        ? 'transformer.wte.weight'
+        : 'model.embed_tokens.weight';
     return this.host[name] ?? (this.w(name) as tf.Tensor2D);
   }
 
@@ -251,14 +333,19 @@ export class HfCausalLM implements Policy {
     const [B, T, d] = hidden.shape;
     const w = this.headWeight();
     const rows = hidden.reshape([B * T, d]) as tf.Tensor2D;
-    return (w instanceof HostMatrix ? hostMatMul(rows, w, true) : tf.matMul(rows, w, false, c.tied)).reshape([B, T, c.vocabSize]);
+    return (w instanceof HostMatrix ? hostMatMul(rows, w, true) : tf.matMul(rows, w, false, c.tied)).reshape([
+      B,
+      T,
+      c.vocabSize,
+    ]);
   }
 
   /** See Policy.score; `temperature` divides the logits (0, greedy, scores at 1); with `adapter`, through its LoRA terms. */
   score(inputs: readonly PolicyInput[], temperature = 1, adapter?: LoraAdapter): ScoredBatch {
     if (inputs.length === 0) throw new Error('hf: nothing to score');
     const { B, P, Tc, L, tokens, positions, leftPad, targets, mask } = layoutBatch(inputs);
-    if (L > this.maxSequence) throw new Error(`hf: a scoring pass of ${L} tokens exceeds max_position_embeddings ${this.maxSequence}`);
+    if (L > this.maxSequence)
+      throw new Error(`hf: a scoring pass of ${L} tokens exceeds max_position_embeddings ${this.maxSequence}`);
     const keyMask = new Float32Array(B * L).fill(1);
     leftPad.forEach((n, b) => keyMask.fill(0, b * L, b * L + n));
     const { hidden } = this.forward(tf.tensor2d(tokens, [B, L], 'int32'), positions, keyMask, undefined, adapter, true);
@@ -266,9 +353,21 @@ export class HfCausalLM implements Policy {
     const rows = hidden.slice([0, P - 1, 0], [-1, Tc, -1]).reshape([B * Tc, d]) as tf.Tensor2D;
     // chunked over rows, so [B, Tc, V] logits never exist at once (src/models/hf/head.ts)
     // the head trains only in full fine-tuning; under an adapter, or held on the host, it is frozen
-    const { logProbs, entropy } = headScores(rows, this.headWeight(), this.config.tied, targets, temperature, undefined, !adapter && !this.frozen);
+    const { logProbs, entropy } = headScores(
+      rows,
+      this.headWeight(),
+      this.config.tied,
+      targets,
+      temperature,
+      undefined,
+      !adapter && !this.frozen,
+    );
     const m = tf.tensor2d(mask, [B, Tc]);
-    return { logProbs: logProbs.reshape([B, Tc]).mul(m) as tf.Tensor2D, entropy: entropy.reshape([B, Tc]) as tf.Tensor2D, mask: m };
+    return {
+      logProbs: logProbs.reshape([B, Tc]).mul(m) as tf.Tensor2D,
+      entropy: entropy.reshape([B, Tc]) as tf.Tensor2D,
+      mask: m,
+    };
   }
 }
 

@@ -13,7 +13,10 @@ export class HfPolicy implements Policy {
   readonly kind = 'hf';
   readonly hasValueHead = false;
 
-  constructor(readonly base: HfCausalLM, readonly adapter?: LoraAdapter) {}
+  constructor(
+    readonly base: HfCausalLM,
+    readonly adapter?: LoraAdapter,
+  ) {}
 
   get config() {
     return this.base.config;
@@ -31,7 +34,10 @@ export class HfPolicy implements Policy {
   variables(): tf.Variable[] {
     if (this.adapter) return this.adapter.variables();
     // a base loaded frozen keeps its matrices outside the heap, where no gradient reaches them
-    if (this.base.frozen) throw new Error(`hf: the base ${this.base.dir ?? ''} was loaded frozen (for an adapter, generation or serving): it cannot be fine-tuned in full`);
+    if (this.base.frozen)
+      throw new Error(
+        `hf: the base ${this.base.dir ?? ''} was loaded frozen (for an adapter, generation or serving): it cannot be fine-tuned in full`,
+      );
     return this.base.variables();
   }
 
@@ -44,7 +50,12 @@ export class HfPolicy implements Policy {
     return this.base.score(inputs, temperature, this.adapter);
   }
 
-  forward(tokens: tf.Tensor2D, positions: Int32Array, keyMask: Float32Array, cache?: HfLayerCache[]): { hidden: tf.Tensor3D; cache: HfLayerCache[] } {
+  forward(
+    tokens: tf.Tensor2D,
+    positions: Int32Array,
+    keyMask: Float32Array,
+    cache?: HfLayerCache[],
+  ): { hidden: tf.Tensor3D; cache: HfLayerCache[] } {
     return this.base.forward(tokens, positions, keyMask, cache, this.adapter);
   }
 

@@ -6,7 +6,12 @@ import * as tf from '@tensorflow/tfjs';
  * train) come from a fresh tape over f. Memory for a block's backward is then one block's
  * activations, not every block's.
  */
-export function recomputed(f: (x: tf.Tensor3D, consts: tf.Tensor[]) => tf.Tensor3D, x: tf.Tensor3D, consts: tf.Tensor[], vars: tf.Variable[]): tf.Tensor3D {
+export function recomputed(
+  f: (x: tf.Tensor3D, consts: tf.Tensor[]) => tf.Tensor3D,
+  x: tf.Tensor3D,
+  consts: tf.Tensor[],
+  vars: tf.Variable[],
+): tf.Tensor3D {
   const op = tf.customGrad(((...args: unknown[]) => {
     const save = args[args.length - 1] as tf.GradSaveFunc;
     const input = args[0] as tf.Tensor3D;
@@ -22,7 +27,13 @@ export function recomputed(f: (x: tf.Tensor3D, consts: tf.Tensor[]) => tf.Tensor
         const outer = state.activeTape;
         state.activeTape = null;
         try {
-          const { grads } = tf.variableGrads(() => f(held as unknown as tf.Tensor3D, saved.slice(1)).mul(dy).sum() as tf.Scalar, [held, ...vars]);
+          const { grads } = tf.variableGrads(
+            () =>
+              f(held as unknown as tf.Tensor3D, saved.slice(1))
+                .mul(dy)
+                .sum() as tf.Scalar,
+            [held, ...vars],
+          );
           return [grads[held.name], ...vars.map((v) => grads[v.name] ?? tf.zerosLike(v))];
         } finally {
           state.activeTape = outer;

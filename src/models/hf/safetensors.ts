@@ -17,10 +17,18 @@ export interface StoredTensor {
 const FLOAT_BYTES: Record<string, number> = { F32: 4, F16: 2, BF16: 2, F64: 8 };
 const INT_BYTES: Record<string, number> = { I64: 8, I32: 4, I16: 2, I8: 1, U8: 1, BOOL: 1 };
 
-interface HeaderEntry { dtype: string; shape: number[]; data_offsets: [number, number] }
+interface HeaderEntry {
+  dtype: string;
+  shape: number[];
+  data_offsets: [number, number];
+}
 
 /** The header of a safetensors file: each tensor's dtype, shape and byte range, and the metadata. */
-export function readHeader(path: string): { entries: Record<string, HeaderEntry>; metadata: Record<string, string>; dataStart: number } {
+export function readHeader(path: string): {
+  entries: Record<string, HeaderEntry>;
+  metadata: Record<string, string>;
+  dataStart: number;
+} {
   const fd = openSync(path, 'r');
   try {
     const len = Buffer.alloc(8);
@@ -35,7 +43,9 @@ export function readHeader(path: string): { entries: Record<string, HeaderEntry>
     } catch (e) {
       throw new Error(`${path}: the safetensors header is not JSON (${(e as Error).message})`);
     }
-    const { __metadata__: metadata = {}, ...entries } = json as Record<string, HeaderEntry> & { __metadata__?: Record<string, string> };
+    const { __metadata__: metadata = {}, ...entries } = json as Record<string, HeaderEntry> & {
+      __metadata__?: Record<string, string>;
+    };
     return { entries, metadata: metadata as Record<string, string>, dataStart: 8 + n };
   } finally {
     closeSync(fd);
@@ -43,7 +53,10 @@ export function readHeader(path: string): { entries: Record<string, HeaderEntry>
 }
 
 /** Every tensor of a safetensors file (or only those `want` keeps), floats as float32. */
-export function readSafetensors(path: string, want: (name: string) => boolean = () => true): { tensors: Record<string, StoredTensor>; metadata: Record<string, string> } {
+export function readSafetensors(
+  path: string,
+  want: (name: string) => boolean = () => true,
+): { tensors: Record<string, StoredTensor>; metadata: Record<string, string> } {
   const { entries, metadata, dataStart } = readHeader(path);
   const bytes = readFileSync(path);
   const tensors: Record<string, StoredTensor> = {};
@@ -52,8 +65,14 @@ export function readSafetensors(path: string, want: (name: string) => boolean = 
     const [begin, end] = e.data_offsets;
     const count = e.shape.reduce((a, b) => a * b, 1);
     const width = FLOAT_BYTES[e.dtype] ?? INT_BYTES[e.dtype];
-    if (width === undefined) throw new Error(`${path}: tensor ${name} has dtype ${e.dtype}; supported: ${[...Object.keys(FLOAT_BYTES), ...Object.keys(INT_BYTES)].join(', ')} (quantized weights are not)`);
-    if (end - begin !== count * width || dataStart + end > bytes.length) throw new Error(`${path}: tensor ${name} (${e.dtype} ${JSON.stringify(e.shape)}) has ${end - begin} bytes at ${begin}, not ${count * width}, or runs past the file`);
+    if (width === undefined)
+      throw new Error(
+        `${path}: tensor ${name} has dtype ${e.dtype}; supported: ${[...Object.keys(FLOAT_BYTES), ...Object.keys(INT_BYTES)].join(', ')} (quantized weights are not)`,
+      );
+    if (end - begin !== count * width || dataStart + end > bytes.length)
+      throw new Error(
+        `${path}: tensor ${name} (${e.dtype} ${JSON.stringify(e.shape)}) has ${end - begin} bytes at ${begin}, not ${count * width}, or runs past the file`,
+      );
     const raw = bytes.subarray(dataStart + begin, dataStart + end);
     tensors[name] = { dtype: e.dtype, shape: e.shape, data: decode(e.dtype, raw, count) };
   }
@@ -81,7 +100,16 @@ function decode(dtype: string, raw: Buffer, count: number): Float32Array | Float
   if (dtype === 'F64') return Float32Array.from({ length: count }, (_, i) => view.getFloat64(8 * i, true));
   const out = new Float64Array(count);
   for (let i = 0; i < count; i++) {
-    out[i] = dtype === 'I64' ? Number(view.getBigInt64(8 * i, true)) : dtype === 'I32' ? view.getInt32(4 * i, true) : dtype === 'I16' ? view.getInt16(2 * i, true) : dtype === 'I8' ? view.getInt8(i) : view.getUint8(i);
+    out[i] =
+      dtype === 'I64'
+        ? Number(view.getBigInt64(8 * i, true))
+        : dtype === 'I32'
+          ? view.getInt32(4 * i, true)
+          : dtype === 'I16'
+            ? view.getInt16(2 * i, true)
+            : dtype === 'I8'
+              ? view.getInt8(i)
+              : view.getUint8(i);
   }
   return out;
 }
@@ -104,7 +132,10 @@ export function readCheckpointTensors(dir: string, want?: (name: string) => bool
   const single = join(dir, 'model.safetensors');
   const index = join(dir, 'model.safetensors.index.json');
   if (existsSync(single)) return readSafetensors(single, want).tensors;
-  if (!existsSync(index)) throw new Error(`${dir}: no model.safetensors and no model.safetensors.index.json (only safetensors weights are read; a .bin or .pt checkpoint is not)`);
+  if (!existsSync(index))
+    throw new Error(
+      `${dir}: no model.safetensors and no model.safetensors.index.json (only safetensors weights are read; a .bin or .pt checkpoint is not)`,
+    );
   let map: Record<string, string>;
   try {
     map = (JSON.parse(readFileSync(index, 'utf8')) as { weight_map: Record<string, string> }).weight_map;
@@ -126,17 +157,25 @@ export function readCheckpointTensors(dir: string, want?: (name: string) => bool
  * (transformers writes `{"format": "pt"}`). The header is padded with spaces to 8 bytes, as
  * the reference implementation does, so the data stays aligned.
  */
-export function writeSafetensors(path: string, tensors: Record<string, { shape: readonly number[]; data: Float32Array }>, metadata: Record<string, string> = { format: 'pt' }): void {
+export function writeSafetensors(
+  path: string,
+  tensors: Record<string, { shape: readonly number[]; data: Float32Array }>,
+  metadata: Record<string, string> = { format: 'pt' },
+): void {
   writeFileSync(path, encodeSafetensors(tensors, metadata));
 }
 
 /** The bytes of a safetensors file of float32 `tensors` (see writeSafetensors). */
-export function encodeSafetensors(tensors: Record<string, { shape: readonly number[]; data: Float32Array }>, metadata: Record<string, string> = { format: 'pt' }): Buffer {
+export function encodeSafetensors(
+  tensors: Record<string, { shape: readonly number[]; data: Float32Array }>,
+  metadata: Record<string, string> = { format: 'pt' },
+): Buffer {
   const header: Record<string, unknown> = { __metadata__: metadata };
   let offset = 0;
   for (const [name, t] of Object.entries(tensors)) {
     const count = t.shape.reduce((a, b) => a * b, 1);
-    if (count !== t.data.length) throw new Error(`writeSafetensors: ${name} has shape ${JSON.stringify(t.shape)} but ${t.data.length} values`);
+    if (count !== t.data.length)
+      throw new Error(`writeSafetensors: ${name} has shape ${JSON.stringify(t.shape)} but ${t.data.length} values`);
     header[name] = { dtype: 'F32', shape: [...t.shape], data_offsets: [offset, offset + 4 * count] };
     offset += 4 * count;
   }

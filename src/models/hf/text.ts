@@ -17,14 +17,28 @@ export function loadHfTokenizer(dir: string): Tokenizer {
 /** `tk` as roles use it; `where` names it in errors. */
 export function roleTokenizer(tk: HfTokenizer, where: string): Tokenizer {
   const ends = [...new Set([...tk.eosIds, ...tk.endOfTurnIds])];
-  if (!ends.length) throw new Error(`${where}: no end-of-sequence id (generation_config.json or config.json eos_token_id, or tokenizer_config.json eos_token): a role's turn could never end`);
+  if (!ends.length)
+    throw new Error(
+      `${where}: no end-of-sequence id (generation_config.json or config.json eos_token_id, or tokenizer_config.json eos_token): a role's turn could never end`,
+    );
   return {
     size: tk.vocabSize,
     eos: ends[0],
     stops: ends.slice(1),
     prompt: (text) => tk.encode(text),
     // thinking off (Qwen3's templates read enable_thinking; others ignore it): a role answers at once
-    ...(tk.hasChatTemplate ? { chat: (system: string, user: string) => tk.chatIds([{ role: 'system', content: system }, { role: 'user', content: user }], { addGenerationPrompt: true, enable_thinking: false }) } : {}),
+    ...(tk.hasChatTemplate
+      ? {
+          chat: (system: string, user: string) =>
+            tk.chatIds(
+              [
+                { role: 'system', content: system },
+                { role: 'user', content: user },
+              ],
+              { addGenerationPrompt: true, enable_thinking: false },
+            ),
+        }
+      : {}),
     encode: (text) => tk.encode(text, { addSpecialTokens: false }),
     decode: (ids) => tk.decode(ids, { skipSpecialTokens: true }),
   };

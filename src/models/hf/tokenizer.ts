@@ -10,13 +10,24 @@ import { Tokenizer } from '@huggingface/tokenizers';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-export interface ChatMessage { role: string; content: string }
-export interface ChatOptions { addGenerationPrompt?: boolean; [kwarg: string]: unknown }
+export interface ChatMessage {
+  role: string;
+  content: string;
+}
+export interface ChatOptions {
+  addGenerationPrompt?: boolean;
+  [kwarg: string]: unknown;
+}
 
 type Json = Record<string, unknown>;
 
 /** A token given as a string or as `{ content }`, as tokenizer_config.json writes both. */
-const tokenText = (v: unknown): string | undefined => (typeof v === 'string' ? v : v && typeof v === 'object' && typeof (v as Json).content === 'string' ? ((v as Json).content as string) : undefined);
+const tokenText = (v: unknown): string | undefined =>
+  typeof v === 'string'
+    ? v
+    : v && typeof v === 'object' && typeof (v as Json).content === 'string'
+      ? ((v as Json).content as string)
+      : undefined;
 
 export class HfTokenizer {
   private readonly tokenizer: Tokenizer;
@@ -30,7 +41,12 @@ export class HfTokenizer {
   readonly endOfTurnIds: number[];
 
   /** From parsed files; `where` names the directory in errors. */
-  constructor(tokenizerJson: Json, config: Json = {}, eos: number[] = [], readonly where = 'tokenizer') {
+  constructor(
+    tokenizerJson: Json,
+    config: Json = {},
+    eos: number[] = [],
+    readonly where = 'tokenizer',
+  ) {
     try {
       this.tokenizer = new Tokenizer(tokenizerJson, config);
     } catch (e) {
@@ -39,7 +55,8 @@ export class HfTokenizer {
     const vocab = (tokenizerJson.model as Json | undefined)?.vocab;
     // the largest id plus one, over the model's vocabulary and the added tokens (a loop: 151k ids overflow a spread)
     let top = Array.isArray(vocab) ? vocab.length - 1 : -1;
-    if (!Array.isArray(vocab)) for (const id of Object.values((vocab ?? {}) as Record<string, number>)) top = Math.max(top, id);
+    if (!Array.isArray(vocab))
+      for (const id of Object.values((vocab ?? {}) as Record<string, number>)) top = Math.max(top, id);
     for (const t of (tokenizerJson.added_tokens ?? []) as { id: number }[]) top = Math.max(top, t.id);
     this.vocabSize = top + 1;
     this.specials = { bos: tokenText(config.bos_token), eos: tokenText(config.eos_token) };
@@ -71,9 +88,13 @@ export class HfTokenizer {
       }
     };
     const tokenizer = read('tokenizer.json');
-    if (!tokenizer) throw new Error(`${dir}/tokenizer.json is missing (only fast tokenizers, tokenizer.json, are read)`);
+    if (!tokenizer)
+      throw new Error(`${dir}/tokenizer.json is missing (only fast tokenizers, tokenizer.json, are read)`);
     const generation = read('generation_config.json');
-    const eos = eosIds(generation?.eos_token_id, `${dir}/generation_config.json`) ?? eosIds(read('config.json')?.eos_token_id, `${dir}/config.json`) ?? [];
+    const eos =
+      eosIds(generation?.eos_token_id, `${dir}/generation_config.json`) ??
+      eosIds(read('config.json')?.eos_token_id, `${dir}/config.json`) ??
+      [];
     return new HfTokenizer(tokenizer, read('tokenizer_config.json') ?? {}, eos, dir);
   }
 
@@ -99,7 +120,13 @@ export class HfTokenizer {
   applyChatTemplate(messages: readonly ChatMessage[], o: ChatOptions = {}): string {
     if (!this.template) throw new Error(`${this.where}: no chat_template in tokenizer_config.json`);
     const { addGenerationPrompt, ...kwargs } = o;
-    return this.template.render({ ...kwargs, messages, add_generation_prompt: addGenerationPrompt ?? false, bos_token: this.specials.bos ?? '', eos_token: this.specials.eos ?? '' });
+    return this.template.render({
+      ...kwargs,
+      messages,
+      add_generation_prompt: addGenerationPrompt ?? false,
+      bos_token: this.specials.bos ?? '',
+      eos_token: this.specials.eos ?? '',
+    });
   }
 
   /** Its ids, without adding special tokens again (as `apply_chat_template(tokenize=True)`). */
@@ -116,7 +143,10 @@ export class HfTokenizer {
     const marker = 'coevolve-turn-marker';
     let text: string;
     try {
-      text = this.applyChatTemplate([{ role: 'user', content: 'x' }, { role: 'assistant', content: marker }]);
+      text = this.applyChatTemplate([
+        { role: 'user', content: 'x' },
+        { role: 'assistant', content: marker },
+      ]);
     } catch {
       return [];
     }
@@ -135,13 +165,16 @@ function chatTemplate(v: unknown, where: string): string | undefined {
     const named = v.find((t) => t && typeof t === 'object' && (t as Json).name === 'default') as Json | undefined;
     if (named && typeof named.template === 'string') return named.template;
   }
-  throw new Error(`${where}: chat_template: a string or a list of {name, template} with one named default, got ${JSON.stringify(v).slice(0, 80)}`);
+  throw new Error(
+    `${where}: chat_template: a string or a list of {name, template} with one named default, got ${JSON.stringify(v).slice(0, 80)}`,
+  );
 }
 
 /** eos_token_id as a list; undefined when absent or null. */
 function eosIds(v: unknown, where: string): number[] | undefined {
   if (v === undefined || v === null) return undefined;
   const list = Array.isArray(v) ? v : [v];
-  if (!list.every((x) => Number.isInteger(x) && x >= 0)) throw new Error(`${where}: eos_token_id: a token id or a list of them, got ${JSON.stringify(v)}`);
+  if (!list.every((x) => Number.isInteger(x) && x >= 0))
+    throw new Error(`${where}: eos_token_id: a token id or a list of them, got ${JSON.stringify(v)}`);
   return list as number[];
 }

@@ -1,7 +1,13 @@
 import type { PassOps } from './ops.js';
 
 /** The layout of one batch: B rows of L positions, width d in H heads; row b's first leftPad[b] positions are padding. */
-export interface AttentionShape { B: number; L: number; d: number; H: number; leftPad: readonly number[] }
+export interface AttentionShape {
+  B: number;
+  L: number;
+  d: number;
+  H: number;
+  leftPad: readonly number[];
+}
 
 /**
  * Calls `f` for each row and head that has real positions: `at` is the offset of its first
@@ -26,8 +32,18 @@ function eachHead(s: AttentionShape, probs: Float32Array, f: (at: number, n: num
  * queries (their outputs stay as they are, 0 from the caller): TinyLM masks them as keys, so
  * nothing real depends on them. The probabilities are kept in `probs` for the backward pass.
  */
-export function attend(ops: PassOps, s: AttentionShape, scale: number, q: Float32Array, k: Float32Array, v: Float32Array, y: Float32Array, probs: Float32Array): void {
-  const { d } = s, hd = d / s.H;
+export function attend(
+  ops: PassOps,
+  s: AttentionShape,
+  scale: number,
+  q: Float32Array,
+  k: Float32Array,
+  v: Float32Array,
+  y: Float32Array,
+  probs: Float32Array,
+): void {
+  const { d } = s,
+    hd = d / s.H;
   eachHead(s, probs, (at, n, p) => {
     ops.sgemm(false, true, n, n, hd, q.subarray(at), d, k.subarray(at), d, 0, p, n, scale);
     ops.causalSoftmax(p, n);
@@ -40,8 +56,22 @@ export function attend(ops: PassOps, s: AttentionShape, scale: number, q: Float3
  * dP = dy vᵀ (the softmax's Jacobian), dq = scale dS k and dk = scale dSᵀ q. dq, dk and dv
  * are overwritten on real positions and must be 0 on padding; `dp` is scratch of L² floats.
  */
-export function attendBackward(ops: PassOps, s: AttentionShape, scale: number, q: Float32Array, k: Float32Array, v: Float32Array, probs: Float32Array, dy: Float32Array, dq: Float32Array, dk: Float32Array, dv: Float32Array, dp: Float32Array): void {
-  const { d } = s, hd = d / s.H;
+export function attendBackward(
+  ops: PassOps,
+  s: AttentionShape,
+  scale: number,
+  q: Float32Array,
+  k: Float32Array,
+  v: Float32Array,
+  probs: Float32Array,
+  dy: Float32Array,
+  dq: Float32Array,
+  dk: Float32Array,
+  dv: Float32Array,
+  dp: Float32Array,
+): void {
+  const { d } = s,
+    hd = d / s.H;
   eachHead(s, probs, (at, n, p) => {
     ops.sgemm(false, true, n, n, hd, dy.subarray(at), d, v.subarray(at), d, 0, dp, n);
     ops.sgemm(true, false, n, hd, n, p, n, dy.subarray(at), d, 0, dv.subarray(at), d);

@@ -23,16 +23,28 @@ export class NativeDecoder {
   private readonly shape: string;
   private past = 0;
 
-  constructor(private readonly model: TinyLM, private readonly sgemm: Sgemm, private readonly B: number, private readonly leftPad: readonly number[]) {
+  constructor(
+    private readonly model: TinyLM,
+    private readonly sgemm: Sgemm,
+    private readonly B: number,
+    private readonly leftPad: readonly number[],
+  ) {
     for (const [name, v] of Object.entries(model.weights)) this.w[name] = v.dataSync() as Float32Array;
     const { context, dModel: d, nLayers, nHeads: H, vocabSize } = model.config;
     this.shape = `${B} ${context} ${d} ${H} ${nLayers} ${vocabSize}`;
     // every position a step reads was written earlier in this decode, so a reused cache needs no clearing
-    this.cache = (idle.take(`kv ${this.shape}`) as KVCache | undefined) ?? (() => {
-      const keys = Array.from({ length: nLayers }, () => new Float32Array(B * context * d));
-      const vals = Array.from({ length: nLayers }, () => new Float32Array(B * context * d));
-      return { keys, vals, keyViews: keys.map((a) => heads(a, B, H, context * d, d / H)), valViews: vals.map((a) => heads(a, B, H, context * d, d / H)) };
-    })();
+    this.cache =
+      (idle.take(`kv ${this.shape}`) as KVCache | undefined) ??
+      (() => {
+        const keys = Array.from({ length: nLayers }, () => new Float32Array(B * context * d));
+        const vals = Array.from({ length: nLayers }, () => new Float32Array(B * context * d));
+        return {
+          keys,
+          vals,
+          keyViews: keys.map((a) => heads(a, B, H, context * d, d / H)),
+          valViews: vals.map((a) => heads(a, B, H, context * d, d / H)),
+        };
+      })();
   }
 
   /** Hands this decoder's arrays to the next decoder of the same shape on this thread; the decoder is not to be fed after. */
@@ -51,10 +63,13 @@ export class NativeDecoder {
     const R = B * T;
     const s = this.scratch(T);
     const { x, normed, q, kv, y, hidden, tmp } = s;
-    const tok = this.w.tok_emb, pos = this.w.pos_emb;
+    const tok = this.w.tok_emb,
+      pos = this.w.pos_emb;
     for (let b = 0; b < B; b++) {
       for (let t = 0; t < T; t++) {
-        const r = b * T + t, id = tokens[r], p = Math.max(0, past + t - leftPad[b]);
+        const r = b * T + t,
+          id = tokens[r],
+          p = Math.max(0, past + t - leftPad[b]);
         for (let j = 0; j < d; j++) x[r * d + j] = tok[id * d + j] + pos[p * d + j];
       }
     }
@@ -63,10 +78,14 @@ export class NativeDecoder {
       const p = `h${i}.`;
       layerNormRows(x, normed, R, d, this.w[p + 'ln1.g'], this.w[p + 'ln1.b']);
       this.affine(normed, R, d, d, p + 'q', q);
-      for (const [name, cache] of [['k', keys[i]], ['v', vals[i]]] as const) {
+      for (const [name, cache] of [
+        ['k', keys[i]],
+        ['v', vals[i]],
+      ] as const) {
         this.affine(normed, R, d, d, p + name, kv);
         for (let b = 0; b < B; b++) {
-          const from = b * T * d, to = (b * context + past) * d;
+          const from = b * T * d,
+            to = (b * context + past) * d;
           for (let j = 0; j < T * d; j++) cache[to + j] = kv[from + j];
         }
       }
@@ -99,11 +118,25 @@ export class NativeDecoder {
     if (this.step) return this.step;
     const { B } = this;
     const { dModel: d, nHeads: H, context, vocabSize: V } = this.model.config;
-    const R = B * T, f = (n: number) => new Float32Array(n);
-    const q = f(R * d), y = f(R * d);
+    const R = B * T,
+      f = (n: number) => new Float32Array(n);
+    const q = f(R * d),
+      y = f(R * d);
     this.step = {
-      T, x: f(R * d), normed: f(R * d), q, kv: f(R * d), y, hidden: f(R * 4 * d), tmp: f(R * d),
-      probs: f(T * context), last: f(B * d), lastNormed: f(B * d), logits: f(B * V), qViews: heads(q, B, H, T * d, d / H), yViews: heads(y, B, H, T * d, d / H),
+      T,
+      x: f(R * d),
+      normed: f(R * d),
+      q,
+      kv: f(R * d),
+      y,
+      hidden: f(R * 4 * d),
+      tmp: f(R * d),
+      probs: f(T * context),
+      last: f(B * d),
+      lastNormed: f(B * d),
+      logits: f(B * V),
+      qViews: heads(q, B, H, T * d, d / H),
+      yViews: heads(y, B, H, T * d, d / H),
     };
     return this.step;
   }
@@ -116,7 +149,8 @@ export class NativeDecoder {
   private attend(s: Scratch, K: Float32Array[], V: Float32Array[], T: number): void {
     const { B, leftPad, past } = this;
     const { dModel: d, nHeads: H } = this.model.config;
-    const hd = d / H, S = past + T;
+    const hd = d / H,
+      S = past + T;
     const { probs, qViews, yViews } = s;
     for (let b = 0; b < B; b++) {
       for (let h = 0; h < H; h++) {
@@ -146,16 +180,28 @@ export class NativeDecoder {
 
 interface Scratch {
   T: number;
-  x: Float32Array; normed: Float32Array; q: Float32Array; kv: Float32Array; y: Float32Array; hidden: Float32Array; tmp: Float32Array;
-  probs: Float32Array; last: Float32Array; lastNormed: Float32Array; logits: Float32Array;
+  x: Float32Array;
+  normed: Float32Array;
+  q: Float32Array;
+  kv: Float32Array;
+  y: Float32Array;
+  hidden: Float32Array;
+  tmp: Float32Array;
+  probs: Float32Array;
+  last: Float32Array;
+  lastNormed: Float32Array;
+  logits: Float32Array;
   /** each row's and head's slice of q and y */
-  qViews: Float32Array[]; yViews: Float32Array[];
+  qViews: Float32Array[];
+  yViews: Float32Array[];
 }
 
 interface KVCache {
-  keys: Float32Array[]; vals: Float32Array[];
+  keys: Float32Array[];
+  vals: Float32Array[];
   /** per layer, each row's and head's slice of the keys and values */
-  keyViews: Float32Array[][]; valViews: Float32Array[][];
+  keyViews: Float32Array[][];
+  valViews: Float32Array[][];
 }
 
 /** Views of each of B rows (`row` floats apart) and H heads (`hd` apart) of a; index b H + h. */
@@ -182,7 +228,10 @@ const idle = new (class {
   }
   give(key: string, v: KVCache | Scratch): void {
     this.take(key);
-    const arrays = 'keys' in v ? [...v.keys, ...v.vals] : Object.values(v).filter((a): a is Float32Array => a instanceof Float32Array);
+    const arrays =
+      'keys' in v
+        ? [...v.keys, ...v.vals]
+        : Object.values(v).filter((a): a is Float32Array => a instanceof Float32Array);
     const bytes = arrays.reduce((n, a) => n + a.byteLength, 0);
     this.kept.set(key, { v, bytes });
     this.bytes += bytes;

@@ -3,7 +3,9 @@ export function erf(x: number): number {
   const s = x < 0 ? -1 : 1;
   const a = Math.abs(x);
   const t = 1 / (1 + 0.3275911 * a);
-  const y = 1 - ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * Math.exp(-a * a);
+  const y =
+    1 -
+    ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * Math.exp(-a * a);
   return s * y;
 }
 
@@ -20,9 +22,11 @@ for (let i = 0; i < SIZE; i++) PHI[i] = 0.5 * (1 + erf((i / STEPS - RANGE) * Mat
 
 /** out = GELU(h) = h Φ(h) elementwise (out may be h), Φ interpolated in the table: 0 below -8, 1 above 8. */
 export function geluRows(h: Float32Array, out: Float32Array): void {
-  const n = h.length, table = PHI;
+  const n = h.length,
+    table = PHI;
   for (let j = 0; j < n; j++) {
-    const x = h[j], u = (x + RANGE) * STEPS;
+    const x = h[j],
+      u = (x + RANGE) * STEPS;
     if (u >= 0 && u < SIZE - 1) {
       const i = u | 0;
       out[j] = x * (table[i] + (u - i) * (table[i + 1] - table[i]));

@@ -24,7 +24,10 @@ export class PassMemory {
       offsets[key] = end;
       end += Math.ceil(sizes[key] / 4) * 16;
     }
-    if (end > LIMIT) throw new Error(`native pass: needs ${(end / 2 ** 30).toFixed(2)} GiB, over a wasm memory's 4 GiB; score in smaller batches (trainer.microBatch)`);
+    if (end > LIMIT)
+      throw new Error(
+        `native pass: needs ${(end / 2 ** 30).toFixed(2)} GiB, over a wasm memory's 4 GiB; score in smaller batches (trainer.microBatch)`,
+      );
     const memory = new PassMemory(end);
     const buffer = memory.memory!.buffer;
     const views = {} as Record<K, Float32Array>;
@@ -33,7 +36,9 @@ export class PassMemory {
   }
 
   private constructor(bytes: number) {
-    const fits = idle.filter((m) => m.buffer.byteLength >= bytes).sort((a, b) => a.buffer.byteLength - b.buffer.byteLength)[0];
+    const fits = idle
+      .filter((m) => m.buffer.byteLength >= bytes)
+      .sort((a, b) => a.buffer.byteLength - b.buffer.byteLength)[0];
     const memory = fits ?? idle.pop() ?? new WebAssembly.Memory({ initial: 1 });
     if (fits) idle.splice(idle.indexOf(fits), 1);
     if (memory.buffer.byteLength < bytes) memory.grow(Math.ceil((bytes - memory.buffer.byteLength) / PAGE));

@@ -26,10 +26,18 @@ export class NativeScore {
   private readonly scale: number;
   private done = false;
 
-  constructor(private readonly c: TinyLMConfig, weights: Record<string, Float32Array>, sgemm: Sgemm, private readonly batch: ScoreBatch, private readonly temperature: number, withBackward: boolean) {
+  constructor(
+    private readonly c: TinyLMConfig,
+    weights: Record<string, Float32Array>,
+    sgemm: Sgemm,
+    private readonly batch: ScoreBatch,
+    private readonly temperature: number,
+    withBackward: boolean,
+  ) {
     const { B, L, Tc } = batch;
     const { dModel: d, nHeads: H, nLayers, vocabSize: V } = c;
-    const R = B * L, N = B * Tc;
+    const R = B * L,
+      N = B * Tc;
     const sizes: Record<string, number> = { xf: N * d, hidden: N * d, logp: N * V, p: N * V, out: 3 * N };
     for (const [name, w] of Object.entries(weights)) sizes[`w:${name}`] = w.length;
     for (let i = 0; i <= nLayers; i++) sizes[`x${i}`] = R * d;
@@ -52,20 +60,33 @@ export class NativeScore {
     this.scale = 1 / Math.sqrt(d / H);
   }
 
-  private w(name: string): Float32Array { return this.v[`w:${name}`]; }
+  private w(name: string): Float32Array {
+    return this.v[`w:${name}`];
+  }
 
   /** Channels [logProbs · mask, entropy, values?] each [B, Tc], in one array (a view: copy it before `release`). */
   forward(): Float32Array {
     const { B, L, Tc, P, tokens, positions } = this.batch;
     const { dModel: d, nLayers } = this.c;
-    const R = B * L, v = this.v, ops = this.ops;
-    const x0 = v.x0, tok = this.w('tok_emb'), pos = this.w('pos_emb');
+    const R = B * L,
+      v = this.v,
+      ops = this.ops;
+    const x0 = v.x0,
+      tok = this.w('tok_emb'),
+      pos = this.w('pos_emb');
     for (let r = 0; r < R; r++) {
-      const t = tokens[r] * d, p = positions[r] * d, o = r * d;
+      const t = tokens[r] * d,
+        p = positions[r] * d,
+        o = r * d;
       for (let j = 0; j < d; j++) x0[o + j] = tok[t + j] + pos[p + j];
     }
     for (let i = 0; i < nLayers; i++) {
-      const n = `h${i}.`, x = v[`x${i}`], n1 = v[`n1${i}`], y = v[`y${i}`], mid = v[`mid${i}`], n2 = v[`n2${i}`];
+      const n = `h${i}.`,
+        x = v[`x${i}`],
+        n1 = v[`n1${i}`],
+        y = v[`y${i}`],
+        mid = v[`mid${i}`],
+        n2 = v[`n2${i}`];
       ops.layerNorm(x, this.w(n + 'ln1.g'), this.w(n + 'ln1.b'), n1, R, d);
       for (const a of ['q', 'k', 'v']) ops.affine(n1, R, d, d, this.w(`${n}${a}.w`), this.w(`${n}${a}.b`), v[a + i]);
       y.fill(0); // padding rows: no keys to attend to, and finite for the products that read them
@@ -80,7 +101,8 @@ export class NativeScore {
       ops.add(next, mid, next);
     }
     // only the positions that predict completion tokens go on: [B * Tc, d]
-    const last = v[`x${nLayers}`], N = B * Tc;
+    const last = v[`x${nLayers}`],
+      N = B * Tc;
     for (let b = 0; b < B; b++) v.xf.set(last.subarray((b * L + P - 1) * d, (b * L + P - 1 + Tc) * d), b * Tc * d);
     ops.layerNorm(v.xf, this.w('ln_f.g'), this.w('ln_f.b'), v.hidden, N, d);
     logitsForward(ops, this.c, (name) => this.w(name), v, this.batch, this.temperature);
@@ -92,10 +114,21 @@ export class NativeScore {
     if (this.done || !this.v.dx) throw new Error('native score: backward needs a forward pass made for it, once');
     const { B, L, Tc, P, tokens, positions } = this.batch;
     const { dModel: d, nLayers } = this.c;
-    const R = B * L, N = B * Tc, v = this.v, ops = this.ops;
+    const R = B * L,
+      N = B * Tc,
+      v = this.v,
+      ops = this.ops;
     const g = (name: string) => v[`g:${name}`];
-    const affineGrad = (x: Float32Array, dout: Float32Array, rows: number, k: number, n: number, name: string, dx: Float32Array, add = false) =>
-      ops.affineGrad(x, dout, rows, k, n, this.w(name + '.w'), g(name + '.w'), g(name + '.b'), v.ones, dx, add);
+    const affineGrad = (
+      x: Float32Array,
+      dout: Float32Array,
+      rows: number,
+      k: number,
+      n: number,
+      name: string,
+      dx: Float32Array,
+      add = false,
+    ) => ops.affineGrad(x, dout, rows, k, n, this.w(name + '.w'), g(name + '.w'), g(name + '.b'), v.ones, dx, add);
     v.ones.fill(1);
     for (const name of ['tok_emb', 'pos_emb', 'value.w', 'value.b']) g(name)?.fill(0);
     logitsBackward(ops, this.c, (name) => this.w(name), g, v, this.batch, this.temperature, dOut);
@@ -112,19 +145,42 @@ export class NativeScore {
       ops.add(dx, v.tmp, dx); // the gradient of mid
       affineGrad(v[`y${i}`], dx, R, d, d, n + 'proj', v.dy);
       for (const a of [v.dq, v.dk, v.dv]) a.fill(0);
-      attendBackward(ops, this.shape, this.scale, v[`q${i}`], v[`k${i}`], v[`v${i}`], v[`probs${i}`], v.dy, v.dq, v.dk, v.dv, v.dp);
+      attendBackward(
+        ops,
+        this.shape,
+        this.scale,
+        v[`q${i}`],
+        v[`k${i}`],
+        v[`v${i}`],
+        v[`probs${i}`],
+        v.dy,
+        v.dq,
+        v.dk,
+        v.dv,
+        v.dp,
+      );
       affineGrad(v[`n1${i}`], v.dq, R, d, d, n + 'q', v.dn);
       affineGrad(v[`n1${i}`], v.dk, R, d, d, n + 'k', v.dn, true);
       affineGrad(v[`n1${i}`], v.dv, R, d, d, n + 'v', v.dn, true);
       ops.layerNormGrad(v.dn, v[`x${i}`], this.w(n + 'ln1.g'), v.tmp, g(n + 'ln1.g'), g(n + 'ln1.b'), R, d);
       ops.add(dx, v.tmp, dx); // the gradient of the layer's input
     }
-    const tok = g('tok_emb'), pos = g('pos_emb');
+    const tok = g('tok_emb'),
+      pos = g('pos_emb');
     for (let r = 0; r < R; r++) {
-      const tk = tokens[r] * d, p = positions[r] * d, o = r * d;
-      for (let j = 0; j < d; j++) { tok[tk + j] += dx[o + j]; pos[p + j] += dx[o + j]; }
+      const tk = tokens[r] * d,
+        p = positions[r] * d,
+        o = r * d;
+      for (let j = 0; j < d; j++) {
+        tok[tk + j] += dx[o + j];
+        pos[p + j] += dx[o + j];
+      }
     }
-    const grads = Object.fromEntries(Object.keys(v).filter((k) => k.startsWith('g:')).map((k) => [k.slice(2), v[k].slice()]));
+    const grads = Object.fromEntries(
+      Object.keys(v)
+        .filter((k) => k.startsWith('g:'))
+        .map((k) => [k.slice(2), v[k].slice()]),
+    );
     this.release();
     return grads;
   }

@@ -12,7 +12,12 @@ import { layoutBatch } from '../score-batch.js';
  * its one output, and their gradients come back through it. Without a gradient tape the
  * pass keeps nothing for a backward pass.
  */
-export function nativeScore(model: TinyLM, sgemm: Sgemm, inputs: readonly PolicyInput[], temperature: number): ScoredBatch {
+export function nativeScore(
+  model: TinyLM,
+  sgemm: Sgemm,
+  inputs: readonly PolicyInput[],
+  temperature: number,
+): ScoredBatch {
   const batch = layoutBatch(inputs);
   const names = Object.keys(model.weights);
   const vars = names.map((n) => model.weights[n]);
