@@ -1,15 +1,15 @@
-import { AdversarialCriticArena } from './critic.js';
+import { AdversarialCriticArena } from './critic/index.js';
 import { GameArena } from './game.js';
 import { PeerArena } from './peer.js';
-import { JudgeArena } from './judge.js';
+import { JudgeArena } from './judge/index.js';
 import { MemoryDialogueArena } from './memory-dialogue.js';
 import { z } from 'zod';
 import { ProposeSolveArena } from './propose-solve.js';
 import { SolveArena } from './solve.js';
 import { kindOf } from '../src/config/kind.js';
-import { CriticArenaOptionsSchema } from './critic.js';
+import { CriticArenaOptionsSchema } from './critic/index.js';
 import { GameArenaOptionsSchema } from './game.js';
-import { JudgeArenaOptionsSchema } from './judge.js';
+import { JudgeArenaOptionsSchema } from './judge/index.js';
 import { MemoryDialogueOptionsSchema } from './memory-dialogue.js';
 import { PeerArenaOptionsSchema } from './peer.js';
 import { ProposeSolveOptionsSchema } from './propose-solve.js';
@@ -26,8 +26,8 @@ export { toEpisode } from './operators/to-episode.js';
 
 export { ProposeSolveArena, proposedTask } from './propose-solve.js';
 export { GameArena, moveCode, type GameObservation } from './game.js';
-export { JudgeArena } from './judge.js';
-export { AdversarialCriticArena } from './critic.js';
+export { JudgeArena } from './judge/index.js';
+export { AdversarialCriticArena } from './critic/index.js';
 export { PeerArena } from './peer.js';
 export { MemoryDialogueArena } from './memory-dialogue.js';
 

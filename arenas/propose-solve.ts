@@ -26,6 +26,7 @@ export class ProposeSolveArena implements Arena {
   readonly kind = 'propose-solve';
   readonly roles = { proposer: 'proposer', solver: 'solver' };
   readonly seedsTasks = true; // the proposer writes on the seeds
+  readonly progress = ['proposals/digits'];
   readonly options: ProposeSolveOptions;
   private readonly limits: unknown;
 

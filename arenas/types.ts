@@ -53,6 +53,8 @@ export interface Arena {
   observations?(task: Task): Array<{ role: RoleId; observation: Observation }>;
   /** the arena's own rollout metrics (what its roles did), e.g. proposals/valid_rate */
   metrics?(episodes: readonly Episode[]): Record<string, number>;
+  /** which of its metrics the progress line shows beside rewards and accuracies (a proposer's difficulty) */
+  readonly progress?: readonly string[];
 }
 
 /** Builds an arena from its config options (parsed by its kind's schema) and the task family. */

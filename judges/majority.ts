@@ -5,7 +5,8 @@
  */
 import type { Episode, BatchRewards, Turn } from '../src/core/types.js';
 import { finiteOption, nullRewards, roleSet, turnsByGroup } from './common.js';
-import type { Judge, RoleOption } from './types.js';
+import { taskOf } from '../src/core/groups.js';
+import type { Judge, RoleOption, VerifyFn } from './types.js';
 
 /** Result of {@link majorityLabel}. */
 export interface MajorityResult {
@@ -98,7 +99,10 @@ export class MajorityJudge implements Judge {
   private readonly minShare: number;
   private readonly maxShare: number;
 
-  constructor(options: MajorityOptions = {}) {
+  constructor(
+    options: MajorityOptions = {},
+    private readonly verify?: VerifyFn,
+  ) {
     this.name = options.name ?? 'majority';
     this.roles = roleSet(options.role, this.name);
     this.minShare = finiteOption(options.minShare ?? 0, this.name, 'minShare');
@@ -117,5 +121,40 @@ export class MajorityJudge implements Judge {
       for (const { e, t, turn } of turns) rewards[e][t] = voteOf(turn) === label ? 1 : 0;
     }
     return rewards;
+  }
+
+  /**
+   * TTRL's diagnostics, where tasks carry answers the reward never reads: how often the
+   * majority label is right (`ttrl/label_accuracy`), how often its reward matches the true
+   * reward (`ttrl/reward_accuracy`), and on the groups some judge scored (with a vote-share
+   * guard, what the update actually learns from) the share trained and their label accuracy.
+   */
+  metrics(batch: readonly Episode[], trained: ReadonlySet<string>): Record<string, number> {
+    if (!this.verify) return {};
+    const labelRight: number[] = [];
+    const trainedRight: number[] = [];
+    const rewardRight: number[] = [];
+    const groups = [...turnsByGroup(batch, this.roles)];
+    for (const [id, turns] of groups) {
+      const { label } = majorityLabel(turns.map(({ turn }) => voteOf(turn)));
+      const task = taskOf(batch[turns[0].e], turns[0].turn);
+      if (label === null || task.answer === undefined) continue;
+      const right = this.verify(task, label) ? 1 : 0;
+      labelRight.push(right);
+      if (trained.has(id)) trainedRight.push(right);
+      for (const { e, turn } of turns) {
+        const voted = voteOf(turn) === label ? 1 : 0;
+        const truth = turn.action.valid && this.verify(taskOf(batch[e], turn), turn.text) ? 1 : 0;
+        rewardRight.push(voted === truth ? 1 : 0);
+      }
+    }
+    if (!labelRight.length) return {};
+    const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
+    return {
+      'ttrl/label_accuracy': mean(labelRight),
+      'ttrl/reward_accuracy': mean(rewardRight),
+      'ttrl/trained_groups': trainedRight.length / groups.length,
+      'ttrl/trained_label_accuracy': mean(trainedRight),
+    };
   }
 }

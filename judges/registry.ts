@@ -82,7 +82,7 @@ export const JUDGE_KINDS: Readonly<Record<string, JudgeKind>> = Object.freeze({
       minShare: z.number().min(0).max(1).optional(),
       maxShare: z.number().min(0).max(1).optional(),
     }),
-    (o) => new MajorityJudge(o),
+    (o, deps) => new MajorityJudge(o, deps?.verify),
   ),
   learnability: kind(
     z.strictObject({ ...common, solver: roles.optional(), p, invalid: z.number().optional() }),

@@ -24,6 +24,11 @@ export interface Judge {
   /** true when it abstains on tasks without an answer (a rule verifier) */
   readonly needsAnswer?: boolean;
   score(batch: readonly Episode[]): BatchRewards;
+  /**
+   * the judge's own rollout diagnostics for the batch (TTRL's label accuracy for the majority
+   * vote), logged beside the loop's; `trained` holds the comparison groups some judge scored
+   */
+  metrics?(batch: readonly Episode[], trained: ReadonlySet<string>): Record<string, number>;
 }
 
 /**

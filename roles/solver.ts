@@ -5,6 +5,7 @@ import type { AnswerParser, Observation, Role } from './types.js';
 export class SolverRole implements Role {
   readonly kind = 'solver';
   readonly instructions = 'You are the solver. Reply with the answer only.';
+  readonly answersTasks = true;
   constructor(private readonly parseAnswer: AnswerParser) {}
   render(o: Observation): string {
     return o.task.prompt;

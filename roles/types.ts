@@ -25,6 +25,11 @@ export interface Role {
    * model never sees it.
    */
   readonly instructions?: string;
+  /**
+   * true when its action answers the episode's task (the family parses and verifies it): the
+   * loop measures rollout accuracy, valid rate and answer diversity on these turns
+   */
+  readonly answersTasks?: boolean;
   render(observation: Observation): string;
   parse(output: string, observation: Observation): Action;
   /**

@@ -15,6 +15,7 @@ export const hinter = defineRole('hinter', {
 
 export const hintedSolver = defineRole('hinted-solver', (parseAnswer) => ({
   kind: 'hinted-solver',
+  answersTasks: true, // its answers are the task's: the run measures its accuracy
   token: 'solver',
   // no hint, no prefix: the solver then sees the task as a plain solver would
   render: (o) => (o.hint ? `${String(o.hint)}|${o.task.prompt}` : o.task.prompt),

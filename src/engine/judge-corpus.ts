@@ -9,7 +9,7 @@
  * as a reward model is.
  */
 import { z } from 'zod';
-import { digitSlip } from '../../arenas/judge.js';
+import { digitSlip } from '../../arenas/judge/index.js';
 import { JudgeRole } from '../../roles/others.js';
 import type { Task } from '../core/types.js';
 import { greedyTexts } from '../models/greedy.js';

@@ -320,7 +320,7 @@ async function iterateWith(
       saveLoopState(dir, state);
       await store.recordCheckpoint(it, dir);
     }
-    progress.tick(it, pickShown(metrics));
+    progress.tick(it, pickShown(metrics, plan.arena.progress ?? []));
   }
   progress.done();
   await store.setStatus('done');
@@ -329,13 +329,14 @@ async function iterateWith(
   log(`done: ${store.dir} (tensors alive: ${tf.memory().numTensors})`);
 }
 
-function pickShown(m: Record<string, number>): Record<string, number> {
+/** What the progress line shows: rewards, accuracies, and the metrics the arena names. */
+function pickShown(m: Record<string, number>, arena: readonly string[]): Record<string, number> {
   const keys = Object.keys(m).filter(
     (k) =>
       k.startsWith('reward/') ||
       k === 'accuracy/train' ||
       /^eval\/(.+\/)?(pass1|maj\d+|valid)$/.test(k) ||
-      k === 'proposals/digits',
+      arena.includes(k),
   );
   return Object.fromEntries(keys.map((k) => [k.replace(/^(reward|accuracy|eval)\//, ''), m[k]]));
 }

@@ -1,5 +1,5 @@
 import { combineRewards, normalizeThenSum } from '../../judges/combine.js';
-import { majorityLabel, voteOf } from '../../judges/majority.js';
+import { voteOf } from '../../judges/majority.js';
 import { groupBy } from '../util/group.js';
 import type { Episode, Reward, Turn } from '../core/types.js';
 import type { ADVANTAGES, ExperimentConfig } from '../config/schema.js';
@@ -193,7 +193,10 @@ export function rolloutMetrics(
     (t) => t.role,
   ))
     m[`turns/${role}`] = ts.length;
-  const solver = episodes.flatMap((e) => e.turns.filter((t) => t.role === 'solver').map((t) => ({ e, t })));
+  // the turns that answer the task (a solver's), whatever the role is called
+  const solver = episodes.flatMap((e) =>
+    e.turns.filter((t) => plan.roles[t.role]?.answersTasks).map((t) => ({ e, t })),
+  );
   const labeled = solver.filter(({ e, t }) => taskOf(e, t).answer !== undefined);
   if (labeled.length)
     m['accuracy/train'] = mean(
@@ -209,45 +212,9 @@ export function rolloutMetrics(
   m['rollout/distinct_answers'] = mean(
     groups.map(([, g]) => new Set(g.map(({ t }) => voteOf(t)).filter((x) => x !== null)).size),
   );
-  if (plan.judges.some((j) => j.kind === 'majority') && labeled.length) {
-    const trained = new Set(scored.map((s) => s.group));
-    Object.assign(m, ttrlMetrics(plan, groups, trained));
-  }
+  const trained = new Set(scored.map((s) => s.group));
+  for (const { judge } of plan.judges) Object.assign(m, judge.metrics?.(episodes, trained));
   return m;
-}
-
-/**
- * TTRL's diagnostics: how often the majority label is right, and how often its reward
- * matches the true reward. `trained` holds the groups some judge scored; with a vote-share
- * guard (`minShare`) the label accuracy on those is what the update actually learns from.
- */
-function ttrlMetrics(
-  plan: Plan,
-  groups: [string, { e: Episode; t: Turn }[]][],
-  trained: ReadonlySet<string>,
-): Record<string, number> {
-  const labelRight: number[] = [];
-  const trainedRight: number[] = [];
-  const rewardRight: number[] = [];
-  for (const [id, turns] of groups) {
-    const { label } = majorityLabel(turns.map(({ t }) => voteOf(t)));
-    const task = taskOf(turns[0].e, turns[0].t);
-    if (label === null || task.answer === undefined) continue;
-    const right = plan.family.verify(task, label) ? 1 : 0;
-    labelRight.push(right);
-    if (trained.has(id)) trainedRight.push(right);
-    for (const { e, t } of turns) {
-      const voted = t.action.valid && t.action.value === label ? 1 : 0;
-      const truth = t.action.valid && plan.family.verify(taskOf(e, t), t.text) ? 1 : 0;
-      rewardRight.push(voted === truth ? 1 : 0);
-    }
-  }
-  return {
-    'ttrl/label_accuracy': mean(labelRight),
-    'ttrl/reward_accuracy': mean(rewardRight),
-    'ttrl/trained_groups': trainedRight.length / groups.length,
-    'ttrl/trained_label_accuracy': mean(trainedRight),
-  };
 }
 
 export const mean = (xs: readonly number[]): number => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);

@@ -23,7 +23,7 @@
  *     [--labels random|right] [--steps 150] [--corrupter random|slip] [--check-first [--per-step [--with-task]]]
  */
 import { firstValueFrom, toArray } from 'rxjs';
-import { AdversarialCriticArena, firstRejected } from '../../arenas/critic.js';
+import { AdversarialCriticArena, firstRejected } from '../../arenas/critic/index.js';
 import { playGroups } from '../../arenas/operators/play-groups.js';
 import type { ArenaContext } from '../../arenas/types.js';
 import { CriticRole } from '../../roles/others.js';

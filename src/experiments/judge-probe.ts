@@ -10,7 +10,7 @@
  *   npx tsx src/experiments/judge-probe.ts --judge CHECKPOINT --solver checkpoints/base-add2-deep --heldout checkpoints/base-add2/heldout.jsonl [--samples 8] [--seed 1]
  */
 import { initBackend } from '../backend/index.js';
-import { digitSlip } from '../../arenas/judge.js';
+import { digitSlip } from '../../arenas/judge/index.js';
 import { JudgeRole } from '../../roles/others.js';
 import { generate } from '../models/generate.js';
 import { readTasksJsonl } from '../tasks/jsonl.js';

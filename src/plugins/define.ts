@@ -147,6 +147,8 @@ export interface RoleSpec {
    * a new role on an existing checkpoint reuses one
    */
   token?: string;
+  /** true when its action answers the task (the family verifies it): the run measures its accuracy (`accuracy/train`) */
+  answersTasks?: boolean;
   render(observation: Observation): string;
   /** never throws: bad output is `{ valid: false, value: null, error }` */
   parse(output: string, observation: Observation): Action;
@@ -167,10 +169,11 @@ export function defineRole(name: string, role: RoleSpec | RoleFactory): Definiti
     throw new Error(
       `defineRole('${name}'): give { render(observation), parse(output, observation) } or a factory (parseAnswer) => Role`,
     );
-  const { token, render, parse, maxNewTokens, stops } = role;
+  const { token, answersTasks, render, parse, maxNewTokens, stops } = role;
   return define('role', name, () => ({
     kind: name,
     ...(token ? { token } : {}),
+    ...(answersTasks ? { answersTasks } : {}),
     render,
     parse,
     ...(maxNewTokens ? { maxNewTokens } : {}),

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { firstValueFrom, toArray } from 'rxjs';
 import { AdversarialCriticArena, makeArena, playGroups, type ArenaContext } from '../../arenas/index.js';
-import { firstRejected } from '../../arenas/critic.js';
+import { firstRejected } from '../../arenas/critic/index.js';
 import { makeJudge } from '../../judges/registry.js';
 import { CriticRole, SneakyRole } from '../../roles/index.js';
 import type { Observation } from '../../roles/types.js';

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { RoleBaseline } from '../../src/rl/advantages.js';
 import { MajorityJudge } from '../../judges/majority.js';
+import { SolverRole } from '../../roles/solver.js';
 import { VerifierJudge } from '../../judges/verifier.js';
 import type { Episode, Task } from '../../src/core/types.js';
 import { parseConfig } from '../../src/config/load.js';
@@ -38,7 +39,7 @@ function episode(i: number, text: string, length = 2): Episode {
 const plan = (judges: Plan['judges']): Plan => ({
   arena: undefined as never,
   family: arithmetic as never,
-  roles: {},
+  roles: { solver: new SolverRole((o) => arithmetic.parseAnswer(o)) },
   judges,
   live: {},
   definitions: [],
@@ -51,7 +52,7 @@ describe('rewards to samples', () => {
   it('combines judges by weight and computes GRPO advantages per group', () => {
     const p = plan([
       { judge: new VerifierJudge(verify), weight: 1, kind: 'verifier' },
-      { judge: new MajorityJudge({}), weight: 0.5, kind: 'majority' },
+      { judge: new MajorityJudge({}, verify), weight: 0.5, kind: 'majority' },
     ]);
     const scored = scoreEpisodes(p, group);
     // verifier: [1, 0, 0, 0]; majority label '6': [0, 1, 1, 0] -> combined [1, 0.5, 0.5, 0]
@@ -71,7 +72,7 @@ describe('rewards to samples', () => {
   it("trainer.rewardAggregation normalize-then-sum: TRL's normalize_then_sum of each judge's part, in place of the estimator", () => {
     const p = plan([
       { judge: new VerifierJudge(verify), weight: 1, kind: 'verifier' },
-      { judge: new MajorityJudge({}), weight: 0.5, kind: 'majority' },
+      { judge: new MajorityJudge({}, verify), weight: 0.5, kind: 'majority' },
     ]);
     const scored = scoreEpisodes(p, group);
     expect(scored.map((s) => s.parts.rewards)).to.deep.equal([
@@ -159,7 +160,7 @@ describe('rewards to samples', () => {
   });
 
   it('reports TTRL label and reward accuracy against the hidden answer', () => {
-    const p = plan([{ judge: new MajorityJudge({}), weight: 1, kind: 'majority' }]);
+    const p = plan([{ judge: new MajorityJudge({}, verify), weight: 1, kind: 'majority' }]);
     const m = rolloutMetrics(p, group, scoreEpisodes(p, group));
     expect(m['ttrl/label_accuracy']).to.equal(0); // the majority said 6
     // majority rewards [0,1,1,0] vs true [1,0,0,0]: only the invalid answer agrees
@@ -170,8 +171,37 @@ describe('rewards to samples', () => {
     expect(m['rollout/self_certainty']).to.be.closeTo(0.2, 1e-12);
   });
 
+  it('measures rollout accuracy on the turns of roles that answer tasks, whatever their ids, and asks each judge for its own metrics', () => {
+    // the same answers under the role id 'peer0' (a peer arena's solver): measured as the solver's were
+    const renamed = group.map((e) => ({ ...e, turns: e.turns.map((t) => ({ ...t, role: 'peer0' })) }));
+    const peer = { ...plan([{ judge: new VerifierJudge(verify, { role: 'peer0' }), weight: 1, kind: 'verifier' }]) };
+    peer.roles = { peer0: peer.roles.solver };
+    const m = rolloutMetrics(peer, renamed, scoreEpisodes(peer, renamed));
+    expect([m['accuracy/train'], m['rollout/valid_rate'], m['rollout/distinct_answers']]).to.deep.equal([
+      0.25, 0.75, 2,
+    ]);
+    // a role that does not answer tasks (a proposer) is not measured so
+    peer.roles = { peer0: { ...peer.roles.peer0, kind: 'proposer', answersTasks: false } as never };
+    expect(rolloutMetrics(peer, renamed, scoreEpisodes(peer, renamed))).to.not.have.property('accuracy/train');
+    // a judge's metrics hook is the loop's only way to judge-specific diagnostics (no majority judge: no ttrl/*)
+    const withHook = plan([
+      {
+        judge: {
+          ...new VerifierJudge(verify),
+          score: (b: readonly Episode[]) => new VerifierJudge(verify).score(b),
+          metrics: () => ({ 'mine/x': 7 }),
+        },
+        weight: 1,
+        kind: 'custom',
+      },
+    ]);
+    const hooked = rolloutMetrics(withHook, group, scoreEpisodes(withHook, group));
+    expect(hooked['mine/x']).to.equal(7);
+    expect(Object.keys(hooked).some((k) => k.startsWith('ttrl/'))).to.equal(false);
+  });
+
   it('reports the label accuracy of the groups the vote-share guard let through', () => {
-    const p = plan([{ judge: new MajorityJudge({ minShare: 0.6 }), weight: 1, kind: 'majority' }]);
+    const p = plan([{ judge: new MajorityJudge({ minShare: 0.6 }, verify), weight: 1, kind: 'majority' }]);
     // group t: label '6' with 2 of 4 votes (abstained, and wrong); group u: '5' with 3 of 4 (kept, right)
     const sure = [episode(0, '5'), episode(1, '5'), episode(2, '7'), episode(3, '5')].map((e) => ({
       ...e,
@@ -188,7 +218,7 @@ describe('rewards to samples', () => {
   });
 
   it('labels from the whole group but trains on the first trainPerGroup members (TTRL votes vs samples)', () => {
-    const p = plan([{ judge: new MajorityJudge({}), weight: 1, kind: 'majority' }]);
+    const p = plan([{ judge: new MajorityJudge({}, verify), weight: 1, kind: 'majority' }]);
     // arrival order differs from member order; the label '6' needs all five votes
     const g = [episode(4, '6'), episode(0, '5'), episode(3, '6'), episode(1, '6'), episode(2, '5')].map((e) => ({
       ...e,

@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { firstValueFrom, toArray } from 'rxjs';
 import { Agents } from '../../../arenas/agents.js';
-import { AdversarialCriticArena } from '../../../arenas/critic.js';
-import { JudgeArena } from '../../../arenas/judge.js';
+import { AdversarialCriticArena } from '../../../arenas/critic/index.js';
+import { JudgeArena } from '../../../arenas/judge/index.js';
 import type { Arena } from '../../../arenas/types.js';
 import { playGroups } from '../../../arenas/operators/play-groups.js';
 import type { Role } from '../../../roles/types.js';
