@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { scriptedTurn } from './scripted.js';
 import { firstValueFrom, toArray } from 'rxjs';
 import { AdversarialCriticArena, makeArena, playGroups, type ArenaContext } from '../../arenas/index.js';
 import { firstRejected } from '../../arenas/critic/index.js';
@@ -34,18 +35,7 @@ function scripted(
         scratchpadTarget(sumOperands(observation.task.prompt)!, new Rng(hashText(observation.task.id)));
       const text = r === 'sneaky' ? sneaky(working) : critic(working);
       if (r === 'critic') shown.set(options!.task!.id, working);
-      const turn: Turn = {
-        index: 0,
-        role: r,
-        model: 'm',
-        prompt: [1],
-        completion: [2],
-        logProbs: [0],
-        entropy: [0],
-        selfCertainty: [0],
-        text,
-        action: roles[r as 'sneaky' | 'critic'].parse(text, observation),
-      };
+      const turn: Turn = scriptedTurn(r, text, roles[r as 'sneaky' | 'critic'].parse(text, observation));
       if (options?.compare) turn.compare = options.compare;
       if (options?.task) turn.task = options.task;
       return turn;

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { scriptedTurn } from './scripted.js';
 import { firstValueFrom, toArray } from 'rxjs';
 import { GameArena, playGroups, type ArenaContext, type GameObservation } from '../../arenas/index.js';
 import { OutcomeJudge } from '../../judges/outcome.js';
@@ -19,18 +20,7 @@ function scripted(
       const o = observation as unknown as GameObservation;
       seen.push(o);
       const text = choose(r, o, n++);
-      const turn: Turn = {
-        index: 0,
-        role: r,
-        model: 'm',
-        prompt: [1],
-        completion: [2],
-        logProbs: [0],
-        entropy: [0],
-        selfCertainty: [0],
-        text,
-        action: role.parse(text, observation),
-      };
+      const turn: Turn = scriptedTurn(r, text, role.parse(text, observation));
       if (options?.compare) turn.compare = options.compare;
       return turn;
     },

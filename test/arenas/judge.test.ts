@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { scriptedTurn } from './scripted.js';
 import { firstValueFrom, toArray } from 'rxjs';
 import { JudgeArena, makeArena, playGroups, type ArenaContext } from '../../arenas/index.js';
 import { makeJudge } from '../../judges/registry.js';
@@ -22,18 +23,7 @@ function scripted(
       const seen = (observation.answers as string[] | undefined) ?? [];
       if (isJudge) shown.push(seen);
       const text = isJudge ? judge(seen, j++) : answers[a++ % answers.length];
-      const turn: Turn = {
-        index: 0,
-        role: r,
-        model: 'm',
-        prompt: [1],
-        completion: [2],
-        logProbs: [0],
-        entropy: [0],
-        selfCertainty: [0],
-        text,
-        action: roles[r as 'solver' | 'judge'].parse(text, observation),
-      };
+      const turn: Turn = scriptedTurn(r, text, roles[r as 'solver' | 'judge'].parse(text, observation));
       if (options?.compare) turn.compare = options.compare;
       if (options?.task) turn.task = options.task;
       return turn;

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { scriptedTurn } from './scripted.js';
 import { firstValueFrom, toArray } from 'rxjs';
 import { JudgeArena, makeArena, PeerArena, playGroups, type ArenaContext } from '../../arenas/index.js';
 import { makeJudge } from '../../judges/registry.js';
@@ -16,18 +17,7 @@ function scripted(answers: Record<string, string[]>, judge: (role: string, shown
       const text = isJudge
         ? judge(r, (observation.answers as string[])[0])
         : answers[r][(next[r] = (next[r] ?? -1) + 1) % answers[r].length];
-      const turn: Turn = {
-        index: 0,
-        role: r,
-        model: 'm',
-        prompt: [1],
-        completion: [2],
-        logProbs: [0],
-        entropy: [0],
-        selfCertainty: [0],
-        text,
-        action: (isJudge ? judgeRole : solver).parse(text, observation),
-      };
+      const turn: Turn = scriptedTurn(r, text, (isJudge ? judgeRole : solver).parse(text, observation));
       if (options?.compare) turn.compare = options.compare;
       if (options?.task) turn.task = options.task;
       return turn;
