@@ -2,6 +2,7 @@ import { rolePrompt, systemMessage } from '../roles/prompt.js';
 import type { RoleId, Turn } from '../src/core/types.js';
 import type { Role, Observation } from '../roles/types.js';
 import type { GenerateOptions, GenerateServer } from '../src/serving/server.js';
+import type { ActServer } from '../src/serving/act-server.js';
 import type { Tokenizer } from '../src/tokenizer/types.js';
 import type { ActOptions, ArenaContext } from './types.js';
 
@@ -9,7 +10,9 @@ export interface AgentBinding {
   role: Role;
   /** model id, as named in the config */
   model: string;
-  server: GenerateServer;
+  server?: GenerateServer;
+  /** the server of a policy that reads numbers (kind mlp) instead of text: it acts on the observation's `features` and `mask` */
+  actor?: ActServer;
   /** this role's longest completion, when not the sampling's (a one-token verdict beside long working) */
   maxNewTokens?: number;
   /** this role's sampling temperature, when not the sampling's (a greedy judge of sampled answers) */
@@ -37,6 +40,16 @@ export class Agents implements ArenaContext {
     private readonly recent?: (prompt: string) => boolean,
   ) {}
 
+  /** The same agents with some roles bound elsewhere (one episode's opponents). */
+  with(overrides: Readonly<Record<RoleId, AgentBinding>>): Agents {
+    return new Agents({ ...this.bindings, ...overrides }, this.tokenizer, this.sampling, this.recent);
+  }
+
+  /** The role bindings, to derive others from. */
+  get roles(): Readonly<Record<RoleId, AgentBinding>> {
+    return this.bindings;
+  }
+
   isRecent(prompt: string): boolean {
     return this.recent?.(prompt) ?? false;
   }
@@ -45,6 +58,7 @@ export class Agents implements ArenaContext {
     const b = this.bindings[roleId];
     if (!b)
       throw new Error(`arena asked role '${roleId}' to act; bound roles: ${Object.keys(this.bindings).join(', ')}`);
+    if (b.actor) return this.move(roleId, b, b.actor, observation, options);
     const tokenizer = b.tokenizer ?? this.tokenizer;
     const text = b.role.render(observation);
     const prompt = rolePrompt(tokenizer, b.role, text, b.system);
@@ -58,8 +72,49 @@ export class Agents implements ArenaContext {
     return turn;
   }
 
+  /**
+   * A turn of a policy that reads numbers: the observation's feature vector is its prompt and
+   * the action its completion; the move's code (its number) is its text, parsed by the role as
+   * a language model's would be, so arenas and judges read both alike.
+   */
+  private async move(
+    roleId: RoleId,
+    b: AgentBinding,
+    actor: ActServer,
+    observation: Observation,
+    options: ActOptions,
+  ): Promise<Turn> {
+    const { features, mask, state } = observation as { features?: unknown; mask?: unknown; state?: unknown };
+    if (!Array.isArray(features) || !Array.isArray(mask))
+      throw new Error(
+        `role '${roleId}' plays on model '${b.model}', which reads feature vectors; this arena shows it text only`,
+      );
+    if (options.given !== undefined)
+      throw new Error(`role '${roleId}': model '${b.model}' acts on numbers; a given text completion cannot be scored`);
+    const m = await actor.act(features as number[], mask as boolean[]);
+    const text = String(m.action);
+    const turn: Turn = {
+      index: 0,
+      role: roleId,
+      model: b.model,
+      prompt: features as number[],
+      completion: [m.action],
+      legal: mask as boolean[],
+      logProbs: [m.logProb],
+      entropy: [m.entropy],
+      selfCertainty: [0],
+      text,
+      action: b.role.parse(text, observation),
+    };
+    if (typeof state === 'string') turn.state = state;
+    if (options.compare) turn.compare = options.compare;
+    if (options.task) turn.task = options.task;
+    return turn;
+  }
+
   /** A turn whose completion the role's model samples. */
   private async sample(roleId: RoleId, b: AgentBinding, prompt: number[], observation: Observation): Promise<Turn> {
+    if (!b.server) throw new Error(`role '${roleId}': model '${b.model}' has no server`);
     const most = b.maxNewTokens ?? this.sampling.maxNewTokens;
     const maxNewTokens = Math.min(most, b.role.maxNewTokens?.(observation) ?? most);
     const tokenizer = b.tokenizer ?? this.tokenizer;
@@ -102,13 +157,13 @@ export class Agents implements ArenaContext {
     observation: Observation,
     text: string,
   ): Promise<Turn> {
-    if (!b.server.logProbs)
+    if (!b.server?.logProbs)
       throw new Error(
         `role '${roleId}': a given completion is scored by its model, and model '${b.model}' cannot score (a remote model)`,
       );
     const tokenizer = b.tokenizer ?? this.tokenizer;
     const completion = [...tokenizer.encode(text), tokenizer.eos];
-    const logProbs = await b.server.logProbs({ prompt, completion }, b.temperature ?? this.sampling.temperature ?? 1);
+    const logProbs = await b.server!.logProbs!({ prompt, completion }, b.temperature ?? this.sampling.temperature ?? 1);
     const zeros = completion.map(() => 0);
     return {
       index: 0,

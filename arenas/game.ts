@@ -10,11 +10,18 @@ import { z } from 'zod';
 import { arenaOptions } from './options.js';
 import type { Arena, ArenaContext, EpisodeEnd } from './types.js';
 
-/** What a player is shown: the game's text for its seat and the legal moves, each as its one-character code. */
+/**
+ * What a player is shown: the game's text for its seat and the legal moves, each as its
+ * one-character code (what a language model reads), and the same as numbers (what an MLP
+ * reads): the seat's observation vector, the legal-move mask and the information state's key.
+ */
 export interface GameObservation {
   task: Task;
   text: string;
   legal: { code: string; name: string }[];
+  features: number[];
+  mask: boolean[];
+  state: string;
 }
 
 /** The code a language model writes for a move: its number, one character (every game here has at most 10 moves). */
@@ -31,6 +38,11 @@ export const moveCode = (action: number) => String(action);
 export const GameArenaOptionsSchema = z.strictObject({
   game: z.enum(Object.keys(GAMES) as [string, ...string[]]).default('kuhn'), // the game played (src/games)
   penalty: z.number().nonnegative().default(1), // what an invalid move costs its seat
+  // exploring starts: in this share of the games the first `moves` moves are uniformly random, played by the arena
+  // (not turns, so not trained on), so the players meet positions their own play avoids (an opponent's other openings)
+  explore: z
+    .strictObject({ moves: z.number().int().positive(), share: z.number().gt(0).max(1).default(0.5) })
+    .optional(),
 });
 
 export class GameArena implements Arena {
@@ -38,7 +50,9 @@ export class GameArena implements Arena {
   readonly seedsTasks = true;
   readonly roles: Record<RoleId, string>;
   readonly game: Game;
+  readonly features: { inputSize: number; numActions: number };
   private readonly penalty: number;
+  private readonly explore?: { moves: number; share: number };
 
   constructor(options: unknown) {
     const o = arenaOptions(GameArenaOptionsSchema, options);
@@ -48,6 +62,8 @@ export class GameArena implements Arena {
         `arena 'game': ${this.game.name} has ${this.game.numActions} moves; one-character move codes cover 10`,
       );
     this.penalty = o.penalty;
+    this.explore = o.explore;
+    this.features = { inputSize: this.game.observationSize, numActions: this.game.numActions };
     this.roles = Object.fromEntries(Array.from({ length: this.game.numPlayers }, (_, i) => [`seat${i}`, 'player']));
   }
 
@@ -58,6 +74,9 @@ export class GameArena implements Arena {
   private async run(task: Task, ctx: ArenaContext, emit: (x: Turn | EpisodeEnd) => void): Promise<void> {
     const state = this.game.newInitialState();
     const rng = new Rng(hashText(task.id));
+    // drawn first, so a game's deal does not depend on whether it explores
+    const explored = this.explore && rng.next() < this.explore.share ? this.explore.moves : 0;
+    let moves = 0;
     while (!state.isTerminal()) {
       const p = state.currentPlayer();
       if (p === CHANCE) {
@@ -65,11 +84,11 @@ export class GameArena implements Arena {
         continue;
       }
       const legal = state.legalActions();
-      const observation: GameObservation = {
-        task,
-        text: state.observationText(p),
-        legal: legal.map((a) => ({ code: moveCode(a), name: state.actionName(a) })),
-      };
+      if (moves++ < explored) {
+        state.apply(legal[rng.int(legal.length)]);
+        continue;
+      }
+      const observation = gameObservation(task, this.game, state);
       const turn = await ctx.act(`seat${p}`, { ...observation }, { compare: 'batch' });
       const move = turn.action.valid ? legal.find((a) => moveCode(a) === turn.action.value) : undefined;
       if (move === undefined) {
@@ -95,6 +114,20 @@ export class GameArena implements Arena {
       info: { game: this.game.name, history: [...state.history()] },
     });
   }
+}
+
+/** What the player to move in `state` is shown. */
+export function gameObservation(task: Task, game: Game, state: GameState): GameObservation {
+  const p = state.currentPlayer();
+  const legal = state.legalActions();
+  return {
+    task,
+    text: state.observationText(p),
+    legal: legal.map((a) => ({ code: moveCode(a), name: state.actionName(a) })),
+    features: state.observationVector(p),
+    mask: Array.from({ length: game.numActions }, (_, a) => legal.includes(a)),
+    state: state.informationStateKey(p),
+  };
 }
 
 /** A chance outcome by its probability, from a uniform draw u in [0, 1). */

@@ -55,6 +55,12 @@ export interface Arena {
   metrics?(episodes: readonly Episode[]): Record<string, number>;
   /** which of its metrics the progress line shows beside rewards and accuracies (a proposer's difficulty) */
   readonly progress?: readonly string[];
+  /**
+   * when its observations also carry numbers for a policy that reads them (kind mlp): the
+   * feature vector's length and the number of actions (a game's observation vector and moves);
+   * such an observation has `features`, `mask` (the legal actions) and `state` (the decision point's key)
+   */
+  readonly features?: { inputSize: number; numActions: number };
 }
 
 /** Builds an arena from its config options (parsed by its kind's schema) and the task family. */

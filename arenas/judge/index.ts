@@ -4,7 +4,6 @@ import type { Episode, Task, Turn } from '../../src/core/types.js';
 import type { TaskFamily } from '../../src/tasks/types.js';
 import { hashText } from '../../src/util/hash.js';
 import { Rng } from '../../src/util/rng.js';
-import { peerDiagnostics } from '../../judges/peer.js';
 import { arenaOptions } from '../options.js';
 import { judgeMetrics } from './metrics.js';
 import { JudgeArenaOptionsSchema, OWN_SCOPE, type JudgeArenaOptions } from './options.js';

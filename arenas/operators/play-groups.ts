@@ -8,6 +8,9 @@ import { toEpisode } from './to-episode.js';
  * batching servers see every request together. Emits each episode when it ends (not in
  * task order); episode ids are `${task.id}#${g}`, the group is the task id and `member` is g.
  *
+ * `ctx` is every episode's context, or each one's by its place k among the n played (an
+ * episode whose roles are bound apart: a learner against a snapshot from a pool).
+ *
  * An episode whose stream errors is dropped when `dropped(error, task)` says so (an endpoint
  * that went down: the caller counts it) and otherwise fails the whole batch (a bug).
  *
@@ -18,7 +21,7 @@ export function playGroups(
   arena: Arena,
   tasks: readonly Task[],
   groupSize: number,
-  ctx: ArenaContext,
+  ctx: ArenaContext | ((k: number, n: number) => ArenaContext),
   dropped: (error: unknown, task: Task) => boolean = () => false,
 ): Observable<Episode> {
   return playMembers(
@@ -33,12 +36,14 @@ export function playGroups(
 export function playMembers(
   arena: Arena,
   jobs: ReadonlyArray<{ task: Task; g: number }>,
-  ctx: ArenaContext,
+  ctx: ArenaContext | ((k: number, n: number) => ArenaContext),
   dropped: (error: unknown, task: Task) => boolean = () => false,
 ): Observable<Episode> {
-  return from(jobs).pipe(
-    mergeMap(({ task, g }) =>
-      arena.play(task, ctx).pipe(
+  // contexts are made in job order, before any episode starts
+  const contexts = jobs.map((_, k) => (typeof ctx === 'function' ? ctx(k, jobs.length) : ctx));
+  return from(jobs.map((job, k) => ({ ...job, k }))).pipe(
+    mergeMap(({ task, g, k }) =>
+      arena.play(task, contexts[k]).pipe(
         toEpisode(`${task.id}#${g}`, task.id, task),
         map((e) => ({ ...e, member: g })),
         catchError((error: unknown) => (dropped(error, task) ? EMPTY : throwError(() => error))),

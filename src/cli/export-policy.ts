@@ -1,23 +1,42 @@
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GameArena } from '../../arenas/game.js';
 import { initBackend } from '../backend/index.js';
 import { planExperiment } from '../engine/registry.js';
-import { textPolicyTable } from '../engine/evaluators/exploitability.js';
+import { seatsTable } from '../engine/evaluators/exploitability.js';
+import { AveragePolicy, type AverageState } from '../games/average.js';
+import { Minimax, playVsMinimax } from '../games/minimax.js';
+import type { Game, GameState } from '../games/types.js';
+import type { MlpPolicy } from '../models/mlp.js';
+import { CharTokenizer } from '../tokenizer/index.js';
+import type { ExperimentConfig } from '../config/schema.js';
 import { exploitability, fromTable, nashConv, type TabularPolicy } from '../games/exploitability.js';
 import { loadModel } from '../models/store.js';
 import type { TinyLM } from '../models/tinylm.js';
 import { RunStore } from '../store/run.js';
 
-/** What `export-policy` writes: the game, how its keys read, the policy, and its measures. */
+/**
+ * What `export-policy` writes: the game, how its keys read, the policy, and its measures.
+ * `which` says which policy: fictitious play's `average` (when the run's exploitability
+ * evaluator kept one: what its targets measure) or the `last` iterate. A game measured
+ * against perfect play (a `minimax` evaluator) is written greedy, as it was measured, with
+ * its record against minimax instead of exploitability.
+ */
 export interface ExportedPolicy {
   game: string;
   keyFormat: string;
   run: string;
   checkpoint: string;
-  exploitability: number;
-  nashConv: number;
+  which: 'average' | 'last';
+  /** the temperature the table is at: the arena's, or 0 (greedy) */
+  temperature: number;
+  exploitability?: number;
+  nashConv?: number;
+  /** the last iterate's, beside the average's */
+  lastExploitability?: number;
   legalMass: number;
+  /** greedy games against minimax, `gamesPerSeat` in each seat: the losses in each, the draws in all */
+  vsMinimax?: { gamesPerSeat: number; losses: number[]; draws: number };
   policy: TabularPolicy;
 }
 
@@ -31,9 +50,10 @@ export const KEY_FORMATS: Record<string, string> = {
 };
 
 /**
- * `coevolve export-policy RUN --out FILE [--iteration N]`: the run's text policy at its last checkpoint (or N's) as a
- * table, information-state key -> move -> probability (each seat on its configured model),
- * with its exploitability, measured by the same evaluator as during training.
+ * `coevolve export-policy RUN --out FILE [--iteration N]`: the run's policy at its last
+ * checkpoint (or N's) as a table, information-state key -> move -> probability (each seat on
+ * its configured model: a language model's codes or an MLP's moves), with its measures, by the
+ * same code as the run's evaluators.
  */
 export async function exportPolicyCommand(
   dir: string,
@@ -53,34 +73,78 @@ export async function exportPolicyCommand(
   if (!(plan.arena instanceof GameArena))
     throw new Error(`export-policy: run ${store.dir} plays arena '${plan.arena.kind}', not a game`);
   await initBackend(c.backend, c.accelerate);
-  const models: Record<string, TinyLM> = {};
-  let tokenizer;
+  const models: Record<string, TinyLM | MlpPolicy> = {};
+  let tokenizer: CharTokenizer | undefined;
   for (const id of new Set(Object.values(c.roles).map((r) => r.model))) {
     const loaded = await loadModel(`${checkpoint}/${id}`);
-    if (loaded.kind !== 'tinylm' || !loaded.tokenizer)
-      throw new Error(`export-policy: ${checkpoint}/${id} is not a language model with a tokenizer`);
-    models[id] = loaded.model as TinyLM;
-    tokenizer = loaded.tokenizer;
+    if (loaded.kind === 'tinylm') {
+      if (!loaded.tokenizer)
+        throw new Error(`export-policy: ${checkpoint}/${id} is a language model without a tokenizer`);
+      tokenizer = loaded.tokenizer;
+    }
+    models[id] = loaded.model;
   }
   const game = plan.arena.game;
   const seats = Object.keys(plan.arena.roles).map((roleId) => ({
     role: plan.roles[roleId],
     model: models[c.roles[roleId].model],
   }));
-  const { table, legalMass } = textPolicyTable(game, seats, tokenizer!, c.arena.temperature);
-  const policy = fromTable(table);
+  const byMinimax = c.evaluators.find((e) => e.kind === 'minimax');
+  const temperature = byMinimax ? 0 : c.arena.temperature;
+  const { table, legalMass } = seatsTable(game, seats, tokenizer ?? new CharTokenizer(), temperature);
   const out: ExportedPolicy = {
     game: game.name,
     keyFormat: KEY_FORMATS[game.name] ?? '',
     run: store.dir,
     checkpoint,
-    exploitability: exploitability(game, policy),
-    nashConv: nashConv(game, policy),
+    which: 'last',
+    temperature,
     legalMass,
     policy: table,
   };
+  if (byMinimax) {
+    const games = Number((byMinimax.options as { games?: number }).games ?? 200);
+    const greedy = (s: GameState) => {
+      const row = table[s.informationStateKey(s.currentPlayer())];
+      return Number(Object.entries(row).reduce((best, e) => (e[1] > best[1] ? e : best))[0]);
+    };
+    const solver = new Minimax();
+    const records = [0, 1].map((seat) =>
+      playVsMinimax(() => game.newInitialState(), greedy, { seat, games, seed: 1_000_003 + seat }, solver),
+    );
+    out.vsMinimax = {
+      gamesPerSeat: games,
+      losses: records.map((r) => r.losses),
+      draws: records.reduce((a, r) => a + r.draws, 0),
+    };
+  } else {
+    const average = averageOf(c, checkpoint, game);
+    if (average) {
+      out.lastExploitability = exploitability(game, fromTable(table));
+      out.which = 'average';
+      out.policy = average;
+    }
+    const policy = fromTable(out.policy);
+    out.exploitability = exploitability(game, policy);
+    out.nashConv = nashConv(game, policy);
+  }
   writeFileSync(o.out, JSON.stringify(out, null, 1) + '\n');
   for (const m of Object.values(models)) m.dispose();
   const { policy: _table, ...summary } = out;
   return { ...summary, out: o.out };
+}
+
+/** Fictitious play's average policy as the run's exploitability evaluator kept it in `checkpoint`, if it kept one. */
+function averageOf(c: ExperimentConfig, checkpoint: string, game: Game): TabularPolicy | undefined {
+  const ev = c.evaluators.find(
+    (e) => e.kind === 'exploitability' && ((e.options as { average?: string }).average ?? 'none') !== 'none',
+  );
+  if (!ev) return undefined;
+  const saved = JSON.parse(readFileSync(join(checkpoint, 'loop.json'), 'utf8')) as {
+    evaluators?: Record<string, { average?: AverageState }>;
+  };
+  const state = saved.evaluators?.[ev.name]?.average;
+  if (!state)
+    throw new Error(`export-policy: ${checkpoint}/loop.json keeps no average policy for evaluator '${ev.name}'`);
+  return AveragePolicy.restore(game, state).table();
 }

@@ -28,7 +28,16 @@ export const AGG_MODES = [
 ] as const;
 export const KL_KINDS = ['k1', 'kl', 'abs', 'k2', 'mse', 'k3', 'low_var_kl'] as const;
 export const REWARD_AGGREGATIONS = ['sum', 'normalize-then-sum'] as const;
-export const ADVANTAGES = ['grpo', 'drgrpo', 'rloo', 'reinforce++', 'reinforce++-baseline', 'rae'] as const;
+export const ADVANTAGES = [
+  'grpo',
+  'drgrpo',
+  'rloo',
+  'reinforce++',
+  'reinforce++-baseline',
+  'rae',
+  'infostate',
+] as const;
+export const GRADIENTS = ['sampled', 'all-actions', 'distill'] as const;
 export const LR_SCHEDULES = ['constant', 'cosine'] as const;
 export const TASK_SOURCES = ['generate', 'file', 'none'] as const;
 export const KL_CONTROLS = ['fixed', 'adaptive'] as const;
@@ -99,16 +108,36 @@ export const LoraSchema = z.strictObject({
   targetModules: z.union([z.array(z.string().min(1)).min(1), z.string().min(1)]).default('all-linear'), // module names or suffixes, a whole-name regex, or all-linear (every projection but the head)
 });
 
+/** A policy that reads numbers (a game's observation vector) and scores actions; its input and output sizes are the arena's. */
+export const MlpSchema = z.strictObject({
+  hiddenSizes: z.array(posInt()).default([64, 64]), // widths of the hidden layers, first to last
+  activation: z.enum(['tanh', 'relu']).default('tanh'), // after each hidden layer
+});
+
+/**
+ * The KL term's reference as a table over the game's information states (the magnet of
+ * magnetic mirror descent, Sokota et al. 2022): uniform over each state's legal moves, or
+ * moving: after every update it takes a share `rate` of the policy's table, so the
+ * regularisation follows the learner and its fixed point is a Nash equilibrium.
+ */
+export const MagnetSchema = z.strictObject({
+  kind: z.enum(['uniform', 'moving']).default('uniform'),
+  rate: z.number().gt(0).max(1).default(0.01), // moving: the policy's share of the magnet after each update
+});
+
 export const ModelSchema = z
   .strictObject({
     checkpoint: z.string().min(1).optional(), // dir of a saved model to start from
-    kind: z.enum(['tinylm', 'hf', 'remote']).default('tinylm'), // model class: a TinyLM trained here, a Hugging Face directory, or a remote endpoint (inference only)
+    // model class: a TinyLM trained here, a Hugging Face directory, a remote endpoint (inference only), or an MLP on a game's numbers
+    kind: z.enum(['tinylm', 'hf', 'remote', 'mlp']).default('tinylm'),
     config: TinyLMConfigSchema.optional(), // architecture (for a fresh model, or checked against the checkpoint)
     path: z.string().min(1).optional(), // kind hf: the Hugging Face model directory (config.json, safetensors, tokenizer.json); nothing is downloaded
     adapter: z.string().min(1).optional(), // kind hf: a PEFT LoRA adapter directory to start from (then trained)
     lora: LoraSchema.optional(), // kind hf: train a new LoRA adapter on the frozen base (default: full fine-tuning)
     reference: z.boolean().default(false), // keep a frozen copy for the KL term
     remote: RemoteSchema.optional(), // kind remote: where the model is served
+    mlp: MlpSchema.optional(), // kind mlp: its layers (the arena gives its input and action counts)
+    magnet: MagnetSchema.optional(), // kind mlp: the KL reference as a table over the game's states (default uniform)
   })
   .superRefine((m, ctx) => {
     if (!isRecord(m)) return;
@@ -135,6 +164,22 @@ export const ModelSchema = z
     } else
       for (const f of ['path', 'adapter', 'lora'] as const)
         if (m[f] !== undefined) ctx.addIssue({ code: 'custom', path: [f], message: "only for kind 'hf'" });
+    if (m.kind === 'mlp') {
+      if (m.config !== undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['config'],
+          message: "kind 'mlp' takes its layers from mlp: { hiddenSizes }",
+        });
+      if (m.reference === true)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['reference'],
+          message: "kind 'mlp' keeps its KL reference as a table: set magnet instead",
+        });
+    } else
+      for (const f of ['mlp', 'magnet'] as const)
+        if (m[f] !== undefined) ctx.addIssue({ code: 'custom', path: [f], message: "only for kind 'mlp'" });
     if (m.kind === 'remote') {
       if (m.remote === undefined)
         ctx.addIssue({ code: 'custom', path: ['remote'], message: "required for kind 'remote': { url, model }" });
@@ -263,6 +308,22 @@ export const TrainerSchema = z.strictObject({
   // multi_objective_aggregation="normalize_then_sum" (each judge normalised in its group, summed, normalised over the batch)
   rewardAggregation: z.enum(REWARD_AGGREGATIONS).default('sum'),
   raeDecay: z.number().gt(0).lt(1).optional(), // 'rae': decay of each role's moving baseline (SPIRAL's 0.95 when unset)
+  // how an MLP learns from its games (src/games/update.ts): 'sampled' is the policy gradient of the moves played;
+  // 'all-actions' and 'distill' use the critic's value of every legal move at each state visited (klCoef is the magnet's weight)
+  gradient: z.enum(GRADIENTS).default('sampled'),
+  critic: z
+    .strictObject({
+      kind: z.enum(['sampled', 'counts']).default('sampled'), // an EMA of each iteration's mean, or forgetting sums and counts
+      decay: z.number().min(0).lt(1).default(0.95), // forgetting per iteration (also the 'infostate' baseline's)
+    })
+    .prefault({}), // the tabular values of each information state and move
+  mmd: z
+    .strictObject({
+      eta: z.number().positive().default(0.02), // MMD's step size
+      fitSteps: posInt().default(200), // at most this many Adam steps fit the network to the step's targets
+      fitTol: z.number().nonnegative().default(1e-5), // stop once the mean KL(target || network) is under this (0: always fitSteps)
+    })
+    .prefault({}), // 'distill': MMD's closed-form step at each visited state, fitted by cross-entropy
   dropEqualGroups: z.boolean().default(false), // drop groups whose rewards are all equal (no signal)
   ppoEpochs: posInt().default(1), // optimizer passes over each iteration's samples
   miniBatches: posInt().default(1), // optimizer steps per pass: the samples shuffled and cut into this many parts (verl's ppo_mini_batch_size, as a count)
@@ -309,6 +370,14 @@ export const RolloutSchema = z
       });
   }, always);
 
+/** Self-play against frozen past selves (src/engine/opponents.ts). */
+export const OpponentsSchema = z.strictObject({
+  roles: z.array(z.string().min(1)).min(2), // the roles that take turns as the learner; the others of an episode play a snapshot (all on one model)
+  sampling: z.enum(['latest', 'uniform', 'prioritised']).default('prioritised'), // how each episode's opponent is drawn from the pool
+  poolSize: posInt().default(10), // snapshots kept; the oldest leaves
+  snapshotEvery: posInt().default(25), // iterations between snapshots
+});
+
 export const EvalSchema = z.strictObject({
   every: posInt().default(10), // evaluate every this many iterations
   samples: posInt().default(16), // samples per eval task, for maj@N
@@ -332,6 +401,8 @@ export const ExperimentSchema = z
     trainer: TrainerSchema.prefault({}), // RL update settings (unset fields take DEFAULT_TRAINER)
     eval: EvalSchema.prefault({}), // periodic evaluation
     checkpointEvery: posInt().default(5), // save a checkpoint every this many iterations
+    opponents: OpponentsSchema.optional(), // the learner against a pool of its past selves instead of itself
+    episodesEvery: posInt().default(1), // store the episodes of every this many iterations (a game plays thousands an iteration)
     phases: z.array(PhaseSchema).min(1).optional(), // which roles train when, cycled (default: every training role, always)
     evaluators: z.array(EvaluatorSchema).default([]), // named evaluations beside tasks.eval
     buffer: BufferSchema.prefault({}), // the task buffer of recent valid proposals
@@ -441,7 +512,8 @@ export const ExperimentSchema = z
               : 'trainer.klCoef > 0'
             : undefined;
       const spec = models[r.model];
-      if (why && isRecord(spec) && spec.reference !== true && !flagged.has(r.model)) {
+      // a game policy's reference is its magnet, a table (uniform unless set)
+      if (why && isRecord(spec) && spec.reference !== true && spec.kind !== 'mlp' && !flagged.has(r.model)) {
         flagged.add(r.model);
         ctx.addIssue({
           code: 'custom',
@@ -487,6 +559,26 @@ export const ExperimentSchema = z
           });
       });
     });
+    // the pool copies one model: every role that takes turns as the learner plays on it
+    const pooled = isRecord(c.opponents) && Array.isArray(c.opponents.roles) ? c.opponents.roles : [];
+    const on = new Set<unknown>();
+    pooled.forEach((r, k) => {
+      if (typeof r !== 'string') return;
+      const role = roles[r];
+      if (!isRecord(role))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['opponents', 'roles', k],
+          message: `unknown role "${r}"; known roles: ${Object.keys(roles).join(', ')}`,
+        });
+      else on.add(role.model);
+    });
+    if (on.size > 1)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['opponents', 'roles'],
+        message: `the roles play on ${[...on].join(' and ')}; a pool copies one model, so they must share it`,
+      });
   }, always);
 
 /** A validated experiment config with every default filled in. */
@@ -522,6 +614,9 @@ export type _Checks = [
         | 'miniBatches'
         | 'lrSchedule'
         | 'refSync'
+        | 'gradient'
+        | 'critic'
+        | 'mmd'
       >
     >
   >,

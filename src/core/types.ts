@@ -36,9 +36,13 @@ export interface Turn {
   role: RoleId;
   /** id of the model that produced it */
   model: string;
-  /** token ids of the prompt (role token included) and of the completion */
+  /** token ids of the prompt (role token included) and of the completion; for a policy that reads numbers (kind mlp), the feature vector and `[action]` */
   prompt: number[];
   completion: number[];
+  /** for a policy that reads numbers: which actions were legal (the mask it acted under, and is scored under) */
+  legal?: boolean[];
+  /** the decision point this turn acted at, when the arena names one (a game's information state): per-state baselines and critics key on it */
+  state?: string;
   /** per completion token: log-prob when sampled, entropy and self-certainty of the distribution */
   logProbs: number[];
   entropy: number[];

@@ -119,7 +119,7 @@ export function miniBatches<T>(samples: readonly T[], parts: number, seed: numbe
 /** Losses, KL and throughput of the iteration's update (`passes`: how many times each sample was trained on). */
 export function stepMetrics(
   steps: Record<string, ModelStep>[],
-  servers: Record<string, BatchingServer>,
+  servers: Record<string, { stats: { generatedTokens: number } }>,
   samples: readonly TrainSample[],
   tRollout: number,
   tTrain: number,

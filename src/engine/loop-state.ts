@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import { TaskBuffer, type BufferedTask } from '../../memory/task-buffer.js';
 import type { ExperimentConfig } from '../config/schema.js';
 import { KlController } from '../rl/kl-reward.js';
-import { RoleBaseline, type RoleBaselineState } from '../rl/advantages.js';
+import { RoleBaseline, type RoleBaselineState } from '../rl/role-baseline.js';
+import { StateBaseline, type StateBaselineState } from '../rl/state-baseline.js';
+import type { OpponentsState } from './opponents.js';
 
 /** What the loop carries from one iteration to the next besides the models: plain JSON in each checkpoint. */
 export interface LoopState {
@@ -12,8 +14,14 @@ export interface LoopState {
   buffer: TaskBuffer;
   /** each role's moving baseline for the 'rae' advantage (SPIRAL's), read before each update */
   baselines: RoleBaseline;
+  /** the 'infostate' advantage's baseline per decision point */
+  states: StateBaseline;
   /** what evaluators that remember between runs keep, by evaluator name (an Elo pool's snapshots) */
   evaluators: Record<string, unknown>;
+  /** what each game policy's learner keeps (its magnet, its critic), by model id */
+  learners: Record<string, unknown>;
+  /** the opponent pool's records and draws (its snapshots' weights are saved beside, in `opponents/`) */
+  opponents?: OpponentsState;
 }
 
 const FILE = 'loop.json';
@@ -26,7 +34,9 @@ export function freshLoopState(c: ExperimentConfig): LoopState {
     controllers,
     buffer: new TaskBuffer(c.buffer.size),
     baselines: new RoleBaseline(c.trainer.raeDecay ?? 0.95),
+    states: new StateBaseline(c.trainer.critic.decay),
     evaluators: {},
+    learners: {},
   };
 }
 
@@ -39,7 +49,10 @@ export function loadLoopState(dir: string, c: ExperimentConfig): LoopState {
     controllers?: Record<string, number>;
     buffer?: BufferedTask[];
     baselines?: RoleBaselineState;
+    states?: StateBaselineState;
     evaluators?: Record<string, unknown>;
+    learners?: Record<string, unknown>;
+    opponents?: OpponentsState;
   };
   try {
     saved = JSON.parse(readFileSync(path, 'utf8'));
@@ -65,7 +78,10 @@ export function loadLoopState(dir: string, c: ExperimentConfig): LoopState {
     ...state,
     buffer: TaskBuffer.from(c.buffer.size, saved.buffer ?? []),
     baselines: b ? RoleBaseline.fromJSON(b) : state.baselines,
+    states: new StateBaseline(c.trainer.critic.decay, saved.states ?? []),
     evaluators: saved.evaluators ?? {},
+    learners: saved.learners ?? {},
+    opponents: saved.opponents,
   };
 }
 
@@ -75,7 +91,10 @@ export function saveLoopState(dir: string, s: LoopState): void {
     controllers: Object.fromEntries(Object.entries(s.controllers).map(([id, k]) => [id, k.value])),
     buffer: s.buffer.entries(),
     baselines: s.baselines.toJSON(),
+    states: s.states.toJSON(),
     evaluators: s.evaluators,
+    learners: s.learners,
+    opponents: s.opponents,
   };
   const tmp = join(dir, `${FILE}.tmp-${process.pid}`);
   writeFileSync(tmp, JSON.stringify(body));

@@ -35,6 +35,9 @@ import { GradientProbe } from './probe.js';
 import type { Definition } from '../plugins/define.js';
 import { planExperiment, type Plan } from './registry.js';
 import { rolloutMetrics, scoreEpisodes, toSamples } from './rewards.js';
+import { addMagnetLogProbs, learnerUpdates, makeLearners } from './learners.js';
+import { ActServer } from '../serving/act-server.js';
+import { Opponents } from './opponents.js';
 
 export interface LoopOptions {
   log?: (line: string) => void;
@@ -72,7 +75,7 @@ export async function runLoop(c: ExperimentConfig, store: RunStore, o: LoopOptio
     log(
       `note: this run was written on ${changed}; the resumed iterations are not bit-identical to an uninterrupted run`,
     );
-  const loaded = await loadModels(c, resumeDir, { freshOptimizer: o.freshOptimizer });
+  const loaded = await loadModels(c, resumeDir, { freshOptimizer: o.freshOptimizer, features: plan.arena.features });
   const models = loaded.models;
   // Old log-probs were taken at the sampling temperature, so the update scores at it too.
   const temperature = c.trainer.temperature ?? (c.arena.temperature > 0 ? c.arena.temperature : 1);
@@ -155,6 +158,8 @@ async function iterateWith(
   const state = resumeDir ? loadLoopState(resumeDir, c) : freshLoopState(c);
   for (const ev of evaluators)
     if (ev.restore && state.evaluators[ev.name] !== undefined) ev.restore(state.evaluators[ev.name]);
+  const learners = makeLearners(c, plan.arena, models, state.learners);
+  const opponents = await Opponents.open(c, models, state.opponents, resumeDir);
   plan.live.alignment = (role, probe, chunks) =>
     new GradientProbe(
       models[c.roles[role].model],
@@ -174,25 +179,30 @@ async function iterateWith(
     topP: c.arena.topP,
   };
   const progress = createProgress(c.iterations, { stream: o.stream, label: c.name });
+  const context = (it: number, thorough: boolean) => ({
+    models,
+    tokenizer,
+    tokenizers,
+    family: plan.family,
+    iteration: it,
+    thorough,
+    replicas,
+  });
   const evaluate = async (it: number, due: (e: Evaluator) => boolean, thorough: boolean) => {
     const m: Record<string, number> = {};
     for (const ev of evaluators.filter(due)) {
       // a thorough evaluation (the start, the end) can take minutes: say what runs, and how long it took
       const t = performance.now();
       if (thorough) log(`evaluating ${ev.name || 'tasks.eval'} at iteration ${it}...`);
-      Object.assign(
-        m,
-        evalMetrics(
-          ev,
-          await ev.run({ models, tokenizer, tokenizers, family: plan.family, iteration: it, thorough, replicas }),
-        ),
-      );
+      Object.assign(m, evalMetrics(ev, await ev.run(context(it, thorough))));
       if (thorough) log(`evaluated ${ev.name || 'tasks.eval'} in ${((performance.now() - t) / 1000).toFixed(1)}s`);
     }
     return m;
   };
-  if (!store.readMetrics().some((r) => r.iteration === 0))
+  if (!store.readMetrics().some((r) => r.iteration === 0)) {
+    for (const ev of evaluators) ev.track?.(context(0, true));
     store.appendMetrics({ iteration: 0, ...(await evaluate(0, () => true, true)) });
+  }
   for (let it = start + 1; it <= c.iterations; it++) {
     const t0 = performance.now();
     const roles = trainingRoles(c, it);
@@ -200,16 +210,21 @@ async function iterateWith(
     const servers = Object.fromEntries(
       Object.entries(models).map(([id, m]) => [
         id,
-        new BatchingServer(id, m, hashSeed(c.seed, it, id), undefined, replicas),
+        m.kind === 'mlp'
+          ? new ActServer(id, m, hashSeed(c.seed, it, id), c.arena.temperature)
+          : new BatchingServer(id, m, hashSeed(c.seed, it, id), undefined, replicas),
       ]),
     );
+    const pooled = opponents?.servers(it, c.arena.temperature) ?? {};
     const bindings = Object.fromEntries(
       Object.entries(c.roles).map(([id, r]) => [
         id,
         {
           role: plan.roles[id],
           model: r.model,
-          server: servers[r.model] ?? remotes[r.model],
+          ...(servers[r.model] instanceof ActServer
+            ? { actor: servers[r.model] as ActServer }
+            : { server: (servers[r.model] as BatchingServer | undefined) ?? remotes[r.model] }),
           maxNewTokens: r.maxNewTokens,
           tokenizer: tokenizers[r.model],
           system: r.system,
@@ -221,6 +236,7 @@ async function iterateWith(
     const failed: RemoteModelError[] = [];
     const dropped = (e: unknown) => e instanceof RemoteModelError && failed.push(e) > 0;
     let episodes: Episode[];
+    const poolMetrics: Record<string, number> = {};
     let elsewhere = 0;
     let jobSeconds: number | undefined;
     if (workersQueue) {
@@ -237,26 +253,44 @@ async function iterateWith(
       ({ episodes, tokens: elsewhere, seconds: jobSeconds } = got);
     } else {
       const tasks = iterationTasks(c, plan.arena, train, state.buffer, it);
+      const contexts = opponents
+        ? (k: number, n: number) => agents.with(opponents.bindingsFor(k, n, agents.roles, pooled))
+        : agents;
       episodes = await firstValueFrom(
-        playGroups(plan.arena, tasks, c.arena.groupSize, agents, dropped).pipe(toArray()),
+        playGroups(plan.arena, tasks, c.arena.groupSize, contexts, dropped).pipe(toArray()),
       );
+      if (opponents) {
+        const place = new Map(
+          tasks.flatMap((t, i) =>
+            Array.from({ length: c.arena.groupSize }, (_, g) => [`${t.id}#${g}`, i * c.arena.groupSize + g]),
+          ),
+        );
+        Object.assign(
+          poolMetrics,
+          opponents.record(episodes, (e) => place.get(e.id)!),
+        );
+      }
     }
     if (failed.length) log(`iteration ${it}: ${failed.length} episodes failed: ${failed[0].message}`);
     const tRollout = (performance.now() - t0) / 1000;
     // score
     const judged = scoreEpisodes(plan, episodes, c.arena.trainPerGroup);
-    const scored = judged.filter((s) => roles.has(s.episode.turns[s.turn].role));
+    // a frozen opponent's turns (model `<id>@<snapshot>`) are judged but never train
+    const scored = judged.filter(
+      (s) => roles.has(s.episode.turns[s.turn].role) && s.episode.turns[s.turn].model in models,
+    );
     // advantages
     await addReferenceLogProbs(c, scored, references, temperature);
+    addMagnetLogProbs(c, scored, learners);
     const {
-      samples,
+      samples: sampled,
       metrics: klMetrics,
       credited,
-    } = toSamples(scored, c.trainer, roleTraining(c, state.controllers), state.baselines);
+    } = toSamples(scored, c.trainer, roleTraining(c, state.controllers), state.baselines, state.states);
     const staleness = episodes.flatMap((e) => e.turns.map((t) => t.staleness ?? 0));
     const stale = workersQueue
       ? {
-          ...(await correctStale(samples, credited, servers, temperature, c.rollout.isThreshold)),
+          ...(await correctStale(sampled, credited, textServers(servers), temperature, c.rollout.isThreshold)),
           'rollout/staleness_mean': staleness.reduce((a, b) => a + b, 0) / Math.max(1, staleness.length),
           'rollout/staleness_max': Math.max(0, ...staleness),
         }
@@ -265,6 +299,8 @@ async function iterateWith(
     const lr = trainer.config.lr * lrMultiplier(c.trainer.lrSchedule, it - 1, c.iterations);
     trainer.setLearningRate(lr);
     const t1 = performance.now();
+    const learned = learnerUpdates(c, scored, sampled, learners, trainer);
+    const samples = learned.samples;
     const steps = samples.length
       ? Array.from({ length: c.trainer.ppoEpochs }, (_, e) =>
           miniBatches(samples, c.trainer.miniBatches, hashSeed(c.seed, it, `minibatch-${e}`)).map((part) =>
@@ -272,6 +308,8 @@ async function iterateWith(
           ),
         ).flat()
       : [];
+    for (const learner of Object.values(learners)) learner.afterUpdate();
+    opponents?.afterUpdate(it, models);
     const tTrain = (performance.now() - t1) / 1000;
     if (workersQueue) await workersQueue.publish(tinyModels(models), tokenizer, it);
     const metrics: Record<string, number> = {
@@ -279,6 +317,8 @@ async function iterateWith(
       ...rolloutMetrics(plan, episodes, judged),
       ...(plan.arena.metrics?.(episodes) ?? {}),
       ...klMetrics,
+      ...learned.metrics,
+      ...poolMetrics,
       ...stale,
       samples: samples.length,
       lr,
@@ -298,12 +338,13 @@ async function iterateWith(
     // store
     recordWrittenTasks(episodes, plan.family, state.buffer, it);
     const last = it === c.iterations;
+    for (const ev of evaluators) ev.track?.(context(it, false));
     Object.assign(metrics, await evaluate(it, (e) => it % e.every === 0 || last || synced, last || synced));
     metrics['time/iteration_s'] = (performance.now() - t0) / 1000;
     // what each turn earned and was trained with goes out with it (coevolve export, the dashboard)
     for (const s of judged) s.episode.turns[s.turn].reward = s.reward;
     for (const { turn, advantage } of credited) turn.advantage = advantage;
-    store.appendEpisodes(it, episodes);
+    if (it % c.episodesEvery === 0 || last) store.appendEpisodes(it, episodes);
     store.appendMetrics({ iteration: it, ...finite(metrics) });
     if (it % c.checkpointEvery === 0 || last) {
       const dir = store.checkpointDir(it);
@@ -317,6 +358,8 @@ async function iterateWith(
       // A synced reference is no longer the starting checkpoint, so it is saved too.
       if (c.trainer.refSync) await saveReferences(dir, references, tokenizer, { iteration: it });
       for (const ev of evaluators) if (ev.state) state.evaluators[ev.name] = ev.state();
+      for (const [id, learner] of Object.entries(learners)) state.learners[id] = learner.state();
+      if (opponents) state.opponents = await opponents.save(dir, tokenizer);
       saveLoopState(dir, state);
       await store.recordCheckpoint(it, dir);
     }
@@ -325,6 +368,7 @@ async function iterateWith(
   progress.done();
   await store.setStatus('done');
   for (const m of [...Object.values(models), ...Object.values(references)]) m.dispose();
+  opponents?.dispose();
   trainer.dispose();
   log(`done: ${store.dir} (tensors alive: ${tf.memory().numTensors})`);
 }
@@ -339,6 +383,13 @@ function pickShown(m: Record<string, number>, arena: readonly string[]): Record<
       arena.includes(k),
   );
   return Object.fromEntries(keys.map((k) => [k.replace(/^(reward|accuracy|eval)\//, ''), m[k]]));
+}
+
+/** The language models' servers (a stale rollout's log-probs are rescored on them). */
+function textServers(servers: Record<string, BatchingServer | ActServer>): Record<string, BatchingServer> {
+  return Object.fromEntries(
+    Object.entries(servers).filter((e): e is [string, BatchingServer] => e[1] instanceof BatchingServer),
+  );
 }
 
 /** Metrics without the undefined ones (a mean over nothing), so every stored number is real. */

@@ -2,6 +2,7 @@ import type { Attachments } from '../models/checkpoint.js';
 import { loadModel, saveModel } from '../models/store.js';
 import { OPTIMIZER_FILES } from '../rl/optimizer-state.js';
 import { TinyLM, type TinyLMConfig } from '../models/tinylm.js';
+import { MlpPolicy } from '../models/mlp.js';
 import type { ExperimentConfig } from '../config/schema.js';
 import { CharTokenizer } from '../tokenizer/index.js';
 import { existsSync } from 'node:fs';
@@ -14,12 +15,14 @@ import { loadHfTokenizer } from '../models/hf/text.js';
 import type { Tokenizer } from '../tokenizer/types.js';
 import { hashSeed } from './loop-parts.js';
 
-/** A model trained in this process: coevolve's TinyLM, or a Hugging Face decoder with or without its own adapter. */
-export type RunModel = TinyLM | HfPolicy;
+/** A model trained in this process: coevolve's TinyLM, a Hugging Face decoder with or without its own adapter, or an MLP on a game's numbers. */
+export type RunModel = TinyLM | HfPolicy | MlpPolicy;
+/** A model trained here that reads and writes text. */
+export type TextModel = TinyLM | HfPolicy;
 
 export interface LoadedModels {
   models: Record<string, RunModel>;
-  references: Record<string, RunModel>;
+  references: Record<string, TextModel>;
   /** the TinyLM models' shared character tokenizer (the default one when there are none) */
   tokenizer: CharTokenizer;
   /** each local model's tokenizer: the shared one for TinyLM, its own for a Hugging Face model */
@@ -32,21 +35,28 @@ export interface LoadedModels {
  * Builds every model of the config: from `resumeDir` (a run checkpoint) when resuming,
  * else from its own checkpoint or fresh from its config. A model with `reference: true`
  * also gets a frozen copy of its starting weights for the KL term. All models must share
- * one tokenizer, since roles on different models exchange text.
+ * one tokenizer, since roles on different models exchange text. A model of kind mlp takes its
+ * input and action counts from `features`, the arena's (a game's observation vector and moves).
  */
 export async function loadModels(
   c: ExperimentConfig,
   resumeDir?: string,
-  o: { freshOptimizer?: boolean } = {},
+  o: { freshOptimizer?: boolean; features?: { inputSize: number; numActions: number } } = {},
 ): Promise<LoadedModels> {
   const models: Record<string, RunModel> = {};
-  const references: Record<string, RunModel> = {};
+  const references: Record<string, TextModel> = {};
   const attachments: Record<string, Record<string, Uint8Array>> = {};
   const tokenizers: Record<string, Tokenizer> = {};
   const hf = new HfBases(c.seed);
   let tokenizer: CharTokenizer | undefined;
   for (const [id, spec] of Object.entries(c.models)) {
     if (spec.kind === 'remote') continue; // served elsewhere: no weights here
+    if (spec.kind === 'mlp') {
+      const got = await loadMlp(c, id, resumeDir ?? spec.checkpoint, resumeDir, o);
+      models[id] = got.model;
+      if (got.attachments) attachments[id] = got.attachments;
+      continue;
+    }
     if (spec.kind === 'hf') {
       const got = await hf.load(id, spec, resumeDir, o);
       models[id] = got.policy;
@@ -91,6 +101,37 @@ export async function loadModels(
 }
 
 type ModelSpec = ExperimentConfig['models'][string];
+
+/** A game policy: fresh from its config and the arena's sizes, or from a checkpoint whose sizes must match them. */
+async function loadMlp(
+  c: ExperimentConfig,
+  id: string,
+  from: string | undefined,
+  resumeDir: string | undefined,
+  o: { freshOptimizer?: boolean; features?: { inputSize: number; numActions: number } },
+): Promise<{ model: MlpPolicy; attachments?: Record<string, Uint8Array> }> {
+  const f = o.features;
+  if (!f)
+    throw new Error(
+      `models.${id}: kind 'mlp' reads feature vectors, and arena '${c.arena.kind}' gives text only (a game arena gives numbers)`,
+    );
+  const spec = c.models[id];
+  if (!from) {
+    const layers = spec.mlp ?? { hiddenSizes: [64, 64], activation: 'tanh' as const };
+    return { model: new MlpPolicy({ ...f, ...layers, seed: c.seed }) };
+  }
+  const source = resumeDir ? join(resumeDir, id) : from;
+  const loaded = await loadModel(source, resumeDir && o.freshOptimizer ? { ignore: OPTIMIZER_FILES } : {});
+  if (loaded.kind !== 'mlp') throw new Error(`models.${id}: ${source} holds a ${loaded.kind}, not an mlp`);
+  const got = loaded.model.config;
+  if (got.inputSize !== f.inputSize || got.numActions !== f.numActions) {
+    loaded.model.dispose();
+    throw new Error(
+      `models.${id}: ${source} reads ${got.inputSize} features and scores ${got.numActions} actions; the arena has ${f.inputSize} and ${f.numActions}`,
+    );
+  }
+  return { model: loaded.model, attachments: resumeDir ? loaded.attachments : undefined };
+}
 
 /**
  * The Hugging Face bases of one run: a base is loaded once per directory and shared by every
@@ -193,7 +234,7 @@ function referenceDirName(id: string): string {
 /** Saves each reference beside its model in a run checkpoint, for a run whose references move. */
 export async function saveReferences(
   dir: string,
-  references: Record<string, RunModel>,
+  references: Record<string, TextModel>,
   tokenizer: CharTokenizer,
   extra: Record<string, unknown>,
 ): Promise<void> {

@@ -35,7 +35,7 @@ export async function preflight(c: ExperimentConfig, plan: Plan, warn: (line: st
     const s = c.tasks[field];
     if (s?.source === 'file' && !existsSync(s.path!)) throw new Error(`tasks.${field}.path: ${s.path} does not exist`);
   }
-  const readers = await modelReaders(c);
+  const readers = await modelReaders(c, plan);
   const fits: TaskCheck = (task) => {
     const shown =
       plan.arena.observations?.(task) ?? Object.keys(plan.arena.roles).map((role) => ({ role, observation: { task } }));
@@ -80,9 +80,19 @@ interface Reader {
 }
 
 /** The tokenizer and context of each model, from its checkpoint (checked whole) or its fresh config. */
-async function modelReaders(c: ExperimentConfig): Promise<Record<string, Reader>> {
+async function modelReaders(c: ExperimentConfig, plan: Plan): Promise<Record<string, Reader>> {
   const out: Record<string, Reader> = {};
   for (const [id, spec] of Object.entries(c.models)) {
+    if (spec.kind === 'mlp') {
+      if (!plan.arena.features)
+        throw new Error(
+          `models.${id}: kind 'mlp' reads feature vectors, and arena '${c.arena.kind}' gives text only (a game arena gives numbers)`,
+        );
+      if (spec.checkpoint && !existsSync(spec.checkpoint))
+        throw new Error(`models.${id}.checkpoint: ${spec.checkpoint} does not exist`);
+      out[id] = { tokenizer: new CharTokenizer(), context: Infinity }; // it reads numbers: no text to fit
+      continue;
+    }
     if (spec.kind === 'remote') {
       // the endpoint must answer and serve the model; it checks its own context per request
       const tokenizer = new CharTokenizer();

@@ -158,7 +158,9 @@ export function createContainer(definitions: readonly PluginDefinition[] = []): 
   c.bind(TOKENS.judges).toConstantValue(new Registry('judge', JUDGE_KINDS).addAll(definitions));
   c.bind(TOKENS.roles).toConstantValue(new Registry('role', ROLE_KINDS).addAll(definitions));
   c.bind(TOKENS.tasks).toConstantValue(new Registry('task family', TASK_FAMILIES).addAll(definitions));
-  c.bind(TOKENS.models).toConstantValue(new Registry('model kind', { tinylm: 'tinylm', hf: 'hf', remote: 'remote' }));
+  c.bind(TOKENS.models).toConstantValue(
+    new Registry('model kind', { tinylm: 'tinylm', hf: 'hf', remote: 'remote', mlp: 'mlp' }),
+  );
   c.bind(TOKENS.definitions).toConstantValue(definitions);
   c.bind(Resolver).toDynamicValue(
     (ctx) =>

@@ -12,9 +12,10 @@ import {
   reinforcePlusPlusAdvantage,
   reinforcePlusPlusBaselineAdvantage,
   rlooOutcomeAdvantage,
-  RoleBaseline,
 } from '../rl/advantages.js';
+import { RoleBaseline } from '../rl/role-baseline.js';
 import { keepGroupsWithVariance } from '../rl/filter.js';
+import { StateBaseline } from '../rl/state-baseline.js';
 import type { TrainSample } from '../rl/trainer.js';
 import type { Plan } from './registry.js';
 
@@ -79,12 +80,14 @@ export function scoreEpisodes(plan: Plan, episodes: readonly Episode[], trainPer
  * outcome rewards do. Returns the KL-reward metrics per role beside the samples. `baselines`
  * holds each role's moving baseline for 'rae' (SPIRAL's RoleBaseline, keyed by role: the
  * loop keeps it across iterations and in every checkpoint); this updates it, turn by turn.
+ * `states` is the 'infostate' estimator's baseline per decision point, kept the same way.
  */
 export function toSamples(
   scored: readonly ScoredTurn[],
   t: ExperimentConfig['trainer'],
   roles: Readonly<Record<string, RoleTraining>> = {},
   baselines = new RoleBaseline(t.raeDecay ?? 0.95),
+  states = new StateBaseline(t.critic.decay),
 ): { samples: TrainSample[]; metrics: Record<string, number>; credited: Array<{ turn: Turn; advantage: number }> } {
   let kept = [...scored];
   if (t.dropEqualGroups)
@@ -150,6 +153,16 @@ export function toSamples(
           mask,
         ),
       };
+    } else if (r.advantage === 'infostate') {
+      const keys = turns.map((x) => {
+        if (x.state === undefined)
+          throw new Error(
+            `roles.${role}: advantage 'infostate' needs turns that name their decision point (a game arena's); this one has none`,
+          );
+        return x.state;
+      });
+      const sums = rewards.map((row) => row.reduce((a, b) => a + b, 0));
+      adv = { advantages: broadcastOverTokens(states.advantages(keys, sums), mask) };
     } else
       adv =
         r.advantage === 'rloo'
@@ -168,6 +181,7 @@ export function toSamples(
         oldLogProbs: x.logProbs,
         advantages: adv.advantages[i].slice(0, x.completion.length),
       };
+      if (x.legal) sample.legal = x.legal;
       if (items[i].refLogProbs) sample.refLogProbs = items[i].refLogProbs;
       if (r.klCoef !== undefined) sample.klCoef = r.klCoef;
       if (r.lossWeight !== undefined) sample.lossWeight = r.lossWeight;

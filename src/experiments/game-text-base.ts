@@ -12,7 +12,7 @@
  *   npx tsx src/experiments/game-text-base.ts --game kuhn --out checkpoints/base-kuhn-text [--policy random] [--steps 300] [--dModel 64] [--context 64]
  */
 import { initBackend } from '../backend/index.js';
-import { moveCode, type GameObservation } from '../../arenas/game.js';
+import { gameObservation, moveCode } from '../../arenas/game.js';
 import { exploitability, fromTable } from '../games/exploitability.js';
 import { gameByName } from '../games/index.js';
 import { representativeStates } from '../games/tabulate.js';
@@ -56,11 +56,7 @@ const examples = Array.from({ length: Number(arg('examples', '4096')) }, () => {
   const index = rng.int(states.length);
   const { state, player } = states[index];
   const legal = state.legalActions();
-  const observation: GameObservation = {
-    task: { id: 'base', family: '', prompt: '' },
-    text: state.observationText(player),
-    legal: legal.map((a) => ({ code: moveCode(a), name: state.actionName(a) })),
-  };
+  const observation = gameObservation({ id: 'base', family: '', prompt: '' }, game, state);
   const prompt = tokenizer.prompt(role.render({ ...observation }), role.kind);
   return { prompt, completion: [...tokenizer.encode(moveCode(legal[draw(weights[index])])), tokenizer.eos] };
 });

@@ -3,11 +3,21 @@ import type { MlpPolicy } from '../models/mlp.js';
 import { CHANCE, type Game, type GameState } from './types.js';
 import type { TabularPolicy } from './exploitability.js';
 
-/** One state of every information state of every player: what a policy is asked at. */
+/**
+ * One state of every information state of every player: what a policy is asked at. A state
+ * whose every player's key was met before is not walked again: in these games what all the
+ * players know together is the whole state (nothing is hidden from everyone but future
+ * chance), so its subtree was walked already; tic-tac-toe's 550,000 move orders are 5,478
+ * positions.
+ */
 export function representativeStates(game: Game): Map<string, { player: number; state: GameState }> {
   const out = new Map<string, { player: number; state: GameState }>();
+  const walked = new Set<string>();
   const walk = (s: GameState) => {
     if (s.isTerminal()) return;
+    const joint = `${s.currentPlayer()}|${Array.from({ length: game.numPlayers }, (_, p) => s.informationStateKey(p)).join('|')}`;
+    if (walked.has(joint)) return;
+    walked.add(joint);
     const p = s.currentPlayer();
     if (p !== CHANCE) {
       const key = s.informationStateKey(p);
@@ -45,24 +55,43 @@ export function tabulate(
   return table;
 }
 
-/** An MLP policy's table: softmax of its logits over the legal moves at temperature 1, from each player's observation vector. */
-export function tabulateMlp(game: Game, mlp: MlpPolicy): TabularPolicy {
-  if (mlp.config.inputSize !== game.observationSize)
-    throw new Error(
-      `tabulate: the policy reads ${mlp.config.inputSize} features, ${game.name} observations have ${game.observationSize}`,
-    );
-  if (mlp.config.numActions !== game.numActions)
-    throw new Error(
-      `tabulate: the policy scores ${mlp.config.numActions} actions, ${game.name} has ${game.numActions}`,
-    );
+/**
+ * An MLP policy's table: softmax of its logits over the legal moves (divided by
+ * `temperature`; at 0 the likeliest legal move gets 1), from each player's observation
+ * vector. `mlp` is one policy for every seat, or each seat's.
+ */
+export function tabulateMlp(game: Game, mlp: MlpPolicy | readonly MlpPolicy[], temperature = 1): TabularPolicy {
+  const seats = Array.isArray(mlp)
+    ? (mlp as readonly MlpPolicy[])
+    : Array.from({ length: game.numPlayers }, () => mlp as MlpPolicy);
+  for (const m of new Set(seats)) {
+    if (m.config.inputSize !== game.observationSize)
+      throw new Error(
+        `tabulate: the policy reads ${m.config.inputSize} features, ${game.name} observations have ${game.observationSize}`,
+      );
+    if (m.config.numActions !== game.numActions)
+      throw new Error(
+        `tabulate: the policy scores ${m.config.numActions} actions, ${game.name} has ${game.numActions}`,
+      );
+  }
   return tabulate(game, (rows) => {
-    const logits = tf.tidy(() =>
-      mlp.logits(tf.tensor2d(rows.map((r) => r.state.observationVector(r.player)))).arraySync(),
-    );
+    const logits: number[][] = new Array(rows.length);
+    for (const m of new Set(seats)) {
+      const mine = rows.flatMap((r, i) => (seats[r.player] === m ? [i] : []));
+      if (!mine.length) continue;
+      const got = tf.tidy(
+        () =>
+          m
+            .logits(tf.tensor2d(mine.map((i) => rows[i].state.observationVector(rows[i].player))))
+            .arraySync() as number[][],
+      );
+      mine.forEach((i, k) => (logits[i] = got[k]));
+    }
     return rows.map((r, i) => {
       const l = r.legal.map((a) => logits[i][a]);
       const m = Math.max(...l);
-      const e = l.map((x) => Math.exp(x - m));
+      if (temperature === 0) return l.map((x, k) => (k === l.indexOf(m) ? 1 : 0));
+      const e = l.map((x) => Math.exp((x - m) / temperature));
       const z = e.reduce((x, y) => x + y, 0);
       return e.map((x) => x / z);
     });

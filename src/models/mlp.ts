@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { Rng } from '../util/rng.js';
 import { linear, seededNormal, tokenEntropy, tokenLogProbs } from './ops.js';
-import { sampleToken, validateSampling } from './sampling.js';
+import { distributionStats, sampleToken, validateSampling } from './sampling.js';
 import type { Policy, PolicyInput, ScoredBatch } from './types.js';
 import { variablePrefix } from './names.js';
 
@@ -36,6 +36,8 @@ export interface ActResult {
   actions: number[];
   /** log-probability of each action under the masked, temperature-scaled distribution */
   logProbs: number[];
+  /** entropy of each row's masked distribution at temperature 1 (the policy's own, whatever the sampling) */
+  entropies: number[];
   /** the value head's estimate of each row, when the model has one */
   values?: number[];
 }
@@ -189,6 +191,7 @@ export class MlpPolicy implements Policy {
     const rng = seed === undefined ? this.rng : new Rng(seed);
     const actions: number[] = [];
     const logProbs: number[] = [];
+    const entropies: number[] = [];
     for (let b = 0; b < features.length; b++) {
       const row = logits.slice(b * A, (b + 1) * A);
       if (legal) {
@@ -202,8 +205,9 @@ export class MlpPolicy implements Policy {
       const { token, logProb } = sampleToken(row, { temperature }, rng);
       actions.push(token);
       logProbs.push(logProb);
+      entropies.push(distributionStats(row).entropy);
     }
-    return { actions, logProbs, ...(values ? { values: Array.from(values) } : {}) };
+    return { actions, logProbs, entropies, ...(values ? { values: Array.from(values) } : {}) };
   }
 
   /**

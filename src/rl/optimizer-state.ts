@@ -53,11 +53,39 @@ export async function restoreOptimizerState(
   }
   try {
     await optimizer.setWeights(specs.map((s) => ({ name: s.name, tensor: map[s.name] })));
+    replayBiasCorrection(optimizer);
   } catch (e) {
     throw new Error(`${where}/${JSON_FILE}: the optimizer state does not fit this model: ${(e as Error).message}`);
   } finally {
     tf.dispose(Object.values(map)); // setWeights copied them into the optimizer's variables
   }
+}
+
+/**
+ * tfjs's Adam restores its bias-correction powers as pow(beta, t + 1), while training reached
+ * them by t float32 products: the two differ in the last bit, and so would every update after
+ * a resume. They are recomputed here as training computes them, so a resumed run continues
+ * bit for bit.
+ */
+function replayBiasCorrection(optimizer: tf.Optimizer): void {
+  const adam = optimizer as unknown as {
+    accBeta1?: tf.Variable;
+    accBeta2?: tf.Variable;
+    beta1: number;
+    beta2: number;
+    iterations: number;
+  };
+  if (!adam.accBeta1 || !adam.accBeta2) return;
+  tf.tidy(() => {
+    let b1 = tf.scalar(adam.beta1);
+    let b2 = tf.scalar(adam.beta2);
+    for (let t = 0; t < adam.iterations; t++) {
+      b1 = tf.mul(b1, adam.beta1);
+      b2 = tf.mul(b2, adam.beta2);
+    }
+    adam.accBeta1!.assign(b1);
+    adam.accBeta2!.assign(b2);
+  });
 }
 
 /** tf.io.encodeWeights's layout (each tensor's bytes in turn, little-endian) from Node's memory: no tensor is made. */

@@ -1,3 +1,11 @@
+/**
+ * The joint update, one piece: grouping samples by model, planning each model's global batch
+ * (token counts for the loss aggregation, micro-batches), scoring and differentiating each
+ * part, adding the parts' and the worker threads' gradients, clipping and stepping. Each of
+ * these reads the same plan and the same running statistics, and the losses themselves
+ * (rl/loss.ts), KL (rl/kl.ts), gradient arithmetic (rl/grads.ts) and clipping (rl/apply.ts)
+ * already live apart; cutting the rest would pass that state between files.
+ */
 import * as tf from '@tensorflow/tfjs';
 import { adam } from '../backend/fused/adam.js';
 import type { Policy, PolicyInput } from '../models/types.js';

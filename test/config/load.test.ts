@@ -99,7 +99,11 @@ describe('config/load', () => {
       ppoEpochs: 1,
       miniBatches: 1,
       lrSchedule: { kind: 'constant', warmup: 0, minRatio: 0 },
+      gradient: 'sampled',
+      critic: { kind: 'sampled', decay: 0.95 },
+      mmd: { eta: 0.02, fitSteps: 200, fitTol: 1e-5 },
     });
+    expect(c.episodesEvery).to.equal(1);
     expect(c.eval).to.deep.equal({ every: 10, samples: 16 });
     expect(c.checkpointEvery).to.equal(5);
     expect(c.evaluators).to.deep.equal([]);

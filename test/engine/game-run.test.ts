@@ -85,7 +85,7 @@ describe('a game run and its exported policy', function () {
       expect(Object.values(row).reduce((a, b) => a + b, 0)).to.be.closeTo(1, 1e-9);
     // the file's own numbers: the evaluator's measure at the checkpoint, and recomputable from the table
     expect(exported.exploitability).to.be.closeTo(last['eval/kuhn/exploitability'], 1e-9);
-    expect(exploitability(kuhnPoker, fromTable(exported.policy))).to.be.closeTo(exported.exploitability, 1e-12);
+    expect(exploitability(kuhnPoker, fromTable(exported.policy))).to.be.closeTo(exported.exploitability!, 1e-12);
     expect(summary.out).to.equal(file);
     // --iteration picks a checkpoint: the only one here is the last; another is refused, listing what is held
     const named = await exportPolicyCommand(dir, { out: join(root, 'p2.json'), iteration: 2 });

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { RoleBaseline } from '../../src/rl/advantages.js';
+import { RoleBaseline } from '../../src/rl/role-baseline.js';
 import { MajorityJudge } from '../../judges/majority.js';
 import { SolverRole } from '../../roles/solver.js';
 import { VerifierJudge } from '../../judges/verifier.js';

@@ -1,6 +1,5 @@
 import { expect } from 'chai';
 import {
-  RoleBaseline,
   broadcastOverTokens,
   gaeAdvantageReturn,
   grpoOutcomeAdvantage,
@@ -9,6 +8,7 @@ import {
   rlooOutcomeAdvantage,
   trlGrpoAdvantage,
 } from '../../src/rl/advantages.js';
+import { RoleBaseline } from '../../src/rl/role-baseline.js';
 
 function expectMatrixClose(actual: number[][], expected: number[][], tol = 1e-5): void {
   expect(actual.length).to.equal(expected.length);

@@ -3,7 +3,15 @@ import type { Task } from '../../core/types.js';
 import { readTasksJsonl, type TaskCheck } from '../../tasks/jsonl.js';
 import { evaluateSolver } from '../evaluate.js';
 import { z } from 'zod';
-import { dataFile, evaluatorKind, pickRole, tokenizerOf, type Evaluator, type EvaluatorKind } from './types.js';
+import {
+  dataFile,
+  evaluatorKind,
+  pickRole,
+  tokenizerOf,
+  type Evaluator,
+  type EvaluatorKind,
+  textModel,
+} from './types.js';
 
 /**
  * Held-out accuracy of a solver role on a JSONL file of labeled tasks: greedy pass@1 every
@@ -26,14 +34,20 @@ export class AccuracyEvaluator implements Evaluator {
 
   async run(ctx: Parameters<Evaluator['run']>[0]): Promise<Record<string, number>> {
     const samples = ctx.thorough ? this.o.samples : 0;
-    const r = await evaluateSolver(ctx.models[this.o.model], tokenizerOf(ctx, this.o.model), ctx.family, this.tasks, {
-      samples,
-      temperature: this.o.temperature,
-      maxNewTokens: this.o.maxNewTokens,
-      seed: this.o.seed + ctx.iteration,
-      replicas: ctx.replicas,
-      id: this.o.model,
-    });
+    const r = await evaluateSolver(
+      textModel(ctx, this.o.model, this.name),
+      tokenizerOf(ctx, this.o.model),
+      ctx.family,
+      this.tasks,
+      {
+        samples,
+        temperature: this.o.temperature,
+        maxNewTokens: this.o.maxNewTokens,
+        seed: this.o.seed + ctx.iteration,
+        replicas: ctx.replicas,
+        id: this.o.model,
+      },
+    );
     return { pass1: r.pass1, ...(r.majN !== undefined ? { [`maj${r.samples}`]: r.majN } : {}) };
   }
 }

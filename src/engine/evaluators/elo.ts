@@ -4,7 +4,7 @@ import type { TabularPolicy } from '../../games/exploitability.js';
 import { randomActor, roundRobin, tableActor, type Actor } from '../../games/match.js';
 import { eloRatings } from '../../games/pool.js';
 import type { Game } from '../../games/types.js';
-import { textPolicyTable } from './exploitability.js';
+import { seatsTable } from './exploitability.js';
 import { z } from 'zod';
 import { evaluatorKind, positiveInt, tokenizerOf, type EvalContext, type Evaluator } from './types.js';
 
@@ -41,7 +41,7 @@ export class EloEvaluator implements Evaluator {
   }
 
   async run(ctx: EvalContext): Promise<Record<string, number>> {
-    const { table } = textPolicyTable(
+    const { table } = seatsTable(
       this.game,
       this.seats.map((s) => ({ ...s, model: ctx.models[s.model], tokenizer: tokenizerOf(ctx, s.model) })),
       ctx.tokenizer,

@@ -7,6 +7,7 @@ import { AccuracyEvaluator, accuracyKind } from './accuracy.js';
 import { eloKind } from './elo.js';
 import { exploitabilityKind } from './exploitability.js';
 import { memoryQaKind } from './memory.js';
+import { minimaxKind } from './minimax.js';
 import { proposalsKind } from './proposals.js';
 import { criticKind, verdictsKind } from './verdicts.js';
 import { pickRole, type Evaluator, type EvaluatorKind } from './types.js';
@@ -20,6 +21,7 @@ export function evaluatorKinds(check: (where: string) => TaskCheck): Registry<Ev
     proposals: proposalsKind,
     exploitability: exploitabilityKind,
     elo: eloKind,
+    minimax: minimaxKind,
     verdicts: verdictsKind(check),
     critic: criticKind(check),
     'memory-qa': memoryQaKind,

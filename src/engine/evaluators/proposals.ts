@@ -3,7 +3,15 @@ import { Agents } from '../../../arenas/agents.js';
 import { BatchingServer } from '../../serving/server.js';
 import { bigramEntropy } from '../../../arenas/propose-solve.js';
 import { z } from 'zod';
-import { evaluatorKind, pickRole, positiveInt, tokenizerOf, type EvalContext, type Evaluator } from './types.js';
+import {
+  evaluatorKind,
+  pickRole,
+  positiveInt,
+  tokenizerOf,
+  type EvalContext,
+  type Evaluator,
+  textModel,
+} from './types.js';
 import type { Role } from '../../../roles/types.js';
 
 /**
@@ -30,7 +38,7 @@ export class ProposalsEvaluator implements Evaluator {
   async run(ctx: EvalContext): Promise<Record<string, number>> {
     const server = new BatchingServer(
       this.o.model,
-      ctx.models[this.o.model],
+      textModel(ctx, this.o.model, this.name),
       this.o.seed + ctx.iteration,
       undefined,
       ctx.replicas,

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Kind } from '../../config/kind.js';
 import type { ExperimentConfig } from '../../config/schema.js';
 import type { RunModel } from '../models.js';
+import type { LanguageModel } from '../../models/generate.js';
 import type { GenerateReplicas } from '../../serving/server.js';
 import type { TaskFamily } from '../../tasks/types.js';
 import type { Tokenizer } from '../../tokenizer/types.js';
@@ -34,6 +35,8 @@ export interface Evaluator {
   readonly role: string;
   readonly every: number;
   run(ctx: EvalContext): Promise<Record<string, number>>;
+  /** called before the first update and after every update, evaluated or not: an evaluator that follows every iterate (fictitious play's average policy) */
+  track?(ctx: EvalContext): void;
   /** what an evaluator that remembers between runs (a snapshot pool) keeps in each checkpoint: plain JSON */
   state?(): unknown;
   restore?(state: unknown): void;
@@ -80,6 +83,16 @@ export const positiveInt = () => z.number().int().positive();
 export const temperature = () => z.number().nonnegative();
 /** a JSONL file of labeled tasks */
 export const dataFile = () => z.string().min(1);
+
+/** Model `id` as a language model; an MLP (a game's numbers) is refused, naming it. */
+export function textModel(ctx: EvalContext, id: string, evaluator: string): LanguageModel {
+  const m = ctx.models[id];
+  if (m.kind === 'mlp')
+    throw new Error(
+      `evaluator '${evaluator}': model '${id}' is an mlp, which reads numbers; this evaluator reads text`,
+    );
+  return m;
+}
 
 /** The tokenizer of model `id`: its own, or the shared one. */
 export function tokenizerOf(ctx: EvalContext, id: string): Tokenizer {

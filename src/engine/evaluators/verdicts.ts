@@ -22,6 +22,7 @@ import {
   type EvaluatorFactory,
   type Evaluator,
   type EvaluatorKind,
+  textModel,
 } from './types.js';
 
 /**
@@ -52,7 +53,7 @@ export class VerdictsEvaluator implements Evaluator {
           model,
           new BatchingServer(
             `${this.name}-${model}`,
-            ctx.models[model],
+            textModel(ctx, model, this.name),
             hashSeed(this.o.seed, ctx.iteration, `eval-${this.name}-${model}`),
             undefined,
             ctx.replicas,
