@@ -4,7 +4,7 @@
  * writes (runs/selfplay/summary.md) harder-set accuracy per condition: the mean of each run's
  * last four evaluations, then the mean and spread (sd) over seeds, with the solver rollouts used.
  *
- *   npx tsx src/experiments/selfplay.ts [--seeds 1,2,3] [--parallel 2] [--only uniform,frozen] [--iterations 300] [--summary]
+ *   npx tsx experiments/selfplay.ts [--seeds 1,2,3] [--parallel 2] [--only uniform,frozen] [--iterations 300] [--summary]
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -51,7 +51,7 @@ const parallel = Number(arg('parallel', '2'));
 const only = arg('only', Object.keys(CONDITIONS).join(',')).split(',');
 const iterations = arg('iterations', '');
 const root = arg('out', 'runs/selfplay');
-const bin = new URL('../../bin/coevolve.js', import.meta.url).pathname;
+const bin = new URL('../bin/coevolve.js', import.meta.url).pathname;
 
 interface Job {
   cond: string;

@@ -8,22 +8,22 @@
  * entry is the right one: that is left to RL from the answers' outcome. The observations come
  * from playing dialogues of the given horizons, the bank edited half by the rule manager and
  * half by random operations, so they cover banks a learner will meet.
- *   npx tsx src/experiments/memory-base.ts --out checkpoints/base-memory [--steps 3000] [--horizons 8,16,32]
+ *   npx tsx experiments/memory-base.ts --out checkpoints/base-memory [--steps 3000] [--horizons 8,16,32]
  */
 import { firstValueFrom, toArray } from 'rxjs';
-import { MemoryDialogueArena } from '../../arenas/memory-dialogue.js';
-import type { ArenaContext } from '../../arenas/types.js';
-import { ruleContext } from '../../memory/rules.js';
-import { AnswerRole, MemoryManagerRole } from '../../roles/memory.js';
-import type { Observation } from '../../roles/types.js';
-import { initBackend } from '../backend/index.js';
-import { generate } from '../models/generate.js';
-import { saveModel } from '../models/store.js';
-import { trainSupervised } from '../models/supervised.js';
-import { TinyLM } from '../models/tinylm.js';
-import { dialogue, UNKNOWN } from '../tasks/dialogue.js';
-import { CharTokenizer } from '../tokenizer/index.js';
-import { Rng } from '../util/rng.js';
+import { MemoryDialogueArena } from '../arenas/memory-dialogue.js';
+import type { ArenaContext } from '../arenas/types.js';
+import { ruleContext } from '../memory/rules.js';
+import { AnswerRole, MemoryManagerRole } from '../roles/memory.js';
+import type { Observation } from '../roles/types.js';
+import { initBackend } from '../src/backend/index.js';
+import { generate } from '../src/models/generate.js';
+import { saveModel } from '../src/models/store.js';
+import { trainSupervised } from '../src/models/supervised.js';
+import { TinyLM } from '../src/models/tinylm.js';
+import { dialogue, UNKNOWN } from '../src/tasks/dialogue.js';
+import { CharTokenizer } from '../src/tokenizer/index.js';
+import { Rng } from '../src/util/rng.js';
 import { arg } from './script.js';
 
 const seed = Number(arg('seed', '1'));
@@ -133,7 +133,7 @@ trainSupervised(model, examples, {
 });
 const out = arg('out');
 await saveModel(out, model, tokenizer, {
-  made: 'src/experiments/memory-base.ts',
+  made: 'experiments/memory-base.ts',
   steps,
   labels: 'random operations and selections (format only)',
 });

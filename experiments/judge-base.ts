@@ -3,15 +3,15 @@
  * `coevolve pretrain` with a `judge:` section makes the same from a config
  * (configs/judges/pretrain-add2-judge.yaml).
  *
- *   npx tsx src/experiments/judge-base.ts --from checkpoints/base-add2 --tasks configs/data/add2-unseen.jsonl
+ *   npx tsx experiments/judge-base.ts --from checkpoints/base-add2 --tasks configs/data/add2-unseen.jsonl
  *     --out checkpoints/base-add2-judge [--steps 150] [--mode pairwise|pointwise] [--working none|self|solve-first]
  *     [--labels coin|right] [--slips 0] [--own greedy|right] [--examples 4096]
  */
-import { initBackend } from '../backend/index.js';
-import { JudgeCorpusSchema, judgeExamples } from '../engine/judge-corpus.js';
-import { saveModel } from '../models/store.js';
-import { trainSupervised } from '../models/supervised.js';
-import { readTasksJsonl } from '../tasks/jsonl.js';
+import { initBackend } from '../src/backend/index.js';
+import { JudgeCorpusSchema, judgeExamples } from '../src/engine/judge-corpus.js';
+import { saveModel } from '../src/models/store.js';
+import { trainSupervised } from '../src/models/supervised.js';
+import { readTasksJsonl } from '../src/tasks/jsonl.js';
 import { arg, loadLanguageModel } from './script.js';
 
 const seed = Number(arg('seed', '1'));
@@ -40,7 +40,7 @@ trainSupervised(model, examples, {
 });
 const out = arg('out');
 await saveModel(out, model, tokenizer, {
-  made: 'src/experiments/judge-base.ts',
+  made: 'experiments/judge-base.ts',
   from: arg('from'),
   steps,
   mode: o.mode,

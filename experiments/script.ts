@@ -1,7 +1,7 @@
 /** What the experiment scripts share: their `--name value` arguments, loading a language model with its tokenizer, and greedy answers. */
-import { loadModel } from '../models/store.js';
-import type { TinyLM } from '../models/tinylm.js';
-import type { CharTokenizer } from '../tokenizer/index.js';
+import { loadModel } from '../src/models/store.js';
+import type { TinyLM } from '../src/models/tinylm.js';
+import type { CharTokenizer } from '../src/tokenizer/index.js';
 
 /** The value after `--name` on the command line, else `fallback`; without a fallback it is required. */
 export function arg(name: string, fallback?: string): string {
@@ -23,4 +23,4 @@ export async function loadLanguageModel(dir: string): Promise<{ model: TinyLM; t
   return { model: loaded.model as TinyLM, tokenizer: loaded.tokenizer };
 }
 
-export { greedyTexts } from '../models/greedy.js';
+export { greedyTexts } from '../src/models/greedy.js';

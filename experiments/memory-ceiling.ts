@@ -3,14 +3,14 @@
  * retrieved entries perfectly: the rule manager (the ceiling of a learned one) against the
  * baselines (always ADD, keep the last N, no memory), per horizon. It plays the real
  * memory-dialogue arena with rule policies in place of models.
- *   npx tsx src/experiments/memory-ceiling.ts [--horizons 8,16,32] [--count 200] [--maxEntries 8] [--people 3] [--attributes 2] [--noise 25]
+ *   npx tsx experiments/memory-ceiling.ts [--horizons 8,16,32] [--count 200] [--maxEntries 8] [--people 3] [--attributes 2] [--noise 25]
  */
 import { firstValueFrom, toArray } from 'rxjs';
-import { MemoryDialogueArena, MANAGERS } from '../../arenas/memory-dialogue.js';
-import { ruleContext } from '../../memory/rules.js';
-import type { Turn } from '../core/types.js';
-import { dialogue } from '../tasks/dialogue.js';
-import { Rng } from '../util/rng.js';
+import { MemoryDialogueArena, MANAGERS } from '../arenas/memory-dialogue.js';
+import { ruleContext } from '../memory/rules.js';
+import type { Turn } from '../src/core/types.js';
+import { dialogue } from '../src/tasks/dialogue.js';
+import { Rng } from '../src/util/rng.js';
 import { arg } from './script.js';
 
 const num = (k: string, d: string) => Number(arg(k, d));

@@ -14,19 +14,19 @@
  * (a judge taught to compare on subtraction, checked on held-out additions: the comparison
  * transfers, no addition label is read), and `--out DIR` saves the model (a judge base).
  *
- *   npx tsx src/experiments/judge-capacity.ts --from checkpoints/base-add2 --tasks configs/data/add2-unseen.jsonl
+ *   npx tsx experiments/judge-capacity.ts --from checkpoints/base-add2 --tasks configs/data/add2-unseen.jsonl
  *     --heldout checkpoints/base-add2/heldout.jsonl [--steps 2000] [--mode pairwise|pointwise] [--working none|right]
  *     [--operators -] [--offsets -10,10] [--out DIR]
  */
-import { initBackend } from '../backend/index.js';
-import { JudgeRole } from '../../roles/others.js';
-import { saveModel } from '../models/store.js';
-import { arithmetic } from '../tasks/arithmetic.js';
-import { generate } from '../models/generate.js';
-import { SupervisedTrainer } from '../models/supervised.js';
-import { readTasksJsonl } from '../tasks/jsonl.js';
-import type { Task } from '../core/types.js';
-import { Rng } from '../util/rng.js';
+import { initBackend } from '../src/backend/index.js';
+import { JudgeRole } from '../roles/others.js';
+import { saveModel } from '../src/models/store.js';
+import { arithmetic } from '../src/tasks/arithmetic.js';
+import { generate } from '../src/models/generate.js';
+import { SupervisedTrainer } from '../src/models/supervised.js';
+import { readTasksJsonl } from '../src/tasks/jsonl.js';
+import type { Task } from '../src/core/types.js';
+import { Rng } from '../src/util/rng.js';
 import { arg, loadLanguageModel } from './script.js';
 
 await initBackend('auto');
@@ -139,7 +139,7 @@ trainer.dispose();
 const out = arg('out', '');
 if (out) {
   await saveModel(out, model, tokenizer, {
-    made: 'src/experiments/judge-capacity.ts',
+    made: 'experiments/judge-capacity.ts',
     from: arg('from'),
     steps,
     mode,

@@ -16,7 +16,7 @@
  * exploitability of the last policy and of the average policy of fictitious play (every
  * iterate's table weighted by own reach, `--average uniform|linear`).
  *
- *   npx tsx src/experiments/game-pg.ts [--out DIR | --resume DIR] [--save-every 50] [--game kuhn] [--iterations 400] [--episodes 512] [--lr 0.003] [--alpha 0.05]
+ *   npx tsx experiments/game-pg.ts [--out DIR | --resume DIR] [--save-every 50] [--game kuhn] [--iterations 400] [--episodes 512] [--lr 0.003] [--alpha 0.05]
  *     [--magnet uniform|moving] [--magnet-rate 0.05] [--average uniform|linear] [--baseline seat|infostate] [--weighting reach|infostate] [--seed 1]
  *     [--opponents self|latest|uniform|prioritised] [--pool-size 10] [--snapshot-every 25] [--elo-games 20]
  *     [--gradient sampled|all-actions|distill] [--critic sampled|counts|exact] [--eta 0.01] [--inner 10] [--fit-tol 0]
@@ -32,26 +32,26 @@
  * and every `--every` iterations a round robin of `--elo-games` sampled games per pair rates
  * uniform random play, every snapshot and the learner by Elo (random = 1000).
  */
-import { initBackend } from '../backend/index.js';
-import { gameByName, type GameState } from '../games/index.js';
+import { initBackend } from '../src/backend/index.js';
+import { gameByName, type GameState } from '../src/games/index.js';
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { AveragePolicy } from '../games/average.js';
-import { encodeOptimizerState, restoreOptimizerState } from '../rl/optimizer-state.js';
-import { exploitability, fromTable, type TabularPolicy } from '../games/exploitability.js';
-import { representativeStates, tabulateMlp } from '../games/tabulate.js';
-import { actionValues } from '../games/values.js';
-import { allActionsAdvantages, mmdStep } from '../games/mmd.js';
-import { MoveCritic } from '../games/critic.js';
-import { Minimax, playVsMinimax } from '../games/minimax.js';
+import { AveragePolicy } from '../src/games/average.js';
+import { encodeOptimizerState, restoreOptimizerState } from '../src/rl/optimizer-state.js';
+import { exploitability, fromTable, type TabularPolicy } from '../src/games/exploitability.js';
+import { representativeStates, tabulateMlp } from '../src/games/tabulate.js';
+import { actionValues } from '../src/games/values.js';
+import { allActionsAdvantages, mmdStep } from '../src/games/mmd.js';
+import { MoveCritic } from '../src/games/critic.js';
+import { Minimax, playVsMinimax } from '../src/games/minimax.js';
 import * as tf from '@tensorflow/tfjs';
-import { MlpPolicy } from '../models/mlp.js';
+import { MlpPolicy } from '../src/models/mlp.js';
 import { copyOf, fromWeights, loadRun, saveRun, weightsOf } from './game-run.js';
-import { playLockstep, randomActor, roundRobin, scoreOf, type Actor } from '../games/match.js';
-import { OpponentPool, POOL_SAMPLINGS, eloRatings, type PoolSampling } from '../games/pool.js';
-import { JointTrainer, type TrainSample } from '../rl/trainer.js';
-import { lrMultiplier } from '../rl/schedule.js';
-import { Rng } from '../util/rng.js';
+import { playLockstep, randomActor, roundRobin, scoreOf, type Actor } from '../src/games/match.js';
+import { OpponentPool, POOL_SAMPLINGS, eloRatings, type PoolSampling } from '../src/games/pool.js';
+import { JointTrainer, type TrainSample } from '../src/rl/trainer.js';
+import { lrMultiplier } from '../src/rl/schedule.js';
+import { Rng } from '../src/util/rng.js';
 
 const cli = (name: string) => {
   const i = process.argv.indexOf(`--${name}`);

@@ -19,22 +19,22 @@
  * 'y' or 'n'), the verdict being the first step it says 'n' to; `--with-task` (a diagnostic)
  * writes the task before each step.
  *
- *   npx tsx src/experiments/critic-base.ts --from checkpoints/base-sum3-working --out checkpoints/base-sum3-critic
+ *   npx tsx experiments/critic-base.ts --from checkpoints/base-sum3-working --out checkpoints/base-sum3-critic
  *     [--labels random|right] [--steps 150] [--corrupter random|slip] [--check-first [--per-step [--with-task]]]
  */
 import { firstValueFrom, toArray } from 'rxjs';
-import { AdversarialCriticArena, firstRejected } from '../../arenas/critic/index.js';
-import { playGroups } from '../../arenas/operators/play-groups.js';
-import type { ArenaContext } from '../../arenas/types.js';
-import { CriticRole } from '../../roles/others.js';
-import { initBackend } from '../backend/index.js';
-import type { Task, Turn } from '../core/types.js';
-import { saveModel } from '../models/store.js';
-import { SupervisedTrainer } from '../models/supervised.js';
-import { arithmetic } from '../tasks/arithmetic.js';
-import { resultsAgree, rightResults, sumOperands } from '../tasks/scratchpad.js';
-import { readTasksJsonl } from '../tasks/jsonl.js';
-import { Rng } from '../util/rng.js';
+import { AdversarialCriticArena, firstRejected } from '../arenas/critic/index.js';
+import { playGroups } from '../arenas/operators/play-groups.js';
+import type { ArenaContext } from '../arenas/types.js';
+import { CriticRole } from '../roles/others.js';
+import { initBackend } from '../src/backend/index.js';
+import type { Task, Turn } from '../src/core/types.js';
+import { saveModel } from '../src/models/store.js';
+import { SupervisedTrainer } from '../src/models/supervised.js';
+import { arithmetic } from '../src/tasks/arithmetic.js';
+import { resultsAgree, rightResults, sumOperands } from '../src/tasks/scratchpad.js';
+import { readTasksJsonl } from '../src/tasks/jsonl.js';
+import { Rng } from '../src/util/rng.js';
 import { arg, flag, greedyTexts, loadLanguageModel } from './script.js';
 
 const labels = arg('labels', 'random');
@@ -224,7 +224,7 @@ trainer.dispose();
 const out = arg('out', '');
 if (out) {
   await saveModel(out, model, tokenizer, {
-    made: 'src/experiments/critic-base.ts',
+    made: 'experiments/critic-base.ts',
     from: arg('from'),
     steps,
     labels,

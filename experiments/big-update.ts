@@ -10,14 +10,14 @@
  * kernels (accelerate off), with two experiments busy on both cores: 92.6 s and 2.47 GB, and
  * --one-shot aborted after 27 s at 4.37 GB.
  *
- *   npx tsx src/experiments/big-update.ts [--samples 4096] [--micro-batch 256] [--one-shot] [--backend wasm]
+ *   npx tsx experiments/big-update.ts [--samples 4096] [--micro-batch 256] [--one-shot] [--backend wasm]
  */
 import { parseArgs } from 'node:util';
-import { initBackend, type BackendChoice } from '../backend/index.js';
-import { REFERENCE_JOBS, REFERENCE_MODEL } from '../bench/workload.js';
-import { TinyLM } from '../models/tinylm.js';
-import { DEFAULT_TRAINER, JointTrainer, type TrainSample } from '../rl/trainer.js';
-import { Rng } from '../util/rng.js';
+import { initBackend, type BackendChoice } from '../src/backend/index.js';
+import { REFERENCE_JOBS, REFERENCE_MODEL } from '../src/bench/workload.js';
+import { TinyLM } from '../src/models/tinylm.js';
+import { DEFAULT_TRAINER, JointTrainer, type TrainSample } from '../src/rl/trainer.js';
+import { Rng } from '../src/util/rng.js';
 
 const { values: opts } = parseArgs({
   options: {

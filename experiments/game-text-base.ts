@@ -9,20 +9,20 @@
  * to ignore its prompt (every state has the same answer) and self-play then moved one
  * probability for all states at once; a random policy per state makes the base read it.
  *
- *   npx tsx src/experiments/game-text-base.ts --game kuhn --out checkpoints/base-kuhn-text [--policy random] [--steps 300] [--dModel 64] [--context 64]
+ *   npx tsx experiments/game-text-base.ts --game kuhn --out checkpoints/base-kuhn-text [--policy random] [--steps 300] [--dModel 64] [--context 64]
  */
-import { initBackend } from '../backend/index.js';
-import { moveCode, type GameObservation } from '../../arenas/game.js';
-import { exploitability, fromTable } from '../games/exploitability.js';
-import { gameByName } from '../games/index.js';
-import { representativeStates } from '../games/tabulate.js';
-import { textPolicyTable } from '../engine/evaluators/exploitability.js';
-import { saveModel } from '../models/store.js';
-import { trainSupervised } from '../models/supervised.js';
-import { TinyLM } from '../models/tinylm.js';
-import { PlayerRole } from '../../roles/player.js';
-import { CharTokenizer } from '../tokenizer/index.js';
-import { Rng } from '../util/rng.js';
+import { initBackend } from '../src/backend/index.js';
+import { moveCode, type GameObservation } from '../arenas/game.js';
+import { exploitability, fromTable } from '../src/games/exploitability.js';
+import { gameByName } from '../src/games/index.js';
+import { representativeStates } from '../src/games/tabulate.js';
+import { textPolicyTable } from '../src/engine/evaluators/exploitability.js';
+import { saveModel } from '../src/models/store.js';
+import { trainSupervised } from '../src/models/supervised.js';
+import { TinyLM } from '../src/models/tinylm.js';
+import { PlayerRole } from '../roles/player.js';
+import { CharTokenizer } from '../src/tokenizer/index.js';
+import { Rng } from '../src/util/rng.js';
 import { arg } from './script.js';
 
 const game = gameByName(arg('game', 'kuhn'));
@@ -90,6 +90,6 @@ trainSupervised(model, examples, {
 await saveModel(out, model, tokenizer, {
   game: game.name,
   policy: policyKind,
-  made: 'src/experiments/game-text-base.ts',
+  made: 'experiments/game-text-base.ts',
 });
 console.log(`wrote ${out}`);

@@ -3,13 +3,13 @@
 import * as tf from '@tensorflow/tfjs';
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AverageState } from '../games/average.js';
-import type { CriticState } from '../games/critic.js';
-import type { TabularPolicy } from '../games/exploitability.js';
-import type { PoolState } from '../games/pool.js';
-import type { Attachments } from '../models/checkpoint.js';
-import { MlpPolicy, mlpWeightShapes } from '../models/mlp.js';
-import { loadModel, saveModel } from '../models/store.js';
+import type { AverageState } from '../src/games/average.js';
+import type { CriticState } from '../src/games/critic.js';
+import type { TabularPolicy } from '../src/games/exploitability.js';
+import type { PoolState } from '../src/games/pool.js';
+import type { Attachments } from '../src/models/checkpoint.js';
+import { MlpPolicy, mlpWeightShapes } from '../src/models/mlp.js';
+import { loadModel, saveModel } from '../src/models/store.js';
 
 export interface RunState {
   next: number;

@@ -4,16 +4,16 @@
  * weighted, and logs the fitted network's exact exploitability. A floor here is a floor of
  * the network and its features, not of any RL method.
  *
- *   npx tsx src/experiments/fit-table.ts --game leduc --table table.json [--hidden 64,64] [--steps 3000] [--lr 0.001]
+ *   npx tsx experiments/fit-table.ts --game leduc --table table.json [--hidden 64,64] [--steps 3000] [--lr 0.001]
  */
 import * as tf from '@tensorflow/tfjs';
 import { readFileSync } from 'node:fs';
-import { initBackend } from '../backend/index.js';
-import { gameByName } from '../games/index.js';
-import { exploitability, fromTable, type TabularPolicy } from '../games/exploitability.js';
-import { representativeStates, tabulateMlp } from '../games/tabulate.js';
-import { MlpPolicy } from '../models/mlp.js';
-import { adam } from '../backend/fused/adam.js';
+import { initBackend } from '../src/backend/index.js';
+import { gameByName } from '../src/games/index.js';
+import { exploitability, fromTable, type TabularPolicy } from '../src/games/exploitability.js';
+import { representativeStates, tabulateMlp } from '../src/games/tabulate.js';
+import { MlpPolicy } from '../src/models/mlp.js';
+import { adam } from '../src/backend/fused/adam.js';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);

@@ -7,13 +7,13 @@
  * every try was right or malformed are left out. Read by the `critic` evaluator with
  * `corrupter: given`.
  *
- *   npx tsx src/experiments/critic-heldout.ts --from checkpoints/base-sum3-working --tasks checkpoints/base-sum3-working/heldout.jsonl --out configs/data/sum3-solver-errors.jsonl
+ *   npx tsx experiments/critic-heldout.ts --from checkpoints/base-sum3-working --tasks checkpoints/base-sum3-working/heldout.jsonl --out configs/data/sum3-solver-errors.jsonl
  */
 import { writeFileSync } from 'node:fs';
-import { initBackend } from '../backend/index.js';
-import { generate } from '../models/generate.js';
-import { readTasksJsonl } from '../tasks/jsonl.js';
-import { firstWrongStep, sumOperands } from '../tasks/scratchpad.js';
+import { initBackend } from '../src/backend/index.js';
+import { generate } from '../src/models/generate.js';
+import { readTasksJsonl } from '../src/tasks/jsonl.js';
+import { firstWrongStep, sumOperands } from '../src/tasks/scratchpad.js';
 import { arg, loadLanguageModel } from './script.js';
 
 await initBackend('auto');

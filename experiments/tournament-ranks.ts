@@ -10,10 +10,10 @@
  * an extra answer of the same kind, such as a greedy one, and seeded by whether it won; N more
  * verdicts, 2N - 1 in all).
  *
- *   npx tsx src/experiments/tournament-ranks.ts [--groups 2000] [--seed 1]
+ *   npx tsx experiments/tournament-ranks.ts [--groups 2000] [--seed 1]
  */
-import { fullRoundRobin, singleElimination, spearman } from '../../judges/tournament.js';
-import { Rng } from '../util/rng.js';
+import { fullRoundRobin, singleElimination, spearman } from '../judges/tournament.js';
+import { Rng } from '../src/util/rng.js';
 import { arg } from './script.js';
 
 const groups = Number(arg('groups', '2000'));

@@ -8,16 +8,16 @@
  * Prints the solver's held-out greedy accuracy and the judge's held-out verdict accuracy (the
  * labels are read there only, to measure) before and after.
  *
- *   npx tsx src/experiments/peer-base.ts --from checkpoints/judge-add2-deep-rl --heldout checkpoints/base-add2-deep/heldout.jsonl --out checkpoints/peer-add2-deep [--steps 400]
+ *   npx tsx experiments/peer-base.ts --from checkpoints/judge-add2-deep-rl --heldout checkpoints/base-add2-deep/heldout.jsonl --out checkpoints/peer-add2-deep [--steps 400]
  */
-import { initBackend } from '../backend/index.js';
-import { JudgeRole } from '../../roles/others.js';
-import { saveModel } from '../models/store.js';
-import { SupervisedTrainer } from '../models/supervised.js';
-import { arithmetic } from '../tasks/arithmetic.js';
-import { readTasksJsonl } from '../tasks/jsonl.js';
-import type { Task } from '../core/types.js';
-import { Rng } from '../util/rng.js';
+import { initBackend } from '../src/backend/index.js';
+import { JudgeRole } from '../roles/others.js';
+import { saveModel } from '../src/models/store.js';
+import { SupervisedTrainer } from '../src/models/supervised.js';
+import { arithmetic } from '../src/tasks/arithmetic.js';
+import { readTasksJsonl } from '../src/tasks/jsonl.js';
+import type { Task } from '../src/core/types.js';
+import { Rng } from '../src/util/rng.js';
 import { arg, greedyTexts, loadLanguageModel } from './script.js';
 
 await initBackend('auto');
@@ -79,7 +79,7 @@ for (let step = 1; step <= steps; step++) {
 trainer.dispose();
 const out = arg('out');
 await saveModel(out, model, tokenizer, {
-  made: 'src/experiments/peer-base.ts',
+  made: 'experiments/peer-base.ts',
   from,
   steps,
   labels: 'solver answers of generated sums; the judge role distils its own greedy verdicts',

@@ -6,16 +6,16 @@
  * the others' and chance's reach), ρ uniform. It says which step size and magnet weight reach
  * low exploitability before an RL version (sampled q, an MLP policy) is built on it.
  *
- *   npx tsx src/experiments/mmd-tabular.ts [--game kuhn] [--iterations 2000] [--eta 0.1] [--alpha 0.05] [--out table.json]
+ *   npx tsx experiments/mmd-tabular.ts [--game kuhn] [--iterations 2000] [--eta 0.1] [--alpha 0.05] [--out table.json]
  *
  * `--out` writes the last table (information-state key -> move -> probability, the format
  * export-policy writes), for fitting a network to it.
  */
 import { writeFileSync } from 'node:fs';
-import { gameByName } from '../games/index.js';
-import { exploitability, type GamePolicy } from '../games/exploitability.js';
-import { actionValues } from '../games/values.js';
-import { mmdStep } from '../games/mmd.js';
+import { gameByName } from '../src/games/index.js';
+import { exploitability, type GamePolicy } from '../src/games/exploitability.js';
+import { actionValues } from '../src/games/values.js';
+import { mmdStep } from '../src/games/mmd.js';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);

@@ -1,6 +1,6 @@
 /**
  * Rollouts on worker processes through Redis, measured on the default experiment:
- *   npx tsx src/experiments/rollout-scaling.ts --out runs/distributed [--iterations 20] [--curve 200] [--seeds 1,2] [--gc parallel|single] [--repeats R] [--workers-only] [--pin]
+ *   npx tsx experiments/rollout-scaling.ts --out runs/distributed [--iterations 20] [--curve 200] [--seeds 1,2] [--gc parallel|single] [--repeats R] [--workers-only] [--pin]
  * 1. Throughput: rollout tokens/s during rollout phases (median over iterations 3..N) with one
  *    and with two `coevolve worker` processes, beside in-process rollouts on one thread and
  *    on every core; the learner trains on one thread. The workload is the default experiment
@@ -20,8 +20,8 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { runExperiment } from '../engine/experiment.js';
-import { RunStore, type MetricsRow } from '../store/run.js';
+import { runExperiment } from '../src/engine/experiment.js';
+import { RunStore, type MetricsRow } from '../src/store/run.js';
 import { arg, flag } from './script.js';
 
 const out = arg('out', 'runs/distributed');

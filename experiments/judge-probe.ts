@@ -7,14 +7,14 @@
  * `length` (a different number of digits), `multi` (several digits off), each split by whether
  * the judge's own answer was right, equal to the one shown, or wrong otherwise.
  *
- *   npx tsx src/experiments/judge-probe.ts --judge CHECKPOINT --solver checkpoints/base-add2-deep --heldout checkpoints/base-add2/heldout.jsonl [--samples 8] [--seed 1]
+ *   npx tsx experiments/judge-probe.ts --judge CHECKPOINT --solver checkpoints/base-add2-deep --heldout checkpoints/base-add2/heldout.jsonl [--samples 8] [--seed 1]
  */
-import { initBackend } from '../backend/index.js';
-import { digitSlip } from '../../arenas/judge/index.js';
-import { JudgeRole } from '../../roles/others.js';
-import { generate } from '../models/generate.js';
-import { readTasksJsonl } from '../tasks/jsonl.js';
-import { Rng } from '../util/rng.js';
+import { initBackend } from '../src/backend/index.js';
+import { digitSlip } from '../arenas/judge/index.js';
+import { JudgeRole } from '../roles/others.js';
+import { generate } from '../src/models/generate.js';
+import { readTasksJsonl } from '../src/tasks/jsonl.js';
+import { Rng } from '../src/util/rng.js';
 import { arg, greedyTexts, loadLanguageModel } from './script.js';
 
 await initBackend('auto');

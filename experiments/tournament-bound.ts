@@ -5,9 +5,9 @@
  * equally likely and an exact judge (whose full round robin is the true order). It prints the
  * best expected Spearman: the ceiling of a bracket's N - 1 verdicts, whatever the bracket.
  *
- *   npx tsx src/experiments/tournament-bound.ts [--n 4] [--max 5]
+ *   npx tsx experiments/tournament-bound.ts [--n 4] [--max 5]
  */
-import { spearman } from '../../judges/tournament.js';
+import { spearman } from '../judges/tournament.js';
 import { arg } from './script.js';
 
 const n = Number(arg('n', '4'));
