@@ -9,6 +9,10 @@
  * to ignore its prompt (every state has the same answer) and self-play then moved one
  * probability for all states at once; a random policy per state makes the base read it.
  *
+ * Still a script rather than a pretrain corpus: the game's text observations and move codes
+ * (arenas/game.ts, roles/player.ts) are being reworked as games move into the YAML runtime
+ * (issue 41, item 1), and its base (checkpoints/base-kuhn-text) is committed: the tests use it.
+ *
  *   npx tsx experiments/game-text-base.ts --game kuhn --out checkpoints/base-kuhn-text [--policy random] [--steps 300] [--dModel 64] [--context 64]
  */
 import { initBackend } from '../src/backend/index.js';

@@ -1,6 +1,6 @@
 /**
  * Can the judge's model learn the verdict at all? Supervised training on the right verdicts
- * (not the random ones of judge-base.ts) of pairs made like judge-base's (a task, its right
+ * (not the random ones of a judge base) of pairs made like the judge corpus's (a task, its right
  * answer and a near miss, in a random order), with held-out accuracy of the greedy verdict
  * every `--every` steps on tasks it never trained on. If this stays far under 90%, the
  * RL-trained judge's ceiling is the model's, not the reward's. A diagnostic, not a recipe:
@@ -58,7 +58,7 @@ const render = (task: Task, answers: string[]) => {
     return role.render({ task: { ...task, prompt: task.prompt.padStart(6, ' ') }, answers: answers.map(pad) });
   return role.render({ task, answers });
 };
-// as judge-base.ts: a weak solver's misses; `--offsets -10,10` picks which (tens-only misses alone, say)
+// as the judge corpus (src/engine/judge-corpus.ts): a weak solver's misses; `--offsets -10,10` picks which (tens-only misses alone, say)
 const offsets = arg('offsets', '-11,-10,-9,-2,-1,1,2,9,10,11').split(',').map(Number);
 if (!offsets.length || offsets.some((o) => !Number.isInteger(o) || o === 0))
   throw new Error(`--offsets: non-zero integers separated by commas, got '${arg('offsets')}'`);

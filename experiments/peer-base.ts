@@ -8,6 +8,10 @@
  * Prints the solver's held-out greedy accuracy and the judge's held-out verdict accuracy (the
  * labels are read there only, to measure) before and after.
  *
+ * A script, not a pretrain config: it starts from an RL-trained judge (a run's result that
+ * docs/judges.md says how to make, not a base), and no shipped config names what it makes;
+ * docs/judges.md passes it to peer-add2.yaml with `--set`.
+ *
  *   npx tsx experiments/peer-base.ts --from checkpoints/judge-add2-deep-rl --heldout checkpoints/base-add2-deep/heldout.jsonl --out checkpoints/peer-add2-deep [--steps 400]
  */
 import { initBackend } from '../src/backend/index.js';
@@ -33,7 +37,7 @@ for (let i = 0; corpus.length < 4000; i++) {
   const t = arithmetic.generate(rng, difficulty, i);
   if (!unseen.has(t.prompt)) corpus.push(t);
 }
-const offsets = [-11, -10, -9, -2, -1, 1, 2, 9, 10, 11]; // near misses, as judge-base.ts
+const offsets = [-11, -10, -9, -2, -1, 1, 2, 9, 10, 11]; // near misses, as the judge corpus (src/engine/judge-corpus.ts)
 const shown = (t: Task, r: Rng) =>
   r.next() < 0.5 ? t.answer! : String(Math.max(0, Number(t.answer) + offsets[r.int(offsets.length)]));
 const greedy = (prompts: number[][], maxNewTokens: number) => greedyTexts(model, tokenizer, prompts, maxNewTokens);
