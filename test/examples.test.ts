@@ -43,7 +43,7 @@ describe('examples', function () {
         workers: 1,
       });
       const base = await pretrain({ ...config, train: { ...config.train, steps: 20 } }, { log: () => {} });
-      expect(base.heldOut.tasks).to.equal(128);
+      expect(base.heldOut?.tasks).to.equal(128);
       const last = await run('task-family', [`models.main.checkpoint=${base.checkpoint}`]);
       expect(last['eval/pass1']).to.be.within(0, 1);
     },

@@ -6,7 +6,7 @@
  * preflight, which names it.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve, sep } from 'node:path';
 import { parse } from 'yaml';
 import type { ExperimentConfig } from '../config/schema.js';
 
@@ -33,34 +33,70 @@ export function baseMakers(root = 'configs'): Map<string, string> {
   return makers;
 }
 
-/** The model folders `c` starts from: Hugging Face directories and TinyLM checkpoints. */
-function baseFolders(c: ExperimentConfig): string[] {
-  return [
-    ...new Set(
-      Object.values(c.models)
-        .flatMap((m) => [m.kind === 'hf' ? m.path : undefined, m.checkpoint])
-        .filter((p): p is string => p !== undefined),
-    ),
-  ];
+/** Every string in a config, wherever it sits (paths among them). */
+function strings(value: unknown): string[] {
+  if (typeof value === 'string') return [value];
+  if (value && typeof value === 'object') return Object.values(value).flatMap(strings);
+  return [];
 }
 
-/** Makes each missing base of `c` that a pretrain config under `root` makes (`make` runs one config); returns the configs run. */
+/**
+ * The base folders `c` needs: the model folders it starts from (Hugging Face directories and
+ * TinyLM checkpoints), and the folder a maker makes of any other path it names inside one (a
+ * held-out set a base carries, read by an evaluator).
+ */
+function baseFolders(c: ExperimentConfig, makers: Map<string, string>): string[] {
+  const models = Object.values(c.models)
+    .flatMap((m) => [m.kind === 'hf' ? m.path : undefined, m.checkpoint])
+    .filter((p): p is string => p !== undefined);
+  const inside = strings(c).flatMap((s) => {
+    const at = resolve(s);
+    return [...makers.keys()].filter((f) => at.startsWith(f + sep)).map((f) => relative(process.cwd(), f));
+  });
+  return [...new Set([...models, ...inside])];
+}
+
+/** The `init:` a pretrain config starts from, if any: a base that must be there before it runs. */
+function initOf(pretrainConfig: string): string | undefined {
+  try {
+    const raw = parse(readFileSync(pretrainConfig, 'utf8')) as { init?: unknown };
+    return typeof raw?.init === 'string' ? raw.init : undefined;
+  } catch {
+    return undefined; // pretrain reports the file's own errors when it runs
+  }
+}
+
+/** How a missing checkpoint folder is made, for an error that names it. */
+export function howToMake(folder: string, root = 'configs'): string {
+  const maker = baseMakers(root).get(resolve(folder));
+  return maker
+    ? `make it with: coevolve pretrain ${maker}`
+    : `no pretrain config under ${root}/ makes it: it is a run's result, and the header of the config that names it says which run`;
+}
+
+/**
+ * Makes each missing base of `c` that a pretrain config under `root` makes (`make` runs one
+ * config), the base a maker starts from (`init:`) first when it is missing too; returns the
+ * configs run, in the order run.
+ */
 export async function makeMissingBases(
   c: ExperimentConfig,
   make: (pretrainConfig: string) => Promise<void>,
   log: (line: string) => void,
   root = 'configs',
 ): Promise<string[]> {
-  const missing = baseFolders(c).filter((p) => !existsSync(p));
-  if (!missing.length) return [];
   const makers = baseMakers(root);
+  const missing = baseFolders(c, makers).filter((p) => !existsSync(p));
   const run: string[] = [];
-  for (const folder of missing) {
+  const makeFolder = async (folder: string, chain: string[]): Promise<void> => {
     const maker = makers.get(resolve(folder));
-    if (!maker || run.includes(maker)) continue;
+    if (!maker || run.includes(maker) || chain.includes(maker)) return;
+    const init = initOf(maker);
+    if (init !== undefined && !existsSync(init)) await makeFolder(init, [...chain, maker]);
     log(`${folder} is missing: making it first with coevolve pretrain ${maker}`);
     await make(maker);
     run.push(maker);
-  }
+  };
+  for (const folder of missing) await makeFolder(folder, []);
   return run;
 }

@@ -1,3 +1,4 @@
+import { howToMake } from './bases.js';
 import { rolePrompt } from '../../roles/prompt.js';
 import type { Role } from '../../roles/types.js';
 import { existsSync } from 'node:fs';
@@ -109,7 +110,8 @@ async function modelReaders(c: ExperimentConfig, plan: Plan): Promise<Record<str
       out[id] = { tokenizer, context: freshConfig(c, id, tokenizer).context };
       continue;
     }
-    if (!existsSync(spec.checkpoint)) throw new Error(`models.${id}.checkpoint: ${spec.checkpoint} does not exist`);
+    if (!existsSync(spec.checkpoint))
+      throw new Error(`models.${id}.checkpoint: ${spec.checkpoint} does not exist; ${howToMake(spec.checkpoint)}`);
     try {
       const { json } = await verifyCheckpoint(spec.checkpoint);
       const t = json.userDefinedMetadata?.tokenizer;

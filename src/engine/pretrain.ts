@@ -23,6 +23,9 @@ import { evaluateSolver, type EvalResult } from './evaluate.js';
 import { startReplicas, workerCount, type Replicas } from '../parallel/replicas.js';
 import { resolveTaskFamily } from './registry.js';
 import { JudgeCorpusSchema, judgeExamples } from './judge-corpus.js';
+import { CriticCorpusSchema } from './critic-corpus.js';
+import { MemoryCorpusSchema } from './memory-corpus.js';
+import { roleCorpus, roleEvaluation, type RoleProbes } from './role-corpus.js';
 import { readTasksJsonl } from '../tasks/jsonl.js';
 import { ArchitectureSchema, createHfModel, writeHfDirectory } from '../models/hf/create.js';
 import { HfPolicy } from '../models/hf/policy.js';
@@ -122,6 +125,16 @@ export const PretrainSchema = z
     plugins: z.array(z.string().min(1)).default([]),
     /** teach `init` the judge role's verdict format instead of solving (src/engine/judge-corpus.ts): its examples replace the solver corpus, whose held-out set still measures the solver */
     judge: JudgeCorpusSchema.optional(),
+    /**
+     * teach `init` (a solver that writes sums with working) the critic role's verdicts on the training
+     * tasks instead (src/engine/critic-corpus.ts); held-out verdicts on carry slips and random errors measure it
+     */
+    critic: CriticCorpusSchema.optional(),
+    /**
+     * teach a model the memory arena's two roles on the training dialogues instead (src/engine/memory-corpus.ts);
+     * the share of valid outputs on the held-out dialogues measures it, not solving
+     */
+    memory: MemoryCorpusSchema.optional(),
   })
   .superRefine((c, ctx) => {
     if (c.judge && c.init === undefined)
@@ -130,6 +143,26 @@ export const PretrainSchema = z
         path: ['init'],
         message: 'a judge base starts from a solver: name its checkpoint',
       });
+    const roleCorpora = (['judge', 'critic', 'memory'] as const).filter((k) => c[k] !== undefined);
+    if (roleCorpora.length > 1)
+      ctx.addIssue({
+        code: 'custom',
+        path: [roleCorpora[1]],
+        message: `one role corpus at a time: ${roleCorpora.join(' and ')} are given`,
+      });
+    if (c.critic && c.init === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['init'],
+        message: 'a critic base starts from a solver that writes working: name its checkpoint',
+      });
+    for (const k of ['critic', 'memory'] as const)
+      if (c[k] && (c.verdicts || c.proposer || c.architecture))
+        ctx.addIssue({
+          code: 'custom',
+          path: [k],
+          message: `a ${k} base teaches its role only, to a TinyLM: drop verdicts, proposer and architecture`,
+        });
     if (c.judge && c.verdicts)
       ctx.addIssue({
         code: 'custom',
@@ -177,19 +210,26 @@ export interface ProposalStats {
 
 /** Held-out accuracy of the solver on every set, and the proposer's validity when there is one. */
 export interface BaseEvaluation {
-  heldOut: EvalResult;
+  /** absent for a memory base (its dialogues are not solved) */
+  heldOut?: EvalResult;
   sets: Record<string, number>;
   proposer?: ProposalStats;
   verdicts?: number;
+  /** a critic base: greedy verdict (and check) accuracy on held-out carry slips and random errors */
+  critic?: Record<'slip' | 'random', { verdict: number; check?: number }>;
+  /** a memory base: the share of sampled outputs that parse, per role, on the held-out dialogues */
+  memory?: { manager: number; answer: number };
 }
 
 export interface PretrainResult {
   checkpoint: string;
   steps: number;
-  heldOut: EvalResult;
+  heldOut?: EvalResult;
   heldOutSets: Record<string, number>;
   proposer?: Omit<ProposalStats, 'prompts'>;
   verdicts?: number;
+  critic?: BaseEvaluation['critic'];
+  memory?: BaseEvaluation['memory'];
   seconds: number;
 }
 
@@ -416,15 +456,20 @@ export async function pretrain(
           model: new TinyLM({ ...config.model!, vocabSize: new CharTokenizer().size, seed: config.seed }),
           tokenizer: new CharTokenizer(),
         };
-  const examples = config.judge
-    ? judgeExamples(
-        model as TinyLM,
-        tokenizer as CharTokenizer,
-        readTasksJsonl(config.judge.tasks, family.name),
-        config.judge,
-        config.seed,
-      )
-    : trainingExamples(corpus, tokenizer, family);
+  const { examples, probes } = config.judge
+    ? {
+        examples: judgeExamples(
+          model as TinyLM,
+          tokenizer as CharTokenizer,
+          readTasksJsonl(config.judge.tasks, family.name),
+          config.judge,
+          config.seed,
+        ),
+        probes: {},
+      }
+    : config.critic || config.memory
+      ? await roleCorpus(config, model as TinyLM, tokenizer as CharTokenizer, corpus, log)
+      : { examples: trainingExamples(corpus, tokenizer, family), probes: {} };
   // replicas in worker threads copy TinyLM models; a Hugging Face model trains in this thread
   const workers = model.kind === 'tinylm' ? workerCount(config.workers) : 1;
   if (workers > 1) log(`workers: ${workers} threads, each with a replica of the model`);
@@ -437,13 +482,15 @@ export async function pretrain(
     tokenizer,
     family,
     corpus,
+    probes,
     limits,
     proposalTokens: config.proposer
       ? Math.max(0, ...examples.slice(corpus.train.length).map((e) => e.completion.length))
       : 0,
     replicas,
   };
-  const watched = (e: BaseEvaluation) => (config.stopOn === 'heldout' ? e.heldOut.pass1 : e.sets[config.stopOn]);
+  const watched = (e: BaseEvaluation) =>
+    config.stopOn === 'heldout' ? (e.heldOut?.pass1 ?? 0) : e.sets[config.stopOn];
   const t0 = performance.now();
   let steps = 0;
   let evaluation: BaseEvaluation;
@@ -475,11 +522,13 @@ export async function pretrain(
   const extra = {
     name: config.name,
     steps,
-    heldOutPass1: heldOut.pass1,
+    ...(heldOut && { heldOutPass1: heldOut.pass1 }),
     task: config.task,
     ...(config.mixture && { mixture: config.mixture }),
     ...(config.proposer && { proposer: { ...config.proposer, ...stats } }),
     ...(config.judge && { judge: config.judge, from: config.init }),
+    ...(config.critic && { critic: { ...config.critic, heldOutAccuracy: evaluation.critic }, from: config.init }),
+    ...(config.memory && { memory: { ...config.memory, heldOutValid: evaluation.memory } }),
     ...(config.verdicts && { verdicts: { ...config.verdicts, heldOutAccuracy: evaluation.verdicts } }),
     ...(Object.keys(sets).length > 0 && { heldOutSets: sets }),
   };
@@ -503,14 +552,16 @@ export async function pretrain(
     heldOutSets: sets,
     ...(stats && { proposer: stats }),
     ...(evaluation.verdicts !== undefined && { verdicts: evaluation.verdicts }),
+    ...(evaluation.critic && { critic: evaluation.critic }),
+    ...(evaluation.memory && { memory: evaluation.memory }),
     seconds,
   };
 }
 
 /**
  * The `init:` checkpoint, checked to have the config's architecture and, for a solver corpus,
- * the default tokenizer. A judge base keeps its solver's tokenizer: the judge role's prompt is
- * rendered in it, as the runs that load the base will.
+ * the default tokenizer. A judge or critic base keeps its solver's tokenizer: the role's prompt
+ * is rendered in it, as the runs that load the base will.
  */
 async function initialModel(config: PretrainConfig): Promise<{ model: TinyLM; tokenizer: CharTokenizer }> {
   const tokenizer = new CharTokenizer();
@@ -520,7 +571,7 @@ async function initialModel(config: PretrainConfig): Promise<{ model: TinyLM; to
     const have = (loaded.model.config as unknown as Record<string, unknown>)[k];
     if (have !== v) throw new Error(`init: ${config.init} has ${k} ${String(have)}, model.${k} says ${v}`);
   }
-  if (config.judge && loaded.tokenizer) return { model: loaded.model, tokenizer: loaded.tokenizer };
+  if ((config.judge || config.critic) && loaded.tokenizer) return { model: loaded.model, tokenizer: loaded.tokenizer };
   if (JSON.stringify(loaded.tokenizer?.spec) !== JSON.stringify(tokenizer.spec))
     throw new Error(`init: ${config.init} has another tokenizer than the default one pretrain uses`);
   return { model: loaded.model, tokenizer };
@@ -531,6 +582,7 @@ interface Base {
   tokenizer: Tokenizer;
   family: TaskFamily<unknown>;
   corpus: PretrainCorpus;
+  probes: RoleProbes;
   limits: unknown;
   proposalTokens: number;
   replicas?: Replicas;
@@ -557,7 +609,14 @@ async function evaluateBase(b: Base, config: PretrainConfig, seed: number): Prom
   const verdicts = b.corpus.verdictTest.length
     ? await verdictAccuracy(b.model, b.tokenizer, b.corpus.verdictTest)
     : undefined;
-  return { heldOut: await solve(b.corpus.test), sets, proposer, ...(verdicts !== undefined && { verdicts }) };
+  return {
+    // a memory base is measured by its formats: the dialogue family evaluates no answer
+    ...(!b.probes.memory && { heldOut: await solve(b.corpus.test) }),
+    sets,
+    proposer,
+    ...(verdicts !== undefined && { verdicts }),
+    ...roleEvaluation(b.model as TinyLM, b.tokenizer as CharTokenizer, b.probes, config, seed),
+  };
 }
 
 /** The share of `examples` whose greedy verdict is the right one (the judge role, as a run asks it). */
@@ -574,10 +633,13 @@ async function verdictAccuracy(model: LanguageModel, tokenizer: Tokenizer, examp
 /** One evaluation as `key=value` fields of a log line. */
 function describeEvaluation(e: BaseEvaluation): string {
   const fields = [
-    `heldout_pass1=${e.heldOut.pass1.toFixed(3)}`,
+    ...(e.heldOut ? [`heldout_pass1=${e.heldOut.pass1.toFixed(3)}`] : []),
     ...Object.entries(e.sets).map(([name, pass1]) => `${name}_pass1=${pass1.toFixed(3)}`),
   ];
   if (e.verdicts !== undefined) fields.push(`verdict_accuracy=${e.verdicts.toFixed(3)}`);
+  for (const [set, a] of Object.entries(e.critic ?? {}))
+    fields.push(`critic_${set}_accuracy=${a.verdict}${a.check === undefined ? '' : ` critic_${set}_check=${a.check}`}`);
+  if (e.memory) fields.push(`manager_valid=${e.memory.manager} answer_valid=${e.memory.answer}`);
   if (e.proposer)
     fields.push(`proposer_valid=${e.proposer.valid.toFixed(3)} proposer_cells=${JSON.stringify(e.proposer.cells)}`);
   return fields.join(' ');

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import { TEST_BACKEND } from '../needs.js';
 
 const PLUGIN = `import { defineArena, defineJudge, fromRun, type Arena } from 'coevolve';
@@ -83,6 +83,13 @@ describe('coevolve installed as a package', function () {
       cwd: user,
       stdio: ['ignore', 'ignore', 'pipe'],
     });
+  });
+
+  it('ships no experiment script (experiments/ is typechecked and tested, never packed)', () => {
+    const installed = join(user, 'node_modules', 'coevolve');
+    const files = (readdirSync(installed, { recursive: true }) as string[]).map((f) => f.split(sep).join('/'));
+    expect(files).to.include('dist/src/engine/pretrain.js'); // the listing sees the package's files
+    expect(files.filter((f) => /(^|\/)experiments\//.test(f))).to.deep.equal([]);
   });
 
   it('runs a config naming its own judge and arena through the coevolve command', () => {

@@ -1,8 +1,10 @@
 import { expect } from 'chai';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { loadConfig } from '../../src/config/load.js';
+import { baseMakers } from '../../src/engine/bases.js';
 import { PretrainSchema } from '../../src/engine/pretrain.js';
 
 /** Every YAML file under `dir`, recursively. */
@@ -24,14 +26,20 @@ function namedPaths(value: unknown, at = ''): Array<{ at: string; path: string }
 
 const isPretrain = (raw: Record<string, unknown>) => 'corpus' in raw && 'out' in raw && !('roles' in raw);
 
-// A config shipped in configs/ runs on a fresh clone: every checkpoint or file it names is in
-// the repository, or is a checkpoint that a shipped pretrain config makes, and then the
-// config's header names that command (`coevolve pretrain <file>`).
+/** The files git tracks under `dir`: what a fresh clone has. */
+function committed(dir: string): Set<string> {
+  return new Set(execFileSync('git', ['ls-files', '-z', dir], { encoding: 'utf8' }).split('\0').filter(Boolean));
+}
+
+// A config shipped in configs/ runs on a fresh clone: every checkpoint or file it names is
+// committed, or is in a checkpoint that a shipped pretrain config makes (a run makes it first),
+// and then the config's header names that command (`coevolve pretrain <file>`). A committed
+// checkpoint that no pretrain config makes is a run's result: the header names it, saying which
+// run made it. So a base removed from git cannot become one that nothing makes.
 describe('the shipped configs', () => {
   const files = yamlFiles('configs');
   const raws = new Map(files.map((f) => [f, parse(readFileSync(f, 'utf8')) as Record<string, unknown>]));
-  const makers = new Map<string, string>(); // checkpoint folder -> the pretrain config that makes it
-  for (const [f, raw] of raws) if (isPretrain(raw)) makers.set(String(raw.out).replace(/\/$/, ''), f);
+  const makers = baseMakers('configs'); // absolute checkpoint folder -> the pretrain config that makes it
 
   it('are many, of both kinds, and each parses against its schema', () => {
     expect(files.length).to.be.above(40);
@@ -42,7 +50,9 @@ describe('the shipped configs', () => {
     }
   });
 
-  it('name only paths that exist, or checkpoints a shipped pretrain config makes, named in their header', () => {
+  it('name only committed paths, or checkpoints a shipped pretrain config makes, each said in the header', () => {
+    const tracked = new Set([...committed('checkpoints'), ...committed('configs')]);
+    const folders = new Set([...tracked].map((p) => p.match(/^checkpoints\/[^/]+/)?.[0]).filter(Boolean));
     const problems: string[] = [];
     for (const [f, raw] of raws) {
       const header = readFileSync(f, 'utf8')
@@ -51,10 +61,16 @@ describe('the shipped configs', () => {
         .join('\n');
       for (const { at, path } of namedPaths(raw)) {
         if (isPretrain(raw) && at === 'out') continue;
-        if (existsSync(path)) continue;
         const folder = path.match(/^checkpoints\/[^/]+/)?.[0];
-        const maker = folder && makers.get(folder);
-        if (!maker) problems.push(`${f}: ${at}: ${path} is missing, and no shipped pretrain config makes it`);
+        const maker = folder && makers.get(resolve(folder));
+        if (tracked.has(path) || (folder === path && folders.has(folder))) {
+          if (folder && !maker && !header.includes(folder))
+            problems.push(
+              `${f}: ${at}: ${path} is a run's result (no pretrain config makes it); the header does not say which run`,
+            );
+          continue;
+        }
+        if (!maker) problems.push(`${f}: ${at}: ${path} is not committed, and no shipped pretrain config makes it`);
         else if (!header.includes(`coevolve pretrain ${maker}`))
           problems.push(
             `${f}: ${at}: ${path} is made by ${maker}, but the header does not say \`coevolve pretrain ${maker}\``,

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseConfig } from '../../src/config/load.js';
-import { baseMakers, makeMissingBases } from '../../src/engine/bases.js';
+import { baseMakers, howToMake, makeMissingBases } from '../../src/engine/bases.js';
 
 describe('bases made on first use', () => {
   it('finds which shipped pretrain config makes each base folder', () => {
@@ -56,5 +56,50 @@ describe('bases made on first use', () => {
     // made now: nothing more to do; the folder no config makes is preflight's to name
     expect(await makeMissingBases(c, make, () => {}, configs)).to.deep.equal([]);
     expect(made).to.have.length(1);
+  });
+
+  it('makes the base a missing maker starts from (init) first, and says how to make a missing folder', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'coevolve-bases-'));
+    const configs = join(root, 'configs');
+    mkdirSync(configs);
+    const [solver, judge] = [join(root, 'solver'), join(root, 'judge')];
+    writeFileSync(join(configs, 'pretrain-solver.yaml'), `name: s\ncorpus: { train: 1, heldOut: 1 }\nout: ${solver}\n`);
+    writeFileSync(
+      join(configs, 'pretrain-judge.yaml'),
+      `name: j\ncorpus: { train: 1, heldOut: 1 }\ninit: ${solver}\nout: ${judge}\n`,
+    );
+    const c = parseConfig({
+      name: 'e',
+      iterations: 1,
+      models: { j: { checkpoint: judge } },
+      roles: { s: { kind: 'solver', model: 'j' } },
+      tasks: { family: 'arithmetic', train: { source: 'generate', count: 4 } },
+      judges: [{ kind: 'verifier' }],
+    });
+    const made: string[] = [];
+    const make = async (file: string) => {
+      made.push(file);
+      mkdirSync(file.endsWith('pretrain-solver.yaml') ? solver : judge);
+    };
+    await makeMissingBases(c, make, () => {}, configs);
+    expect(made).to.deep.equal([join(configs, 'pretrain-solver.yaml'), join(configs, 'pretrain-judge.yaml')]);
+    // a held-out file inside a missing base, named by an evaluator alone, makes that base too
+    const reads = parseConfig({
+      name: 'e',
+      iterations: 1,
+      models: { m: { kind: 'tinylm', config: { dModel: 8, nHeads: 2, nLayers: 1, context: 16 } } },
+      roles: { s: { kind: 'solver', model: 'm' } },
+      tasks: { family: 'arithmetic', train: { source: 'generate', count: 4 } },
+      judges: [{ kind: 'verifier' }],
+      evaluators: [{ kind: 'accuracy', name: 'h', options: { data: join(solver, 'heldout.jsonl') } }],
+    });
+    rmSync(solver, { recursive: true });
+    made.length = 0;
+    await makeMissingBases(reads, make, () => {}, configs);
+    expect(made).to.deep.equal([join(configs, 'pretrain-solver.yaml')]);
+    expect(howToMake(judge, configs)).to.equal(
+      `make it with: coevolve pretrain ${join(configs, 'pretrain-judge.yaml')}`,
+    );
+    expect(howToMake(join(root, 'trained'), configs)).to.match(/no pretrain config .* makes it: it is a run's result/);
   });
 });

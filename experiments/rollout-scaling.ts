@@ -1,0 +1,195 @@
+/**
+ * Rollouts on worker processes through Redis, measured on the default experiment:
+ *   npx tsx experiments/rollout-scaling.ts --out runs/distributed [--iterations 20] [--curve 200] [--seeds 1,2] [--gc parallel|single] [--repeats R] [--workers-only] [--pin]
+ * 1. Throughput: rollout tokens/s during rollout phases (median over iterations 3..N) with one
+ *    and with two `coevolve worker` processes, beside in-process rollouts on one thread and
+ *    on every core; the learner trains on one thread. The workload is the default experiment
+ *    with --per-iteration seeds an iteration (default 8; the default's 1 makes a rollout phase
+ *    of 0.1 s, where the queue's fixed costs are a third of it).
+ *    With --repeats R, the one- and two-worker conditions run R times, alternating, and the
+ *    ratio is reported per pair and as the median of the pairs (a run carries about 15% noise
+ *    on this machine); --workers-only skips the in-process conditions; --pin runs worker k on
+ *    core k only (taskset), its GC helper threads included.
+ * 2. With --curve K: the learning curve (the evaluators' held-out accuracy) over K
+ *    iterations, in-process against two workers, for each seed.
+ * Needs Debian's redis-server; starts it on a free loopback port and stops it. Resumable: a
+ * condition whose run is done is read, not run again.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { runExperiment } from '../src/engine/experiment.js';
+import { RunStore, type MetricsRow } from '../src/store/run.js';
+import { arg, flag } from './script.js';
+
+const out = arg('out', 'runs/distributed');
+const iterations = Number(arg('iterations', '20'));
+const curve = Number(arg('curve', '0'));
+const seeds = arg('seeds', '1').split(',').map(Number);
+const config = arg('config', 'configs/default.yaml');
+// the throughput workload: the default experiment with this many seeds per iteration (8: 2,048 solver answers and 256 proposals an iteration)
+const perIteration = arg('per-iteration', '8');
+const jobEpisodes = arg('job-episodes', '128');
+// off: tfjs's own kernels everywhere (with native products a worker leans harder on V8's GC helper threads: docs/distributed.md)
+const accelerate = arg('accelerate', 'auto');
+// parallel: node's default GC helper threads; single: worker processes run V8 with --single-threaded-gc, so one worker stays on one core
+const gc = arg('gc', 'parallel');
+if (gc !== 'single' && gc !== 'parallel') throw new Error(`--gc: single or parallel, got '${gc}'`);
+const repeats = Number(arg('repeats', '1'));
+if (!Number.isInteger(repeats) || repeats < 1)
+  throw new Error(`--repeats: a positive integer, got '${arg('repeats', '1')}'`);
+const workersOnly = flag('workers-only');
+const pin = flag('pin');
+mkdirSync(out, { recursive: true });
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
+const port = await freePort();
+const redis = spawn(
+  '/usr/bin/redis-server',
+  ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+  { stdio: 'ignore' },
+);
+const url = `redis://127.0.0.1:${port}`;
+await new Promise((r) => setTimeout(r, 500));
+
+function startWorkers(n: number, queue: string): Promise<ChildProcess[]> {
+  return Promise.all(
+    Array.from(
+      { length: n },
+      (_, k) =>
+        new Promise<ChildProcess>((resolve, reject) => {
+          const node = [
+            process.execPath,
+            ...(gc === 'single' ? ['--single-threaded-gc'] : []),
+            'bin/coevolve.js',
+            'worker',
+            '--redis',
+            url,
+            '--queue',
+            queue,
+            '--accelerate',
+            accelerate,
+          ];
+          // --pin: worker k and all its threads on core k (util-linux's taskset), so one worker is one core
+          const [cmd, ...args] = pin ? ['taskset', '-c', String(k % availableParallelism()), ...node] : node;
+          const w = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+          let err = '';
+          w.stderr!.on('data', (d: Buffer) => {
+            if (/taking rollout jobs/.test((err += d.toString()))) resolve(w);
+          });
+          w.once('exit', (c) => reject(new Error(`worker exited ${c}: ${err}`)));
+        }),
+    ),
+  );
+}
+
+/** Runs (or reads, when done) one condition; `workerProcesses` 0 is in-process. */
+async function condition(name: string, set: string[], workerProcesses: number): Promise<MetricsRow[]> {
+  const dir = join(out, name);
+  if (existsSync(join(dir, 'run.json')) && (await RunStore.open(dir)).record.status === 'done')
+    return (await RunStore.open(dir)).readMetrics();
+  const workers = workerProcesses ? await startWorkers(workerProcesses, name) : [];
+  try {
+    const redisSet = workerProcesses
+      ? ['rollout.engine=redis', `rollout.url=${url}`, `rollout.queue=${name}`, `rollout.jobEpisodes=${jobEpisodes}`]
+      : [];
+    const resume = existsSync(join(dir, 'run.json'));
+    const r = resume
+      ? await runExperiment(undefined, { resume: dir, log: () => {} })
+      : await runExperiment(config, { set: [...set, ...redisSet], out: dir, log: () => {} });
+    return r.metrics;
+  } finally {
+    for (const w of workers) w.kill('SIGTERM');
+  }
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? (s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2) : NaN;
+};
+const phase = (rows: MetricsRow[], key: string) =>
+  median(rows.filter((r) => r.iteration >= 3 && typeof r[key] === 'number').map((r) => r[key] as number));
+
+const results: Record<string, unknown> = { config, iterations, machine: '2 cores', redis: 'local redis-server' };
+try {
+  const brief = [
+    `iterations=${iterations}`,
+    'eval.every=100000',
+    'evaluators=[]',
+    'checkpointEvery=100000',
+    `tasks.perIteration=${perIteration}`,
+    `accelerate=${accelerate}`,
+  ];
+  const conditions: Array<[string, string[], number]> = workersOnly
+    ? []
+    : [
+        ['inproc-1thread', [...brief, 'workers=1'], 0],
+        ['inproc-2threads', [...brief, 'workers=2'], 0],
+      ];
+  // the pairs' names: redis-1worker, redis-2workers, then -r2, -r3, ... appended
+  const tags = Array.from({ length: repeats }, (_, i) => (i ? `-r${i + 1}` : ''));
+  for (const tag of tags)
+    conditions.push(
+      [`redis-1worker${tag}`, [...brief, 'workers=1'], 1],
+      [`redis-2workers${tag}`, [...brief, 'workers=1'], 2],
+    );
+  const speed: Record<string, Record<string, number>> = {};
+  for (const [name, set, n] of conditions) {
+    const rows = await condition(name, set, n);
+    speed[name] = {
+      rollout_tokens_per_s: phase(rows, 'time/rollout_tokens_per_s'),
+      rollout_s: phase(rows, 'time/rollout_s'),
+      train_s: phase(rows, 'time/train_s'),
+      iteration_s: phase(rows, 'time/iteration_s'),
+      job_s: phase(rows, 'time/rollout_job_s'),
+    };
+    console.error(`${name}: ${JSON.stringify(speed[name])}`);
+  }
+  results.speed = speed;
+  results.perIteration = perIteration;
+  results.accelerate = accelerate;
+  results.jobEpisodes = jobEpisodes;
+  results.workerGc = gc;
+  results.pinned = pin;
+  const pairs = tags.map(
+    (t) => speed[`redis-2workers${t}`].rollout_tokens_per_s / speed[`redis-1worker${t}`].rollout_tokens_per_s,
+  );
+  results.scaling_2_over_1_workers = median(pairs);
+  results.scaling_per_pair = pairs;
+  if (curve > 0) {
+    const curves: Record<string, Array<Record<string, number>>> = {};
+    for (const seed of seeds) {
+      for (const [name, n] of [
+        [`curve-inproc-s${seed}`, 0],
+        [`curve-redis2-s${seed}`, 2],
+      ] as const) {
+        const rows = await condition(name, [`iterations=${curve}`, `seed=${seed}`, 'workers=1'], n);
+        curves[name] = rows
+          .filter((r) => Object.keys(r).some((k) => k.startsWith('eval/')))
+          .map(
+            (r) =>
+              Object.fromEntries(
+                Object.entries(r).filter(
+                  ([k]) => k === 'iteration' || /^eval\/.*\/(pass1)$|^eval\/proposer\/valid_rate$/.test(k),
+                ),
+              ) as Record<string, number>,
+          );
+        console.error(`${name}: ${JSON.stringify(curves[name][curves[name].length - 1])}`);
+      }
+    }
+    results.curves = curves;
+  }
+  writeFileSync(join(out, 'results.json'), JSON.stringify(results, null, 2));
+  console.log(JSON.stringify(results, null, 2));
+} finally {
+  redis.kill('SIGKILL');
+}
