@@ -40,8 +40,13 @@ export const GameArenaOptionsSchema = z.strictObject({
   penalty: z.number().nonnegative().default(1), // what an invalid move costs its seat
   // exploring starts: in this share of the games the first `moves` moves are uniformly random, played by the arena
   // (not turns, so not trained on), so the players meet positions their own play avoids (an opponent's other openings)
+  // `vary`: each explored game's opening is 1 to `moves` random moves (uniform), not always `moves`
   explore: z
-    .strictObject({ moves: z.number().int().positive(), share: z.number().gt(0).max(1).default(0.5) })
+    .strictObject({
+      moves: z.number().int().positive(),
+      share: z.number().gt(0).max(1).default(0.5),
+      vary: z.boolean().default(false),
+    })
     .optional(),
 });
 
@@ -52,7 +57,7 @@ export class GameArena implements Arena {
   readonly game: Game;
   readonly features: { inputSize: number; numActions: number };
   private readonly penalty: number;
-  private readonly explore?: { moves: number; share: number };
+  private readonly explore?: { moves: number; share: number; vary: boolean };
 
   constructor(options: unknown) {
     const o = arenaOptions(GameArenaOptionsSchema, options);
@@ -75,7 +80,8 @@ export class GameArena implements Arena {
     const state = this.game.newInitialState();
     const rng = new Rng(hashText(task.id));
     // drawn first, so a game's deal does not depend on whether it explores
-    const explored = this.explore && rng.next() < this.explore.share ? this.explore.moves : 0;
+    const e = this.explore;
+    const explored = e && rng.next() < e.share ? (e.vary ? 1 + rng.int(e.moves) : e.moves) : 0;
     let moves = 0;
     while (!state.isTerminal()) {
       const p = state.currentPlayer();

@@ -5,9 +5,14 @@
  * resolves them later and lists the names it knows.
  *
  * This module imports only types from the tensor code, so loading a config never loads
- * TensorFlow.js.
+ * TensorFlow.js. The models' entries (model-schema.ts) and the trainer (trainer-schema.ts) stand
+ * alone; the rest stays here because its cross-field checks (a role's model exists, a KL term
+ * has a reference, the phases and the pool name real roles) read every section together.
  */
 import { z } from 'zod';
+import { always, id, int, isRecord, nonNegInt, posInt, SAFE_NAME, safeName, unsafe } from './fields.js';
+import { ModelSchema } from './model-schema.js';
+import { ADVANTAGES, AGG_MODES, KL_KINDS, KlRewardSchema, LR_SCHEDULES, TrainerSchema } from './trainer-schema.js';
 import type { BackendChoice } from '../backend/index.js';
 import type { Accelerate } from '../backend/accelerate.js';
 import type { TinyLMConfig } from '../models/tinylm.js';
@@ -17,194 +22,10 @@ import type { LrScheduleKind } from '../rl/schedule.js';
 import type { TrainerConfig } from '../rl/trainer.js';
 
 // Literal lists kept beside the types they mirror; the checks at the bottom of this file fail
-// to compile if either side gains or loses a member.
+// to compile if either side gains or loses a member (the trainer's live in trainer-schema.ts).
 export const BACKENDS = ['auto', 'gpu', 'node', 'wasm', 'cpu'] as const;
 export const ACCELERATIONS = ['auto', 'off'] as const;
-export const AGG_MODES = [
-  'token-mean',
-  'seq-mean-token-sum',
-  'seq-mean-token-mean',
-  'seq-mean-token-sum-norm',
-] as const;
-export const KL_KINDS = ['k1', 'kl', 'abs', 'k2', 'mse', 'k3', 'low_var_kl'] as const;
-export const REWARD_AGGREGATIONS = ['sum', 'normalize-then-sum'] as const;
-export const ADVANTAGES = [
-  'grpo',
-  'drgrpo',
-  'rloo',
-  'reinforce++',
-  'reinforce++-baseline',
-  'rae',
-  'infostate',
-] as const;
-export const GRADIENTS = ['sampled', 'all-actions', 'distill'] as const;
-export const LR_SCHEDULES = ['constant', 'cosine'] as const;
 export const TASK_SOURCES = ['generate', 'file', 'none'] as const;
-export const KL_CONTROLS = ['fixed', 'adaptive'] as const;
-
-// zod's own .int() aborts the whole parse on a fraction (so cross-field checks would be
-// skipped and the error would list fewer problems); this check does not.
-const int = () =>
-  z.number().superRefine((v, ctx) => {
-    if (!Number.isSafeInteger(v)) ctx.addIssue({ code: 'custom', message: `expected integer, received ${v}` });
-  });
-const posInt = () => int().positive();
-const nonNegInt = () => int().nonnegative();
-// Ids and names become folder names (checkpoints/<model>, runs/<name>), so each must be one
-// plain path component: no '/', no '..', nothing hidden.
-const SAFE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,99}$/;
-const unsafe = (v: string) =>
-  `must be a plain name (letters, digits, '.', '_', '-'; not starting with '.' or '-'), got ${JSON.stringify(v)}`;
-const safeName = () =>
-  z.string().superRefine((v, ctx) => {
-    if (!SAFE_NAME.test(v)) ctx.addIssue({ code: 'custom', message: unsafe(v) });
-  });
-// record keys are checked in the cross-field pass, where the error can name the key
-const id = z.string().min(1, 'must not be empty');
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-// Cross-field checks run even when other fields failed, so one error lists every problem;
-// they therefore read their input defensively.
-const always = { when: () => true };
-
-/** Partial TinyLM architecture; whatever is left out comes from the checkpoint or the builder's defaults. */
-export const TinyLMConfigSchema = z
-  .strictObject({
-    vocabSize: posInt().optional(), // number of token ids
-    dModel: posInt().optional(), // width of the residual stream
-    nHeads: posInt().optional(), // attention heads; must divide dModel
-    nLayers: posInt().optional(), // transformer blocks
-    context: posInt().optional(), // longest sequence (prompt + completion)
-    valueHead: z.boolean().optional(), // add PPO's value head
-    seed: int().optional(), // seed of the weight initialisation
-  })
-  .superRefine((c, ctx) => {
-    if (!isRecord(c)) return;
-    const { dModel, nHeads } = c;
-    if (
-      Number.isInteger(dModel) &&
-      Number.isInteger(nHeads) &&
-      (nHeads as number) > 0 &&
-      (dModel as number) % (nHeads as number) !== 0
-    ) {
-      ctx.addIssue({ code: 'custom', path: ['nHeads'], message: `must divide dModel (${dModel}), got ${nHeads}` });
-    }
-  }, always);
-
-/** An inference-only model behind an OpenAI-compatible endpoint (`coevolve serve`, vLLM, llama.cpp...). */
-export const RemoteSchema = z.strictObject({
-  url: z.string().url(), // the API base, e.g. http://127.0.0.1:8000/v1
-  model: z.string().min(1), // the model id the endpoint serves
-  apiKeyEnv: z.string().min(1).optional(), // the environment variable holding its API key (never the key itself in a config)
-  timeoutMs: posInt().default(30000), // per request
-  retries: int().min(0).default(2), // retries with exponential backoff on connection errors, timeouts, 429 and 5xx (the openai client's)
-});
-
-/** A LoRA adapter to train on a Hugging Face model, with PEFT's semantics (src/models/hf/lora.ts). */
-export const LoraSchema = z.strictObject({
-  r: posInt().default(8), // rank
-  alpha: z.number().positive().default(16), // scaling alpha / r
-  rslora: z.boolean().default(false), // scaling alpha / sqrt(r) instead
-  dropout: z.number().min(0).lt(1).default(0), // on the adapter's input, while training
-  targetModules: z.union([z.array(z.string().min(1)).min(1), z.string().min(1)]).default('all-linear'), // module names or suffixes, a whole-name regex, or all-linear (every projection but the head)
-});
-
-/** A policy that reads numbers (a game's observation vector) and scores actions; its input and output sizes are the arena's. */
-export const MlpSchema = z.strictObject({
-  hiddenSizes: z.array(posInt()).default([64, 64]), // widths of the hidden layers, first to last
-  activation: z.enum(['tanh', 'relu']).default('tanh'), // after each hidden layer
-});
-
-/**
- * The KL term's reference as a table over the game's information states (the magnet of
- * magnetic mirror descent, Sokota et al. 2022): uniform over each state's legal moves, or
- * moving: after every update it takes a share `rate` of the policy's table, so the
- * regularisation follows the learner and its fixed point is a Nash equilibrium.
- */
-export const MagnetSchema = z.strictObject({
-  kind: z.enum(['uniform', 'moving']).default('uniform'),
-  rate: z.number().gt(0).max(1).default(0.01), // moving: the policy's share of the magnet after each update
-});
-
-export const ModelSchema = z
-  .strictObject({
-    checkpoint: z.string().min(1).optional(), // dir of a saved model to start from
-    // model class: a TinyLM trained here, a Hugging Face directory, a remote endpoint (inference only), or an MLP on a game's numbers
-    kind: z.enum(['tinylm', 'hf', 'remote', 'mlp']).default('tinylm'),
-    config: TinyLMConfigSchema.optional(), // architecture (for a fresh model, or checked against the checkpoint)
-    path: z.string().min(1).optional(), // kind hf: the Hugging Face model directory (config.json, safetensors, tokenizer.json); nothing is downloaded
-    adapter: z.string().min(1).optional(), // kind hf: a PEFT LoRA adapter directory to start from (then trained)
-    lora: LoraSchema.optional(), // kind hf: train a new LoRA adapter on the frozen base (default: full fine-tuning)
-    reference: z.boolean().default(false), // keep a frozen copy for the KL term
-    remote: RemoteSchema.optional(), // kind remote: where the model is served
-    mlp: MlpSchema.optional(), // kind mlp: its layers (the arena gives its input and action counts)
-    magnet: MagnetSchema.optional(), // kind mlp: the KL reference as a table over the game's states (default uniform)
-  })
-  .superRefine((m, ctx) => {
-    if (!isRecord(m)) return;
-    if (m.kind === 'hf') {
-      if (m.path === undefined)
-        ctx.addIssue({
-          code: 'custom',
-          path: ['path'],
-          message: "required for kind 'hf': a Hugging Face model directory",
-        });
-      for (const f of ['checkpoint', 'config'] as const)
-        if (m[f] !== undefined)
-          ctx.addIssue({
-            code: 'custom',
-            path: [f],
-            message: "kind 'hf' reads its weights and architecture from path; remove it",
-          });
-      if (m.adapter !== undefined && m.lora !== undefined)
-        ctx.addIssue({
-          code: 'custom',
-          path: ['lora'],
-          message: 'the adapter directory has its own LoRA settings; give adapter or lora, not both',
-        });
-    } else
-      for (const f of ['path', 'adapter', 'lora'] as const)
-        if (m[f] !== undefined) ctx.addIssue({ code: 'custom', path: [f], message: "only for kind 'hf'" });
-    if (m.kind === 'mlp') {
-      if (m.config !== undefined)
-        ctx.addIssue({
-          code: 'custom',
-          path: ['config'],
-          message: "kind 'mlp' takes its layers from mlp: { hiddenSizes }",
-        });
-      if (m.reference === true)
-        ctx.addIssue({
-          code: 'custom',
-          path: ['reference'],
-          message: "kind 'mlp' keeps its KL reference as a table: set magnet instead",
-        });
-    } else
-      for (const f of ['mlp', 'magnet'] as const)
-        if (m[f] !== undefined) ctx.addIssue({ code: 'custom', path: [f], message: "only for kind 'mlp'" });
-    if (m.kind === 'remote') {
-      if (m.remote === undefined)
-        ctx.addIssue({ code: 'custom', path: ['remote'], message: "required for kind 'remote': { url, model }" });
-      for (const f of ['checkpoint', 'config'] as const)
-        if (m[f] !== undefined)
-          ctx.addIssue({ code: 'custom', path: [f], message: 'a remote model has no local weights; remove it' });
-      if (m.reference === true)
-        ctx.addIssue({ code: 'custom', path: ['reference'], message: 'a remote model cannot be a KL reference' });
-    } else if (m.remote !== undefined)
-      ctx.addIssue({ code: 'custom', path: ['remote'], message: "only for kind 'remote'" });
-  }, always);
-
-export const KlRewardSchema = z
-  .strictObject({
-    type: z.enum(KL_CONTROLS).default('fixed'), // verl's kl_ctrl.type
-    coef: z.number().nonnegative(), // starting β (verl's kl_coef)
-    targetKl: z.number().positive().optional(), // adaptive: the KL aimed at (verl's target_kl)
-    horizon: posInt().optional(), // adaptive: samples per full correction (verl's horizon)
-    kind: z.enum(KL_KINDS).default('kl'), // estimator (verl's algorithm.kl_penalty, default 'kl' = k1)
-  })
-  .superRefine((k, ctx) => {
-    if (!isRecord(k) || k.type !== 'adaptive') return;
-    for (const f of ['targetKl', 'horizon'] as const)
-      if (k[f] === undefined) ctx.addIssue({ code: 'custom', path: [f], message: "required when type is 'adaptive'" });
-  }, always);
 
 /** The model id a role's adapter becomes (src/config/adapters.ts). */
 export const adapterModelId = (model: string, adapter: string) => `${model}-${adapter}`;
@@ -278,70 +99,6 @@ export const JudgeSchema = z.strictObject({
   kind: z.string().min(1), // judge implementation, e.g. 'exact-match'
   weight: z.number().default(1), // weight of this judge's reward in the sum
   options: z.record(z.string(), z.unknown()).default({}), // judge-specific options
-});
-
-export const TrainerSchema = z.strictObject({
-  lr: z.number().positive().optional(), // Adam learning rate
-  beta1: z.number().min(0).lt(1).optional(), // Adam beta1
-  beta2: z.number().min(0).lt(1).optional(), // Adam beta2
-  epsilon: z.number().positive().optional(), // Adam epsilon
-  clipLow: z.number().nonnegative().optional(), // PPO clip: ratio >= 1 - clipLow
-  clipHigh: z.number().nonnegative().optional(), // PPO clip: ratio <= 1 + clipHigh
-  clipRatioC: z.number().gt(1).optional(), // dual-clip bound for negative advantages
-  aggMode: z.enum(AGG_MODES).optional(), // how token losses become one number per role
-  entropyCoef: z.number().optional(), // weight of the entropy bonus
-  klCoef: z.number().nonnegative().optional(), // weight of the KL-to-reference term (needs a reference model)
-  klKind: z.enum(KL_KINDS).optional(), // KL estimator
-  valueCoef: z.number().nonnegative().optional(), // weight of the value loss
-  clipRangeValue: z.number().positive().optional(), // clip range of the value loss
-  maxGradNorm: z.number().positive().optional(), // global gradient-norm clip
-  temperature: z.number().positive().optional(), // logits are divided by this before log-probs
-  microBatch: z // samples per forward/backward pass; larger updates accumulate exact gradients
-    .number()
-    .superRefine((v, ctx) => {
-      if (!(Number.isSafeInteger(v) && v > 0))
-        ctx.addIssue({ code: 'custom', message: `must be a positive integer (samples per pass), got ${v}` });
-    })
-    .optional(),
-  advantage: z.enum(ADVANTAGES).default('grpo'), // advantage estimator
-  // several judges: 'sum' weighs their rewards into one before the estimator; 'normalize-then-sum' is TRL's
-  // multi_objective_aggregation="normalize_then_sum" (each judge normalised in its group, summed, normalised over the batch)
-  rewardAggregation: z.enum(REWARD_AGGREGATIONS).default('sum'),
-  raeDecay: z.number().gt(0).lt(1).optional(), // 'rae': decay of each role's moving baseline (SPIRAL's 0.95 when unset)
-  // how an MLP learns from its games (src/games/update.ts): 'sampled' is the policy gradient of the moves played;
-  // 'all-actions' and 'distill' use the critic's value of every legal move at each state visited (klCoef is the magnet's weight)
-  gradient: z.enum(GRADIENTS).default('sampled'),
-  critic: z
-    .strictObject({
-      kind: z.enum(['sampled', 'counts']).default('sampled'), // an EMA of each iteration's mean, or forgetting sums and counts
-      decay: z.number().min(0).lt(1).default(0.95), // forgetting per iteration (also the 'infostate' baseline's)
-    })
-    .prefault({}), // the tabular values of each information state and move
-  mmd: z
-    .strictObject({
-      eta: z.number().positive().default(0.02), // MMD's step size
-      fitSteps: posInt().default(200), // at most this many Adam steps fit the network to the step's targets
-      fitTol: z.number().nonnegative().default(1e-5), // stop once the mean KL(target || network) is under this (0: always fitSteps)
-    })
-    .prefault({}), // 'distill': MMD's closed-form step at each visited state, fitted by cross-entropy
-  dropEqualGroups: z.boolean().default(false), // drop groups whose rewards are all equal (no signal)
-  ppoEpochs: posInt().default(1), // optimizer passes over each iteration's samples
-  miniBatches: posInt().default(1), // optimizer steps per pass: the samples shuffled and cut into this many parts (verl's ppo_mini_batch_size, as a count)
-  lrSchedule: z
-    .strictObject({
-      kind: z.enum(LR_SCHEDULES).default('constant'), // 'cosine' decays by a half cosine to minRatio · lr
-      warmup: nonNegInt().default(0), // iterations over which the rate rises from 0
-      minRatio: z.number().min(0).max(1).default(0), // cosine floor, as a share of lr
-      cycle: posInt().optional(), // restart the schedule every this many iterations (default: one run-long cycle)
-      cycleDecay: z.number().gt(0).max(1).optional(), // cycle k peaks at lr · cycleDecay^k (timm's cycle_decay)
-    })
-    .prefault({}), // learning rate per iteration (verl's warmup_style / min_lr_ratio)
-  refSync: z
-    .strictObject({
-      steps: posInt(), // iterations between syncs (TRL's ref_model_sync_steps)
-      mixupAlpha: z.number().gt(0).max(1).default(0.6), // policy's share of the new reference (TRL's ref_model_mixup_alpha)
-    })
-    .optional(), // move the KL reference toward the policy (TRL's sync_ref_model)
 });
 
 /** Where rollouts are played: in this process (its worker threads), or by `coevolve worker` processes through a BullMQ queue on Redis. */
@@ -580,6 +337,9 @@ export const ExperimentSchema = z
         message: `the roles play on ${[...on].join(' and ')}; a pool copies one model, so they must share it`,
       });
   }, always);
+
+export * from './model-schema.js';
+export * from './trainer-schema.js';
 
 /** A validated experiment config with every default filled in. */
 export type ExperimentConfig = z.output<typeof ExperimentSchema>;

@@ -57,6 +57,10 @@ describe('arena game with an MLP policy: numbers in, moves out', () => {
     const none = await play(new GameArena({ game: 'tictactoe' }), 16);
     for (const e of none.episodes) expect(e.turns[0].state!.slice(0, 9)).to.equal('.........');
     expect(() => new GameArena({ game: 'tictactoe', explore: { moves: 0 } })).to.throw(/explore\.moves/);
+    // vary: openings of 1 to `moves` random moves, each length about as often
+    const varied = await play(new GameArena({ game: 'tictactoe', explore: { moves: 4, share: 1, vary: true } }), 200);
+    const lengths = varied.episodes.map((e) => e.turns[0].state!.slice(0, 9).replace(/\./g, '').length);
+    for (let n = 1; n <= 4; n++) expect(lengths.filter((x) => x === n).length).to.be.within(30, 70);
   });
 
   it('a text-only observation on an MLP, or a given completion, is refused naming the role and model', async () => {

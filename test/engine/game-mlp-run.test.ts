@@ -108,14 +108,14 @@ describe('games on an MLP through the loop (configs/games)', function () {
     }
     // one sample per legal move of every visited state: many more samples than moves played
     expect(last.samples).to.be.above(2 * (last['turns/seat0'] + last['turns/seat1']));
-    // exploring starts: about half the games open with two random moves that are not turns
+    // exploring starts: about half the games open with one to four random moves that are not turns
     const episodes = readFileSync(join(dir, 'episodes', 'shard-000000.jsonl'), 'utf8')
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l))
       .filter((e) => e.iteration === 2);
     const opened = episodes.filter(
-      (e) => (e.turns[0].state as string).slice(0, 9).replace(/\./g, '').length === 2,
+      (e) => (e.turns[0].state as string).slice(0, 9).replace(/\./g, '').length > 0,
     ).length;
     expect(opened / episodes.length).to.be.within(0.25, 0.75);
     const file = join(root, 'policy.json');
