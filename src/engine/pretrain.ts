@@ -25,6 +25,7 @@ import { resolveTaskFamily } from './registry.js';
 import { JudgeCorpusSchema, judgeExamples } from './judge-corpus.js';
 import { CriticCorpusSchema } from './critic-corpus.js';
 import { MemoryCorpusSchema } from './memory-corpus.js';
+import { GameCorpusSchema } from './game-corpus.js';
 import { roleCorpus, roleEvaluation, type RoleProbes } from './role-corpus.js';
 import { readTasksJsonl } from '../tasks/jsonl.js';
 import { ArchitectureSchema, createHfModel, writeHfDirectory } from '../models/hf/create.js';
@@ -135,6 +136,11 @@ export const PretrainSchema = z
      * the share of valid outputs on the held-out dialogues measures it, not solving
      */
     memory: MemoryCorpusSchema.optional(),
+    /**
+     * teach a model a game's legal moves as the player role writes them instead (src/engine/game-corpus.ts):
+     * `corpus.train` examples; the legal mass and exploitability of its table measure it, not solving
+     */
+    game: GameCorpusSchema.optional(),
   })
   .superRefine((c, ctx) => {
     if (c.judge && c.init === undefined)
@@ -143,7 +149,7 @@ export const PretrainSchema = z
         path: ['init'],
         message: 'a judge base starts from a solver: name its checkpoint',
       });
-    const roleCorpora = (['judge', 'critic', 'memory'] as const).filter((k) => c[k] !== undefined);
+    const roleCorpora = (['judge', 'critic', 'memory', 'game'] as const).filter((k) => c[k] !== undefined);
     if (roleCorpora.length > 1)
       ctx.addIssue({
         code: 'custom',
@@ -156,7 +162,7 @@ export const PretrainSchema = z
         path: ['init'],
         message: 'a critic base starts from a solver that writes working: name its checkpoint',
       });
-    for (const k of ['critic', 'memory'] as const)
+    for (const k of ['critic', 'memory', 'game'] as const)
       if (c[k] && (c.verdicts || c.proposer || c.architecture))
         ctx.addIssue({
           code: 'custom',
@@ -219,6 +225,8 @@ export interface BaseEvaluation {
   critic?: Record<'slip' | 'random', { verdict: number; check?: number }>;
   /** a memory base: the share of sampled outputs that parse, per role, on the held-out dialogues */
   memory?: { manager: number; answer: number };
+  /** a game base: the mass its table puts on legal moves, and the table's exploitability */
+  game?: { legalMass: number; exploitability: number };
 }
 
 export interface PretrainResult {
@@ -230,6 +238,7 @@ export interface PretrainResult {
   verdicts?: number;
   critic?: BaseEvaluation['critic'];
   memory?: BaseEvaluation['memory'];
+  game?: BaseEvaluation['game'];
   seconds: number;
 }
 
@@ -467,7 +476,7 @@ export async function pretrain(
         ),
         probes: {},
       }
-    : config.critic || config.memory
+    : config.critic || config.memory || config.game
       ? await roleCorpus(config, model as TinyLM, tokenizer as CharTokenizer, corpus, log)
       : { examples: trainingExamples(corpus, tokenizer, family), probes: {} };
   // replicas in worker threads copy TinyLM models; a Hugging Face model trains in this thread
@@ -529,6 +538,7 @@ export async function pretrain(
     ...(config.judge && { judge: config.judge, from: config.init }),
     ...(config.critic && { critic: { ...config.critic, heldOutAccuracy: evaluation.critic }, from: config.init }),
     ...(config.memory && { memory: { ...config.memory, heldOutValid: evaluation.memory } }),
+    ...(config.game && { game: { ...config.game, ...evaluation.game } }),
     ...(config.verdicts && { verdicts: { ...config.verdicts, heldOutAccuracy: evaluation.verdicts } }),
     ...(Object.keys(sets).length > 0 && { heldOutSets: sets }),
   };
@@ -554,6 +564,7 @@ export async function pretrain(
     ...(evaluation.verdicts !== undefined && { verdicts: evaluation.verdicts }),
     ...(evaluation.critic && { critic: evaluation.critic }),
     ...(evaluation.memory && { memory: evaluation.memory }),
+    ...(evaluation.game && { game: evaluation.game }),
     seconds,
   };
 }
@@ -610,8 +621,8 @@ async function evaluateBase(b: Base, config: PretrainConfig, seed: number): Prom
     ? await verdictAccuracy(b.model, b.tokenizer, b.corpus.verdictTest)
     : undefined;
   return {
-    // a memory base is measured by its formats: the dialogue family evaluates no answer
-    ...(!b.probes.memory && { heldOut: await solve(b.corpus.test) }),
+    // a memory or game base is measured by its formats: it answers no task
+    ...(!b.probes.memory && !b.probes.game && { heldOut: await solve(b.corpus.test) }),
     sets,
     proposer,
     ...(verdicts !== undefined && { verdicts }),
@@ -640,6 +651,8 @@ function describeEvaluation(e: BaseEvaluation): string {
   for (const [set, a] of Object.entries(e.critic ?? {}))
     fields.push(`critic_${set}_accuracy=${a.verdict}${a.check === undefined ? '' : ` critic_${set}_check=${a.check}`}`);
   if (e.memory) fields.push(`manager_valid=${e.memory.manager} answer_valid=${e.memory.answer}`);
+  if (e.game)
+    fields.push(`legal_mass=${e.game.legalMass.toFixed(4)} exploitability=${e.game.exploitability.toFixed(4)}`);
   if (e.proposer)
     fields.push(`proposer_valid=${e.proposer.valid.toFixed(3)} proposer_cells=${JSON.stringify(e.proposer.cells)}`);
   return fields.join(' ');

@@ -1,5 +1,5 @@
 /**
- * The critic and memory corpora of `coevolve pretrain` (`critic:` and `memory:`), joined to it:
+ * The critic, memory and game corpora of `coevolve pretrain` (`critic:`, `memory:`, `game:`), joined to it:
  * each teaches one role's format in place of the solver corpus, from the corpus's training
  * tasks, and is measured on showings of that role made from its held-out tasks.
  */
@@ -11,11 +11,13 @@ import { Rng } from '../util/rng.js';
 import { criticAccuracy, criticExamples, showings, type Showing } from './critic-corpus.js';
 import { memoryExamples, memoryShowings, memoryValidRates, type MemoryShowing } from './memory-corpus.js';
 import type { BaseEvaluation, PretrainConfig } from './pretrain.js';
+import { gameEvaluation, gameExamples, type GameCorpus } from './game-corpus.js';
 
 /** What a critic or memory base is measured on: held-out showings of its role. */
 export interface RoleProbes {
   critic?: { slip: Showing[]; random: Showing[] };
   memory?: MemoryShowing[];
+  game?: GameCorpus;
 }
 
 /**
@@ -30,6 +32,10 @@ export async function roleCorpus(
   log: (line: string) => void,
 ): Promise<{ examples: PolicyInput[]; probes: RoleProbes }> {
   const rng = new Rng(config.seed);
+  if (config.game) {
+    const examples = gameExamples(tokenizer, config.game, config.corpus.train, rng, model.config.context);
+    return { examples, probes: { game: config.game } };
+  }
   if (config.critic) {
     const { examples, dropped } = await criticExamples(
       tokenizer,
@@ -53,16 +59,17 @@ export async function roleCorpus(
   return { examples, probes: { memory: await memoryShowings(corpus.test, config.memory!, new Rng(config.seed + 1)) } };
 }
 
-/** A critic base's held-out verdict accuracy, or a memory base's valid outputs; nothing for other bases. */
+/** A critic base's held-out verdict accuracy, a memory base's valid outputs, or a game base's legal mass and exploitability; nothing for other bases. */
 export function roleEvaluation(
   model: TinyLM,
   tokenizer: CharTokenizer,
   probes: RoleProbes,
   config: PretrainConfig,
   seed: number,
-): Pick<BaseEvaluation, 'critic' | 'memory'> {
-  const { critic, memory } = probes;
+): Pick<BaseEvaluation, 'critic' | 'memory' | 'game'> {
+  const { critic, memory, game } = probes;
   return {
+    ...(game && { game: gameEvaluation(model, tokenizer, game) }),
     ...(critic && {
       critic: {
         slip: criticAccuracy(model, tokenizer, critic.slip, config.critic!),

@@ -88,28 +88,6 @@ describe('the experiment scripts run', function () {
     expect(lines().some((l) => l.resumed === out)).to.equal(true);
   });
 
-  it('game-text-base writes a text base for a game, measured by its legal mass and exploitability', async function () {
-    this.timeout(90000);
-    const out = at('kuhn-text');
-    const rows = json(
-      await script('game-text-base', [
-        '--game',
-        'kuhn',
-        '--out',
-        out,
-        '--steps',
-        '50',
-        '--examples',
-        '64',
-        '--context',
-        '64',
-      ]),
-    );
-    expect(rows.at(-1).step).to.equal(50);
-    expect(rows.at(-1).legal_mass).to.be.within(0, 1);
-    expect(recorded(out).game).to.equal('kuhn');
-  });
-
   it('big-update times one update in micro-batches and prints the peak RSS', async () => {
     const text = (await script('big-update', ['--samples', '8', '--micro-batch', '4'])).join('\n');
     expect(text).to.match(/update: [\d.]+ s \(\d+ tokens\/s\), loss -?[\d.]+/);
