@@ -17,6 +17,10 @@
  * torn (unterminated) last line; readers skip it and the first append of a writer, like
  * `truncateAfter`, removes it. Resuming calls `truncateAfter(lastCheckpoint.iteration)`, so no
  * iteration's metrics or episodes are counted twice.
+ *
+ * The JSONL mechanics (torn tails, atomic rewrites) live in jsonl.ts. The rest is one piece:
+ * the record, the lock, the logs and the checkpoints change together (a checkpoint is recorded
+ * only once written; a resume truncates every log to the record's checkpoint).
  */
 import { appendFileSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
