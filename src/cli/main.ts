@@ -302,6 +302,17 @@ program
   });
 
 program
+  .command('study')
+  .description('run every condition x seed of a study file that has not finished, then print and write its summary')
+  .argument('<file>', 'study YAML: conditions (configs and overrides), seeds, the metric compared')
+  .option('--only <names>', 'these conditions only, comma-separated')
+  .option('--summary', 'print the summary of what has finished, starting nothing')
+  .action(async (file: string, o: { only?: string; summary?: boolean }) => {
+    const { studyCommand } = await import('./study.js');
+    process.exitCode = await studyCommand(file, { only: o.only?.split(','), summaryOnly: o.summary });
+  });
+
+program
   .command('pretrain')
   .description('make a base solver by supervised training on generated tasks')
   .argument('<config>', 'pretrain YAML')

@@ -6,6 +6,8 @@ import { parse } from 'yaml';
 import { loadConfig } from '../../src/config/load.js';
 import { baseMakers } from '../../src/engine/bases.js';
 import { PretrainSchema } from '../../src/engine/pretrain.js';
+import { checkStudy } from '../../src/study/run.js';
+import { loadStudy } from '../../src/study/schema.js';
 
 /** Every YAML file under `dir`, recursively. */
 function yamlFiles(dir: string): string[] {
@@ -25,6 +27,7 @@ function namedPaths(value: unknown, at = ''): Array<{ at: string; path: string }
 }
 
 const isPretrain = (raw: Record<string, unknown>) => 'corpus' in raw && 'out' in raw && !('roles' in raw);
+const isStudy = (raw: Record<string, unknown>) => 'conditions' in raw && !('roles' in raw);
 
 /** The files git tracks under `dir`: what a fresh clone has. */
 function committed(dir: string): Set<string> {
@@ -46,6 +49,7 @@ describe('the shipped configs', () => {
     expect(makers.size).to.be.above(5);
     for (const [f, raw] of raws) {
       if (isPretrain(raw)) expect(PretrainSchema.safeParse(raw).success, f).to.equal(true);
+      else if (isStudy(raw)) expect(() => checkStudy(loadStudy(f)), f).to.not.throw();
       else expect(() => loadConfig(f), f).to.not.throw();
     }
   });

@@ -92,7 +92,7 @@ describe('shipped configs', () => {
     const { createContainer, Resolver } = await import('../../src/engine/registry.js');
     const files = readdirSync('configs', { recursive: true })
       .map(String)
-      .filter((f) => f.endsWith('.yaml') && !f.split('/').pop()!.startsWith('pretrain'));
+      .filter((f) => f.endsWith('.yaml') && !/^(pretrain|study)/.test(f.split('/').pop()!)); // a pretraining or a study file is no run config
     expect(files).to.include.members([
       'default.yaml',
       'rlvr.yaml',

@@ -177,7 +177,7 @@ describe('run: everything is checked before the run folder is made', () => {
     this.timeout(60000);
     const files = ['configs', 'configs/selfplay'].flatMap((d) =>
       readdirSync(d)
-        .filter((n) => n.endsWith('.yaml') && !n.startsWith('pretrain'))
+        .filter((n) => n.endsWith('.yaml') && !/^(pretrain|study)/.test(n))
         .map((n) => join(d, n)),
     );
     expect(files).to.include.members(['configs/default.yaml', 'configs/selfplay/learnability.yaml']);

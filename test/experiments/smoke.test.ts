@@ -170,25 +170,6 @@ describe('the experiment scripts run', function () {
     expect(recorded(out).from).to.equal('checkpoints/base-add2');
   });
 
-  it('selfplay runs a condition through the CLI and writes the summary table', async function () {
-    this.timeout(120000);
-    const out = at('selfplay');
-    await script('selfplay', [
-      '--only',
-      'uniform',
-      '--seeds',
-      '1',
-      '--parallel',
-      '1',
-      '--iterations',
-      '2',
-      '--out',
-      out,
-    ]);
-    expect(JSON.parse(readFileSync(join(out, 'uniform-s1', 'run.json'), 'utf8')).status).to.equal('done');
-    expect(readFileSync(join(out, 'summary.md'), 'utf8')).to.match(/^\| uniform \| 1 \| harder \| /m);
-  });
-
   it('rollout-scaling measures one and two rollout workers through Redis', async function () {
     need(this, 'redis', 'the script starts a redis-server');
     this.timeout(120000);

@@ -1,0 +1,89 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadConfig } from '../config/load.js';
+import type { Study } from './schema.js';
+
+/** One run of a study: a condition at a seed, in its own directory. */
+export interface StudyRun {
+  condition: string;
+  seed: number;
+  dir: string;
+}
+
+/** The study's runs, seed by seed, so a batch cut short still has every condition at its first seeds. */
+export function studyRuns(s: Study, only?: readonly string[]): StudyRun[] {
+  const names = only ?? Object.keys(s.conditions);
+  for (const n of names)
+    if (!s.conditions[n])
+      throw new Error(`study: unknown condition '${n}'; known: ${Object.keys(s.conditions).join(', ')}`);
+  return s.seeds.flatMap((seed) =>
+    names.map((condition) => ({ condition, seed, dir: join(s.outDir, s.name, `${condition}-s${seed}`) })),
+  );
+}
+
+/**
+ * Every condition's config with its overrides, checked as `coevolve run` would, so a mistake in
+ * the last condition is refused before the first run starts rather than an hour into the study.
+ */
+export function checkStudy(s: Study, only?: readonly string[]): void {
+  for (const name of only ?? Object.keys(s.conditions)) {
+    const c = s.conditions[name];
+    try {
+      loadConfig(c.config, [...c.set, `seed=${s.seeds[0]}`]);
+    } catch (e) {
+      throw new Error(`study: condition '${name}': ${(e as Error).message}`, { cause: e });
+    }
+  }
+}
+
+/** 'done', 'running' or 'failed' as the run's record says, or undefined when it never started. */
+export function runStatus(dir: string): string | undefined {
+  const f = join(dir, 'run.json');
+  return existsSync(f) ? (JSON.parse(readFileSync(f, 'utf8')) as { status: string }).status : undefined;
+}
+
+/**
+ * Plays the study: each run not done yet is started (`coevolve run CONFIG --set ... --set
+ * seed=N --out DIR`) or, when it was killed, resumed; `parallel` at a time, each in its own
+ * process with its log beside its directory. A failed run is reported and the others go on.
+ */
+export async function playStudy(
+  s: Study,
+  o: { only?: string[]; bin: string; log?: (line: string) => void },
+): Promise<Error[]> {
+  const log = o.log ?? ((l: string) => console.error(l));
+  const queue = studyRuns(s, o.only).filter((r) => runStatus(r.dir) !== 'done'); // unknown names refused here
+  checkStudy(s, o.only);
+  const failures: Error[] = [];
+  mkdirSync(join(s.outDir, s.name), { recursive: true });
+  await Promise.all(
+    Array.from({ length: s.parallel }, async () => {
+      for (let r = queue.shift(); r; r = queue.shift()) {
+        const t0 = Date.now();
+        await play(s, r, o.bin).catch((e: Error) => failures.push(e));
+        log(
+          `${r.condition} seed ${r.seed}: ${runStatus(r.dir) ?? 'not started'} (${((Date.now() - t0) / 1000).toFixed(0)} s)`,
+        );
+      }
+    }),
+  );
+  return failures;
+}
+
+function play(s: Study, r: StudyRun, bin: string): Promise<void> {
+  const c = s.conditions[r.condition];
+  const sets = [...c.set, `seed=${r.seed}`].flatMap((x) => ['--set', x]);
+  const args = runStatus(r.dir) ? ['run', '--resume', r.dir] : ['run', c.config, ...sets, '--out', r.dir];
+  const logFile = `${r.dir}.log`;
+  return new Promise((ok, fail) => {
+    const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let text = '';
+    child.stderr.on('data', (d) => (text += d));
+    child.on('exit', (code) => {
+      writeFileSync(logFile, text);
+      if (code === 0) ok();
+      else fail(new Error(`${r.condition} seed ${r.seed} exited ${code}; see ${logFile}`));
+    });
+  });
+}
