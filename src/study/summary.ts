@@ -24,7 +24,9 @@ const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.lengt
 /** the sample standard deviation (n - 1), 0 for one value */
 const sd = (xs: readonly number[]) =>
   xs.length > 1 ? Math.sqrt(xs.reduce((a, x) => a + (x - mean(xs)) ** 2, 0) / (xs.length - 1)) : 0;
-const f3 = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : '');
+/** three decimals, or three significant figures below 0.1 (an exploitability of 0.0356 is not 0.036) */
+export const f3 = (x: number) =>
+  !Number.isFinite(x) ? '' : x !== 0 && Math.abs(x) < 0.1 ? x.toPrecision(3) : x.toFixed(3);
 
 /** One condition's figures over its finished seeds. */
 export interface ConditionSummary {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { studyCommand } from '../../src/cli/study.js';
 import { loadStudy } from '../../src/study/schema.js';
-import { curve, summarise } from '../../src/study/summary.js';
+import { curve, f3, summarise } from '../../src/study/summary.js';
 import { tinyConfig } from '../engine/fixtures.js';
 
 describe('coevolve study: conditions x seeds, resumable, summarised on one metric', function () {
@@ -91,5 +91,16 @@ describe('coevolve study: conditions x seeds, resumable, summarised on one metri
     );
     expect(wrong).to.match(/^study: condition 'b': .*trainer\.lrr/s);
     expect(existsSync(join(root, 'y', 'a-s1'))).to.equal(false);
+  });
+
+  it('writes figures to three decimals, or three significant figures below 0.1', () => {
+    expect([0.44296, 0.035564, 0, 4.7472, -0.0012345, NaN].map(f3)).to.deep.equal([
+      '0.443',
+      '0.0356',
+      '0.000',
+      '4.747',
+      '-0.00123',
+      '',
+    ]);
   });
 });
