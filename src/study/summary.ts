@@ -70,7 +70,7 @@ export function summaryTable(s: Study): string {
   const rows = summarise(s);
   const last = s.last === 1 ? 'at the end' : `last ${s.last} measurements`;
   return [
-    `| condition | metric | seeds | at 0 | ${last} (mean ± sd) | by seed |${s.also.map((k) => ` ${k} |`).join('')}`,
+    `| condition | metric | seeds | first | ${last} (mean ± sd) | by seed |${s.also.map((k) => ` ${k} |`).join('')}`,
     `| --- | --- | --- | --- | --- | --- |${s.also.map(() => ' --- |').join('')}`,
     ...rows.map(
       (r) =>
