@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../config/load.js';
+import { createContainer, Resolver } from '../engine/registry.js';
 import type { Study } from './schema.js';
 
 /** One run of a study: a condition at a seed, in its own directory. */
@@ -30,7 +31,9 @@ export function checkStudy(s: Study, only?: readonly string[]): void {
   for (const name of only ?? Object.keys(s.conditions)) {
     const c = s.conditions[name];
     try {
-      loadConfig(c.config, [...c.set, `seed=${s.seeds[0]}`]);
+      createContainer()
+        .get(Resolver)
+        .plan(loadConfig(c.config, [...c.set, `seed=${s.seeds[0]}`])); // kinds and their options too
     } catch (e) {
       throw new Error(`study: condition '${name}': ${(e as Error).message}`, { cause: e });
     }

@@ -82,6 +82,7 @@ describe('coevolve study: conditions x seeds, resumable, summarised on one metri
         conditions: {
           a: { config: join(root, 'tiny.yaml') },
           b: { config: join(root, 'tiny.yaml'), set: ['trainer.lrr=1'] },
+          c: { config: join(root, 'tiny.yaml'), set: ['judges.0.options.rol=solver'] },
         },
       }),
     );
@@ -90,6 +91,12 @@ describe('coevolve study: conditions x seeds, resumable, summarised on one metri
       (e: Error) => e.message,
     );
     expect(wrong).to.match(/^study: condition 'b': .*trainer\.lrr/s);
+    // a kind's options are checked too, as `coevolve run` checks them
+    const kind = await studyCommand(file, { only: ['a', 'c'] }).then(
+      () => 'no error',
+      (e: Error) => e.message,
+    );
+    expect(kind).to.match(/^study: condition 'c': .*judges\.0\.options\.rol: unrecognized key/s);
     expect(existsSync(join(root, 'y', 'a-s1'))).to.equal(false);
   });
 
