@@ -85,7 +85,7 @@ export function learnerUpdates(
     });
     const got = learner.update(moves, trainer.optimizer(id));
     for (const x of got.samples) out.push({ ...x, model: id });
-    for (const [k, v] of Object.entries(got.metrics)) metrics[`${k.replace('game/', `game/${id}/`)}`] = v;
+    for (const [k, v] of Object.entries(got.metrics)) metrics[k.replace('game/', `game/${id}/`)] = v;
   }
   return { samples: out, metrics };
 }

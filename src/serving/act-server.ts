@@ -43,7 +43,9 @@ export class ActServer {
       if (features.length !== inputSize)
         return reject(new Error(`model '${this.id}': ${features.length} features, the policy reads ${inputSize}`));
       if (legal.length !== numActions || !legal.some(Boolean))
-        return reject(new Error(`model '${this.id}': the legal mask must have ${numActions} entries, one true`));
+        return reject(
+          new Error(`model '${this.id}': the legal mask must have ${numActions} entries, at least one true`),
+        );
       this.queue.push({ features, legal, resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;

@@ -79,16 +79,7 @@ function checking(answer: (ob: Observation) => string, copy = false): ArenaConte
           ? [sums[0], ...sums.slice(1).map((x, i) => `${sums[i]}+${x - sums[i]}=${x}`)].join(',')
           : (options?.given ?? answer(ob));
       return {
-        index: 0,
-        role: r,
-        model: 'm',
-        prompt: [1],
-        completion: [2],
-        logProbs: [0],
-        entropy: [0],
-        selfCertainty: [0],
-        text,
-        action: new CriticRole().parse(text, ob),
+        ...scriptedTurn(r, text, new CriticRole().parse(text, ob)),
         compare: options!.compare,
         task: options!.task,
         ...(options?.given !== undefined ? { given: true } : {}),
@@ -259,16 +250,7 @@ describe('adversarial-critic arena', () => {
                 (ob.check as string).split(',').findIndex((x, i) => x !== stepResults(ob.working as string)![i]) + 1,
               );
         const turn: Turn = {
-          index: 0,
-          role: r,
-          model: 'm',
-          prompt: [1],
-          completion: [2],
-          logProbs: [0],
-          entropy: [0],
-          selfCertainty: [0],
-          text,
-          action: role.parse(text, ob),
+          ...scriptedTurn(r, text, role.parse(text, ob)),
           compare: options!.compare,
           task: options!.task,
         };
@@ -548,20 +530,7 @@ describe('adversarial-critic arena', () => {
           text = `${a + b + shift}`;
         }
         const action = r === 'sneaky' ? sneaky.parse(text, o) : new CriticRole().parse(text, o);
-        return {
-          index: 0,
-          role: r,
-          model: 'm',
-          prompt: [1],
-          completion: [2],
-          logProbs: [0],
-          entropy: [0],
-          selfCertainty: [0],
-          text,
-          action,
-          compare: options?.compare,
-          task: options?.task,
-        } as Turn;
+        return { ...scriptedTurn(r, text, action), compare: options?.compare, task: options?.task } as Turn;
       },
     });
     const tasks = Array.from({ length: 16 }, (_, i) => ({

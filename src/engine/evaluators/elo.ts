@@ -1,12 +1,11 @@
 import { GameArena } from '../../../arenas/game.js';
-import type { Role } from '../../../roles/types.js';
 import type { TabularPolicy } from '../../games/exploitability.js';
 import { randomActor, roundRobin, tableActor, type Actor } from '../../games/match.js';
 import { eloRatings } from '../../games/pool.js';
 import type { Game } from '../../games/types.js';
-import { seatsTable } from './exploitability.js';
+import { evalSeatsTable, type SeatSpec } from './exploitability.js';
 import { z } from 'zod';
-import { evaluatorKind, positiveInt, tokenizerOf, type EvalContext, type Evaluator } from './types.js';
+import { evaluatorKind, positiveInt, type EvalContext, type Evaluator } from './types.js';
 
 /** What the evaluator keeps between evaluations, and in each checkpoint: its snapshots, oldest first. */
 interface EloState {
@@ -34,19 +33,14 @@ export class EloEvaluator implements Evaluator {
     readonly name: string,
     readonly every: number,
     private readonly game: Game,
-    private readonly seats: readonly { roleId: string; role: Role; model: string }[],
+    private readonly seats: readonly SeatSpec[],
     private readonly o: { temperature: number; games: number; poolSize: number; snapshotEvery: number },
   ) {
     this.role = seats[0].roleId;
   }
 
   async run(ctx: EvalContext): Promise<Record<string, number>> {
-    const { table } = seatsTable(
-      this.game,
-      this.seats.map((s) => ({ ...s, model: ctx.models[s.model], tokenizer: tokenizerOf(ctx, s.model) })),
-      ctx.tokenizer,
-      this.o.temperature,
-    );
+    const { table } = evalSeatsTable(ctx, this.game, this.seats, this.o.temperature);
     const players: Record<string, Actor> = { random: randomActor };
     for (const snap of this.s.snapshots) players[snap.name] = tableActor(snap.table);
     players.current = tableActor(table);

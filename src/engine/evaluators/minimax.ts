@@ -1,10 +1,9 @@
 import { z } from 'zod';
-import type { Role } from '../../../roles/types.js';
 import { GameArena } from '../../../arenas/game.js';
 import { Minimax, playVsMinimax } from '../../games/minimax.js';
 import type { Game } from '../../games/types.js';
-import { seatsTable } from './exploitability.js';
-import { evaluatorKind, positiveInt, tokenizerOf, type EvalContext, type Evaluator } from './types.js';
+import { evalSeatsTable, type SeatSpec } from './exploitability.js';
+import { evaluatorKind, positiveInt, type EvalContext, type Evaluator } from './types.js';
 
 /**
  * A perfect-information game's players against perfect play (tic-tac-toe, whose exact
@@ -21,19 +20,14 @@ export class MinimaxEvaluator implements Evaluator {
     readonly name: string,
     readonly every: number,
     private readonly game: Game,
-    private readonly seats: readonly { roleId: string; role: Role; model: string }[],
+    private readonly seats: readonly SeatSpec[],
     private readonly games: number,
   ) {
     this.role = seats[0].roleId;
   }
 
   async run(ctx: EvalContext): Promise<Record<string, number>> {
-    const { table } = seatsTable(
-      this.game,
-      this.seats.map((s) => ({ ...s, model: ctx.models[s.model], tokenizer: tokenizerOf(ctx, s.model) })),
-      ctx.tokenizer,
-      0,
-    );
+    const { table } = evalSeatsTable(ctx, this.game, this.seats, 0);
     const greedy = (s: Parameters<Parameters<typeof playVsMinimax>[1]>[0]) => {
       const row = table[s.informationStateKey(s.currentPlayer())];
       return Number(Object.entries(row).reduce((best, e) => (e[1] > best[1] ? e : best))[0]);
