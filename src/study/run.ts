@@ -48,7 +48,7 @@ export function runStatus(dir: string): string | undefined {
 
 /**
  * Plays the study: each run not done yet is started (`coevolve run CONFIG --set ... --set
- * seed=N --out DIR`) or, when it was killed, resumed; `parallel` at a time, each in its own
+ * seed=N --set name=COND-sN --out DIR`) or, when it was killed, resumed; `parallel` at a time, each in its own
  * process with its log beside its directory. A failed run is reported and the others go on.
  */
 export async function playStudy(
@@ -76,7 +76,8 @@ export async function playStudy(
 
 function play(s: Study, r: StudyRun, bin: string): Promise<void> {
   const c = s.conditions[r.condition];
-  const sets = [...c.set, `seed=${r.seed}`].flatMap((x) => ['--set', x]);
+  // the name labels the run's progress lines and report with its condition and seed
+  const sets = [...c.set, `seed=${r.seed}`, `name=${r.condition}-s${r.seed}`].flatMap((x) => ['--set', x]);
   const args = runStatus(r.dir) ? ['run', '--resume', r.dir] : ['run', c.config, ...sets, '--out', r.dir];
   const logFile = `${r.dir}.log`;
   return new Promise((ok, fail) => {

@@ -41,6 +41,7 @@ describe('coevolve study: conditions x seeds, resumable, summarised on one metri
     expect(rows[1].values[1]).to.equal(curve(dir, 'eval/pass1').at(-1)![1]);
     expect(readFileSync(join(dir, 'config.yaml'), 'utf8'))
       .to.match(/^seed: 2$/m)
+      .and.match(/^name: slow-s2$/m)
       .and.match(/lr: 0\.00001/);
     expect(rows[0].also['reward/solver']).to.be.a('number');
     const summary = readFileSync(join(root, 's', 'summary.md'), 'utf8');
