@@ -12,16 +12,17 @@
  *    core k only (taskset), its GC helper threads included.
  * 2. With --curve K: the learning curve (the evaluators' held-out accuracy) over K
  *    iterations, in-process against two workers, for each seed.
- * Needs Debian's redis-server; starts it on a free loopback port and stops it. Resumable: a
+ * Needs Debian's redis-server; starts it on a free loopback port and stops it. A worker that
+ * dies mid-run ends the script with its stderr (the learner alone would wait for it forever). Resumable: a
  * condition whose run is done is read, not run again.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { runExperiment } from '../src/engine/experiment.js';
 import { RunStore, type MetricsRow } from '../src/store/run.js';
+import { startRedis } from '../test/redis.js';
 import { arg, flag } from './script.js';
 
 const out = arg('out', 'runs/distributed');
@@ -44,25 +45,20 @@ const workersOnly = flag('workers-only');
 const pin = flag('pin');
 mkdirSync(out, { recursive: true });
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
+// the tests' throwaway server: it is waited for until it accepts connections, and a server that exits is an error, not a hang
+const server = await startRedis();
+if (!server) throw new Error('rollout-scaling needs redis-server on the PATH (apt-get install redis-server)');
+const url = server.url;
+// a script stopped from outside (a test's timeout, ^C) takes its workers and server with it
+const children = new Set<ChildProcess>([server.process]);
+for (const signal of ['SIGTERM', 'SIGINT'] as const)
+  process.once(signal, () => {
+    for (const c of children) c.kill('SIGKILL');
+    process.exit(1);
   });
-const port = await freePort();
-const redis = spawn(
-  '/usr/bin/redis-server',
-  ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-  { stdio: 'ignore' },
-);
-const url = `redis://127.0.0.1:${port}`;
-await new Promise((r) => setTimeout(r, 500));
 
 function startWorkers(n: number, queue: string): Promise<ChildProcess[]> {
-  return Promise.all(
+  const started = Promise.all(
     Array.from(
       { length: n },
       (_, k) =>
@@ -82,6 +78,8 @@ function startWorkers(n: number, queue: string): Promise<ChildProcess[]> {
           // --pin: worker k and all its threads on core k (util-linux's taskset), so one worker is one core
           const [cmd, ...args] = pin ? ['taskset', '-c', String(k % availableParallelism()), ...node] : node;
           const w = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+          children.add(w);
+          w.once('exit', () => children.delete(w));
           let err = '';
           w.stderr!.on('data', (d: Buffer) => {
             if (/taking rollout jobs/.test((err += d.toString()))) resolve(w);
@@ -90,6 +88,23 @@ function startWorkers(n: number, queue: string): Promise<ChildProcess[]> {
         }),
     ),
   );
+  const slow = new Promise<never>((_, reject) =>
+    setTimeout(() => reject(new Error(`${n} worker(s) not taking jobs after 120 s`)), 120000).unref(),
+  );
+  return Promise.race([started, slow]);
+}
+
+/** Rejects when any of `workers` exits before it is told to: the learner would otherwise wait for its jobs forever. */
+function watch(workers: ChildProcess[]): Promise<never> {
+  return new Promise((_, reject) => {
+    for (const w of workers) {
+      let err = '';
+      w.stderr!.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-4000)));
+      w.once('exit', (c, signal) => {
+        if (!w.killed) reject(new Error(`a rollout worker exited (${c ?? signal}) during the run: ${err}`));
+      });
+    }
+  });
 }
 
 /** Runs (or reads, when done) one condition; `workerProcesses` 0 is in-process. */
@@ -103,9 +118,14 @@ async function condition(name: string, set: string[], workerProcesses: number): 
       ? ['rollout.engine=redis', `rollout.url=${url}`, `rollout.queue=${name}`, `rollout.jobEpisodes=${jobEpisodes}`]
       : [];
     const resume = existsSync(join(dir, 'run.json'));
-    const r = resume
-      ? await runExperiment(undefined, { resume: dir, log: () => {} })
-      : await runExperiment(config, { set: [...set, ...redisSet], out: dir, log: () => {} });
+    // the learner's own messages (a Redis outage, a job queued again) go to stderr; its progress lines do not
+    const log = (line: string) => {
+      if (line.startsWith('rollouts:')) console.error(`${name}: ${line}`);
+    };
+    const running = resume
+      ? runExperiment(undefined, { resume: dir, log })
+      : runExperiment(config, { set: [...set, ...redisSet], out: dir, log });
+    const r = await Promise.race([running, watch(workers)]);
     return r.metrics;
   } finally {
     for (const w of workers) w.kill('SIGTERM');
@@ -191,5 +211,5 @@ try {
   writeFileSync(join(out, 'results.json'), JSON.stringify(results, null, 2));
   console.log(JSON.stringify(results, null, 2));
 } finally {
-  redis.kill('SIGKILL');
+  await server.stop();
 }

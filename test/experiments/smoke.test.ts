@@ -14,13 +14,21 @@ import { need } from '../needs.js';
 const run = promisify(execFile);
 
 /** Runs `experiments/<script>.ts` with `args`; its stdout, split into lines. */
-async function script(name: string, args: string[]): Promise<string[]> {
-  const { stdout } = await run(
-    process.execPath,
-    ['--import', 'tsx', '--conditions', 'coevolve-source', join('experiments', `${name}.ts`), ...args],
-    { maxBuffer: 1 << 26 },
-  );
-  return stdout.trim().split('\n');
+async function script(name: string, args: string[], timeout = 0): Promise<string[]> {
+  try {
+    const { stdout } = await run(
+      process.execPath,
+      ['--import', 'tsx', '--conditions', 'coevolve-source', join('experiments', `${name}.ts`), ...args],
+      { maxBuffer: 1 << 26, timeout },
+    );
+    return stdout.trim().split('\n');
+  } catch (e) {
+    // what the script said on stderr is the only clue to why it failed or hung
+    const { stderr, killed } = e as { stderr?: string; killed?: boolean };
+    throw new Error(
+      `${name} ${killed ? `still running after ${timeout} ms` : 'failed'}:\n${(stderr ?? '').slice(-4000)}`,
+    );
+  }
 }
 
 /** What a script recorded in the checkpoint it saved (read as a file: the test process loads no model). */
@@ -172,9 +180,14 @@ describe('the experiment scripts run', function () {
 
   it('rollout-scaling measures one and two rollout workers through Redis', async function () {
     need(this, 'redis', 'the script starts a redis-server');
-    this.timeout(120000);
+    // 15 to 35 s on 2 cores; it is stopped (workers and server too) well before mocha gives up on it
+    this.timeout(300000);
     const out = at('scaling');
-    await script('rollout-scaling', ['--workers-only', '--iterations', '3', '--per-iteration', '1', '--out', out]);
+    await script(
+      'rollout-scaling',
+      ['--workers-only', '--iterations', '3', '--per-iteration', '1', '--out', out],
+      240000,
+    );
     const results = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8'));
     expect(Object.keys(results.speed)).to.deep.equal(['redis-1worker', 'redis-2workers']);
     expect(results.scaling_2_over_1_workers).to.be.above(0);
