@@ -128,7 +128,14 @@ async function condition(name: string, set: string[], workerProcesses: number): 
     const r = await Promise.race([running, watch(workers)]);
     return r.metrics;
   } finally {
-    for (const w of workers) w.kill('SIGTERM');
+    // gone before the next condition starts or the server stops: a stopping worker still talks to Redis
+    await Promise.all(
+      workers.map((w) =>
+        w.exitCode === null && w.signalCode === null
+          ? new Promise((r) => (w.once('exit', r), w.kill('SIGTERM')))
+          : null,
+      ),
+    );
   }
 }
 

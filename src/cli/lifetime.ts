@@ -8,11 +8,24 @@ export function warnIfOpen(host: string, apiKey: string | undefined, what: strin
     console.error(`warning: ${what} on ${host} has no API key: anyone who reaches it can use it (pass --api-key)`);
 }
 
-/** Resolves once SIGINT or SIGTERM has arrived and `close` has finished. */
+/**
+ * Resolves once SIGINT or SIGTERM has arrived and `close` has finished. A second signal while it
+ * closes is the user insisting: the process leaves at once, saying it did not close cleanly.
+ */
 export function untilStopped(close: () => Promise<void>): Promise<void> {
+  const signals = ['SIGINT', 'SIGTERM'] as const;
+  const force = (signal: string) => {
+    console.error(`${signal} again: leaving without closing cleanly`);
+    process.exit(1);
+  };
   return new Promise<void>((done) => {
-    const stop = () => void close().then(done);
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    const stop = () => {
+      for (const s of signals) {
+        process.removeListener(s, stop);
+        process.once(s, force);
+      }
+      void close().then(done);
+    };
+    for (const s of signals) process.on(s, stop);
   });
 }

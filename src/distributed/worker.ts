@@ -91,7 +91,16 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
   const definitions = await loadPlugins(o.plugins ?? []);
   const resolver = createContainer(definitions).get(Resolver);
   const connection = new Redis(o.redis, { maxRetriesPerRequest: null });
-  connection.on('error', () => {}); // BullMQ reconnects; outages show as jobs that wait
+  connection.on('error', () => {}); // BullMQ reconnects; an outage is said once when it starts and once when it ends
+  let lost = false;
+  connection.on('reconnecting', () => {
+    if (!lost) log(`worker: lost Redis at ${safeUrl(o.redis)}; reconnecting`);
+    lost = true;
+  });
+  connection.on('ready', () => {
+    if (lost) log(`worker: Redis at ${safeUrl(o.redis)} is back`);
+    lost = false;
+  });
   const cache = new WeightCache(connection);
 
   const play = async (job: Job): Promise<RolloutResult> => {
@@ -169,7 +178,14 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
   log(`worker: taking rollout jobs from ${queueName(o.queue)} on ${safeUrl(o.redis)}`);
   return {
     close: async () => {
-      await worker.close();
+      // a graceful close waits for Redis to acknowledge it, forever when Redis is gone: then the connection is dropped
+      // first and the job in hand abandoned (it could not report anyway; its lock lapses and it is played again)
+      const down = connection.status !== 'ready';
+      if (down) {
+        log(`worker: Redis at ${safeUrl(o.redis)} is unreachable; stopping without it`);
+        connection.disconnect();
+      }
+      await worker.close(down);
       connection.disconnect();
     },
   };

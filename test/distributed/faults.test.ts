@@ -170,6 +170,21 @@ describe('rollout faults: workers killed, Redis restarted, the learner resumed',
     await exactlyOnce(out, 6, 64 * 8);
   });
 
+  it('a worker says it lost Redis; stopped while Redis is gone it exits at once, saying so, where it used to wait for Redis forever', async () => {
+    const own = (await startRedis())!;
+    const worker = await startWorkerProcess(own.url, 'gone');
+    children.push(worker);
+    let err = '';
+    worker.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    await own.stop();
+    await until(() => /lost Redis at .*; reconnecting/.test(err));
+    const exited = new Promise<number | null>((resolve) => worker.once('exit', (code) => resolve(code)));
+    worker.kill('SIGTERM');
+    const code = await Promise.race([exited, new Promise((r) => setTimeout(() => r('still running'), 20000))]);
+    expect(code, err).to.equal(0);
+    expect(err).to.match(/Redis at redis:\/\/127\.0\.0\.1:\d+\/? is unreachable; stopping without it/);
+  });
+
   it("the learner killed and resumed: a new session, the old one's jobs ignored, every episode once", async () => {
     const root = mkdtempSync(join(tmpdir(), 'coevolve-resume-'));
     children.push(await startWorkerProcess(redis!.url, 'resume'));
