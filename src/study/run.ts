@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { loadConfig } from '../config/load.js';
+import { makeMissingBases } from '../engine/bases.js';
 import { createContainer, Resolver } from '../engine/registry.js';
 import type { Study } from './schema.js';
 
@@ -47,19 +48,32 @@ export function runStatus(dir: string): string | undefined {
 }
 
 /**
- * Plays the study: each run not done yet is started (`coevolve run CONFIG --set ... --set
+ * Plays the study: a base a condition names that is missing is made first, once, by its pretrain
+ * config (log beside the runs); then each run not done yet is started (`coevolve run CONFIG --set ... --set
  * seed=N --set name=COND-sN --out DIR`) or, when it was killed, resumed; `parallel` at a time, each in its own
  * process with its log beside its directory. A failed run is reported and the others go on.
  */
 export async function playStudy(
   s: Study,
-  o: { only?: string[]; bin: string; log?: (line: string) => void },
+  o: { only?: string[]; bin: string; log?: (line: string) => void; configs?: string },
 ): Promise<Error[]> {
   const log = o.log ?? ((l: string) => console.error(l));
   const queue = studyRuns(s, o.only).filter((r) => runStatus(r.dir) !== 'done'); // unknown names refused here
   checkStudy(s, o.only);
   const failures: Error[] = [];
-  mkdirSync(join(s.outDir, s.name), { recursive: true });
+  const folder = join(s.outDir, s.name);
+  mkdirSync(folder, { recursive: true });
+  // missing bases first, one at a time: runs started side by side would each make it, into the same folder
+  for (const name of new Set(queue.map((r) => r.condition))) {
+    const c = s.conditions[name];
+    const make = async (file: string) => {
+      const stem = basename(file).replace(/\.ya?ml$/, '');
+      const logFile = join(folder, `${stem.startsWith('pretrain') ? '' : 'pretrain-'}${stem}.log`);
+      if ((await playBin(o.bin, ['pretrain', file], logFile)) !== 0)
+        throw new Error(`study: coevolve pretrain ${file} failed; see ${logFile}`);
+    };
+    await makeMissingBases(loadConfig(c.config, c.set), make, log, o.configs);
+  }
   await Promise.all(
     Array.from({ length: s.parallel }, async () => {
       for (let r = queue.shift(); r; r = queue.shift()) {
@@ -74,20 +88,25 @@ export async function playStudy(
   return failures;
 }
 
-function play(s: Study, r: StudyRun, bin: string): Promise<void> {
+async function play(s: Study, r: StudyRun, bin: string): Promise<void> {
   const c = s.conditions[r.condition];
   // the name labels the run's progress lines and report with its condition and seed
   const sets = [...c.set, `seed=${r.seed}`, `name=${r.condition}-s${r.seed}`].flatMap((x) => ['--set', x]);
   const args = runStatus(r.dir) ? ['run', '--resume', r.dir] : ['run', c.config, ...sets, '--out', r.dir];
   const logFile = `${r.dir}.log`;
-  return new Promise((ok, fail) => {
+  const code = await playBin(bin, args, logFile);
+  if (code !== 0) throw new Error(`${r.condition} seed ${r.seed} exited ${code}; see ${logFile}`);
+}
+
+/** Runs `coevolve ARGS` in its own process, its stderr kept in `logFile`; resolves to its exit code. */
+function playBin(bin: string, args: string[], logFile: string): Promise<number | null> {
+  return new Promise((done) => {
     const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
     let text = '';
     child.stderr.on('data', (d) => (text += d));
     child.on('exit', (code) => {
       writeFileSync(logFile, text);
-      if (code === 0) ok();
-      else fail(new Error(`${r.condition} seed ${r.seed} exited ${code}; see ${logFile}`));
+      done(code);
     });
   });
 }

@@ -1,12 +1,14 @@
 import { expect } from 'chai';
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { studyCommand } from '../../src/cli/study.js';
+import { playStudy } from '../../src/study/run.js';
 import { loadStudy } from '../../src/study/schema.js';
 import { curve, f3, summarise } from '../../src/study/summary.js';
 import { tinyConfig } from '../engine/fixtures.js';
+import { TEST_BACKEND } from '../needs.js';
 
 describe('coevolve study: conditions x seeds, resumable, summarised on one metric', function () {
   this.timeout(240000);
@@ -50,6 +52,52 @@ describe('coevolve study: conditions x seeds, resumable, summarised on one metri
     const before = statSync(join(dir, 'run.json')).mtimeMs;
     expect(await studyCommand(file, { only: ['slow'] })).to.equal(0);
     expect(statSync(join(dir, 'run.json')).mtimeMs).to.equal(before);
+  });
+
+  it('makes a missing base once, before its runs start side by side, each of which then finds it', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'coevolve-study-'));
+    const configs = join(root, 'configs');
+    mkdirSync(configs);
+    const base = join(root, 'base');
+    writeFileSync(
+      join(configs, 'pretrain-b.yaml'),
+      stringify({
+        name: 'b',
+        backend: TEST_BACKEND,
+        task: { family: 'arithmetic', difficulty: { digits: 1, operands: 2, operators: '+' } },
+        corpus: { train: 30, heldOut: 6 },
+        model: { dModel: 8, nHeads: 2, nLayers: 1, context: 12 },
+        train: { steps: 2, batchSize: 4, lr: 0.01 },
+        maxNewTokens: 3,
+        out: base,
+      }),
+    );
+    const tiny = tinyConfig(join(root, 'unused'), { iterations: 1, models: { main: { checkpoint: base } } });
+    writeFileSync(join(root, 'tiny.yaml'), stringify(tiny));
+    const file = join(root, 'study.yaml');
+    writeFileSync(
+      file,
+      stringify({
+        name: 's',
+        outDir: root,
+        seeds: [1, 2],
+        parallel: 2,
+        metric: 'eval/pass1',
+        conditions: { a: { config: join(root, 'tiny.yaml') } },
+      }),
+    );
+    const lines: string[] = [];
+    const failures = await playStudy(loadStudy(file), { bin: 'bin/coevolve.js', configs, log: (l) => lines.push(l) });
+    expect(failures.map((f) => f.message)).to.deep.equal([]);
+    expect(lines.filter((l) => /is missing: making it first/.test(l))).to.deep.equal([
+      `${base} is missing: making it first with coevolve pretrain ${join(configs, 'pretrain-b.yaml')}`,
+    ]);
+    expect(existsSync(join(base, 'model.json'))).to.equal(true);
+    expect(readFileSync(join(root, 's', 'pretrain-b.log'), 'utf8')).to.match(/step 2 /);
+    for (const seed of [1, 2]) {
+      expect(JSON.parse(readFileSync(join(root, 's', `a-s${seed}`, 'run.json'), 'utf8')).status).to.equal('done');
+      expect(readFileSync(join(root, 's', `a-s${seed}.log`), 'utf8')).not.to.match(/is missing/);
+    }
   });
 
   it('a study file with a mistake is refused, naming the field; an unknown condition too', async () => {
