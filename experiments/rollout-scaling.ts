@@ -13,8 +13,8 @@
  * 2. With --curve K: the learning curve (the evaluators' held-out accuracy) over K
  *    iterations, in-process against two workers, for each seed.
  * Needs Debian's redis-server; starts it on a free loopback port and stops it. A worker that
- * dies mid-run ends the script with its stderr (the learner alone would wait for it forever). Resumable: a
- * condition whose run is done is read, not run again.
+ * dies mid-run ends the script with its stderr (the learner alone would wait for it forever).
+ * Resumable: a condition whose run is done is read, not run again.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';

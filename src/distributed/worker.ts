@@ -92,14 +92,14 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
   const resolver = createContainer(definitions).get(Resolver);
   const connection = new Redis(o.redis, { maxRetriesPerRequest: null });
   connection.on('error', () => {}); // BullMQ reconnects; an outage is said once when it starts and once when it ends
-  let lost = false;
+  let [seen, lost] = [false, false];
   connection.on('reconnecting', () => {
-    if (!lost) log(`worker: lost Redis at ${safeUrl(o.redis)}; reconnecting`);
+    if (!lost) log(`worker: ${seen ? 'lost' : 'cannot reach'} Redis at ${safeUrl(o.redis)}; reconnecting`);
     lost = true;
   });
   connection.on('ready', () => {
-    if (lost) log(`worker: Redis at ${safeUrl(o.redis)} is back`);
-    lost = false;
+    if (lost && seen) log(`worker: Redis at ${safeUrl(o.redis)} is back`);
+    [seen, lost] = [true, false];
   });
   const cache = new WeightCache(connection);
 

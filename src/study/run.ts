@@ -69,7 +69,7 @@ export async function playStudy(
     const make = async (file: string) => {
       const stem = basename(file).replace(/\.ya?ml$/, '');
       const logFile = join(folder, `${stem.startsWith('pretrain') ? '' : 'pretrain-'}${stem}.log`);
-      if ((await playBin(o.bin, ['pretrain', file], logFile)) !== 0)
+      if ((await runCoevolve(o.bin, ['pretrain', file], logFile)) !== 0)
         throw new Error(`study: coevolve pretrain ${file} failed; see ${logFile}`);
     };
     await makeMissingBases(loadConfig(c.config, c.set), make, log, o.configs);
@@ -94,12 +94,12 @@ async function play(s: Study, r: StudyRun, bin: string): Promise<void> {
   const sets = [...c.set, `seed=${r.seed}`, `name=${r.condition}-s${r.seed}`].flatMap((x) => ['--set', x]);
   const args = runStatus(r.dir) ? ['run', '--resume', r.dir] : ['run', c.config, ...sets, '--out', r.dir];
   const logFile = `${r.dir}.log`;
-  const code = await playBin(bin, args, logFile);
+  const code = await runCoevolve(bin, args, logFile);
   if (code !== 0) throw new Error(`${r.condition} seed ${r.seed} exited ${code}; see ${logFile}`);
 }
 
 /** Runs `coevolve ARGS` in its own process, its stderr kept in `logFile`; resolves to its exit code. */
-function playBin(bin: string, args: string[], logFile: string): Promise<number | null> {
+function runCoevolve(bin: string, args: string[], logFile: string): Promise<number | null> {
   return new Promise((done) => {
     const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
     let text = '';
