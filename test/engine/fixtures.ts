@@ -26,3 +26,19 @@ export function tinyConfig(outDir: string, over: Partial<ExperimentInput> = {}):
     ...over,
   };
 }
+
+/** A tiny base's pretrain config (as written in YAML): two steps on one-digit sums, saved to `out`. */
+export function tinyPretrainInput(out: string) {
+  return {
+    name: 'p',
+    seed: 2,
+    backend: TEST_BACKEND,
+    task: { family: 'arithmetic', difficulty: { digits: 1, operands: 2, operators: '+' } },
+    corpus: { train: 30, heldOut: 6 },
+    model: { dModel: 8, nHeads: 2, nLayers: 1, context: 12 },
+    train: { steps: 2, batchSize: 4, lr: 0.01 },
+    evalEvery: 1,
+    maxNewTokens: 3,
+    out,
+  };
+}

@@ -5,21 +5,9 @@ import { join } from 'node:path';
 import { pretrain, PretrainSchema } from '../../src/engine/pretrain.js';
 import { loadModel } from '../../src/models/store.js';
 import { readTasksJsonl } from '../../src/tasks/jsonl.js';
-import { TEST_BACKEND } from '../needs.js';
+import { tinyPretrainInput } from './fixtures.js';
 
-const config = (out: string) =>
-  PretrainSchema.parse({
-    name: 'p',
-    seed: 2,
-    backend: TEST_BACKEND,
-    task: { family: 'arithmetic', difficulty: { digits: 1, operands: 2, operators: '+' } },
-    corpus: { train: 30, heldOut: 6 },
-    model: { dModel: 8, nHeads: 2, nLayers: 1, context: 12 },
-    train: { steps: 2, batchSize: 4, lr: 0.01 },
-    evalEvery: 1,
-    maxNewTokens: 3,
-    out,
-  });
+const config = (out: string) => PretrainSchema.parse(tinyPretrainInput(out));
 
 describe('pretrain writes only its own checkpoint', function () {
   this.timeout(60000);

@@ -7,8 +7,7 @@ import { studyCommand } from '../../src/cli/study.js';
 import { playStudy } from '../../src/study/run.js';
 import { loadStudy } from '../../src/study/schema.js';
 import { curve, f3, summarise } from '../../src/study/summary.js';
-import { tinyConfig } from '../engine/fixtures.js';
-import { TEST_BACKEND } from '../needs.js';
+import { tinyConfig, tinyPretrainInput } from '../engine/fixtures.js';
 
 describe('coevolve study: conditions x seeds, resumable, summarised on one metric', function () {
   this.timeout(240000);
@@ -59,19 +58,7 @@ describe('coevolve study: conditions x seeds, resumable, summarised on one metri
     const configs = join(root, 'configs');
     mkdirSync(configs);
     const base = join(root, 'base');
-    writeFileSync(
-      join(configs, 'pretrain-b.yaml'),
-      stringify({
-        name: 'b',
-        backend: TEST_BACKEND,
-        task: { family: 'arithmetic', difficulty: { digits: 1, operands: 2, operators: '+' } },
-        corpus: { train: 30, heldOut: 6 },
-        model: { dModel: 8, nHeads: 2, nLayers: 1, context: 12 },
-        train: { steps: 2, batchSize: 4, lr: 0.01 },
-        maxNewTokens: 3,
-        out: base,
-      }),
-    );
+    writeFileSync(join(configs, 'pretrain-b.yaml'), stringify(tinyPretrainInput(base)));
     const tiny = tinyConfig(join(root, 'unused'), { iterations: 1, models: { main: { checkpoint: base } } });
     writeFileSync(join(root, 'tiny.yaml'), stringify(tiny));
     const file = join(root, 'study.yaml');
