@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { runExperiment } from '../src/engine/experiment.js';
-import { pretrain, PretrainSchema } from '../src/engine/pretrain.js';
+import { pretrain, PretrainSchema } from '../src/pretrain/index.js';
 import type { MetricsRow } from '../src/store/run.js';
 import { TEST_BACKEND } from './needs.js';
 
@@ -39,6 +39,7 @@ describe('examples', function () {
       const config = PretrainSchema.parse({
         ...parse(readFileSync('examples/task-family/pretrain.yaml', 'utf8')),
         out: join(root, 'base-compare'),
+        outDir: join(root, 'runs'),
         backend: TEST_BACKEND,
         workers: 1,
       });

@@ -314,13 +314,22 @@ program
 
 program
   .command('pretrain')
-  .description('make a base solver by supervised training on generated tasks')
-  .argument('<config>', 'pretrain YAML')
+  .description(
+    'make a base by supervised training, as a run: curves and resumable checkpoints in runs/pretrain/<name>, the base in out:',
+  )
+  .argument('[config]', 'pretrain YAML')
+  .option('--resume <dir>', 'continue the pretrain run in DIR from its last checkpoint')
+  .option('--out <dir>', 'run directory, new or empty (default: <outDir>/pretrain/<name>)')
+  .option('--fresh', 'start a new run even if an unfinished run of this config exists (it is resumed by default)')
   .option('--overwrite', 'replace the out: folder even if it holds files that are not a checkpoint')
-  .action(async (path: string, o: { overwrite?: boolean }) => {
-    const { pretrain, loadPretrainConfig } = await import('../engine/pretrain.js');
-    console.log(JSON.stringify(await pretrain(loadPretrainConfig(path), { overwrite: o.overwrite })));
-  });
+  .action(
+    async (config: string | undefined, o: { resume?: string; out?: string; fresh?: boolean; overwrite?: boolean }) => {
+      // the schema is checked before the engine loads, so a config error answers at once
+      if (config && !o.resume) (await import('../pretrain/schema.js')).loadPretrainConfig(config);
+      const { pretrainCommand } = await import('./pretrain.js');
+      console.log(JSON.stringify(await pretrainCommand(config, o)));
+    },
+  );
 
 program.parseAsync().catch((err: Error) => {
   console.error(`coevolve: ${err.message}`);

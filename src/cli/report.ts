@@ -11,12 +11,12 @@ const PROPOSAL_KEYS = ['proposals/valid_rate', 'proposals/digits', 'proposals/di
  * drifts or collapses shows in its difficulty and diversity columns.
  */
 export async function reportCommand(dir: string, keys?: string[]): Promise<string> {
-  const store = await RunStore.open(dir);
+  const store = await RunStore.open(dir, { kind: 'any' });
   const rows = store.readMetrics();
   const present = new Set(rows.flatMap((r) => Object.keys(r)));
-  const evals = [...present]
-    .filter((k) => /^eval\/(.+\/)?(pass1|maj\d+|valid)$/.test(k))
-    .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+  // a pretrain's evaluations are few and each its own measure (verdicts, a game's legal mass): all shown
+  const evaluation = store.kind === 'pretrain' ? /^eval\// : /^eval\/(.+\/)?(pass1|maj\d+|valid)$/;
+  const evals = [...present].filter((k) => evaluation.test(k)).sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
   const shown = keys ?? evals;
   const averaged = keys ? [] : PROPOSAL_KEYS.filter((k) => present.has(k));
   const header = ['iteration', ...shown, ...averaged.map((k) => `${k} *`), 'elapsed_s'];

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import type { Task } from '../core/types.js';
-import { pretrainCorpus, PretrainSchema } from '../engine/pretrain.js';
+import { pretrainCorpus, PretrainSchema } from '../pretrain/index.js';
 import { readTasksJsonl, writeTasksJsonl } from '../tasks/jsonl.js';
 import { taskFamily } from '../tasks/index.js';
 import type { TaskFamily } from '../tasks/types.js';

@@ -60,18 +60,18 @@ export function runId(root: string, dir: string): string {
 }
 
 /** Opens a run read only (no lock, nothing written) and summarises it. */
-export async function runInfo(root: string, dir: string): Promise<{ info: RunInfo; store: RunStore }> {
-  const store = await RunStore.open(dir);
+export async function runInfo(root: string, dir: string): Promise<{ info: RunInfo; store: RunStore<unknown> }> {
+  const store = await RunStore.open(dir, { kind: 'any' });
   const rows = store.readMetrics();
   const r = store.record;
   return {
     store,
     info: {
       id: runId(root, dir),
-      name: store.config.name,
+      name: store.name,
       status: r.status,
       iterations: r.iterations,
-      planned: store.config.iterations,
+      planned: store.planned,
       updatedAt: r.updatedAt,
       lastMetrics: rows.length ? rows[rows.length - 1].iteration : 0,
     },

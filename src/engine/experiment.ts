@@ -1,10 +1,9 @@
-import { makeMissingBases } from './bases.js';
-import { existsSync } from 'node:fs';
+import { makeMissingBases } from '../pretrain/bases.js';
 import { join } from 'node:path';
 import { loadConfig, parseConfig } from '../config/load.js';
 import type { ExperimentInput } from '../config/schema.js';
 import type { Definition } from '../plugins/define.js';
-import { RunStore, type MetricsRow } from '../store/run.js';
+import { freeRunDir, RunStore, type MetricsRow } from '../store/run.js';
 import { runLoop } from './loop.js';
 import { preflight, type Checked } from './preflight.js';
 import { planExperiment } from './registry.js';
@@ -23,7 +22,7 @@ export interface ExperimentOptions {
   definitions?: readonly Definition[];
   /** where progress lines go (default stderr) */
   log?: (line: string) => void;
-  /** make a missing base that a pretrain config under configs/ makes before the run starts (default true; src/engine/bases.ts) */
+  /** make a missing base that a pretrain config under configs/ makes before the run starts (default true; src/pretrain/bases.ts) */
   makeBases?: boolean;
   /** called once the run directory is open and locked, before the first iteration (the CLI releases the lock on Ctrl-C with it) */
   onOpen?: (store: RunStore) => void;
@@ -63,14 +62,14 @@ export async function runExperiment(
       await makeMissingBases(
         c,
         async (file) => {
-          const { pretrain, loadPretrainConfig } = await import('./pretrain.js');
-          await pretrain(loadPretrainConfig(file), { log });
+          const { makeBase } = await import('../pretrain/make.js');
+          await makeBase(file, { log });
         },
         log,
       );
     }
     checked = await preflight(c, await planExperiment(c, o.definitions), log);
-    store = await RunStore.create(o.out ?? freeDir(join(c.outDir, c.name)), c, { log });
+    store = await RunStore.create(o.out ?? freeRunDir(join(c.outDir, c.name)), c, { log });
     log(`run directory: ${store.dir}`);
   }
   try {
@@ -83,10 +82,4 @@ export async function runExperiment(
   } finally {
     store.close();
   }
-}
-
-/** The default run directory, or the first free `-2`, `-3`... beside it, so a second run never clobbers the first. */
-function freeDir(base: string): string {
-  if (!existsSync(base)) return base;
-  for (let i = 2; ; i++) if (!existsSync(`${base}-${i}`)) return `${base}-${i}`;
 }

@@ -1,4 +1,4 @@
-import { howToMake } from './bases.js';
+import { howToMake } from '../pretrain/bases.js';
 import { rolePrompt } from '../../roles/prompt.js';
 import type { Role } from '../../roles/types.js';
 import { existsSync } from 'node:fs';

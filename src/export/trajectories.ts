@@ -1,3 +1,4 @@
+import type { ExperimentConfig } from '../config/schema.js';
 import { createWriteStream, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { once } from 'node:events';
@@ -67,17 +68,19 @@ export interface IdDecoder {
  * The tokenizer of each of the run's models: a Hugging Face model's from its directory; a
  * TinyLM's from its last checkpoint, else the one it started from, else the default.
  */
-export function runTokenizers(store: RunStore): (model: string) => IdDecoder {
+export function runTokenizers(store: RunStore<unknown>): (model: string) => IdDecoder {
   const cache = new Map<string, IdDecoder>();
+  // a pretrain run plays no episodes; only an experiment names models
+  const models = store.kind === 'experiment' ? (store.config as ExperimentConfig).models : {};
   return (model) => {
-    const spec = store.config.models[model];
+    const spec = models[model];
     if (!cache.has(model) && spec?.kind === 'hf' && spec.path && existsSync(join(spec.path, 'tokenizer.json'))) {
       const tk = HfTokenizer.fromDirectory(spec.path);
       cache.set(model, { decode: (ids) => tk.decode(ids, { skipSpecialTokens: true }) });
     }
     if (!cache.has(model)) {
       const last = store.lastCheckpointDir();
-      const start = store.config.models[model]?.checkpoint;
+      const start = models[model]?.checkpoint;
       const file = [last && join(last, model, 'tokenizer.json'), start && join(start, 'tokenizer.json')].find(
         (f): f is string => !!f && existsSync(f),
       );

@@ -81,8 +81,8 @@ export function nllShard(
  * cut into one shard per thread and the shards' gradients added in order.
  */
 export class SupervisedTrainer {
-  private readonly optimizer: tf.Optimizer;
-  private readonly rng: Rng;
+  readonly optimizer: tf.Optimizer;
+  private rng: Rng;
   private order: number[] = [];
   steps = 0;
 
@@ -90,7 +90,7 @@ export class SupervisedTrainer {
     private readonly model: Trainable,
     private readonly examples: readonly PolicyInput[],
     private readonly o: Omit<SupervisedOptions, 'steps' | 'onStep'>,
-    private readonly shared?: { replicas: NllReplicas; id: string },
+    private shared?: { replicas: NllReplicas; id: string },
   ) {
     if (examples.length === 0) throw new Error('supervised: no examples');
     if (!Number.isInteger(o.batchSize) || o.batchSize <= 0)
@@ -126,9 +126,38 @@ export class SupervisedTrainer {
     return loss;
   }
 
+  /** Shares each batch with replicas from now on (started after a resume restored the weights they copy). */
+  share(shared: { replicas: NllReplicas; id: string } | undefined): void {
+    this.shared = shared;
+  }
+
+  /** Where the trainer stands in its example order: with the weights and Adam's state, what continues it exactly. */
+  get position(): TrainerPosition {
+    return { steps: this.steps, rng: this.rng.seedState, order: [...this.order] };
+  }
+
+  /** Continues from a saved position (the weights and the optimizer's state are restored beside it). */
+  restorePosition(p: TrainerPosition): void {
+    if (!Number.isInteger(p.steps) || p.steps < 0 || !Number.isInteger(p.rng) || !Array.isArray(p.order))
+      throw new Error(`supervised: not a trainer position: ${JSON.stringify(p).slice(0, 80)}`);
+    const bad = p.order.find((i) => !Number.isInteger(i) || i < 0 || i >= this.examples.length);
+    if (bad !== undefined)
+      throw new Error(`supervised: the position names example ${bad}; there are ${this.examples.length}`);
+    this.steps = p.steps;
+    this.rng = new Rng(p.rng);
+    this.order = [...p.order];
+  }
+
   dispose(): void {
     this.optimizer.dispose();
   }
+}
+
+/** A SupervisedTrainer's place: steps taken, the order Rng's state, what is left of this epoch's order. */
+export interface TrainerPosition {
+  steps: number;
+  rng: number;
+  order: number[];
 }
 
 /** Trains for `o.steps` steps (or until onStep returns true) and returns every step's loss. */

@@ -30,7 +30,7 @@ export async function writeReport(
   const unique = (d: string, i: number) => (labels.filter((l) => l === labels[i]).length > 1 ? d : labels[i]);
   const runs: Array<RunSeries & { summary: RunSummary }> = [];
   for (const [i, dir] of dirs.entries()) {
-    const store = await RunStore.open(dir);
+    const store = await RunStore.open(dir, { kind: 'any' });
     const rows = store.readMetrics();
     const label = unique(dir, i);
     runs.push({
@@ -39,10 +39,10 @@ export async function writeReport(
       summary: {
         label,
         dir,
-        name: store.config.name,
+        name: store.name,
         status: store.record.status,
         iterations: store.record.iterations,
-        planned: store.config.iterations,
+        planned: store.planned,
         updatedAt: store.record.updatedAt,
         table: await reportCommand(dir),
       },

@@ -2,7 +2,8 @@
  * A run directory: everything one training run writes, laid out so a run killed at any
  * instant (SIGKILL included) can be reopened and resumed from its last checkpoint.
  *
- *   config.yaml                    the resolved config (defaults filled in)
+ *   config.yaml                    the resolved config (defaults filled in): an experiment's, or a pretrain's
+ *                                  (run.json's `kind` says which; the record of a run from before kinds has none)
  *   run.json                       status, progress, checkpoints (lowdb; atomic rename on write)
  *   metrics.jsonl                  one JSON object per line, each with an `iteration`
  *   episodes/shard-000000.jsonl    episodes, one per line, each with an `iteration`;
@@ -22,18 +23,21 @@
  * the record, the lock, the logs and the checkpoints change together (a checkpoint is recorded
  * only once written; a resume truncates every log to the record's checkpoint).
  */
-import { appendFileSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { Low } from 'lowdb';
 import { applyFilter, countLines, cutTornTail, planFilter, readJsonl, writeAtomic } from './jsonl.js';
 import { JSONFile } from 'lowdb/node';
-import { stringify as toYaml } from 'yaml';
+import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import type { Episode } from '../core/types.js';
 import { loadConfig, parseConfig } from '../config/load.js';
 import type { ExperimentConfig } from '../config/schema.js';
 import { LOCK_FILE, RunLock } from './lock.js';
 
 export type RunStatus = 'running' | 'done' | 'failed';
+
+/** What a run trains: an experiment (`coevolve run`, iterations) or a base (`coevolve pretrain`, steps). */
+export type RunKind = 'experiment' | 'pretrain';
 
 export interface CheckpointRecord {
   iteration: number;
@@ -42,6 +46,10 @@ export interface CheckpointRecord {
 }
 
 export interface RunRecord {
+  /** absent in runs written before pretraining was a run: an experiment */
+  kind?: RunKind;
+  /** the iterations (an experiment) or steps (a pretrain) the run plans; absent before kinds (the config's iterations) */
+  planned?: number;
   status: RunStatus;
   /** ISO timestamps */
   createdAt: string;
@@ -76,6 +84,12 @@ export interface RunStoreOptions {
   log?: (line: string) => void;
 }
 
+/** How a run of another kind than an experiment is created: its kind and what it plans; its config is stored as given. */
+export interface RunKindOptions {
+  kind: Exclude<RunKind, 'experiment'>;
+  planned: number;
+}
+
 export const DEFAULT_SHARD_SIZE = 5000;
 const RUN_JSON = 'run.json';
 const CONFIG_YAML = 'config.yaml';
@@ -88,7 +102,13 @@ const pad6 = (n: number) => String(n).padStart(6, '0');
 export const shardName = (index: number) => `shard-${pad6(index)}.jsonl`;
 export const checkpointName = (iteration: number) => `iter-${pad6(iteration)}`;
 
-export class RunStore {
+/** `base` if it is free, else the first free `-2`, `-3`... beside it, so a second run never clobbers the first. */
+export function freeRunDir(base: string): string {
+  if (!existsSync(base)) return base;
+  for (let i = 2; ; i++) if (!existsSync(`${base}-${i}`)) return `${base}-${i}`;
+}
+
+export class RunStore<C = ExperimentConfig> {
   /** the run directory, absolute */
   readonly dir: string;
   readonly shardSize: number;
@@ -100,7 +120,7 @@ export class RunStore {
 
   private constructor(
     dir: string,
-    readonly config: ExperimentConfig,
+    readonly config: C,
     private readonly db: Low<RunRecord>,
     options: RunStoreOptions,
     private readonly lock: RunLock | undefined,
@@ -117,9 +137,23 @@ export class RunStore {
    * holds a run, or holds anything at all: a folder of someone else's files is never mixed
    * with a run's.
    */
-  static async create(dir: string, config: ExperimentConfig, options: RunStoreOptions = {}): Promise<RunStore> {
+  static async create(dir: string, config: ExperimentConfig, options?: RunStoreOptions): Promise<RunStore>;
+  /** A run of another kind (a pretrain): its config, already checked by its command, is stored as given. */
+  static async create<C extends { name: string }>(
+    dir: string,
+    config: C,
+    options: RunStoreOptions & RunKindOptions,
+  ): Promise<RunStore<C>>;
+  static async create(
+    dir: string,
+    config: ExperimentConfig | { name: string },
+    options: RunStoreOptions & Partial<RunKindOptions> = {},
+  ): Promise<RunStore<unknown>> {
     const abs = resolve(dir);
-    const resolved = parseConfig(config, 'RunStore.create config'); // so config.yaml always loads back
+    const kind = options.kind ?? 'experiment';
+    // an experiment's config is resolved so config.yaml always loads back; another kind's comes checked
+    const resolved = kind === 'experiment' ? parseConfig(config, 'RunStore.create config') : structuredClone(config);
+    const planned = options.planned ?? (resolved as ExperimentConfig).iterations;
     if (existsSync(join(abs, RUN_JSON))) {
       throw new Error(
         `RunStore.create: ${abs} already holds a run (${RUN_JSON} exists); open it to resume, or choose another directory`,
@@ -138,6 +172,8 @@ export class RunStore {
       writeAtomic(join(abs, CONFIG_YAML), toYaml(resolved));
       const now = new Date().toISOString();
       const record: RunRecord = {
+        kind,
+        planned,
         status: 'running',
         createdAt: now,
         updatedAt: now,
@@ -148,15 +184,24 @@ export class RunStore {
       };
       const db = new Low<RunRecord>(new JSONFile<RunRecord>(join(abs, RUN_JSON)), record);
       await db.write();
-      return new RunStore(abs, resolved, db, options, lock);
+      return new RunStore<unknown>(abs, resolved, db, options, lock);
     } catch (e) {
       lock.release();
       throw e;
     }
   }
 
-  /** Opens an existing run (to resume it or to read it). */
-  static async open(dir: string, options: RunStoreOptions = {}): Promise<RunStore> {
+  /**
+   * Opens an existing run (to resume it or to read it). A run of another kind than `kind`
+   * (default: an experiment) is refused, naming its kind; `kind: 'any'` opens every run (reports).
+   */
+  static async open(dir: string, options?: RunStoreOptions & { kind?: 'experiment' }): Promise<RunStore>;
+  static async open(dir: string, options: RunStoreOptions & { kind: 'pretrain' }): Promise<RunStore<unknown>>;
+  static async open(dir: string, options: RunStoreOptions & { kind: 'any' }): Promise<RunStore<unknown>>;
+  static async open(
+    dir: string,
+    options: RunStoreOptions & { kind?: RunKind | 'any' } = {},
+  ): Promise<RunStore<unknown>> {
     const abs = resolve(dir);
     if (!existsSync(abs)) throw new Error(`RunStore.open: ${abs} is not a run directory: it does not exist`);
     if (!statSync(abs).isDirectory()) throw new Error(`RunStore.open: ${abs} is not a run directory: not a directory`);
@@ -176,9 +221,9 @@ export class RunStore {
   private static async read(
     abs: string,
     runJson: string,
-    options: RunStoreOptions,
+    options: RunStoreOptions & { kind?: RunKind | 'any' },
     lock: RunLock | undefined,
-  ): Promise<RunStore> {
+  ): Promise<RunStore<unknown>> {
     // an empty placeholder: Low keeps it only if the file parses to nothing, which checkRecord rejects
     const db = new Low<RunRecord>(new JSONFile<RunRecord>(runJson), {} as RunRecord);
     try {
@@ -187,14 +232,35 @@ export class RunStore {
       throw new Error(`RunStore.open: cannot read ${runJson}: ${(e as Error).message}`);
     }
     checkRecord(db.data, runJson);
-    const config = loadConfig(join(abs, CONFIG_YAML));
-    return new RunStore(abs, config, db, options, lock);
+    const kind = db.data.kind ?? 'experiment';
+    const want = options.kind ?? 'experiment';
+    if (want !== 'any' && want !== kind) throw new Error(`RunStore.open: ${abs} is a ${kind} run, not an ${want} run`);
+    const config =
+      kind === 'experiment'
+        ? loadConfig(join(abs, CONFIG_YAML))
+        : parseYaml(readFileSync(join(abs, CONFIG_YAML), 'utf8'));
+    return new RunStore<unknown>(abs, config, db, options, lock);
   }
 
   /** Releases the run's lock (a reader has none). The store cannot write afterwards. */
   close(): void {
     this.lock?.release();
     this.closed = true;
+  }
+
+  /** What the run trains (runs from before kinds are experiments). */
+  get kind(): RunKind {
+    return this.db.data.kind ?? 'experiment';
+  }
+
+  /** The config's name (every kind's config has one). */
+  get name(): string {
+    return (this.config as { name: string }).name;
+  }
+
+  /** The iterations or steps the run plans. */
+  get planned(): number {
+    return this.db.data.planned ?? (this.config as ExperimentConfig).iterations;
   }
 
   /** A copy of run.json as last written by this process. */
@@ -272,6 +338,15 @@ export class RunStore {
     );
     d.lastCheckpoint = d.checkpoints[d.checkpoints.length - 1]!;
     d.iterations = Math.max(d.iterations, iteration);
+    await this.write();
+  }
+
+  /** Forgets the records of older checkpoints whose folders the caller deleted; the last one stays. */
+  async forgetCheckpoints(iterations: readonly number[]): Promise<void> {
+    const d = this.db.data;
+    if (d.lastCheckpoint && iterations.includes(d.lastCheckpoint.iteration))
+      throw new Error(`RunStore.forgetCheckpoints: ${d.lastCheckpoint.iteration} is the last checkpoint`);
+    d.checkpoints = d.checkpoints.filter((c) => !iterations.includes(c.iteration));
     await this.write();
   }
 
@@ -415,6 +490,7 @@ function checkRecord(d: unknown, where: string): asserts d is RunRecord {
     r !== null &&
     typeof r === 'object' &&
     ['running', 'done', 'failed'].includes(r.status as string) &&
+    (r.kind === undefined || r.kind === 'experiment' || r.kind === 'pretrain') &&
     typeof r.iterations === 'number' &&
     Array.isArray(r.checkpoints) &&
     Array.isArray(r.resumedAt) &&

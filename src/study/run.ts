@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { loadConfig } from '../config/load.js';
-import { makeMissingBases } from '../engine/bases.js';
+import { makeMissingBases } from '../pretrain/bases.js';
 import { createContainer, Resolver } from '../engine/registry.js';
 import type { Study } from './schema.js';
 
@@ -69,7 +69,8 @@ export async function playStudy(
     const make = async (file: string) => {
       const stem = basename(file).replace(/\.ya?ml$/, '');
       const logFile = join(folder, `${stem.startsWith('pretrain') ? '' : 'pretrain-'}${stem}.log`);
-      if ((await runCoevolve(o.bin, ['pretrain', file], logFile)) !== 0)
+      // a base can take an hour: its progress lines show in the study's log as they come
+      if ((await runCoevolve(o.bin, ['pretrain', file], logFile, (l) => log(`  ${stem}: ${l}`))) !== 0)
         throw new Error(`study: coevolve pretrain ${file} failed; see ${logFile}`);
     };
     await makeMissingBases(loadConfig(c.config, c.set), make, log, o.configs);
@@ -98,14 +99,25 @@ async function play(s: Study, r: StudyRun, bin: string): Promise<void> {
   if (code !== 0) throw new Error(`${r.condition} seed ${r.seed} exited ${code}; see ${logFile}`);
 }
 
-/** Runs `coevolve ARGS` in its own process, its stderr kept in `logFile`; resolves to its exit code. */
-function runCoevolve(bin: string, args: string[], logFile: string): Promise<number | null> {
+/** Runs `coevolve ARGS` in its own process, its stderr written to `logFile` as it comes (and each line to `echo`); resolves to its exit code. */
+function runCoevolve(
+  bin: string,
+  args: string[],
+  logFile: string,
+  echo?: (line: string) => void,
+): Promise<number | null> {
   return new Promise((done) => {
     const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let text = '';
-    child.stderr.on('data', (d) => (text += d));
+    writeFileSync(logFile, '');
+    let partial = '';
+    child.stderr.on('data', (d: Buffer) => {
+      appendFileSync(logFile, d);
+      const lines = (partial + d.toString()).split('\n');
+      partial = lines.pop()!;
+      for (const l of lines) echo?.(l);
+    });
     child.on('exit', (code) => {
-      writeFileSync(logFile, text);
+      if (partial) echo?.(partial);
       done(code);
     });
   });

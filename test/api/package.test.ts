@@ -88,7 +88,7 @@ describe('coevolve installed as a package', function () {
   it('ships no experiment script (experiments/ is typechecked and tested, never packed)', () => {
     const installed = join(user, 'node_modules', 'coevolve');
     const files = (readdirSync(installed, { recursive: true }) as string[]).map((f) => f.split(sep).join('/'));
-    expect(files).to.include('dist/src/engine/pretrain.js'); // the listing sees the package's files
+    expect(files).to.include('dist/src/pretrain/run.js'); // the listing sees the package's files
     expect(files.filter((f) => /(^|\/)experiments\//.test(f))).to.deep.equal([]);
   });
 

@@ -4,8 +4,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { loadConfig } from '../../src/config/load.js';
-import { baseMakers } from '../../src/engine/bases.js';
-import { PretrainSchema } from '../../src/engine/pretrain.js';
+import { baseMakers } from '../../src/pretrain/bases.js';
+import { PretrainSchema } from '../../src/pretrain/index.js';
 import { checkStudy } from '../../src/study/run.js';
 import { loadStudy } from '../../src/study/schema.js';
 

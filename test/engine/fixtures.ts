@@ -1,3 +1,4 @@
+import { dirname, join } from 'node:path';
 import type { ExperimentInput } from '../../src/config/schema.js';
 import { TEST_BACKEND } from '../needs.js';
 
@@ -40,5 +41,6 @@ export function tinyPretrainInput(out: string) {
     evalEvery: 1,
     maxNewTokens: 3,
     out,
+    outDir: join(dirname(out), 'runs'),
   };
 }

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pretrain, pretrainCorpus, PretrainSchema } from '../../src/engine/pretrain.js';
+import { pretrain, pretrainCorpus, PretrainSchema } from '../../src/pretrain/index.js';
 import { HfCausalLM } from '../../src/models/hf/model.js';
 import { readTasksJsonl } from '../../src/tasks/jsonl.js';
 import { writeTinyHf } from '../models/hf-tiny.js';
@@ -38,6 +38,7 @@ describe('pretraining a new Hugging Face model', function () {
       evalEvery: 30,
       maxNewTokens: 3,
       out,
+      outDir: join(out, '..', 'runs'),
     });
     const losses: number[] = [];
     const r = await pretrain(config, {
@@ -95,6 +96,7 @@ describe('pretraining a new Hugging Face model', function () {
       evalEvery: 10,
       maxNewTokens: 3,
       out: join(root, 'verdicts'),
+      outDir: join(root, 'runs'),
     });
     const corpus = pretrainCorpus(config);
     expect(corpus.verdicts).to.have.length(20);

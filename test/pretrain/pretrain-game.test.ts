@@ -3,8 +3,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { moveCode } from '../../arenas/game.js';
-import { gameExamples } from '../../src/engine/game-corpus.js';
-import { pretrain, PretrainSchema } from '../../src/engine/pretrain.js';
+import { gameExamples } from '../../src/pretrain/corpora/game.js';
+import { pretrain, PretrainSchema } from '../../src/pretrain/index.js';
 import { kuhnPoker } from '../../src/games/kuhn.js';
 import { loadModel } from '../../src/models/store.js';
 import { CharTokenizer } from '../../src/tokenizer/index.js';
@@ -48,6 +48,7 @@ describe('pretrain: a game text base (game:)', function () {
       train: { steps: 60, batchSize: 32, lr: 0.003 },
       evalEvery: 60,
       out: join(root, 'kuhn'),
+      outDir: join(root, 'runs'),
     });
     const before = await pretrain({ ...c, train: { ...c.train, steps: 1 }, out: join(root, 'k0') }, { log: () => {} });
     const got = await pretrain(c, { log: () => {} });

@@ -3,9 +3,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AnswerRole, MemoryManagerRole } from '../../roles/memory.js';
-import { CriticCorpusSchema, criticExamples, showings } from '../../src/engine/critic-corpus.js';
-import { MemoryCorpusSchema, memoryExamples, memoryShowings } from '../../src/engine/memory-corpus.js';
-import { pretrain, PretrainSchema } from '../../src/engine/pretrain.js';
+import { CriticCorpusSchema, criticExamples, showings } from '../../src/pretrain/corpora/critic.js';
+import { MemoryCorpusSchema, memoryExamples, memoryShowings } from '../../src/pretrain/corpora/memory.js';
+import { pretrain, PretrainSchema } from '../../src/pretrain/index.js';
 import { loadModel } from '../../src/models/store.js';
 import { arithmetic } from '../../src/tasks/arithmetic.js';
 import { dialogue } from '../../src/tasks/dialogue.js';
@@ -112,6 +112,7 @@ describe('pretrain corpora for the critic and memory roles', function () {
         evalEvery: 2,
         maxNewTokens: 24,
         out: join(root, 'critic'),
+        outDir: join(root, 'runs'),
       }),
       { log: quiet },
     );
@@ -135,6 +136,7 @@ describe('pretrain corpora for the critic and memory roles', function () {
         train: { steps: 2, batchSize: 8, lr: 0.001 },
         evalEvery: 2,
         out: join(root, 'memory'),
+        outDir: join(root, 'runs'),
       }),
       { log: quiet },
     );

@@ -3,15 +3,16 @@
  * each teaches one role's format in place of the solver corpus, from the corpus's training
  * tasks, and is measured on showings of that role made from its held-out tasks.
  */
-import type { Task } from '../core/types.js';
-import type { TinyLM } from '../models/tinylm.js';
-import type { PolicyInput } from '../models/types.js';
-import type { CharTokenizer } from '../tokenizer/index.js';
-import { Rng } from '../util/rng.js';
-import { criticAccuracy, criticExamples, showings, type Showing } from './critic-corpus.js';
-import { memoryExamples, memoryShowings, memoryValidRates, type MemoryShowing } from './memory-corpus.js';
-import type { BaseEvaluation, PretrainConfig } from './pretrain.js';
-import { gameEvaluation, gameExamples, type GameCorpus } from './game-corpus.js';
+import type { Task } from '../../core/types.js';
+import type { TinyLM } from '../../models/tinylm.js';
+import type { PolicyInput } from '../../models/types.js';
+import type { CharTokenizer } from '../../tokenizer/index.js';
+import { Rng } from '../../util/rng.js';
+import { criticAccuracy, criticExamples, showings, type Showing } from './critic.js';
+import { memoryExamples, memoryShowings, memoryValidRates, type MemoryShowing } from './memory.js';
+import type { BaseEvaluation } from '../evaluate.js';
+import type { PretrainConfig } from '../schema.js';
+import { gameEvaluation, gameExamples, type GameCorpus } from './game.js';
 
 /** What a critic or memory base is measured on: held-out showings of its role. */
 export interface RoleProbes {

@@ -14,18 +14,18 @@
  */
 import { firstValueFrom, toArray } from 'rxjs';
 import { z } from 'zod';
-import { AdversarialCriticArena, firstRejected } from '../../arenas/critic/index.js';
-import { playGroups } from '../../arenas/operators/play-groups.js';
-import type { ArenaContext } from '../../arenas/types.js';
-import { CriticRole } from '../../roles/others.js';
-import type { Task, Turn } from '../core/types.js';
-import { greedyTexts } from '../models/greedy.js';
-import type { TinyLM } from '../models/tinylm.js';
-import type { PolicyInput } from '../models/types.js';
-import { arithmetic } from '../tasks/arithmetic.js';
-import { resultsAgree, rightResults, sumOperands } from '../tasks/scratchpad.js';
-import type { CharTokenizer } from '../tokenizer/index.js';
-import type { Rng } from '../util/rng.js';
+import { AdversarialCriticArena, firstRejected } from '../../../arenas/critic/index.js';
+import { playGroups } from '../../../arenas/operators/play-groups.js';
+import type { ArenaContext } from '../../../arenas/types.js';
+import { CriticRole } from '../../../roles/others.js';
+import type { Task, Turn } from '../../core/types.js';
+import { greedyTexts } from '../../models/greedy.js';
+import type { TinyLM } from '../../models/tinylm.js';
+import type { PolicyInput } from '../../models/types.js';
+import { arithmetic } from '../../tasks/arithmetic.js';
+import { resultsAgree, rightResults, sumOperands } from '../../tasks/scratchpad.js';
+import type { CharTokenizer } from '../../tokenizer/index.js';
+import type { Rng } from '../../util/rng.js';
 
 export const CriticCorpusSchema = z
   .strictObject({

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { pretrain, pretrainCorpus, PretrainSchema } from '../../src/engine/pretrain.js';
+import { pretrain, pretrainCorpus, PretrainSchema } from '../../src/pretrain/index.js';
 import { loadModel } from '../../src/models/store.js';
 import { arithmetic } from '../../src/tasks/arithmetic.js';
 import { disjointSplit, readTasksJsonl } from '../../src/tasks/jsonl.js';
@@ -136,9 +136,10 @@ describe('pretrain corpus: mixtures, proposer examples and extra held-out sets',
       heldOutSets: { harder: { difficulty: { minDigits: 3 }, count: 6 } },
       evalEvery: 1,
       out,
+      outDir: join(out, '..', 'runs'),
     });
     const r = await pretrain(c, { log: (l) => lines.push(l) });
-    expect(lines.filter((l) => l.startsWith('step '))).to.have.length(2);
+    expect(lines.filter((l) => l.startsWith('step '))).to.have.length(3); // before training, then after each step
     expect(lines[lines.length - 1]).to.match(
       /^step 2 loss=\S+ heldout_pass1=\S+ harder_pass1=\S+ proposer_valid=\S+ proposer_cells=\{.*\} \d+s$/,
     );

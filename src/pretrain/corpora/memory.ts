@@ -11,18 +11,18 @@
  */
 import { firstValueFrom, toArray } from 'rxjs';
 import { z } from 'zod';
-import { MemoryDialogueArena } from '../../arenas/memory-dialogue.js';
-import type { ArenaContext } from '../../arenas/types.js';
-import { ruleContext } from '../../memory/rules.js';
-import { AnswerRole, MemoryManagerRole } from '../../roles/memory.js';
-import type { Observation } from '../../roles/types.js';
-import type { Task } from '../core/types.js';
-import { generate } from '../models/generate.js';
-import type { TinyLM } from '../models/tinylm.js';
-import type { PolicyInput } from '../models/types.js';
-import { dialogue, UNKNOWN } from '../tasks/dialogue.js';
-import type { CharTokenizer } from '../tokenizer/index.js';
-import type { Rng } from '../util/rng.js';
+import { MemoryDialogueArena } from '../../../arenas/memory-dialogue.js';
+import type { ArenaContext } from '../../../arenas/types.js';
+import { ruleContext } from '../../../memory/rules.js';
+import { AnswerRole, MemoryManagerRole } from '../../../roles/memory.js';
+import type { Observation } from '../../../roles/types.js';
+import type { Task } from '../../core/types.js';
+import { generate } from '../../models/generate.js';
+import type { TinyLM } from '../../models/tinylm.js';
+import type { PolicyInput } from '../../models/types.js';
+import { dialogue, UNKNOWN } from '../../tasks/dialogue.js';
+import type { CharTokenizer } from '../../tokenizer/index.js';
+import type { Rng } from '../../util/rng.js';
 
 export const MemoryCorpusSchema = z.strictObject({
   /** the bank's size and the entries retrieved, as the arena that will train the base has them */

@@ -9,14 +9,14 @@
  * as a reward model is.
  */
 import { z } from 'zod';
-import { digitSlip } from '../../arenas/judge/index.js';
-import { JudgeRole } from '../../roles/others.js';
-import type { Task } from '../core/types.js';
-import { greedyTexts } from '../models/greedy.js';
-import type { TinyLM } from '../models/tinylm.js';
-import type { PolicyInput } from '../models/types.js';
-import type { CharTokenizer } from '../tokenizer/index.js';
-import { Rng } from '../util/rng.js';
+import { digitSlip } from '../../../arenas/judge/index.js';
+import { JudgeRole } from '../../../roles/others.js';
+import type { Task } from '../../core/types.js';
+import { greedyTexts } from '../../models/greedy.js';
+import type { TinyLM } from '../../models/tinylm.js';
+import type { PolicyInput } from '../../models/types.js';
+import type { CharTokenizer } from '../../tokenizer/index.js';
+import { Rng } from '../../util/rng.js';
 
 export const JudgeCorpusSchema = z
   .strictObject({

@@ -2,10 +2,10 @@ import { expect } from 'chai';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pretrain, PretrainSchema } from '../../src/engine/pretrain.js';
+import { pretrain, PretrainSchema } from '../../src/pretrain/index.js';
 import { loadModel } from '../../src/models/store.js';
 import { readTasksJsonl } from '../../src/tasks/jsonl.js';
-import { tinyPretrainInput } from './fixtures.js';
+import { tinyPretrainInput } from '../engine/fixtures.js';
 
 const config = (out: string) => PretrainSchema.parse(tinyPretrainInput(out));
 

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseConfig } from '../../src/config/load.js';
-import { baseMakers, howToMake, makeMissingBases } from '../../src/engine/bases.js';
+import { baseMakers, howToMake, makeMissingBases } from '../../src/pretrain/bases.js';
 
 describe('bases made on first use', () => {
   it('finds which shipped pretrain config makes each base folder', () => {

@@ -1,0 +1,165 @@
+import { rolePrompt } from '../../roles/prompt.js';
+import { JudgeRole, ProposerRole } from '../../roles/others.js';
+import { SolverRole } from '../../roles/solver.js';
+import type { Task } from '../core/types.js';
+import type { PolicyInput } from '../models/types.js';
+import { drawUnseen, mixtureSource, type MixtureCell } from '../tasks/common.js';
+import { taskFamily } from '../tasks/index.js';
+import type { TaskFamily } from '../tasks/types.js';
+import type { Tokenizer } from '../tokenizer/types.js';
+import { Rng } from '../util/rng.js';
+import type { PretrainConfig } from './schema.js';
+
+/** The tasks of a config: solver training tasks, proposer completions (as tasks), the held-out set and the extra sets. */
+export interface PretrainCorpus {
+  train: Task[];
+  proposals: Task[];
+  test: Task[];
+  sets: Record<string, Task[]>;
+  verdicts: Verdict[];
+  verdictTest: Verdict[];
+}
+
+/** A judge example: a task, the answers shown, and the verdict that is right. */
+export interface Verdict {
+  task: Task;
+  answers: string[];
+  verdict: string;
+}
+
+/**
+ * Draws the corpus from one Rng seeded with `seed`: solver tasks, then proposer tasks,
+ * then the held-out set (skipping every corpus prompt, repeats allowed, as disjointSplit),
+ * then each extra set (distinct, skipping the corpus). Without mixture and proposer this is
+ * exactly `disjointSplit(family, task.difficulty, train, heldOut, seed)`.
+ */
+export function pretrainCorpus(
+  config: PretrainConfig,
+  family: TaskFamily<unknown> = taskFamily(config.task.family),
+): PretrainCorpus {
+  const cells = (field: string, mixture: PretrainConfig['mixture']): MixtureCell<unknown>[] =>
+    (mixture ?? [{ difficulty: {}, weight: 1 }]).map((c, i) => ({
+      difficulty: cellDifficulty(
+        family,
+        config.task.difficulty,
+        c.difficulty,
+        mixture ? `${field}[${i}].difficulty` : 'task.difficulty',
+      ),
+      weight: c.weight,
+    }));
+  const solver = mixtureSource(family, cells('mixture', config.mixture));
+  const rng = new Rng(config.seed);
+  const nProposals = config.proposer ? Math.round(config.proposer.share * config.corpus.train) : 0;
+  const nVerdicts = config.verdicts ? Math.round(config.verdicts.share * config.corpus.train) : 0;
+  const name = family.name;
+  const train = Array.from({ length: config.corpus.train - nProposals - nVerdicts }, (_, i) => ({
+    ...solver(rng, i),
+    id: `${name}-train-${i}`,
+  }));
+  const proposer =
+    config.proposer &&
+    mixtureSource(
+      family,
+      cells(config.proposer.mixture ? 'proposer.mixture' : 'mixture', config.proposer.mixture ?? config.mixture),
+    );
+  const proposals = Array.from({ length: nProposals }, (_, i) => ({
+    ...proposer!(rng, i),
+    id: `${name}-proposal-${i}`,
+  }));
+  const seen = new Set([...train, ...proposals].map((t) => t.prompt));
+  const test = drawUnseen(rng, solver, config.corpus.heldOut, seen, { what: 'corpus.heldOut' }).map((t, i) => ({
+    ...t,
+    id: `${name}-test-${i}`,
+  }));
+  const sets: Record<string, Task[]> = {};
+  for (const [set, s] of Object.entries(config.heldOutSets)) {
+    const source = mixtureSource(family, [
+      {
+        difficulty: cellDifficulty(family, config.task.difficulty, s.difficulty, `heldOutSets.${set}.difficulty`),
+        weight: 1,
+      },
+    ]);
+    sets[set] = drawUnseen(rng, source, s.count, seen, { what: `heldOutSets.${set}`, distinct: true }).map((t, i) => ({
+      ...t,
+      id: `${name}-${set}-${i}`,
+    }));
+  }
+  // drawn last, so a config without verdicts draws the corpus it always did; verdict tasks are
+  // kept off the held-out prompts (their right answers are shown), held-out verdicts are on them
+  const verdicts = config.verdicts
+    ? verdictExamples(
+        rng,
+        drawUnseen(rng, solver, nVerdicts, new Set([...test, ...Object.values(sets).flat()].map((t) => t.prompt)), {
+          what: 'verdicts',
+        }),
+        config.verdicts.pairwise,
+        'verdict',
+      )
+    : [];
+  const verdictTest = config.verdicts
+    ? verdictExamples(rng, test.slice(0, config.verdicts.heldOut), config.verdicts.pairwise, 'verdict-test')
+    : [];
+  return { train, proposals, test, sets, verdicts, verdictTest };
+}
+
+/**
+ * Verdict examples on `tasks` (each with an answer): a wrong answer is another task's answer
+ * that differs from the right one (any family: no answer is made up); `pairwise` of them show
+ * two answers, the rest one.
+ */
+function verdictExamples(rng: Rng, tasks: Task[], pairwise: number, tag: string): Verdict[] {
+  const answers = [...new Set(tasks.map((t) => t.answer).filter((a): a is string => a !== undefined))];
+  if (answers.length < 2)
+    throw new Error(`verdicts: the tasks have fewer than two distinct answers; a wrong answer cannot be drawn`);
+  return tasks.map((task, i) => {
+    const right = task.answer;
+    if (right === undefined) throw new Error(`verdicts: task ${task.id} has no answer`);
+    let wrong = right;
+    while (wrong === right) wrong = answers[rng.int(answers.length)];
+    const t = { ...task, id: `${task.family}-${tag}-${i}` };
+    if (rng.next() < pairwise)
+      return rng.next() < 0.5
+        ? { task: t, answers: [right, wrong], verdict: 'A' }
+        : { task: t, answers: [wrong, right], verdict: 'B' };
+    return rng.next() < 0.5 ? { task: t, answers: [right], verdict: 'y' } : { task: t, answers: [wrong], verdict: 'n' };
+  });
+}
+
+export function cellDifficulty(
+  family: TaskFamily<unknown>,
+  base: Record<string, unknown>,
+  cell: Record<string, unknown>,
+  field: string,
+): unknown {
+  return family.validate({ ...base, ...cell }, field);
+}
+
+/** The proposer's prompt: its role renders a request for a new task of the family. */
+function proposerPrompt(tokenizer: Tokenizer, family: TaskFamily<unknown>): number[] {
+  const role = new ProposerRole();
+  return rolePrompt(tokenizer, role, role.render({ task: { id: 'seed', family: family.name, prompt: '' } }));
+}
+
+/** Supervised examples: each solver task's answer (or working), and each proposer task's prompt as what the proposer writes. */
+export function trainingExamples(
+  corpus: PretrainCorpus,
+  tokenizer: Tokenizer,
+  family: TaskFamily<unknown>,
+): PolicyInput[] {
+  const solverRole = new SolverRole((o) => family.parseAnswer(o));
+  const solver = corpus.train.map((t) => ({
+    prompt: rolePrompt(tokenizer, solverRole, t.prompt),
+    completion: [...tokenizer.encode(t.target ?? t.answer!), tokenizer.eos],
+  }));
+  const prompt = proposerPrompt(tokenizer, family);
+  const judge = new JudgeRole();
+  const verdicts = corpus.verdicts.map((v) => ({
+    prompt: rolePrompt(tokenizer, judge, judge.render({ task: v.task, answers: v.answers })),
+    completion: [...tokenizer.encode(v.verdict), tokenizer.eos],
+  }));
+  return [
+    ...solver,
+    ...corpus.proposals.map((t) => ({ prompt, completion: [...tokenizer.encode(t.prompt), tokenizer.eos] })),
+    ...verdicts,
+  ];
+}

@@ -1,0 +1,179 @@
+import { z } from 'zod';
+import { parse as parseYaml } from 'yaml';
+import { readFileSync } from 'node:fs';
+import { BACKEND_CHOICES, type BackendChoice } from '../backend/index.js';
+import { ACCELERATE_CHOICES, type Accelerate } from '../backend/accelerate.js';
+import { ArchitectureSchema } from '../models/hf/create.js';
+import { JudgeCorpusSchema } from './corpora/judge.js';
+import { CriticCorpusSchema } from './corpora/critic.js';
+import { MemoryCorpusSchema } from './corpora/memory.js';
+import { GameCorpusSchema } from './corpora/game.js';
+
+const Difficulty = z.record(z.string(), z.unknown());
+/** weighted difficulties; each difficulty is merged over `task.difficulty`, so shared fields are written once */
+const Mixture = z.array(z.strictObject({ difficulty: Difficulty.default({}), weight: z.number().positive() })).min(1);
+
+/** `coevolve pretrain CONFIG`: makes a base solver (and proposer) by supervised training on generated tasks. */
+export const PretrainSchema = z
+  .strictObject({
+    /** name of the base model */
+    name: z.string(),
+    /** seed of the corpus, the initialisation and the batch order */
+    seed: z.number().int().default(0),
+    backend: z.enum(BACKEND_CHOICES as unknown as [BackendChoice, ...BackendChoice[]]).default('auto'),
+    accelerate: z.enum(ACCELERATE_CHOICES as unknown as [Accelerate, ...Accelerate[]]).default('auto'), // native matrix products (auto) or tfjs's own (off)
+    /** threads that train and evaluate, each with a replica of the model (auto: one per core); a fixed count repeats a run from its seed */
+    workers: z.union([z.literal('auto'), z.number().int().positive()]).default('auto'),
+    /** the task family and difficulty the corpus is drawn from; with a proposer, also the bounds a valid proposal keeps to */
+    task: z.strictObject({ family: z.string(), difficulty: Difficulty.default({}) }),
+    /** draw the solver corpus and its held-out set from these cells by weight instead of from `task.difficulty` alone */
+    mixture: Mixture.optional(),
+    /** `share` of the training examples teach the proposer role to write tasks drawn from `mixture` (default: the solver's) */
+    proposer: z
+      .strictObject({
+        share: z.number().gt(0).lt(1),
+        mixture: Mixture.optional(),
+        samples: z.number().int().positive().default(64),
+      })
+      .optional(),
+    /**
+     * `share` of the training examples teach the judge role's verdicts, in the judge's own format
+     * (roles/others.ts): shown a task and an answer, the right one or another task's, it says y or
+     * n; shown two, one of each in a random order (`pairwise` of the examples), it names the right
+     * one, A or B. Held-out verdicts on the held-out tasks measure it.
+     */
+    verdicts: z
+      .strictObject({
+        share: z.number().gt(0).lt(1),
+        pairwise: z.number().min(0).max(1).default(0.5),
+        heldOut: z.number().int().positive().default(64),
+      })
+      .optional(),
+    /** corpus size (solver, proposer and verdict examples together) and a held-out set (no prompt shared with the corpus) */
+    corpus: z.strictObject({ train: z.number().int().positive(), heldOut: z.number().int().positive() }),
+    /** more held-out sets, evaluated and saved beside the checkpoint as `<name>.jsonl`; distinct prompts, none in the corpus */
+    heldOutSets: z
+      .record(
+        z.string().regex(/^(?!heldout$)[A-Za-z0-9][A-Za-z0-9_-]*$/, 'a set name is a plain name other than heldout'),
+        z.strictObject({ difficulty: Difficulty.default({}), count: z.number().int().positive() }),
+      )
+      .default({}),
+    /** TinyLM shape; vocabSize comes from the tokenizer */
+    model: z
+      .strictObject({
+        dModel: z.number().int().positive(),
+        nHeads: z.number().int().positive(),
+        nLayers: z.number().int().positive(),
+        context: z.number().int().positive(),
+      })
+      .optional(),
+    /** instead of a TinyLM, a new model of a real architecture with a real tokenizer, written as a Hugging Face directory */
+    architecture: ArchitectureSchema.optional(),
+    train: z.strictObject({
+      steps: z.number().int().positive(),
+      batchSize: z.number().int().positive(),
+      lr: z.number().positive(),
+    }),
+    /** check held-out greedy accuracy this often, and stop once it reaches `stopAtAccuracy` (a deliberately partial base) */
+    evalEvery: z.number().int().positive().default(50),
+    /** save the run's state (weights, Adam, the example order) this often, so a killed pretrain resumes; default evalEvery */
+    checkpointEvery: z.number().int().positive().optional(),
+    stopAtAccuracy: z.number().min(0).max(1).default(1),
+    /** which set `stopAtAccuracy` watches: the held-out set, or one of `heldOutSets` */
+    stopOn: z.string().default('heldout'),
+    /** answers longer than this are cut (the solver's maxNewTokens) */
+    maxNewTokens: z.number().int().positive().default(8),
+    /** where the checkpoint goes */
+    out: z.string(),
+    /** where the run directory goes: `<outDir>/pretrain/<name>` (its curves and resumable state) */
+    outDir: z.string().default('runs'),
+    /** start from this checkpoint's weights instead of a fresh model (same architecture and tokenizer): a base that gains a skill */
+    init: z.string().optional(),
+    /** modules that define task families (paths from the working directory, or package names), as an experiment's `plugins` */
+    plugins: z.array(z.string().min(1)).default([]),
+    /** teach `init` the judge role's verdict format instead of solving (src/engine/judge-corpus.ts): its examples replace the solver corpus, whose held-out set still measures the solver */
+    judge: JudgeCorpusSchema.optional(),
+    /**
+     * teach `init` (a solver that writes sums with working) the critic role's verdicts on the training
+     * tasks instead (src/engine/critic-corpus.ts); held-out verdicts on carry slips and random errors measure it
+     */
+    critic: CriticCorpusSchema.optional(),
+    /**
+     * teach a model the memory arena's two roles on the training dialogues instead (src/engine/memory-corpus.ts);
+     * the share of valid outputs on the held-out dialogues measures it, not solving
+     */
+    memory: MemoryCorpusSchema.optional(),
+    /**
+     * teach a model a game's legal moves as the player role writes them instead (src/engine/game-corpus.ts):
+     * `corpus.train` examples; the legal mass and exploitability of its table measure it, not solving
+     */
+    game: GameCorpusSchema.optional(),
+  })
+  .superRefine((c, ctx) => {
+    if (c.judge && c.init === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['init'],
+        message: 'a judge base starts from a solver: name its checkpoint',
+      });
+    const roleCorpora = (['judge', 'critic', 'memory', 'game'] as const).filter((k) => c[k] !== undefined);
+    if (roleCorpora.length > 1)
+      ctx.addIssue({
+        code: 'custom',
+        path: [roleCorpora[1]],
+        message: `one role corpus at a time: ${roleCorpora.join(' and ')} are given`,
+      });
+    if (c.critic && c.init === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['init'],
+        message: 'a critic base starts from a solver that writes working: name its checkpoint',
+      });
+    for (const k of ['critic', 'memory', 'game'] as const)
+      if (c[k] && (c.verdicts || c.proposer || c.architecture))
+        ctx.addIssue({
+          code: 'custom',
+          path: [k],
+          message: `a ${k} base teaches its role only, to a TinyLM: drop verdicts, proposer and architecture`,
+        });
+    if (c.judge && c.verdicts)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['verdicts'],
+        message: 'a judge base has its own judge corpus (judge:); drop verdicts or judge',
+      });
+    if (c.judge && c.proposer)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['proposer'],
+        message: 'a judge base teaches the judge role only; drop proposer or judge',
+      });
+    if ((c.model === undefined) === (c.architecture === undefined))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['model'],
+        message: 'give model (a TinyLM) or architecture (a Hugging Face model), one of them',
+      });
+    if (c.architecture && (c.init || c.judge))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['architecture'],
+        message: 'a new architecture starts from its own initialisation: drop init and judge',
+      });
+  });
+export type PretrainConfig = z.output<typeof PretrainSchema>;
+
+/** A pretrain YAML file, checked; an error names the file and each wrong field. */
+export function loadPretrainConfig(path: string): PretrainConfig {
+  return parsePretrainConfig(parseYaml(readFileSync(path, 'utf8')), path);
+}
+
+/** A pretrain config object, checked; an error names `where` and each wrong field. */
+export function parsePretrainConfig(raw: unknown, where: string): PretrainConfig {
+  const parsed = PretrainSchema.safeParse(raw);
+  if (!parsed.success)
+    throw new Error(
+      `${where}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
+    );
+  return parsed.data;
+}

@@ -1,0 +1,93 @@
+/**
+ * What a pretrain trains, built from its config alone: the model (a new TinyLM, a new Hugging
+ * Face model, or `init:`), its tokenizer, and the supervised examples. A resume builds the same
+ * again and then loads the checkpoint's weights into it (state.ts).
+ */
+import { createHfModel } from '../models/hf/create.js';
+import { HfPolicy } from '../models/hf/policy.js';
+import { roleTokenizer } from '../models/hf/text.js';
+import { loadModel } from '../models/store.js';
+import { TinyLM } from '../models/tinylm.js';
+import type { PolicyInput } from '../models/types.js';
+import { readTasksJsonl } from '../tasks/jsonl.js';
+import type { TaskFamily } from '../tasks/types.js';
+import { CharTokenizer } from '../tokenizer/index.js';
+import type { Tokenizer } from '../tokenizer/types.js';
+import { trainingExamples, type PretrainCorpus } from './corpus.js';
+import { judgeExamples } from './corpora/judge.js';
+import { roleCorpus, type RoleProbes } from './corpora/role.js';
+import type { TrainedBase } from './save.js';
+import type { PretrainConfig } from './schema.js';
+
+/** The model being trained, its tokenizer, and how it is written as a base. */
+export interface Trainee {
+  model: TinyLM | HfPolicy;
+  tokenizer: Tokenizer;
+  base: TrainedBase;
+}
+
+/** The model of `config` as training starts: seeded from `seed`, or `init:`'s weights. */
+export async function buildModel(config: PretrainConfig): Promise<Trainee> {
+  if (config.architecture) {
+    const made = createHfModel(config.architecture, config.seed);
+    return {
+      model: new HfPolicy(made.model),
+      tokenizer: roleTokenizer(made.tokenizer, config.architecture.tokenizer),
+      base: { kind: 'hf', model: made.model, raw: made.raw, tokenizerFrom: config.architecture.tokenizer },
+    };
+  }
+  const { model, tokenizer } = config.init
+    ? await initialModel(config)
+    : {
+        model: new TinyLM({ ...config.model!, vocabSize: new CharTokenizer().size, seed: config.seed }),
+        tokenizer: new CharTokenizer(),
+      };
+  return { model, tokenizer, base: { kind: 'tinylm', model, tokenizer } };
+}
+
+/**
+ * The supervised examples and the probes a role base is measured on: the judge corpus (from
+ * `init:`'s own answers), a critic, memory or game corpus, or the solver, proposer and verdict
+ * examples of the task corpus.
+ */
+export async function buildExamples(
+  config: PretrainConfig,
+  t: Trainee,
+  family: TaskFamily<unknown>,
+  corpus: PretrainCorpus,
+  log: (line: string) => void,
+): Promise<{ examples: PolicyInput[]; probes: RoleProbes }> {
+  if (config.judge)
+    return {
+      examples: judgeExamples(
+        t.model as TinyLM,
+        t.tokenizer as CharTokenizer,
+        readTasksJsonl(config.judge.tasks, family.name),
+        config.judge,
+        config.seed,
+      ),
+      probes: {},
+    };
+  if (config.critic || config.memory || config.game)
+    return roleCorpus(config, t.model as TinyLM, t.tokenizer as CharTokenizer, corpus, log);
+  return { examples: trainingExamples(corpus, t.tokenizer, family), probes: {} };
+}
+
+/**
+ * The `init:` checkpoint, checked to have the config's architecture and, for a solver corpus,
+ * the default tokenizer. A judge or critic base keeps its solver's tokenizer: the role's prompt
+ * is rendered in it, as the runs that load the base will.
+ */
+async function initialModel(config: PretrainConfig): Promise<{ model: TinyLM; tokenizer: CharTokenizer }> {
+  const tokenizer = new CharTokenizer();
+  const loaded = await loadModel(config.init!);
+  if (loaded.kind !== 'tinylm') throw new Error(`init: ${config.init} holds a ${loaded.kind}, not a tinylm`);
+  for (const [k, v] of Object.entries(config.model ?? {})) {
+    const have = (loaded.model.config as unknown as Record<string, unknown>)[k];
+    if (have !== v) throw new Error(`init: ${config.init} has ${k} ${String(have)}, model.${k} says ${v}`);
+  }
+  if ((config.judge || config.critic) && loaded.tokenizer) return { model: loaded.model, tokenizer: loaded.tokenizer };
+  if (JSON.stringify(loaded.tokenizer?.spec) !== JSON.stringify(tokenizer.spec))
+    throw new Error(`init: ${config.init} has another tokenizer than the default one pretrain uses`);
+  return { model: loaded.model, tokenizer };
+}
