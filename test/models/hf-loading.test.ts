@@ -1,11 +1,12 @@
 import { expect } from 'chai';
 import * as tf from '@tensorflow/tfjs';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initBackend } from '../../src/backend/index.js';
+import { baseSha256 } from '../../src/models/hf/checkpoint.js';
 import { HfCausalLM } from '../../src/models/hf/model.js';
-import { readSafetensors, writeSafetensors } from '../../src/models/hf/safetensors.js';
+import { readHeader, readSafetensors, writeSafetensors } from '../../src/models/hf/safetensors.js';
 import { TEST_BACKEND } from '../needs.js';
 import { fixture } from './hf-fixtures.js';
 
@@ -233,5 +234,68 @@ describe('Hugging Face weights: dtypes, shards and what is refused', function ()
     expect(() => HfCausalLM.load(empty)).to.throw(
       /weight_map names model-00001-of-00002\.safetensors, which is missing/,
     );
+  });
+
+  describe('shard names from the index', () => {
+    /** A folder holding `model/` (qwen2's config.json and an index mapping every weight to `shard`) and, beside it, the weights as `x.safetensors`. */
+    function sharded(shard: (outer: string) => string): { model: string; outer: string } {
+      const outer = mkdtempSync(join(tmpdir(), 'coevolve-shards-'));
+      made.push(outer);
+      const model = join(outer, 'model');
+      mkdirSync(model);
+      copyFileSync(join(fixture('qwen2'), 'config.json'), join(model, 'config.json'));
+      copyFileSync(join(fixture('qwen2'), 'model.safetensors'), join(outer, 'x.safetensors'));
+      const names = Object.keys(readHeader(join(outer, 'x.safetensors')).entries);
+      const weightMap = Object.fromEntries(names.map((n) => [n, shard(outer)]));
+      writeFileSync(join(model, 'model.safetensors.index.json'), JSON.stringify({ weight_map: weightMap }));
+      return { model, outer };
+    }
+
+    // each of these names a real, valid weights file: only the check stops it being read
+    it('refuses a name that climbs out of the model directory, when loading and when hashing the base', () => {
+      const { model } = sharded(() => '../x.safetensors');
+      const message =
+        /model\.safetensors\.index\.json: weight_map names \.\.\/x\.safetensors, which leaves the model's directory$/;
+      expect(() => HfCausalLM.load(model)).to.throw(message);
+      expect(() => baseSha256(model)).to.throw(message);
+    });
+
+    it('refuses an absolute name', () => {
+      const { model, outer } = sharded((o) => join(o, 'x.safetensors'));
+      expect(() => HfCausalLM.load(model)).to.throw(
+        `model.safetensors.index.json: weight_map names ${join(outer, 'x.safetensors')}, an absolute path`,
+      );
+    });
+
+    it('refuses a link inside the directory that leads out of it', () => {
+      const { model, outer } = sharded(() => 'model-00001-of-00001.safetensors');
+      symlinkSync(join(outer, 'x.safetensors'), join(model, 'model-00001-of-00001.safetensors'));
+      expect(() => HfCausalLM.load(model)).to.throw(
+        /weight_map names model-00001-of-00001\.safetensors, which is a link to .*x\.safetensors, outside the model's directory$/,
+      );
+    });
+
+    it("loads the hub cache's layout, a snapshot whose shards link to ../../blobs, and a shard in a subfolder", () => {
+      const cache = mkdtempSync(join(tmpdir(), 'coevolve-hub-'));
+      made.push(cache);
+      const snapshot = join(cache, 'snapshots', 'abc123');
+      mkdirSync(snapshot, { recursive: true });
+      mkdirSync(join(cache, 'blobs'));
+      copyFileSync(join(fixture('qwen2'), 'model.safetensors'), join(cache, 'blobs', 'f00d'));
+      symlinkSync('../../blobs/f00d', join(snapshot, 'model-00001-of-00001.safetensors'));
+      copyFileSync(join(fixture('qwen2'), 'config.json'), join(snapshot, 'config.json'));
+      const names = Object.keys(readHeader(join(cache, 'blobs', 'f00d')).entries);
+      const index = (shard: string) =>
+        writeFileSync(
+          join(snapshot, 'model.safetensors.index.json'),
+          JSON.stringify({ weight_map: Object.fromEntries(names.map((n) => [n, shard])) }),
+        );
+      index('model-00001-of-00001.safetensors');
+      HfCausalLM.load(snapshot).dispose();
+      mkdirSync(join(snapshot, 'shards'));
+      copyFileSync(join(fixture('qwen2'), 'model.safetensors'), join(snapshot, 'shards', 'a.safetensors'));
+      index('shards/a.safetensors');
+      HfCausalLM.load(snapshot).dispose();
+    });
   });
 });
