@@ -215,14 +215,118 @@ describe('Hugging Face weights: dtypes, shards and what is refused', function ()
     });
   }
 
-  it('refuses weights whose shapes config.json does not imply, and a directory without weights or with a missing shard', () => {
+  // config.json against the weights' headers: refused with the tensor data cut off, so none was read
+  const mismatches: [string, string, (c: Record<string, unknown>) => void, RegExp][] = [
+    [
+      'a layer count of 10^9 beside 2 layers',
+      'qwen2',
+      (c) => {
+        c.num_hidden_layers = 1e9;
+      },
+      /config\.json: num_hidden_layers is 1000000000 but model\.safetensors holds layers 0\.\.1$/,
+    ],
+    [
+      'fewer layers than the weights hold',
+      'qwen2',
+      (c) => {
+        c.num_hidden_layers = 1;
+      },
+      /config\.json: num_hidden_layers is 1 but model\.safetensors holds layers 0\.\.1$/,
+    ],
+    [
+      "GPT-2's n_layer past the weights",
+      'gpt2',
+      (c) => {
+        c.n_layer = 3;
+      },
+      /config\.json: n_layer is 3 but model\.safetensors holds layers 0\.\.1$/,
+    ],
+    [
+      'another hidden size',
+      'qwen2',
+      (c) => {
+        c.hidden_size = 80;
+      },
+      /config\.json: hidden_size is 80 but model\.safetensors holds model\.embed_tokens\.weight as \[384,64\]$/,
+    ],
+    [
+      "GPT-2's n_embd",
+      'gpt2',
+      (c) => {
+        c.n_embd = 80;
+      },
+      /config\.json: n_embd is 80 but model\.safetensors holds transformer\.wte\.weight as \[384,64\]$/,
+    ],
+    [
+      'another vocabulary',
+      'qwen2',
+      (c) => {
+        c.vocab_size = 500;
+      },
+      /config\.json: vocab_size is 500 but model\.safetensors holds model\.embed_tokens\.weight as \[384,64\]$/,
+    ],
+    [
+      'another intermediate size',
+      'qwen2',
+      (c) => {
+        c.intermediate_size = 160;
+      },
+      /config\.json: intermediate_size is 160 but model\.safetensors holds model\.layers\.0\.mlp\.gate_proj\.weight as \[176,64\]$/,
+    ],
+    [
+      'other key and value heads',
+      'qwen2',
+      (c) => {
+        c.num_key_value_heads = 4;
+      },
+      /config\.json: num_key_value_heads \* head_dim is 64 but model\.safetensors holds model\.layers\.0\.self_attn\.k_proj\.weight as \[32,64\]$/,
+    ],
+    [
+      'an untied head the weights lack',
+      'qwen2',
+      (c) => {
+        c.tie_word_embeddings = false;
+      },
+      /config\.json: model\.safetensors holds no lm_head\.weight, which tie_word_embeddings: false implies$/,
+    ],
+    [
+      'a size past 2^31 - 1',
+      'qwen2',
+      (c) => {
+        c.num_hidden_layers = 2 ** 31;
+      },
+      /config\.json: num_hidden_layers: a positive integer up to 2\^31 - 1, got 2147483648$/,
+    ],
+  ];
+  for (const [what, name, edit, message] of mismatches) {
+    it(`refuses ${what} from the headers alone, naming config.json, the field and the file`, () => {
+      const dir = copyFixture(name, edit);
+      made.push(dir);
+      const path = join(dir, 'model.safetensors');
+      const bytes = readFileSync(path);
+      writeFileSync(path, bytes.subarray(0, 8 + Number(bytes.readBigUInt64LE(0))));
+      const before = tf.memory().numTensors;
+      expect(() => HfCausalLM.load(dir)).to.throw(message);
+      expect(tf.memory().numTensors).to.equal(before);
+    });
+  }
+
+  it('refuses weights whose shapes do not match leaving no variables behind, and a directory without weights or with a missing shard', () => {
     const wrong = copyFixture('qwen2', (c) => {
       c.intermediate_size = 160;
     });
     made.push(wrong);
-    expect(() => HfCausalLM.load(wrong)).to.throw(
+    const before = tf.memory().numTensors;
+    expect(() => HfCausalLM.load(wrong)).to.throw(/intermediate_size is 160/);
+    // the constructor, given tensors in memory, checks them all before making any
+    const { tensors } = readSafetensors(join(fixture('qwen2'), 'model.safetensors'));
+    const right = HfCausalLM.load(fixture('qwen2'));
+    const config = { ...right.config, intermediate: 160 };
+    right.dispose();
+    expect(() => new HfCausalLM(config, tensors)).to.throw(
       /weight model\.layers\.0\.mlp\.gate_proj\.weight has shape \[176,64\], config\.json implies \[160,64\]/,
     );
+    expect(tf.memory().numTensors).to.equal(before);
     const empty = copyFixture('qwen2');
     made.push(empty);
     rmSync(join(empty, 'model.safetensors'));

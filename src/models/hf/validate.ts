@@ -1,0 +1,54 @@
+/**
+ * config.json against the weights' own headers, before any tensor data is read and any tensor
+ * is made. The layer count comes first: weights are listed per layer, and a config claiming
+ * 10^9 layers beside 4 layers' weights once exhausted memory listing them. Then every weight the
+ * config implies must be held, as a float, with the shape its fields give, and nothing else may
+ * be. Each refusal is one line naming config.json, the field and the weight file.
+ */
+import { join } from 'node:path';
+import type { HfConfig } from './config.js';
+import { checkFloat, IGNORED, unknownWeights, weightSpecs } from './layout.js';
+import { readHeader, weightFiles } from './safetensors.js';
+
+/** A tensor as a header declares it (not yet checked), and the file declaring it. */
+interface Declared {
+  file: string;
+  dtype?: string;
+  shape?: unknown;
+}
+
+/** Refuses the weights of `dir` unless they are what `c`, read from the config.json at `where`, implies. */
+export function checkWeightHeaders(c: HfConfig, where: string, dir: string): void {
+  const files = weightFiles(dir);
+  const held = new Map<string, Declared>();
+  for (const file of files)
+    for (const [name, e] of Object.entries(readHeader(join(dir, file)).entries))
+      held.set(name, { file, dtype: e?.dtype, shape: e?.shape });
+  const label = files[0] === 'model.safetensors' ? files[0] : 'the shards of model.safetensors.index.json';
+  const gpt2 = c.architecture === 'GPT2LMHeadModel';
+  const layer = gpt2 ? /^transformer\.h\.(\d+)\./ : /^model\.layers\.(\d+)\./;
+  let top = -1;
+  for (const name of held.keys()) {
+    const m = layer.exec(name);
+    if (m && !IGNORED.test(name)) top = Math.max(top, Number(m[1]));
+  }
+  if (top + 1 !== c.layers)
+    throw new Error(
+      `${where}: ${gpt2 ? 'n_layer' : 'num_hidden_layers'} is ${c.layers} but ${label} holds ${top < 0 ? 'no layers' : `layers 0..${top}`}`,
+    );
+  for (const s of weightSpecs(c)) {
+    const t = held.get(s.name);
+    if (!t) throw new Error(`${where}: ${label} holds no ${s.name}, which ${s.by ?? c.architecture} implies`);
+    checkFloat(join(dir, t.file), s.name, t.dtype);
+    const shape = JSON.stringify(t.shape);
+    if (shape === JSON.stringify(s.shape)) continue;
+    const i = s.shape.findIndex((n, k) => !Array.isArray(t.shape) || t.shape[k] !== n);
+    throw new Error(
+      i < 0
+        ? `${where}: implies ${s.name} as ${JSON.stringify(s.shape)} but ${t.file} holds it as ${shape}`
+        : `${where}: ${s.dims[i]} is ${s.shape[i]} but ${t.file} holds ${s.name} as ${shape}`,
+    );
+  }
+  const extra = unknownWeights(c, [...held.keys()]);
+  if (extra) throw new Error(`${where}: ${label} holds weights this ${c.architecture} does not have: ${extra}`);
+}
