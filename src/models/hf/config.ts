@@ -53,7 +53,8 @@ export interface HfConfig {
 
 type Json = Record<string, unknown>;
 
-const MAX_SIZE = 2 ** 31 - 1;
+/** The largest size config.json may give: 2^31 - 1, the most a tensor dimension or an int32 id can be. */
+export const MAX_SIZE = 2 ** 31 - 1;
 
 /** Reads and checks `DIR/config.json`. */
 export function readHfConfig(dir: string): HfConfig {
@@ -82,8 +83,7 @@ export function parseHfConfig(raw: Json, where = 'config.json'): HfConfig {
     fail('architectures', `${JSON.stringify(archs)} is not supported; supported: ${ARCHITECTURES.join(', ')}`);
   if (raw.quantization_config !== undefined)
     fail('quantization_config', 'quantized weights are not supported (float32, float16 or bfloat16 only)');
-  // 2^31 - 1 is the most a tensor dimension or an int32 id can be; anything past it is no size
-  // of a real model. Sizes are checked against the weights' headers before anything is made.
+  // sizes are bounded here and checked against the weights' headers before anything is made
   const int = (field: string, fallback?: number): number => {
     const v = raw[field] ?? fallback;
     if (!Number.isInteger(v) || (v as number) <= 0 || (v as number) > MAX_SIZE)
