@@ -1,11 +1,12 @@
 import { expect } from 'chai';
 import * as tf from '@tensorflow/tfjs';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initBackend } from '../../src/backend/index.js';
+import { baseSha256 } from '../../src/models/hf/checkpoint.js';
 import { HfCausalLM } from '../../src/models/hf/model.js';
-import { readSafetensors, writeSafetensors } from '../../src/models/hf/safetensors.js';
+import { readHeader, readSafetensors, writeSafetensors } from '../../src/models/hf/safetensors.js';
 import { TEST_BACKEND } from '../needs.js';
 import { fixture } from './hf-fixtures.js';
 
@@ -214,14 +215,118 @@ describe('Hugging Face weights: dtypes, shards and what is refused', function ()
     });
   }
 
-  it('refuses weights whose shapes config.json does not imply, and a directory without weights or with a missing shard', () => {
+  // config.json against the weights' headers: refused with the tensor data cut off, so none was read
+  const mismatches: [string, string, (c: Record<string, unknown>) => void, RegExp][] = [
+    [
+      'a layer count of 10^9 beside 2 layers',
+      'qwen2',
+      (c) => {
+        c.num_hidden_layers = 1e9;
+      },
+      /config\.json: num_hidden_layers is 1000000000 but model\.safetensors holds layers 0\.\.1$/,
+    ],
+    [
+      'fewer layers than the weights hold',
+      'qwen2',
+      (c) => {
+        c.num_hidden_layers = 1;
+      },
+      /config\.json: num_hidden_layers is 1 but model\.safetensors holds layers 0\.\.1$/,
+    ],
+    [
+      "GPT-2's n_layer past the weights",
+      'gpt2',
+      (c) => {
+        c.n_layer = 3;
+      },
+      /config\.json: n_layer is 3 but model\.safetensors holds layers 0\.\.1$/,
+    ],
+    [
+      'another hidden size',
+      'qwen2',
+      (c) => {
+        c.hidden_size = 80;
+      },
+      /config\.json: hidden_size is 80 but model\.safetensors holds model\.embed_tokens\.weight as \[384,64\]$/,
+    ],
+    [
+      "GPT-2's n_embd",
+      'gpt2',
+      (c) => {
+        c.n_embd = 80;
+      },
+      /config\.json: n_embd is 80 but model\.safetensors holds transformer\.wte\.weight as \[384,64\]$/,
+    ],
+    [
+      'another vocabulary',
+      'qwen2',
+      (c) => {
+        c.vocab_size = 500;
+      },
+      /config\.json: vocab_size is 500 but model\.safetensors holds model\.embed_tokens\.weight as \[384,64\]$/,
+    ],
+    [
+      'another intermediate size',
+      'qwen2',
+      (c) => {
+        c.intermediate_size = 160;
+      },
+      /config\.json: intermediate_size is 160 but model\.safetensors holds model\.layers\.0\.mlp\.gate_proj\.weight as \[176,64\]$/,
+    ],
+    [
+      'other key and value heads',
+      'qwen2',
+      (c) => {
+        c.num_key_value_heads = 4;
+      },
+      /config\.json: num_key_value_heads \* head_dim is 64 but model\.safetensors holds model\.layers\.0\.self_attn\.k_proj\.weight as \[32,64\]$/,
+    ],
+    [
+      'an untied head the weights lack',
+      'qwen2',
+      (c) => {
+        c.tie_word_embeddings = false;
+      },
+      /config\.json: model\.safetensors holds no lm_head\.weight, which tie_word_embeddings: false implies$/,
+    ],
+    [
+      'a size past 2^31 - 1',
+      'qwen2',
+      (c) => {
+        c.num_hidden_layers = 2 ** 31;
+      },
+      /config\.json: num_hidden_layers: a positive integer up to 2\^31 - 1, got 2147483648$/,
+    ],
+  ];
+  for (const [what, name, edit, message] of mismatches) {
+    it(`refuses ${what} from the headers alone, naming config.json, the field and the file`, () => {
+      const dir = copyFixture(name, edit);
+      made.push(dir);
+      const path = join(dir, 'model.safetensors');
+      const bytes = readFileSync(path);
+      writeFileSync(path, bytes.subarray(0, 8 + Number(bytes.readBigUInt64LE(0))));
+      const before = tf.memory().numTensors;
+      expect(() => HfCausalLM.load(dir)).to.throw(message);
+      expect(tf.memory().numTensors).to.equal(before);
+    });
+  }
+
+  it('refuses weights whose shapes do not match leaving no variables behind, and a directory without weights or with a missing shard', () => {
     const wrong = copyFixture('qwen2', (c) => {
       c.intermediate_size = 160;
     });
     made.push(wrong);
-    expect(() => HfCausalLM.load(wrong)).to.throw(
+    const before = tf.memory().numTensors;
+    expect(() => HfCausalLM.load(wrong)).to.throw(/intermediate_size is 160/);
+    // the constructor, given tensors in memory, checks them all before making any
+    const { tensors } = readSafetensors(join(fixture('qwen2'), 'model.safetensors'));
+    const right = HfCausalLM.load(fixture('qwen2'));
+    const config = { ...right.config, intermediate: 160 };
+    right.dispose();
+    expect(() => new HfCausalLM(config, tensors)).to.throw(
       /weight model\.layers\.0\.mlp\.gate_proj\.weight has shape \[176,64\], config\.json implies \[160,64\]/,
     );
+    expect(tf.memory().numTensors).to.equal(before);
     const empty = copyFixture('qwen2');
     made.push(empty);
     rmSync(join(empty, 'model.safetensors'));
@@ -233,5 +338,68 @@ describe('Hugging Face weights: dtypes, shards and what is refused', function ()
     expect(() => HfCausalLM.load(empty)).to.throw(
       /weight_map names model-00001-of-00002\.safetensors, which is missing/,
     );
+  });
+
+  describe('shard names from the index', () => {
+    /** A folder holding `model/` (qwen2's config.json and an index mapping every weight to `shard`) and, beside it, the weights as `x.safetensors`. */
+    function sharded(shard: (outer: string) => string): { model: string; outer: string } {
+      const outer = mkdtempSync(join(tmpdir(), 'coevolve-shards-'));
+      made.push(outer);
+      const model = join(outer, 'model');
+      mkdirSync(model);
+      copyFileSync(join(fixture('qwen2'), 'config.json'), join(model, 'config.json'));
+      copyFileSync(join(fixture('qwen2'), 'model.safetensors'), join(outer, 'x.safetensors'));
+      const names = Object.keys(readHeader(join(outer, 'x.safetensors')).entries);
+      const weightMap = Object.fromEntries(names.map((n) => [n, shard(outer)]));
+      writeFileSync(join(model, 'model.safetensors.index.json'), JSON.stringify({ weight_map: weightMap }));
+      return { model, outer };
+    }
+
+    // each of these names a real, valid weights file: only the check stops it being read
+    it('refuses a name that climbs out of the model directory, when loading and when hashing the base', () => {
+      const { model } = sharded(() => '../x.safetensors');
+      const message =
+        /model\.safetensors\.index\.json: weight_map names \.\.\/x\.safetensors, which leaves the model's directory$/;
+      expect(() => HfCausalLM.load(model)).to.throw(message);
+      expect(() => baseSha256(model)).to.throw(message);
+    });
+
+    it('refuses an absolute name', () => {
+      const { model, outer } = sharded((o) => join(o, 'x.safetensors'));
+      expect(() => HfCausalLM.load(model)).to.throw(
+        `model.safetensors.index.json: weight_map names ${join(outer, 'x.safetensors')}, an absolute path`,
+      );
+    });
+
+    it('refuses a link inside the directory that leads out of it', () => {
+      const { model, outer } = sharded(() => 'model-00001-of-00001.safetensors');
+      symlinkSync(join(outer, 'x.safetensors'), join(model, 'model-00001-of-00001.safetensors'));
+      expect(() => HfCausalLM.load(model)).to.throw(
+        /weight_map names model-00001-of-00001\.safetensors, which is a link to .*x\.safetensors, outside the model's directory$/,
+      );
+    });
+
+    it("loads the hub cache's layout, a snapshot whose shards link to ../../blobs, and a shard in a subfolder", () => {
+      const cache = mkdtempSync(join(tmpdir(), 'coevolve-hub-'));
+      made.push(cache);
+      const snapshot = join(cache, 'snapshots', 'abc123');
+      mkdirSync(snapshot, { recursive: true });
+      mkdirSync(join(cache, 'blobs'));
+      copyFileSync(join(fixture('qwen2'), 'model.safetensors'), join(cache, 'blobs', 'f00d'));
+      symlinkSync('../../blobs/f00d', join(snapshot, 'model-00001-of-00001.safetensors'));
+      copyFileSync(join(fixture('qwen2'), 'config.json'), join(snapshot, 'config.json'));
+      const names = Object.keys(readHeader(join(cache, 'blobs', 'f00d')).entries);
+      const index = (shard: string) =>
+        writeFileSync(
+          join(snapshot, 'model.safetensors.index.json'),
+          JSON.stringify({ weight_map: Object.fromEntries(names.map((n) => [n, shard])) }),
+        );
+      index('model-00001-of-00001.safetensors');
+      HfCausalLM.load(snapshot).dispose();
+      mkdirSync(join(snapshot, 'shards'));
+      copyFileSync(join(fixture('qwen2'), 'model.safetensors'), join(snapshot, 'shards', 'a.safetensors'));
+      index('shards/a.safetensors');
+      HfCausalLM.load(snapshot).dispose();
+    });
   });
 });

@@ -1,13 +1,13 @@
 import { expect } from 'chai';
 import * as tf from '@tensorflow/tfjs';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initBackend } from '../../src/backend/index.js';
 import { LoraAdapter, targetModules } from '../../src/models/hf/lora.js';
 import { HfCausalLM } from '../../src/models/hf/model.js';
 import { HfPolicy } from '../../src/models/hf/policy.js';
-import { readSafetensors, type StoredTensor } from '../../src/models/hf/safetensors.js';
+import { readSafetensors, writeSafetensors, type StoredTensor } from '../../src/models/hf/safetensors.js';
 import { TEST_BACKEND } from '../needs.js';
 import { FIXTURES, fixture, maxDiff } from './hf-fixtures.js';
 
@@ -164,5 +164,64 @@ describe('LoRA adapters against PEFT', function () {
     expect(rs.scaling).to.equal(4);
     rs.dispose();
     config.dispose();
+  });
+
+  describe("an adapter's header against adapter_config.json and the base, before its data is read", () => {
+    const made: string[] = [];
+    /** qwen2's adapter, copied with adapter_config.json changed by `edit`, its tensors by `keep`, and the data cut off after the header. */
+    function adapterCopy(edit: (c: Record<string, unknown>) => void, keep: (key: string) => boolean = () => true) {
+      const dir = mkdtempSync(join(tmpdir(), 'coevolve-lora-bad-'));
+      made.push(dir);
+      const from = `${fixture('qwen2')}/lora`;
+      const config = JSON.parse(readFileSync(join(from, 'adapter_config.json'), 'utf8'));
+      edit(config);
+      writeFileSync(join(dir, 'adapter_config.json'), JSON.stringify(config));
+      const tensors = readSafetensors(join(from, 'adapter_model.safetensors'), keep).tensors;
+      const path = join(dir, 'adapter_model.safetensors');
+      writeSafetensors(path, tensors as Record<string, { shape: number[]; data: Float32Array }>);
+      const bytes = readFileSync(path);
+      writeFileSync(path, bytes.subarray(0, 8 + Number(bytes.readBigUInt64LE(0))));
+      return dir;
+    }
+    const load = (dir: string, base: string) => {
+      const model = HfCausalLM.load(fixture(base));
+      const before = tf.memory().numTensors;
+      try {
+        LoraAdapter.load(dir, model.config);
+      } finally {
+        expect(tf.memory().numTensors).to.equal(before);
+        model.dispose();
+      }
+    };
+    after(() => made.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+    it('refuses another r, naming adapter_config.json, r and the tensor', () => {
+      const dir = adapterCopy((c) => {
+        c.r = 8;
+      });
+      expect(() => load(dir, 'qwen2')).to.throw(
+        /adapter_config\.json: r is 8 but adapter_model\.safetensors holds base_model\.model\.model\.layers\.0\.self_attn\.q_proj\.lora_A\.weight as \[4,64\]$/,
+      );
+    });
+
+    it('refuses a targeted module the file lacks', () => {
+      const dir = adapterCopy(
+        () => {},
+        (key) => !key.includes('layers.1.mlp.down_proj.lora_B'),
+      );
+      expect(() => load(dir, 'qwen2')).to.throw(
+        /adapter_config\.json: target_modules names model\.layers\.1\.mlp\.down_proj, but adapter_model\.safetensors holds no lora_B for it$/,
+      );
+    });
+
+    it("refuses an adapter made for another base (qwen2's on llama-tied, whose MLP is narrower)", () => {
+      const dir = adapterCopy(() => {});
+      expect(() => load(dir, 'llama-tied')).to.throw(
+        new RegExp(
+          'adapter_model\\.safetensors: base_model\\.model\\.model\\.layers\\.0\\.mlp\\.gate_proj\\.lora_B\\.weight is \\[176,4\\], ' +
+            "but the base's model\\.layers\\.0\\.mlp\\.gate_proj \\(64 in, 160 out\\) implies \\[160,4\\]$",
+        ),
+      );
+    });
   });
 });

@@ -18,7 +18,7 @@ import { weightSpecs } from './layout.js';
 import { LoraAdapter, targetModules, type LoraConfig } from './lora.js';
 import { HfCausalLM } from './model.js';
 import { HfPolicy } from './policy.js';
-import { encodeSafetensors } from './safetensors.js';
+import { encodeSafetensors, indexShards } from './safetensors.js';
 
 /** What config.json carries for coevolve beside the model's own fields (transformers keeps unknown keys as attributes). */
 export interface HfProvenance {
@@ -47,15 +47,11 @@ export function baseSha256(dir: string): string {
   return hash.digest('hex');
 }
 
+/** The index and its shards, sorted; the shards checked to lie inside `dir` (see indexShards). */
 function shardFiles(dir: string): string[] {
   const index = join(dir, 'model.safetensors.index.json');
   if (!existsSync(index)) throw new Error(`${dir}: no model.safetensors and no model.safetensors.index.json`);
-  return [
-    'model.safetensors.index.json',
-    ...new Set(
-      Object.values((JSON.parse(readFileSync(index, 'utf8')) as { weight_map: Record<string, string> }).weight_map),
-    ),
-  ].sort();
+  return ['model.safetensors.index.json', ...indexShards(dir)].sort();
 }
 
 /** The weights a checkpoint of this config holds, by name, in the held layout: the adapter's, or the whole model's. */

@@ -53,6 +53,9 @@ export interface HfConfig {
 
 type Json = Record<string, unknown>;
 
+/** The largest size config.json may give: 2^31 - 1, the most a tensor dimension or an int32 id can be. */
+export const MAX_SIZE = 2 ** 31 - 1;
+
 /** Reads and checks `DIR/config.json`. */
 export function readHfConfig(dir: string): HfConfig {
   const path = join(dir, 'config.json');
@@ -80,10 +83,11 @@ export function parseHfConfig(raw: Json, where = 'config.json'): HfConfig {
     fail('architectures', `${JSON.stringify(archs)} is not supported; supported: ${ARCHITECTURES.join(', ')}`);
   if (raw.quantization_config !== undefined)
     fail('quantization_config', 'quantized weights are not supported (float32, float16 or bfloat16 only)');
+  // sizes are bounded here and checked against the weights' headers before anything is made
   const int = (field: string, fallback?: number): number => {
     const v = raw[field] ?? fallback;
-    if (!Number.isInteger(v) || (v as number) <= 0)
-      fail(field, `a positive integer, got ${JSON.stringify(raw[field])}`);
+    if (!Number.isInteger(v) || (v as number) <= 0 || (v as number) > MAX_SIZE)
+      fail(field, `a positive integer up to 2^31 - 1, got ${JSON.stringify(raw[field])}`);
     return v as number;
   };
   const num = (field: string, fallback?: number): number => {

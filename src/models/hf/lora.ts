@@ -13,9 +13,10 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Rng } from '../../util/rng.js';
 import { variablePrefix } from '../names.js';
-import type { HfConfig } from './config.js';
+import { MAX_SIZE, type HfConfig } from './config.js';
 import { linearModules, type LinearModule } from './layout.js';
 import { encodeSafetensors, readSafetensors } from './safetensors.js';
+import { ADAPTER_KEY, checkAdapterHeader } from './validate.js';
 
 export interface LoraConfig {
   r: number;
@@ -215,13 +216,19 @@ export class LoraAdapter {
       if (c[k] && Object.keys(c[k] as object).length) fail(k, 'per-module ranks and alphas are not supported');
     for (const k of ['layers_to_transform', 'layers_pattern']) if (c[k] != null) fail(k, 'is not supported');
     const r = c.r as number;
+    if (!Number.isInteger(r) || r < 1 || r > MAX_SIZE)
+      fail('r', `a positive integer up to 2^31 - 1, got ${JSON.stringify(c.r)}`);
+    const targets = c.target_modules;
+    if (typeof targets !== 'string' && !(Array.isArray(targets) && targets.every((t) => typeof t === 'string')))
+      fail('target_modules', `a list of module names or a regular expression, got ${JSON.stringify(targets)}`);
     const file = join(dir, 'adapter_model.safetensors');
     if (!existsSync(file)) throw new Error(`${dir}: adapter_model.safetensors is missing`);
+    // the header against r and the base's projections, before any tensor data is read
+    checkAdapterHeader(path, file, r, targetModules(model, targets as string[] | string));
     const weights: Record<string, { a: Float32Array; b: Float32Array }> = {};
     for (const [key, t] of Object.entries(readSafetensors(file).tensors)) {
-      const m = key.match(/^base_model\.model\.(.+)\.lora_([AB])(?:\.default)?\.weight$/);
-      if (!m) fail('adapter_model.safetensors', `unexpected tensor ${key}`);
-      (weights[m![1]] ??= { a: new Float32Array(), b: new Float32Array() })[m![2] === 'A' ? 'a' : 'b'] =
+      const m = ADAPTER_KEY.exec(key)!;
+      (weights[m[1]] ??= { a: new Float32Array(), b: new Float32Array() })[m[2] === 'A' ? 'a' : 'b'] =
         Float32Array.from(t.data);
     }
     return new LoraAdapter(
@@ -231,7 +238,7 @@ export class LoraAdapter {
         alpha: c.lora_alpha as number,
         rslora: c.use_rslora === true,
         dropout: (c.lora_dropout as number) ?? 0,
-        targetModules: c.target_modules as string[] | string,
+        targetModules: targets as string[] | string,
       },
       0,
       weights,

@@ -7,17 +7,19 @@
  * keys are masked, as transformers does with an attention mask and position ids.
  */
 import * as tf from '@tensorflow/tfjs';
+import { join } from 'node:path';
 import { variablePrefix } from '../names.js';
 import { linear } from '../ops.js';
 import { headScores } from './head.js';
 import { layoutBatch } from '../score-batch.js';
 import type { Policy, PolicyInput, ScoredBatch } from '../types.js';
 import { inverseFrequencies, readHfConfig, type HfConfig } from './config.js';
-import { IGNORED, weightSpecs } from './layout.js';
+import { checkFloat, unknownWeights, weightSpecs } from './layout.js';
 import type { LoraAdapter } from './lora.js';
 import { attend, attentionBias, cat, geluNew, rotate, rotation } from './attention.js';
 import { recomputed } from './recompute.js';
 import { readCheckpointTensors } from './safetensors.js';
+import { checkWeightHeaders } from './validate.js';
 import { HostMatrix, hostMatMul, hostProduct } from '../../backend/native/host.js';
 import { activeSgemm } from '../../backend/native/index.js';
 
@@ -26,9 +28,6 @@ export interface HfLayerCache {
   k: tf.Tensor4D;
   v: tf.Tensor4D;
 }
-
-/** The stored dtypes a weight may have (widened to float32). */
-const FLOAT_DTYPES = ['F32', 'F16', 'BF16', 'F64'];
 
 /** Weights by transformers name as stored (nn.Linear [out, in]), flattened float32. */
 export type StoredWeights = Record<string, { shape: number[]; data: Float32Array }>;
@@ -62,28 +61,22 @@ export class HfCausalLM implements Policy {
     o: { host?: boolean } = {},
   ) {
     const where = dir ?? 'checkpoint';
+    const extra = unknownWeights(config, Object.keys(tensors));
+    if (extra) throw new Error(`${where}: weights this ${config.architecture} does not have: ${extra}`);
     const specs = weightSpecs(config);
-    const known = new Set(specs.map((s) => s.name));
-    const extra = Object.keys(tensors).filter(
-      (n) => !known.has(n) && !IGNORED.test(n) && !(config.tied && n === 'lm_head.weight'),
-    );
-    if (extra.length)
-      throw new Error(
-        `${where}: weights this ${config.architecture} does not have: ${extra.slice(0, 5).join(', ')}${extra.length > 5 ? ` and ${extra.length - 5} more` : ''}`,
-      );
-    const prefix = variablePrefix('hf');
+    // all checked before any is made, so a refusal leaves no variables behind
     for (const s of specs) {
       const t = tensors[s.name];
       if (!t) throw new Error(`${where}: weight ${s.name} is missing`);
-      const dtype = (t as { dtype?: string }).dtype;
-      if (dtype !== undefined && !FLOAT_DTYPES.includes(dtype))
-        throw new Error(
-          `${where}: weight ${s.name} is ${dtype}: integer (quantized) weights are not supported; ${FLOAT_DTYPES.join(', ')} are`,
-        );
+      checkFloat(where, s.name, (t as { dtype?: string }).dtype);
       if (JSON.stringify(t.shape) !== JSON.stringify(s.shape))
         throw new Error(
           `${where}: weight ${s.name} has shape ${JSON.stringify(t.shape)}, config.json implies ${JSON.stringify(s.shape)}`,
         );
+    }
+    const prefix = variablePrefix('hf');
+    for (const s of specs) {
+      const t = tensors[s.name];
       if (o.host && s.shape.length === 2) {
         this.host[s.name] = new HostMatrix(
           t.data instanceof Float32Array ? t.data : Float32Array.from(t.data),
@@ -126,6 +119,7 @@ export class HfCausalLM implements Policy {
   /** Loads `DIR` (config.json and safetensors weights; float16 and bfloat16 are computed in float32). */
   static load(dir: string, o: HfLoadOptions = {}): HfCausalLM {
     const config = readHfConfig(dir);
+    checkWeightHeaders(config, join(dir, 'config.json'), dir); // before any tensor data is read
     return new HfCausalLM(config, readCheckpointTensors(dir), dir, {
       host: o.host ?? (o.frozen === true && activeSgemm() !== undefined),
     });

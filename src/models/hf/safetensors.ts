@@ -4,8 +4,8 @@
  * follows, then the data. Floating tensors are read as float32 whatever their dtype (F16 and
  * BF16 are widened exactly); integer ones as plain numbers. Weights are written as F32.
  */
-import { closeSync, existsSync, openSync, readFileSync, readSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, existsSync, openSync, readFileSync, readSync, realpathSync, writeFileSync } from 'node:fs';
+import { basename, isAbsolute, join, resolve, sep, win32 } from 'node:path';
 
 export interface StoredTensor {
   dtype: string;
@@ -129,27 +129,59 @@ function halfToFloat(h: number): number {
  * `model.safetensors.index.json` names. Refuses a directory with neither, naming both.
  */
 export function readCheckpointTensors(dir: string, want?: (name: string) => boolean): Record<string, StoredTensor> {
-  const single = join(dir, 'model.safetensors');
-  const index = join(dir, 'model.safetensors.index.json');
-  if (existsSync(single)) return readSafetensors(single, want).tensors;
-  if (!existsSync(index))
+  const out: Record<string, StoredTensor> = {};
+  for (const file of weightFiles(dir)) Object.assign(out, readSafetensors(join(dir, file), want).tensors);
+  return out;
+}
+
+/** The weight files of `dir`, relative to it: `model.safetensors`, or the shards its index names, each once. */
+export function weightFiles(dir: string): string[] {
+  if (existsSync(join(dir, 'model.safetensors'))) return ['model.safetensors'];
+  if (!existsSync(join(dir, 'model.safetensors.index.json')))
     throw new Error(
       `${dir}: no model.safetensors and no model.safetensors.index.json (only safetensors weights are read; a .bin or .pt checkpoint is not)`,
     );
-  let map: Record<string, string>;
+  return indexShards(dir);
+}
+
+/**
+ * The shards `DIR/model.safetensors.index.json` names, each once. The index is data from
+ * wherever the model came from, so each name must be a relative path that stays inside the
+ * directory, also once links are followed; else a name like `../../x` would read any file.
+ */
+export function indexShards(dir: string): string[] {
+  const index = join(dir, 'model.safetensors.index.json');
+  let map: Record<string, unknown>;
   try {
-    map = (JSON.parse(readFileSync(index, 'utf8')) as { weight_map: Record<string, string> }).weight_map;
+    map = (JSON.parse(readFileSync(index, 'utf8')) as { weight_map: Record<string, unknown> }).weight_map;
   } catch (e) {
     throw new Error(`${index}: ${(e as Error).message}`);
   }
   if (!map || typeof map !== 'object') throw new Error(`${index}: weight_map is missing`);
-  const out: Record<string, StoredTensor> = {};
-  for (const shard of [...new Set(Object.values(map))]) {
+  const shards = [...new Set(Object.values(map))];
+  const roots = [realpathSync(dir), ...hubBlobs(dir)];
+  for (const shard of shards) {
+    const refuse = (why: string) => new Error(`${index}: weight_map names ${String(shard)}, ${why}`);
+    if (typeof shard !== 'string' || shard === '') throw refuse('which is not a file name');
+    if (isAbsolute(shard) || win32.isAbsolute(shard))
+      throw refuse("an absolute path (a shard is a path inside the model's directory)");
+    if (shard.split(/[\\/]/).includes('..')) throw refuse("which leaves the model's directory");
     const path = join(dir, shard);
-    if (!existsSync(path)) throw new Error(`${index}: weight_map names ${shard}, which is missing`);
-    Object.assign(out, readSafetensors(path, want).tensors);
+    if (!existsSync(path)) throw refuse('which is missing');
+    const real = realpathSync(path);
+    if (!roots.some((r) => real.startsWith(r + sep)))
+      throw refuse(`which is a link to ${real}, outside the model's directory`);
   }
-  return out;
+  return shards as string[];
+}
+
+/**
+ * The Hugging Face hub cache keeps a model as `snapshots/<revision>/` whose files are links to
+ * `../../blobs/<hash>`: those links stay inside the cached repository, so they are allowed.
+ */
+function hubBlobs(dir: string): string[] {
+  const blobs = resolve(dir, '..', '..', 'blobs');
+  return basename(resolve(dir, '..')) === 'snapshots' && existsSync(blobs) ? [realpathSync(blobs)] : [];
 }
 
 /**
