@@ -1,9 +1,11 @@
 import { expect } from 'chai';
 import * as tf from '@tensorflow/tfjs';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initBackend } from '../../src/backend/index.js';
+import { seal } from '../../src/models/checkpoint.js';
 import { loadHfPolicy, saveHfPolicy } from '../../src/models/hf/checkpoint.js';
 import { LoraAdapter } from '../../src/models/hf/lora.js';
 import { HfCausalLM } from '../../src/models/hf/model.js';
@@ -80,5 +82,29 @@ describe('Hugging Face models in run checkpoints', function () {
         )
       )?.message,
     ).to.match(/model\.safetensors has 1 bytes/);
+  });
+
+  it('a resealed checkpoint whose config differs from its base is refused before any weight is listed', async () => {
+    const baseDir = writeTinyHf(join(root, 'base-l'));
+    const dir = join(root, 'ck-layers');
+    await saveHfPolicy(dir, new HfPolicy(HfCausalLM.load(baseDir)), {});
+    // edited and sealed again, as only someone rewriting the hashes could: the seal no longer protects it
+    const json = JSON.parse(readFileSync(join(dir, 'model.json'), 'utf8'));
+    const config = { ...json.modelTopology.config, num_hidden_layers: 1e9 };
+    const bytes = Buffer.from(JSON.stringify(config, null, 2));
+    writeFileSync(join(dir, 'config.json'), bytes);
+    json.modelTopology.config = config;
+    json.integrity.files['config.json'] = {
+      bytes: bytes.byteLength,
+      sha256: createHash('sha256').update(bytes).digest('hex'),
+    };
+    writeFileSync(join(dir, 'model.json'), JSON.stringify(seal(json)));
+    const err = await loadHfPolicy(dir).then(
+      () => null,
+      (e: Error) => e,
+    );
+    expect(err?.message).to.match(
+      /ck-layers\/config\.json has num_hidden_layers 1000000000, its base .*base-l\/config\.json has \d+$/,
+    );
   });
 });

@@ -19,6 +19,7 @@ import { LoraAdapter, targetModules, type LoraConfig } from './lora.js';
 import { HfCausalLM } from './model.js';
 import { HfPolicy } from './policy.js';
 import { encodeSafetensors, indexShards } from './safetensors.js';
+import { checkWeightHeaders } from './validate.js';
 
 /** What config.json carries for coevolve beside the model's own fields (transformers keeps unknown keys as attributes). */
 export interface HfProvenance {
@@ -54,12 +55,30 @@ function shardFiles(dir: string): string[] {
   return ['model.safetensors.index.json', ...indexShards(dir)].sort();
 }
 
-/** The weights a checkpoint of this config holds, by name, in the held layout: the adapter's, or the whole model's. */
-export function hfCheckpointShapes(config: unknown): Record<string, number[]> {
+/**
+ * The weights a checkpoint of this config holds, by name, in the held layout: the adapter's, or
+ * the whole model's. Its config.json must be its base's (plus the provenance), and the base's is
+ * checked against the base's weight headers first: the weights are listed per layer, so a config
+ * claiming 10^9 layers is refused here before any list is made.
+ */
+export function hfCheckpointShapes(config: unknown, where = 'checkpoint'): Record<string, number[]> {
   const raw = config as Record<string, unknown> & { coevolve?: HfProvenance };
   if (!raw?.coevolve) throw new Error('checkpoint: an hf checkpoint has no coevolve provenance in its config.json');
-  const hf = parseHfConfig(raw);
-  const lora = raw.coevolve.lora;
+  const { coevolve, ...own } = raw;
+  const baseConfig = join(coevolve.base, 'config.json');
+  if (!existsSync(baseConfig))
+    throw new Error(`checkpoint: ${where} was trained on the base ${coevolve.base}, which is missing`);
+  const baseRaw = JSON.parse(readFileSync(baseConfig, 'utf8')) as Record<string, unknown>;
+  const field = [...new Set([...Object.keys(baseRaw), ...Object.keys(own)])].find(
+    (k) => JSON.stringify(baseRaw[k]) !== JSON.stringify(own[k]),
+  );
+  if (field !== undefined)
+    throw new Error(
+      `checkpoint: ${where}/config.json has ${field} ${JSON.stringify(own[field])}, its base ${baseConfig} has ${JSON.stringify(baseRaw[field])}`,
+    );
+  const hf = parseHfConfig(baseRaw, baseConfig);
+  checkWeightHeaders(hf, baseConfig, coevolve.base);
+  const lora = coevolve.lora;
   if (lora)
     return Object.fromEntries(
       targetModules(hf, lora.targetModules).flatMap((m) => [
@@ -111,7 +130,7 @@ export async function loadHfPolicy(
     dir,
     (kind, config) => {
       if (kind !== 'hf') throw new Error(`checkpoint: ${dir} holds a ${kind}, not an hf model`);
-      return hfCheckpointShapes(config);
+      return hfCheckpointShapes(config, dir);
     },
     o,
   );
