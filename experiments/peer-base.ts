@@ -1,5 +1,5 @@
 /**
- * A peer base: one model that answers and judges, for peer judgement (configs/judges/peer-add2.yaml
+ * A peer base: one model that answers and judges, for peer judgement (configs/runs/judges/peer-add2.yaml
  * with `--set models.aN.checkpoint=...`). The RL-trained judge computes sums well as the judge
  * (its own working) but no longer answers in the solver role; this restores the solver role by
  * supervised training on generated sums (a pretraining corpus: prompts drawn by the family's

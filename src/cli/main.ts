@@ -31,13 +31,24 @@ program
   .option('--resume <dir>', 'continue the run in DIR from its last checkpoint')
   .option('--out <dir>', 'run directory, new or empty (default: <outDir>/<name>)')
   .option('--fresh-optimizer', 'with --resume: restart the optimizer when the checkpoint has no usable optimizer state')
+  .option(
+    '--check',
+    'validate and plan CONFIG (kinds and their options, the bases it needs and which pretrain config makes each, preflight) and exit without running',
+  )
   .action(
     async (
       config: string | undefined,
-      o: { set: string[]; resume?: string; out?: string; freshOptimizer?: boolean },
+      o: { set: string[]; resume?: string; out?: string; freshOptimizer?: boolean; check?: boolean },
     ) => {
       // the schema is checked before the engine (tensors, queues) loads, so a config error answers at once
       if (config && !o.resume) (await import('../config/load.js')).loadConfig(config, o.set);
+      if (o.check) {
+        if (!config || o.resume || o.freshOptimizer)
+          throw new Error('run --check: give a CONFIG file (and no --resume or --fresh-optimizer)');
+        const { checkCommand } = await import('./check.js');
+        console.log(await checkCommand(config, o));
+        return;
+      }
       const { runCommand } = await import('./run.js');
       await runCommand(config, o);
     },

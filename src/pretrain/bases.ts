@@ -56,6 +56,23 @@ function baseFolders(c: ExperimentConfig, makers: Map<string, string>): string[]
   return [...new Set([...models, ...inside])];
 }
 
+/** One base a config needs: its folder, whether it is there, and the pretrain config under `root` that makes it, if one does. */
+export interface NeededBase {
+  folder: string;
+  present: boolean;
+  maker?: string;
+}
+
+/** The bases `c` needs (what {@link makeMissingBases} would look for), each present or not, with its maker. */
+export function neededBases(c: ExperimentConfig, root = 'configs'): NeededBase[] {
+  const makers = baseMakers(root);
+  return baseFolders(c, makers).map((folder) => ({
+    folder,
+    present: existsSync(folder),
+    maker: makers.get(resolve(folder)),
+  }));
+}
+
 /** The `init:` a pretrain config starts from, if any: a base that must be there before it runs. */
 function initOf(pretrainConfig: string): string | undefined {
   try {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve, sep } from 'node:path';
 import { parse } from 'yaml';
 import { loadConfig } from '../../src/config/load.js';
 import { baseMakers } from '../../src/pretrain/bases.js';
@@ -52,6 +52,23 @@ describe('the shipped configs', () => {
       else if (isStudy(raw)) expect(() => checkStudy(loadStudy(f)), f).to.not.throw();
       else expect(() => loadConfig(f), f).to.not.throw();
     }
+  });
+
+  it('sit by purpose: run configs in runs/ (and default.yaml), pretrain configs in pretrain/ named after the base they make, studies in studies/ named after their runs folder', () => {
+    const problems: string[] = [];
+    for (const [f, raw] of raws) {
+      const [, folder] = f.split(sep);
+      const stem = basename(f).replace(/\.ya?ml$/, '');
+      if (isPretrain(raw)) {
+        if (folder !== 'pretrain') problems.push(`${f}: a pretrain config outside configs/pretrain/`);
+        if (stem !== basename(String(raw.out))) problems.push(`${f}: makes ${String(raw.out)}; name it after it`);
+      } else if (isStudy(raw)) {
+        if (folder !== 'studies') problems.push(`${f}: a study outside configs/studies/`);
+        if (stem !== raw.name) problems.push(`${f}: its runs go to <outDir>/${String(raw.name)}; name it after them`);
+      } else if (folder !== 'runs' && f !== join('configs', 'default.yaml'))
+        problems.push(`${f}: a run config outside configs/runs/`);
+    }
+    expect(problems).to.deep.equal([]);
   });
 
   it('name only committed paths, or checkpoints a shipped pretrain config makes, each said in the header', () => {

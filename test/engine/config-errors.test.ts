@@ -86,19 +86,22 @@ describe('run: bad configs stop before any work', () => {
 });
 
 describe('shipped configs', () => {
-  it('every experiment config in configs/ and its folders validates and resolves', async () => {
+  it('every run config (configs/default.yaml and configs/runs/) validates and resolves', async () => {
     const { readdirSync } = await import('node:fs');
     const { loadConfig } = await import('../../src/config/load.js');
     const { createContainer, Resolver } = await import('../../src/engine/registry.js');
-    const files = readdirSync('configs', { recursive: true })
-      .map(String)
-      .filter((f) => f.endsWith('.yaml') && !/^(pretrain|study)/.test(f.split('/').pop()!)); // a pretraining or a study file is no run config
+    const files = [
+      'default.yaml',
+      ...readdirSync('configs/runs', { recursive: true })
+        .map((f) => join('runs', String(f)))
+        .filter((f) => f.endsWith('.yaml')),
+    ];
     expect(files).to.include.members([
       'default.yaml',
-      'rlvr.yaml',
-      'ttrl.yaml',
-      'self-certainty.yaml',
-      'critics/spc-sum3-steps-random-from-350.yaml',
+      'runs/rlvr/add2.yaml',
+      'runs/ttrl/sum3.yaml',
+      'runs/self-certainty/add2.yaml',
+      'runs/critics/spc-sum3-steps-random-from-350.yaml',
     ]);
     for (const f of files) {
       try {

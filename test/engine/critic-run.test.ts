@@ -11,7 +11,7 @@ import { TEST_BACKEND } from '../needs.js';
 function criticRun(
   out: string,
   change: (c: ExperimentInput) => void = () => {},
-  config = 'configs/critics/spc-sum3.yaml',
+  config = 'configs/runs/critics/spc-sum3.yaml',
 ): string {
   const c = parse(readFileSync(config, 'utf8')) as ExperimentInput;
   Object.assign(c, {
@@ -65,7 +65,7 @@ describe('an adversarial-critic run', function () {
   it('a critic that checks first: its checks train beside its verdicts, and held-out sets ask it the same way', async () => {
     const root = mkdtempSync(join(tmpdir(), 'coevolve-critic-'));
     await runCommand(
-      criticRun(root, () => {}, 'configs/critics/spc-sum3-check-random.yaml'),
+      criticRun(root, () => {}, 'configs/runs/critics/spc-sum3-check-random.yaml'),
       { set: [] },
     );
     const rows = readFileSync(join(root, 'spc-sum3-check-random', 'metrics.jsonl'), 'utf8')
@@ -97,7 +97,7 @@ describe('an adversarial-critic run', function () {
         (c) => {
           c.evaluators = c.evaluators!.filter((e) => e.name === 'solver');
         },
-        'configs/critics/spc-sum3-steps-random-checker.yaml',
+        'configs/runs/critics/spc-sum3-steps-random-checker.yaml',
       ),
       { set: [] },
     );

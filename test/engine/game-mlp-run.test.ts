@@ -20,7 +20,7 @@ const metrics = (dir: string): Row[] =>
 
 /** The shipped game config, shrunk to a few small iterations in `out`. */
 function shipped(name: string, out: string, o: { iterations: number; games: number }): ExperimentInput {
-  const c = parse(readFileSync(`configs/games/${name}.yaml`, 'utf8')) as ExperimentInput;
+  const c = parse(readFileSync(`configs/runs/games/${name}.yaml`, 'utf8')) as ExperimentInput;
   return {
     ...c,
     backend: 'cpu',
@@ -39,7 +39,7 @@ async function run(c: ExperimentInput, root: string, file = 'c.yaml'): Promise<s
   return join(root, c.name);
 }
 
-describe('games on an MLP through the loop (configs/games)', function () {
+describe('games on an MLP through the loop (configs/runs/games)', function () {
   this.timeout(240000);
 
   it('kuhn.yaml: the sampled gradient to a moving magnet, the average policy, export-policy, and resume as if uninterrupted', async () => {

@@ -45,7 +45,7 @@ describe('a memory run', function () {
 
   it('re-rollouts: trains the manager on per-operation outcomes in groups of one state, and the answer agent on its answers', async () => {
     const root = mkdtempSync(join(tmpdir(), 'coevolve-memory-'));
-    await runCommand(memoryRun('configs/memory/memory-rerollout.yaml', root), { set: [] });
+    await runCommand(memoryRun('configs/runs/memory/rerollout.yaml', root), { set: [] });
     const dir = join(root, 'memory-rerollout');
     const last = rows(dir).find((r) => r.iteration === 2);
     expect(last['losses/manager/loss']).to.be.a('number');
@@ -69,7 +69,7 @@ describe('a memory run', function () {
 
   it('plain outcome: every operation of an episode earns its QA accuracy, compared across the group', async () => {
     const root = mkdtempSync(join(tmpdir(), 'coevolve-memory-'));
-    await runCommand(memoryRun('configs/memory/memory-outcome.yaml', root), { set: [] });
+    await runCommand(memoryRun('configs/runs/memory/outcome.yaml', root), { set: [] });
     const dir = join(root, 'memory-outcome');
     const last = rows(dir).find((r) => r.iteration === 2);
     expect(last['turns/memory']).to.equal(48); // 2 dialogues x 4 episodes x 6 turns

@@ -175,12 +175,13 @@ describe('run: everything is checked before the run folder is made', () => {
 
   it('every shipped experiment config passes preflight', async function () {
     this.timeout(60000);
-    const files = ['configs', 'configs/selfplay'].flatMap((d) =>
-      readdirSync(d)
-        .filter((n) => n.endsWith('.yaml') && !/^(pretrain|study)/.test(n))
-        .map((n) => join(d, n)),
-    );
-    expect(files).to.include.members(['configs/default.yaml', 'configs/selfplay/learnability.yaml']);
+    const files = [
+      'configs/default.yaml',
+      ...['rlvr', 'ttrl', 'self-certainty', 'selfplay'].flatMap((topic) =>
+        readdirSync(join('configs/runs', topic)).map((n) => join('configs/runs', topic, n)),
+      ),
+    ];
+    expect(files).to.include.members(['configs/default.yaml', 'configs/runs/selfplay/learnability.yaml']);
     for (const f of files) {
       const c = loadConfig(f);
       await preflight(c, createContainer().get(Resolver).plan(c), () => {});

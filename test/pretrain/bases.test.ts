@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import { parseConfig } from '../../src/config/load.js';
 import { baseMakers, howToMake, makeMissingBases } from '../../src/pretrain/bases.js';
 
@@ -9,13 +9,13 @@ describe('bases made on first use', () => {
   it('finds which shipped pretrain config makes each base folder', () => {
     const makers = baseMakers('configs');
     expect(makers.get(resolve('checkpoints/qwen3-chat-add2'))).to.equal(
-      join('configs', 'hf', 'pretrain-qwen3-chat-add2.yaml'),
+      join('configs', 'pretrain', 'qwen3-chat-add2.yaml'),
     );
     expect(makers.get(resolve('checkpoints/base-add2-judge'))).to.equal(
-      join('configs', 'judges', 'pretrain-add2-judge.yaml'),
+      join('configs', 'pretrain', 'base-add2-judge.yaml'),
     );
-    // an experiment config is not a maker, even with an out-like field
-    for (const file of makers.values()) expect(file).to.match(/pretrain-[^/]*\.yaml$/);
+    // a run config is not a maker, even with an out-like field
+    for (const file of makers.values()) expect(file.split(sep).slice(0, 2)).to.deep.equal(['configs', 'pretrain']);
   });
 
   it('makes a missing base once with the config that makes it, says so, and leaves present or unknown folders alone', async () => {

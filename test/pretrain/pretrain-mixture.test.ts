@@ -36,8 +36,8 @@ const share = (tasks: Task[], c: string) => tasks.filter((t) => cell(t) === c).l
 
 describe('pretrain corpus: mixtures, proposer examples and extra held-out sets', () => {
   it('draws each shipped config exactly as before (one cell makes no pick)', () => {
-    for (const file of ['pretrain-add2.yaml', 'pretrain-sum3.yaml', 'pretrain-sum3-working.yaml']) {
-      const c = PretrainSchema.parse(parseYaml(readFileSync(join('configs', file), 'utf8')));
+    for (const file of ['base-add2.yaml', 'base-sum3.yaml', 'base-sum3-working.yaml']) {
+      const c = PretrainSchema.parse(parseYaml(readFileSync(join('configs', 'pretrain', file), 'utf8')));
       const corpus = pretrainCorpus(c);
       const split = disjointSplit(arithmetic, c.task.difficulty, c.corpus.train, c.corpus.heldOut, c.seed);
       expect(corpus.train, file).to.deep.equal(split.train);

@@ -144,7 +144,7 @@ describe('tasks/arithmetic', () => {
       expect(generateTasks(arithmetic, { digits: 3, minDigits: 1, operands: 2, operators: '+' }, 12, 7)).to.deep.equal(
         generateTasks(arithmetic, { digits: 3, operands: 2, operators: '+' }, 12, 7),
       );
-      const add2 = disjointSplit(arithmetic, { digits: 2, operands: 2, operators: '+' }, 20000, 256, 1); // configs/pretrain-add2.yaml
+      const add2 = disjointSplit(arithmetic, { digits: 2, operands: 2, operators: '+' }, 20000, 256, 1); // configs/pretrain/base-add2.yaml
       expect(hash([...add2.train, ...add2.test])).to.equal('33b44462e8434b84');
       const sum3w = disjointSplit(
         arithmetic,
@@ -152,7 +152,7 @@ describe('tasks/arithmetic', () => {
         50000,
         256,
         4,
-      ); // pretrain-sum3-working.yaml
+      ); // configs/pretrain/base-sum3-working.yaml
       expect(hash([...sum3w.train, ...sum3w.test])).to.equal('9eac9a1415b0beec');
     });
 
