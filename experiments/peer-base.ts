@@ -37,7 +37,7 @@ for (let i = 0; corpus.length < 4000; i++) {
   const t = arithmetic.generate(rng, difficulty, i);
   if (!unseen.has(t.prompt)) corpus.push(t);
 }
-const offsets = [-11, -10, -9, -2, -1, 1, 2, 9, 10, 11]; // near misses, as the judge corpus (src/engine/judge-corpus.ts)
+const offsets = [-11, -10, -9, -2, -1, 1, 2, 9, 10, 11]; // near misses, as the judge corpus (src/pretrain/corpora/judge.ts)
 const shown = (t: Task, r: Rng) =>
   r.next() < 0.5 ? t.answer! : String(Math.max(0, Number(t.answer) + offsets[r.int(offsets.length)]));
 const greedy = (prompts: number[][], maxNewTokens: number) => greedyTexts(model, tokenizer, prompts, maxNewTokens);

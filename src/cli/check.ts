@@ -5,7 +5,7 @@ import type { JudgeKind } from '../../judges/registry.js';
 import { parseOptions } from '../config/issues.js';
 import { loadConfig } from '../config/load.js';
 import type { ExperimentConfig } from '../config/schema.js';
-import { howToMake, makeMissingBases, neededBases } from '../engine/bases.js';
+import { howToMake, makeMissingBases, neededBases } from '../pretrain/bases.js';
 import { evaluatorKinds } from '../engine/evaluators/index.js';
 import { preflight } from '../engine/preflight.js';
 import { createContainer, Registry, Resolver, TOKENS } from '../engine/registry.js';

@@ -91,20 +91,20 @@ export const PretrainSchema = z
     init: z.string().optional(),
     /** modules that define task families (paths from the working directory, or package names), as an experiment's `plugins` */
     plugins: z.array(z.string().min(1)).default([]),
-    /** teach `init` the judge role's verdict format instead of solving (src/engine/judge-corpus.ts): its examples replace the solver corpus, whose held-out set still measures the solver */
+    /** teach `init` the judge role's verdict format instead of solving (src/pretrain/corpora/judge.ts): its examples replace the solver corpus, whose held-out set still measures the solver */
     judge: JudgeCorpusSchema.optional(),
     /**
      * teach `init` (a solver that writes sums with working) the critic role's verdicts on the training
-     * tasks instead (src/engine/critic-corpus.ts); held-out verdicts on carry slips and random errors measure it
+     * tasks instead (src/pretrain/corpora/critic.ts); held-out verdicts on carry slips and random errors measure it
      */
     critic: CriticCorpusSchema.optional(),
     /**
-     * teach a model the memory arena's two roles on the training dialogues instead (src/engine/memory-corpus.ts);
+     * teach a model the memory arena's two roles on the training dialogues instead (src/pretrain/corpora/memory.ts);
      * the share of valid outputs on the held-out dialogues measures it, not solving
      */
     memory: MemoryCorpusSchema.optional(),
     /**
-     * teach a model a game's legal moves as the player role writes them instead (src/engine/game-corpus.ts):
+     * teach a model a game's legal moves as the player role writes them instead (src/pretrain/corpora/game.ts):
      * `corpus.train` examples; the legal mass and exploitability of its table measure it, not solving
      */
     game: GameCorpusSchema.optional(),

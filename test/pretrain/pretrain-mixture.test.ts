@@ -139,8 +139,10 @@ describe('pretrain corpus: mixtures, proposer examples and extra held-out sets',
       outDir: join(out, '..', 'runs'),
     });
     const r = await pretrain(c, { log: (l) => lines.push(l) });
-    expect(lines.filter((l) => l.startsWith('step '))).to.have.length(3); // before training, then after each step
-    expect(lines[lines.length - 1]).to.match(
+    const steps = lines.filter((l) => l.startsWith('step '));
+    expect(steps).to.have.length(3); // before training, then after each step
+    expect(lines[lines.length - 1]).to.match(/^base written to .*base \(2 steps\)$/);
+    expect(steps[2]).to.match(
       /^step 2 loss=\S+ heldout_pass1=\S+ harder_pass1=\S+ proposer_valid=\S+ proposer_cells=\{.*\} \d+s$/,
     );
     expect(r.proposer?.samples).to.equal(8);
