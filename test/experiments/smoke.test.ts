@@ -4,6 +4,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { stringify } from 'yaml';
+import { tinyPretrainInput } from '../engine/fixtures.js';
 import { need } from '../needs.js';
 
 /**
@@ -176,6 +178,16 @@ describe('the experiment scripts run', function () {
     expect(rows.map((r) => r.step)).to.deep.equal([0, 1, 2]);
     for (const r of rows) expect(r.solver).to.be.within(0, 1);
     expect(recorded(out).from).to.equal('checkpoints/base-add2');
+  });
+
+  it('pretrain-speed times a pretrain config on one thread and on every core, alternating', async () => {
+    const config = at('tiny-pretrain.yaml');
+    writeFileSync(config, stringify(tinyPretrainInput(at('tiny-base'))));
+    const rows = json(await script('pretrain-speed', ['--config', config, '--steps', '1', '--rounds', '2']));
+    expect(rows.filter((r) => r.round !== undefined)).to.have.length(4);
+    const summary = rows.at(-1);
+    expect(summary.oneThread).to.be.above(0);
+    expect(summary.ratio).to.be.closeTo(summary.everyCore / summary.oneThread, 0.01);
   });
 
   it('rollout-scaling measures one and two rollout workers through Redis', async function () {

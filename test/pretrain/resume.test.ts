@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { reportCommand } from '../../src/cli/report.js';
+import { runInfo } from '../../src/dashboard/runs.js';
+import { chartGroups } from '../../src/report/groups.js';
 import { loadModel } from '../../src/models/store.js';
 import { RunStore } from '../../src/store/run.js';
 import { TEST_BACKEND } from '../needs.js';
@@ -93,6 +95,11 @@ describe('pretrain is a run: SIGKILL and --resume', function () {
     const second = await pretrainProcess([join(root, 'again.yaml')]);
     expect(second.err).to.match(/holds an unfinished pretrain of .*again\.yaml \(step 4\): resuming it/);
     expect(existsSync(`${run}-2`), 'no second run directory').to.equal(false);
+    // the dashboard lists it and the report charts its loss and held-out accuracy
+    const { info } = await runInfo(join(root, 'runs'), run);
+    expect(info).to.include({ id: 'pretrain/again', name: 'again', status: 'done', iterations: 40, planned: 40 });
+    const store = await RunStore.open(run, { kind: 'pretrain' });
+    expect(chartGroups(store.readMetrics()).map((g) => g.id)).to.include.members(['accuracy', 'loss', 'time']);
     const table = await reportCommand(run);
     expect(table.split('\n')[0]).to.match(/^iteration\teval\/pass1\t/);
     expect(
