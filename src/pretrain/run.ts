@@ -152,6 +152,7 @@ async function train(
       const t0 = performance.now();
       const loss = trainer.step();
       const dt = (performance.now() - t0) / 1000;
+      await new Promise(setImmediate); // a step is synchronous: Ctrl-C and SIGTERM are heard between steps, not at the next evaluation
       seconds += dt;
       const steps = trainer.steps;
       const row: MetricsRow = { iteration: steps, 'losses/base/loss': loss, 'time/iteration_s': dt };
