@@ -1,14 +1,14 @@
 import type { Observable } from 'rxjs';
-import { fromRun } from './operators/from-run.js';
+import { fromRun } from '../src/core/operators/from-run.js';
 import type { RoleId, Task, Turn } from '../src/core/types.js';
 import { GAMES, gameByName } from '../src/games/index.js';
 import { CHANCE, type Game, type GameState } from '../src/games/types.js';
 import { hashText } from '../src/util/hash.js';
 import { Rng } from '../src/util/rng.js';
-import { invalid } from '../roles/types.js';
+import { invalid } from '../src/core/role.js';
 import { z } from 'zod';
 import { arenaOptions } from './options.js';
-import type { Arena, ArenaContext, EpisodeEnd } from './types.js';
+import type { Arena, ArenaContext, EpisodeEnd } from '../src/core/arena.js';
 
 /**
  * What a player is shown: the game's text for its seat and the legal moves, each as its

@@ -5,7 +5,7 @@ import { JudgeArena } from './judge/index.js';
 import { MemoryDialogueArena } from './memory-dialogue.js';
 import { z } from 'zod';
 import { ProposeSolveArena } from './propose-solve.js';
-import { SolveArena } from './solve.js';
+import { SolveArena } from '../src/core/solve.js';
 import { kindOf } from '../src/config/kind.js';
 import { CriticArenaOptionsSchema } from './critic/index.js';
 import { GameArenaOptionsSchema } from './game.js';
@@ -15,14 +15,14 @@ import { PeerArenaOptionsSchema } from './peer.js';
 import { ProposeSolveOptionsSchema } from './propose-solve.js';
 import { parseOptions } from '../src/config/issues.js';
 import type { TaskFamily } from '../src/tasks/types.js';
-import type { Arena, ArenaFactory, ArenaKind } from './types.js';
+import type { Arena, ArenaFactory, ArenaKind } from '../src/core/arena.js';
 
 const kind = kindOf<ArenaFactory>();
 
-export * from './types.js';
-export { Agents, type AgentBinding } from './agents.js';
-export { playGroups, playMembers } from './operators/play-groups.js';
-export { toEpisode } from './operators/to-episode.js';
+export * from '../src/core/arena.js';
+export { Agents, type AgentBinding } from '../src/core/agents.js';
+export { playGroups, playMembers } from '../src/core/operators/play-groups.js';
+export { toEpisode } from '../src/core/operators/to-episode.js';
 
 export { ProposeSolveArena, proposedTask } from './propose-solve.js';
 export { GameArena, moveCode, type GameObservation } from './game.js';

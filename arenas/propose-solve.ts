@@ -1,10 +1,10 @@
 import { defer, from, merge, mergeMap, of, type Observable } from 'rxjs';
 import type { Episode, Task, Turn } from '../src/core/types.js';
 import type { TaskFamily } from '../src/tasks/types.js';
-import { invalid } from '../roles/types.js';
+import { invalid } from '../src/core/role.js';
 import { z } from 'zod';
 import { arenaOptions, positiveInt } from './options.js';
-import type { Arena, ArenaContext } from './types.js';
+import type { Arena, ArenaContext } from '../src/core/arena.js';
 
 export const ProposeSolveOptionsSchema = z.strictObject({
   attempts: positiveInt().default(8), // solver attempts at each proposed task (its comparison group)

@@ -5,39 +5,23 @@
  */
 import { z } from 'zod';
 import { parseOptions } from '../src/config/issues.js';
-import { kindOf, type Kind } from '../src/config/kind.js';
+import { kindOf } from '../src/config/kind.js';
 import { existsSync } from 'node:fs';
 import { readTasksJsonl } from '../src/tasks/jsonl.js';
 import { CoverageJudge } from './coverage.js';
-import { GroundedJudge, type LiveModels } from './grounded.js';
+import { GroundedJudge } from './grounded.js';
 import { LearnabilityJudge } from './learnability.js';
 import { MajorityJudge } from './majority.js';
 import { OutcomeJudge } from './outcome.js';
 import { PeerJudge } from './peer.js';
 import { UncertaintyJudge } from './uncertainty.js';
 import { SelfCertaintyJudge } from './self-certainty.js';
-import type { Task } from '../src/core/types.js';
-import type { Judge, VerifyFn } from './types.js';
+import type { Judge, JudgeDeps, JudgeFactory, JudgeKind } from '../src/core/judge.js';
 import { VerifierJudge } from './verifier.js';
 import { VerdictJudge } from './verdict.js';
 
-/** What a factory may need besides its options. */
-export interface JudgeDeps {
-  /** the task family's verifier; required by 'verifier' */
-  verify?: VerifyFn;
-  /** the task family's difficulty measure; required by 'coverage' */
-  measure?: (task: Task) => Record<string, number>;
-  /** the task family's name, for reading task files */
-  family?: string;
-  /** what the loop can measure on its live models; required by 'grounded' */
-  live?: LiveModels;
-}
+export type { JudgeDeps, JudgeFactory, JudgeKind } from '../src/core/judge.js';
 
-/** Builds one kind of judge from config options (parsed by its kind's schema) and dependencies. */
-export type JudgeFactory = (options: Record<string, unknown>, deps: JudgeDeps) => Judge;
-
-/** A judge kind: its options' schema and its factory (src/config/kind.ts). */
-export type JudgeKind = Kind<JudgeFactory>;
 const kind = kindOf<JudgeFactory>();
 
 // the options most judges share: which roles it rewards and the name of its metrics

@@ -1,8 +1,8 @@
-import type { ArenaContext } from '../arenas/types.js';
+import type { ArenaContext } from '../src/core/arena.js';
 import type { Turn } from '../src/core/types.js';
 import { readFact, UNKNOWN } from '../src/tasks/dialogue.js';
 import { AnswerRole, MemoryManagerRole } from '../roles/memory.js';
-import type { Observation } from '../roles/types.js';
+import type { Observation } from '../src/core/role.js';
 
 /**
  * Hand-written policies for dialogue memory, as model outputs would be: the ceiling a learned

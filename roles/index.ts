@@ -1,11 +1,11 @@
 import { AnswerRole, MemoryManagerRole } from './memory.js';
 import { CriticRole, JudgeRole, ProposerRole, SneakyRole } from './others.js';
 import { PlayerRole } from './player.js';
-import { SolverRole } from './solver.js';
-import type { AnswerParser, Role } from './types.js';
+import { SolverRole } from '../src/core/solver.js';
+import type { AnswerParser, Role } from '../src/core/role.js';
 
-export * from './types.js';
-export { SolverRole } from './solver.js';
+export * from '../src/core/role.js';
+export { SolverRole } from '../src/core/solver.js';
 export { PlayerRole } from './player.js';
 export { CriticRole, JudgeRole, ProposerRole, SneakyRole } from './others.js';
 export { AnswerRole, MemoryManagerRole, memoryOp } from './memory.js';

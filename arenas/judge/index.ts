@@ -1,5 +1,5 @@
 import type { Observable } from 'rxjs';
-import { fromRun } from '../operators/from-run.js';
+import { fromRun } from '../../src/core/operators/from-run.js';
 import type { Episode, Task, Turn } from '../../src/core/types.js';
 import type { TaskFamily } from '../../src/tasks/types.js';
 import { hashText } from '../../src/util/hash.js';
@@ -8,7 +8,7 @@ import { arenaOptions } from '../options.js';
 import { judgeMetrics } from './metrics.js';
 import { JudgeArenaOptionsSchema, OWN_SCOPE, type JudgeArenaOptions } from './options.js';
 import { digitSlip } from './slips.js';
-import type { Arena, ArenaContext } from '../types.js';
+import type { Arena, ArenaContext } from '../../src/core/arena.js';
 
 /**
  * A judge that learns whether answers are right (JudgeLRM): the solver answers the task

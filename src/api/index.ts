@@ -31,16 +31,15 @@ export type { MetricsRow } from '../store/run.js';
 
 // what arenas, roles and judges exchange (plain JSON)
 export type { Action, BatchRewards, CompareScope, Episode, Reward, RoleId, Task, Turn } from '../core/types.js';
-export type { ActOptions, Arena, ArenaContext, ArenaFactory, EpisodeEnd } from '../../arenas/types.js';
-export type { AnswerParser, Observation, Role } from '../../roles/types.js';
-export type { Judge, VerifyFn } from '../../judges/types.js';
-export type { JudgeDeps, JudgeFactory } from '../../judges/registry.js';
+export type { ActOptions, Arena, ArenaContext, ArenaFactory, EpisodeEnd } from '../core/arena.js';
+export type { AnswerParser, Observation, Role } from '../core/role.js';
+export type { Judge, JudgeDeps, JudgeFactory, VerifyFn } from '../core/judge.js';
 export type { ParsedAnswer, TaskFamily } from '../tasks/types.js';
 export type { EvalContext, Evaluator, EvaluatorFactory, EvaluatorSpec } from '../engine/evaluators/types.js';
 
 // helpers for writing them
-export { fromRun } from '../../arenas/operators/from-run.js';
+export { fromRun } from '../core/operators/from-run.js';
 export { parseOptions } from '../config/issues.js';
-export { invalid, valid } from '../../roles/types.js';
+export { invalid, valid } from '../core/role.js';
 export { Rng } from '../util/rng.js';
 export { arithmetic, strings } from '../tasks/index.js';

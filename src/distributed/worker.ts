@@ -10,7 +10,8 @@
 import { firstValueFrom, toArray } from 'rxjs';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
-import { Agents, playMembers } from '../../arenas/index.js';
+import { Agents } from '../core/agents.js';
+import { playMembers } from '../core/operators/play-groups.js';
 import { describeBackend, initBackend, type BackendChoice } from '../backend/index.js';
 import { parseConfig } from '../config/load.js';
 import { hashSeed } from '../engine/loop-parts.js';

@@ -1,9 +1,10 @@
 import { firstValueFrom, tap, toArray } from 'rxjs';
-import { Agents, playGroups } from '../../arenas/index.js';
-import { SolveArena } from '../../arenas/solve.js';
-import { majorityLabel, voteOf } from '../../judges/majority.js';
+import { Agents } from '../core/agents.js';
+import { playGroups } from '../core/operators/play-groups.js';
+import { SolveArena } from '../core/solve.js';
+import { majorityLabel, voteOf } from '../core/vote.js';
 import { groupBy } from '../util/group.js';
-import { SolverRole } from '../../roles/solver.js';
+import { SolverRole } from '../core/solver.js';
 import type { Episode, Task } from '../core/types.js';
 import type { LanguageModel } from '../models/generate.js';
 import { BatchingServer, type GenerateReplicas } from '../serving/server.js';

@@ -1,6 +1,6 @@
 /** The loop's helpers: each phase's plumbing, so runLoop reads top to bottom. */
-import type { Arena } from '../../arenas/types.js';
-import type { TaskBuffer } from '../../memory/task-buffer.js';
+import type { Arena } from '../core/arena.js';
+import type { TaskBuffer } from './task-buffer.js';
 import type { ExperimentConfig } from '../config/schema.js';
 import type { Episode, Task } from '../core/types.js';
 import type { KlController } from '../rl/kl-reward.js';

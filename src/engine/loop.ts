@@ -1,7 +1,8 @@
 import * as tf from '@tensorflow/tfjs';
 import { mkdirSync } from 'node:fs';
 import { firstValueFrom, toArray } from 'rxjs';
-import { Agents, playGroups } from '../../arenas/index.js';
+import { Agents } from '../core/agents.js';
+import { playGroups } from '../core/operators/play-groups.js';
 import { describeBackend, describeKernels, initBackend } from '../backend/index.js';
 import { loadNative } from '../backend/native/library.js';
 import type { ExperimentConfig } from '../config/schema.js';

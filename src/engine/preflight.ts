@@ -1,6 +1,6 @@
 import { howToMake } from '../pretrain/bases.js';
-import { rolePrompt } from '../../roles/prompt.js';
-import type { Role } from '../../roles/types.js';
+import { rolePrompt } from '../core/prompt.js';
+import type { Role } from '../core/role.js';
 import { existsSync } from 'node:fs';
 import type { ExperimentConfig } from '../config/schema.js';
 import type { Task } from '../core/types.js';

@@ -1,12 +1,12 @@
 import 'reflect-metadata';
 import { Container } from 'inversify';
 import { ARENA_KINDS } from '../../arenas/index.js';
-import type { Arena, ArenaKind } from '../../arenas/types.js';
+import type { Arena, ArenaKind } from '../core/arena.js';
 import { parseOptions } from '../config/issues.js';
-import type { LiveModels } from '../../judges/grounded.js';
+import type { LiveModels } from '../core/judge.js';
 import { JUDGE_KINDS, type JudgeFactory, type JudgeKind } from '../../judges/registry.js';
 import { ROLE_KINDS } from '../../roles/index.js';
-import type { AnswerParser, Role } from '../../roles/types.js';
+import type { AnswerParser, Role } from '../core/role.js';
 import type { ExperimentConfig } from '../config/schema.js';
 import { TASK_FAMILIES } from '../tasks/index.js';
 import type { TaskFamily } from '../tasks/types.js';

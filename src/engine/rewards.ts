@@ -1,5 +1,5 @@
-import { combineRewards, normalizeThenSum } from '../../judges/combine.js';
-import { voteOf } from '../../judges/majority.js';
+import { combineRewards, normalizeThenSum } from '../core/combine.js';
+import { voteOf } from '../core/vote.js';
 import { groupBy } from '../util/group.js';
 import type { Episode, Reward, Turn } from '../core/types.js';
 import type { ADVANTAGES, ExperimentConfig } from '../config/schema.js';

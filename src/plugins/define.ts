@@ -4,12 +4,11 @@
  * default export, or lists of them), so a plugin is just a module of `define*` calls.
  */
 import type { z } from 'zod';
-import type { Arena, ArenaFactory, ArenaKind } from '../../arenas/types.js';
-import type { JudgeDeps, JudgeFactory, JudgeKind } from '../../judges/registry.js';
+import type { Arena, ArenaFactory, ArenaKind } from '../core/arena.js';
 import { ANY_OPTIONS } from '../config/kind.js';
-import { roleSet } from '../../judges/common.js';
-import type { Judge, RoleOption } from '../../judges/types.js';
-import type { AnswerParser, Observation, Role } from '../../roles/types.js';
+import { roleSet } from '../core/judge-common.js';
+import type { Judge, JudgeDeps, JudgeFactory, JudgeKind, RoleOption } from '../core/judge.js';
+import type { AnswerParser, Observation, Role } from '../core/role.js';
 import type { Action, BatchRewards, Episode, RoleId, Turn } from '../core/types.js';
 import type { EvaluatorFactory, EvaluatorKind } from '../engine/evaluators/types.js';
 import type { TaskFamily } from '../tasks/types.js';

@@ -1,6 +1,6 @@
-import { rolePrompt } from '../../roles/prompt.js';
+import { rolePrompt } from '../core/prompt.js';
 import { JudgeRole, ProposerRole } from '../../roles/others.js';
-import { SolverRole } from '../../roles/solver.js';
+import { SolverRole } from '../core/solver.js';
 import type { Task } from '../core/types.js';
 import type { PolicyInput } from '../models/types.js';
 import { drawUnseen, mixtureSource, type MixtureCell } from '../tasks/common.js';

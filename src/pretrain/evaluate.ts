@@ -1,4 +1,4 @@
-import { Agents } from '../../arenas/agents.js';
+import { Agents } from '../core/agents.js';
 import { JudgeRole, ProposerRole } from '../../roles/others.js';
 import type { Task } from '../core/types.js';
 import type { LanguageModel } from '../models/generate.js';

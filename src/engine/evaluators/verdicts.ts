@@ -1,11 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { firstValueFrom, toArray } from 'rxjs';
-import { Agents } from '../../../arenas/agents.js';
+import { Agents } from '../../core/agents.js';
 import { AdversarialCriticArena } from '../../../arenas/critic/index.js';
 import { JudgeArena } from '../../../arenas/judge/index.js';
-import type { Arena } from '../../../arenas/types.js';
-import { playGroups } from '../../../arenas/operators/play-groups.js';
-import type { Role } from '../../../roles/types.js';
+import type { Arena } from '../../core/arena.js';
+import { playGroups } from '../../core/operators/play-groups.js';
+import type { Role } from '../../core/role.js';
 import type { Task } from '../../core/types.js';
 import { BatchingServer } from '../../serving/server.js';
 import { readTasksJsonl, type TaskCheck } from '../../tasks/jsonl.js';

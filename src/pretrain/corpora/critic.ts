@@ -15,8 +15,8 @@
 import { firstValueFrom, toArray } from 'rxjs';
 import { z } from 'zod';
 import { AdversarialCriticArena, firstRejected } from '../../../arenas/critic/index.js';
-import { playGroups } from '../../../arenas/operators/play-groups.js';
-import type { ArenaContext } from '../../../arenas/types.js';
+import { playGroups } from '../../core/operators/play-groups.js';
+import type { ArenaContext } from '../../core/arena.js';
 import { CriticRole } from '../../../roles/others.js';
 import type { Task, Turn } from '../../core/types.js';
 import { greedyTexts } from '../../models/greedy.js';

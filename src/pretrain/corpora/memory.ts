@@ -12,10 +12,10 @@
 import { firstValueFrom, toArray } from 'rxjs';
 import { z } from 'zod';
 import { MemoryDialogueArena } from '../../../arenas/memory-dialogue.js';
-import type { ArenaContext } from '../../../arenas/types.js';
+import type { ArenaContext } from '../../core/arena.js';
 import { ruleContext } from '../../../memory/rules.js';
 import { AnswerRole, MemoryManagerRole } from '../../../roles/memory.js';
-import type { Observation } from '../../../roles/types.js';
+import type { Observation } from '../../core/role.js';
 import type { Task } from '../../core/types.js';
 import { generate } from '../../models/generate.js';
 import type { TinyLM } from '../../models/tinylm.js';

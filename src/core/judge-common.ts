@@ -1,9 +1,9 @@
 /**
  * Helpers shared by the judges: role selection and group checks. Internal to judges/.
  */
-import { comparisonGroup } from '../src/core/groups.js';
-import type { BatchRewards, Episode, RoleId, Turn } from '../src/core/types.js';
-import { DEFAULT_ROLE, type RoleOption } from './types.js';
+import { comparisonGroup } from './groups.js';
+import type { BatchRewards, Episode, RoleId, Turn } from './types.js';
+import { DEFAULT_ROLE, type RoleOption } from './judge.js';
 
 /**
  * The set of roles named by a `role` option (default {@link DEFAULT_ROLE}). Throws, naming

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { TestScheduler } from 'rxjs/testing';
-import { toEpisode } from '../../arenas/operators/to-episode.js';
+import { toEpisode } from '../../src/core/operators/to-episode.js';
 import type { Task, Turn } from '../../src/core/types.js';
 
 const task: Task = { id: 't1', family: 'arithmetic', prompt: '1+1=', answer: '2' };

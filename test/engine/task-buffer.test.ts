@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { TaskBuffer } from '../../memory/task-buffer.js';
+import { TaskBuffer } from '../../src/engine/task-buffer.js';
 
 const entry = (prompt: string, p = 0.5, iteration = 1) => ({
   task: { id: prompt, family: 'arithmetic', prompt, answer: '1' },

@@ -1,6 +1,6 @@
 import { catchError, EMPTY, from, map, mergeMap, throwError, type Observable } from 'rxjs';
-import type { Episode, Task } from '../../src/core/types.js';
-import type { Arena, ArenaContext } from '../types.js';
+import type { Episode, Task } from '../types.js';
+import type { Arena, ArenaContext } from '../arena.js';
 import { toEpisode } from './to-episode.js';
 
 /**

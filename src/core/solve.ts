@@ -1,6 +1,6 @@
 import { defer, type Observable } from 'rxjs';
-import type { Task, Turn } from '../src/core/types.js';
-import type { Arena, ArenaContext } from './types.js';
+import type { Task, Turn } from './types.js';
+import type { Arena, ArenaContext } from './arena.js';
 
 /** One solver answers the task once; the group of G episodes gives G answers per task. */
 export class SolveArena implements Arena {

@@ -1,6 +1,6 @@
 import { map, toArray, type OperatorFunction } from 'rxjs';
-import type { Episode, Task, Turn } from '../../src/core/types.js';
-import type { EpisodeEnd } from '../types.js';
+import type { Episode, Task, Turn } from '../types.js';
+import type { EpisodeEnd } from '../arena.js';
 
 /**
  * Collects an episode's turns, in the order they were emitted, into one Episode record,

@@ -1,14 +1,14 @@
 import { expect } from 'chai';
-import { Agents } from '../../arenas/agents.js';
-import type { Observation, Role } from '../../roles/types.js';
+import { Agents } from '../../src/core/agents.js';
+import type { Observation, Role } from '../../src/core/role.js';
 import type { Task } from '../../src/core/types.js';
 import type { Generation } from '../../src/models/generate.js';
 import type { BatchingServer, GenerateOptions } from '../../src/serving/server.js';
 import { CharTokenizer } from '../../src/tokenizer/index.js';
 import { HfTokenizer } from '../../src/models/hf/tokenizer.js';
 import { roleTokenizer } from '../../src/models/hf/text.js';
-import { rolePrompt } from '../../roles/prompt.js';
-import { SolverRole } from '../../roles/solver.js';
+import { rolePrompt } from '../../src/core/prompt.js';
+import { SolverRole } from '../../src/core/solver.js';
 
 /** Decodes special tokens too, so an EOS left in the parsed text would show as '<eos>'. */
 class ShowSpecials extends CharTokenizer {

@@ -2,7 +2,7 @@
  * Combining judges: several reward sources scored the same group; the trainer needs one
  * reward per turn.
  */
-import type { BatchRewards, Reward } from '../src/core/types.js';
+import type { BatchRewards, Reward } from './types.js';
 
 /**
  * The null-aware weighted sum of several judges' rewards for one group, as TRL's

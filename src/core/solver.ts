@@ -1,5 +1,5 @@
-import type { Action } from '../src/core/types.js';
-import type { AnswerParser, Observation, Role } from './types.js';
+import type { Action } from './types.js';
+import type { AnswerParser, Observation, Role } from './role.js';
 
 /** Answers a task: sees the task's prompt, and its output is parsed by the task family. */
 export class SolverRole implements Role {

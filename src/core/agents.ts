@@ -1,10 +1,10 @@
-import { rolePrompt, systemMessage } from '../roles/prompt.js';
-import type { RoleId, Turn } from '../src/core/types.js';
-import type { Role, Observation } from '../roles/types.js';
-import type { GenerateOptions, GenerateServer } from '../src/serving/server.js';
-import type { ActServer } from '../src/serving/act-server.js';
-import type { Tokenizer } from '../src/tokenizer/types.js';
-import type { ActOptions, ArenaContext } from './types.js';
+import { rolePrompt, systemMessage } from './prompt.js';
+import type { RoleId, Turn } from './types.js';
+import type { Role, Observation } from './role.js';
+import type { GenerateOptions, GenerateServer } from '../serving/server.js';
+import type { ActServer } from '../serving/act-server.js';
+import type { Tokenizer } from '../tokenizer/types.js';
+import type { ActOptions, ArenaContext } from './arena.js';
 
 export interface AgentBinding {
   role: Role;

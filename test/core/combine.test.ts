@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { combineRewards } from '../../judges/index.js';
-import { normalizeThenSum } from '../../judges/combine.js';
+import { normalizeThenSum } from '../../src/core/combine.js';
 
 describe('judges/combine combineRewards', () => {
   it('weighted sum of judges', () => {

@@ -6,7 +6,7 @@
  * (see src/core/groups.ts). Judges read plain JSON only (the model already attached per-token
  * statistics to each turn) and never run, parse as code, or otherwise execute model output.
  */
-import type { Episode, BatchRewards, RoleId, Task } from '../src/core/types.js';
+import type { Episode, BatchRewards, RoleId, Task } from './types.js';
 
 /**
  * A reward source.
@@ -45,3 +45,37 @@ export type RoleOption = RoleId | readonly RoleId[];
 
 /** The role judges reward when none is configured. */
 export const DEFAULT_ROLE: RoleId = 'solver';
+
+/** One completion with its advantage, as the solver's update would see it (plain JSON). */
+export interface ProbeItem {
+  prompt: number[];
+  completion: number[];
+  advantage: number;
+}
+
+/**
+ * The live measure a grounded reward needs, supplied by the loop once the models exist: for
+ * each chunk of the solver's completions, how much training on it would improve the solver
+ * role `role` on the `probe` tasks (see src/engine/probe.ts). No weight moves.
+ */
+export interface LiveModels {
+  alignment?(role: RoleId, probe: readonly Task[], chunks: readonly ProbeItem[][]): number[];
+}
+
+/** What a factory may need besides its options. */
+export interface JudgeDeps {
+  /** the task family's verifier; required by 'verifier' */
+  verify?: VerifyFn;
+  /** the task family's difficulty measure; required by 'coverage' */
+  measure?: (task: Task) => Record<string, number>;
+  /** the task family's name, for reading task files */
+  family?: string;
+  /** what the loop can measure on its live models; required by 'grounded' */
+  live?: LiveModels;
+}
+
+/** Builds one kind of judge from config options (parsed by its kind's schema) and dependencies. */
+export type JudgeFactory = (options: Record<string, unknown>, deps: JudgeDeps) => Judge;
+
+/** A judge kind: its options' schema and its factory (../config/kind.ts). */
+export type JudgeKind = import('../config/kind.js').Kind<JudgeFactory>;

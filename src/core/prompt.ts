@@ -1,5 +1,5 @@
-import type { Tokenizer } from '../src/tokenizer/types.js';
-import type { Role } from './types.js';
+import type { Tokenizer } from '../tokenizer/types.js';
+import type { Role } from './role.js';
 
 /** A role's system message: the config's `system`, else the role's instructions, else its kind named. */
 export function systemMessage(role: Pick<Role, 'kind' | 'instructions'>, system?: string): string {

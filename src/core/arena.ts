@@ -1,6 +1,6 @@
 import type { Observable } from 'rxjs';
-import type { CompareScope, Episode, RoleId, Task, Turn } from '../src/core/types.js';
-import type { Observation } from '../roles/types.js';
+import type { CompareScope, Episode, RoleId, Task, Turn } from './types.js';
+import type { Observation } from './role.js';
 
 /** What an arena may emit after an episode's last turn: its own outcome per role and any plain-JSON info. */
 export interface EpisodeEnd {
@@ -66,8 +66,8 @@ export interface Arena {
 /** Builds an arena from its config options (parsed by its kind's schema) and the task family. */
 export type ArenaFactory = (
   options: Record<string, unknown>,
-  family: import('../src/tasks/types.js').TaskFamily<unknown>,
+  family: import('../tasks/types.js').TaskFamily<unknown>,
 ) => Arena;
 
 /** An arena kind: its options' schema and its factory (src/config/kind.ts). */
-export type ArenaKind = import('../src/config/kind.js').Kind<ArenaFactory>;
+export type ArenaKind = import('../config/kind.js').Kind<ArenaFactory>;

@@ -1,5 +1,5 @@
-import type { Task } from '../src/core/types.js';
-import { Rng } from '../src/util/rng.js';
+import type { Task } from '../core/types.js';
+import { Rng } from '../util/rng.js';
 
 /** A buffered task with what the loop learned of it: p, the solver's success rate when it was played. */
 export interface BufferedTask {

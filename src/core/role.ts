@@ -1,4 +1,4 @@
-import type { Action, Task } from '../src/core/types.js';
+import type { Action, Task } from './types.js';
 
 /** What a role is shown: the task, plus whatever the arena adds (answers to judge, memory). */
 export interface Observation {
