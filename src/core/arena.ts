@@ -61,6 +61,11 @@ export interface Arena {
    * such an observation has `features`, `mask` (the legal actions) and `state` (the decision point's key)
    */
   readonly features?: { inputSize: number; numActions: number };
+  /**
+   * the game of src/games it plays, when it plays one by its text (src/games/text.ts): what the
+   * game evaluators (exploitability, elo, minimax) and export-policy measure
+   */
+  readonly game?: import('../games/types.js').Game;
 }
 
 /** Builds an arena from its config options (parsed by its kind's schema) and the task family. */

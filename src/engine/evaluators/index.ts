@@ -6,10 +6,11 @@ import { parseOptions } from '../../config/issues.js';
 import { AccuracyEvaluator, accuracyKind } from './accuracy.js';
 import { eloKind } from './elo.js';
 import { exploitabilityKind } from './exploitability.js';
-import { memoryQaKind } from './memory.js';
+import { memoryQaKind } from '../../../arenas/memory-qa.js';
 import { minimaxKind } from './minimax.js';
 import { proposalsKind } from './proposals.js';
-import { criticKind, verdictsKind } from './verdicts.js';
+import { criticKind } from '../../../arenas/critic/evaluator.js';
+import { verdictsKind } from '../../../arenas/judge/evaluator.js';
 import { pickRole, type Evaluator, type EvaluatorKind } from './types.js';
 
 export type { EvalContext, Evaluator } from './types.js';

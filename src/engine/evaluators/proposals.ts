@@ -1,7 +1,7 @@
 import { firstValueFrom, from, mergeMap, toArray } from 'rxjs';
 import { Agents } from '../../core/agents.js';
 import { BatchingServer } from '../../serving/server.js';
-import { bigramEntropy } from '../../../arenas/propose-solve.js';
+import { bigramEntropy } from '../../util/bigram.js';
 import { z } from 'zod';
 import {
   evaluatorKind,

@@ -11,7 +11,7 @@
  */
 import { z } from 'zod';
 import { GAMES, gameByName } from '../../games/index.js';
-import { gameObservation, moveCode } from '../../../arenas/game.js';
+import { gameObservation, moveCode } from '../../games/text.js';
 import { exploitability, fromTable } from '../../games/exploitability.js';
 import { representativeStates } from '../../games/tabulate.js';
 import { PlayerRole } from '../../../roles/player.js';

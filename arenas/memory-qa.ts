@@ -1,9 +1,10 @@
-import { MANAGERS, MemoryDialogueArena } from '../../../arenas/memory-dialogue.js';
-import type { Task } from '../../core/types.js';
-import { Rng } from '../../util/rng.js';
-import { VerdictsEvaluator } from './verdicts.js';
+/** The memory-dialogue arena's evaluator kind (`memory-qa`). */
+import { MANAGERS, MemoryDialogueArena } from './memory-dialogue.js';
+import type { Task } from '../src/core/types.js';
+import { Rng } from '../src/util/rng.js';
+import { VerdictsEvaluator } from '../src/engine/evaluators/verdicts.js';
 import { z } from 'zod';
-import { evaluatorKind, positiveInt, temperature } from './types.js';
+import { evaluatorKind, positiveInt, temperature } from '../src/engine/evaluators/types.js';
 
 /**
  * `{ kind: memory-qa, name, options: { count, sessions, manager, temperature, seed } }`: the
