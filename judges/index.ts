@@ -8,5 +8,4 @@ export * from './uncertainty.js';
 export * from './coverage.js';
 export * from './grounded.js';
 export * from '../src/core/combine.js';
-export * from './registry.js';
 export * from './peer.js';

@@ -8,7 +8,7 @@ import type { TinyLM } from '../models/tinylm.js';
 import type { Tokenizer } from '../tokenizer/types.js';
 import { readTasksJsonl } from '../tasks/jsonl.js';
 import { startReplicas } from '../parallel/replicas.js';
-import { resolveTaskFamily } from '../engine/registry.js';
+import { resolveTaskFamily } from '../registry.js';
 import { createProgress, type ProgressStream } from '../progress/index.js';
 
 export interface EvalOptions {

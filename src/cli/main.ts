@@ -144,7 +144,7 @@ program
   .action(async (o) => {
     const [{ tasksCommand }, { resolveTaskFamily }] = await Promise.all([
       import('./tasks.js'),
-      import('../engine/registry.js'),
+      import('../registry.js'),
     ]);
     console.log(JSON.stringify(tasksCommand(o, await resolveTaskFamily(o.family, o.plugin, '--family'))));
   });

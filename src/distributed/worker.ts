@@ -15,7 +15,7 @@ import { playMembers } from '../core/operators/play-groups.js';
 import { describeBackend, initBackend, type BackendChoice } from '../backend/index.js';
 import { parseConfig } from '../config/load.js';
 import { hashSeed } from '../engine/loop-parts.js';
-import { createContainer, Resolver } from '../engine/registry.js';
+import { createContainer, Resolver } from '../registry.js';
 import type { TinyLM } from '../models/tinylm.js';
 import { remoteServers } from '../openai/remote.js';
 import { loadPlugins } from '../plugins/load.js';

@@ -12,28 +12,12 @@ import type { AnswerParser, Observation, Role } from '../core/role.js';
 import type { Action, BatchRewards, Episode, RoleId, Turn } from '../core/types.js';
 import type { EvaluatorFactory, EvaluatorKind } from '../engine/evaluators/types.js';
 import type { TaskFamily } from '../tasks/types.js';
+import { DEFINITION, type Concept, type Definition } from './definition.js';
 
-/** Marks a definition across copies of this module (a plugin's `coevolve` and the CLI's). */
-export const DEFINITION: unique symbol = Symbol.for('coevolve.definition') as never;
-
-/** The concepts a plugin can add to, as registries and errors name them. */
-export type Concept = 'arena' | 'judge' | 'role' | 'task family' | 'evaluator';
+export { DEFINITION, isDefinition, type Concept, type Definition } from './definition.js';
 
 /** Builds a role from the task family's answer parser (a solver-like role parses answers with it). */
 export type RoleFactory = (parseAnswer: AnswerParser) => Role;
-
-/** One named kind of one concept, as `define*` returns it. */
-export interface Definition<C extends Concept = Concept, T = unknown> {
-  readonly [DEFINITION]: true;
-  readonly concept: C;
-  readonly name: string;
-  readonly value: T;
-}
-
-/** True for what a `define*` function returned (in any copy of coevolve). */
-export function isDefinition(x: unknown): x is Definition {
-  return typeof x === 'object' && x !== null && (x as Record<symbol, unknown>)[DEFINITION] === true;
-}
 
 // Names end up in config files, metric names and error messages: keep them plain.
 const NAME = /^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$/;

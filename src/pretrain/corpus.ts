@@ -4,7 +4,7 @@ import { SolverRole } from '../core/solver.js';
 import type { Task } from '../core/types.js';
 import type { PolicyInput } from '../models/types.js';
 import { drawUnseen, mixtureSource, type MixtureCell } from '../tasks/common.js';
-import { taskFamily } from '../tasks/index.js';
+import { taskFamily } from '../registry.js';
 import type { TaskFamily } from '../tasks/types.js';
 import type { Tokenizer } from '../tokenizer/types.js';
 import { Rng } from '../util/rng.js';

@@ -8,7 +8,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describeBackend, initBackend } from '../backend/index.js';
 import { loadNative } from '../backend/native/library.js';
-import { resolveTaskFamily } from '../engine/registry.js';
+import { resolveTaskFamily } from '../registry.js';
 import { SupervisedTrainer } from '../models/supervised.js';
 import { startReplicas, workerCount } from '../parallel/replicas.js';
 import { freeRunDir, RunStore, type MetricsRow } from '../store/run.js';

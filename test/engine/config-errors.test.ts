@@ -89,7 +89,7 @@ describe('shipped configs', () => {
   it('every experiment config in configs/ and its folders validates and resolves', async () => {
     const { readdirSync } = await import('node:fs');
     const { loadConfig } = await import('../../src/config/load.js');
-    const { createContainer, Resolver } = await import('../../src/engine/registry.js');
+    const { createContainer, Resolver } = await import('../../src/registry.js');
     const files = readdirSync('configs', { recursive: true })
       .map(String)
       .filter((f) => f.endsWith('.yaml') && !/^(pretrain|study)/.test(f.split('/').pop()!)); // a pretraining or a study file is no run config

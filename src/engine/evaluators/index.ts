@@ -1,33 +1,13 @@
 import type { ExperimentConfig } from '../../config/schema.js';
 import type { TaskCheck } from '../../tasks/jsonl.js';
 import type { Task } from '../../core/types.js';
-import { Registry, type Plan } from '../registry.js';
+import type { Plan } from '../plan.js';
+import { evaluatorKinds } from '../../registry.js';
 import { parseOptions } from '../../config/issues.js';
-import { AccuracyEvaluator, accuracyKind } from './accuracy.js';
-import { eloKind } from './elo.js';
-import { exploitabilityKind } from './exploitability.js';
-import { memoryQaKind } from '../../../arenas/memory-qa.js';
-import { minimaxKind } from './minimax.js';
-import { proposalsKind } from './proposals.js';
-import { criticKind } from '../../../arenas/critic/evaluator.js';
-import { verdictsKind } from '../../../arenas/judge/evaluator.js';
-import { pickRole, type Evaluator, type EvaluatorKind } from './types.js';
+import { AccuracyEvaluator } from './accuracy.js';
+import { pickRole, type Evaluator } from './types.js';
 
 export type { EvalContext, Evaluator } from './types.js';
-
-/** Evaluator kinds by the name configs use. `check` vets each task of a data file (it fits the model). */
-export function evaluatorKinds(check: (where: string) => TaskCheck): Registry<EvaluatorKind> {
-  return new Registry('evaluator', {
-    accuracy: accuracyKind(check),
-    proposals: proposalsKind,
-    exploitability: exploitabilityKind,
-    elo: eloKind,
-    minimax: minimaxKind,
-    verdicts: verdictsKind(check),
-    critic: criticKind(check),
-    'memory-qa': memoryQaKind,
-  });
-}
 
 /**
  * The run's evaluators: `tasks.eval` as the unnamed accuracy evaluator (metrics `eval/pass1`,

@@ -1,18 +1,15 @@
-import 'reflect-metadata';
-import { Container } from 'inversify';
-import { ARENA_KINDS } from '../../arenas/index.js';
-import type { Arena, ArenaKind } from '../core/arena.js';
+/**
+ * The mechanism of kinds: a registry of one concept's kinds by name, and the resolver that
+ * turns a config's names into a plan. What kinds there are is src/registry.ts's business.
+ */
 import { parseOptions } from '../config/issues.js';
-import type { LiveModels } from '../core/judge.js';
-import { JUDGE_KINDS, type JudgeFactory, type JudgeKind } from '../../judges/registry.js';
-import { ROLE_KINDS } from '../../roles/index.js';
-import type { AnswerParser, Role } from '../core/role.js';
 import type { ExperimentConfig } from '../config/schema.js';
-import { TASK_FAMILIES } from '../tasks/index.js';
-import type { TaskFamily } from '../tasks/types.js';
+import type { Arena, ArenaKind } from '../core/arena.js';
+import type { JudgeFactory, JudgeKind, LiveModels } from '../core/judge.js';
+import type { AnswerParser, Role } from '../core/role.js';
 import type { Task } from '../core/types.js';
-import type { Definition } from '../plugins/define.js';
-import { loadPlugins, type PluginDefinition } from '../plugins/load.js';
+import type { PluginDefinition } from '../plugins/definition.js';
+import type { TaskFamily } from '../tasks/types.js';
 
 /**
  * Things configs name: a kind resolves by name, and an unknown name lists the known ones
@@ -56,15 +53,6 @@ export class Registry<T> {
   }
 }
 
-export const TOKENS = {
-  arenas: Symbol.for('coevolve.arenas'),
-  judges: Symbol.for('coevolve.judges'),
-  roles: Symbol.for('coevolve.roles'),
-  tasks: Symbol.for('coevolve.tasks'),
-  models: Symbol.for('coevolve.models'),
-  definitions: Symbol.for('coevolve.definitions'),
-} as const;
-
 /** Everything a config names, resolved: the plan of an experiment before any work starts. */
 export interface Plan {
   arena: Arena;
@@ -78,9 +66,9 @@ export interface Plan {
 }
 
 /**
- * Resolves a config's names against the registries. Bound by a factory, not decorators: the
- * package runs through tsx under whatever tsconfig its user has, and parameter decorators
- * compile only with experimentalDecorators.
+ * Resolves a config's names against the registries and checks them against each other (a
+ * family for its arenas, the arena's roles bound to roles of the right kind, each kind's
+ * options parsed at its path). The container of src/registry.ts builds it.
  */
 export class Resolver {
   constructor(
@@ -146,52 +134,4 @@ export class Resolver {
     });
     return { arena, family, roles, judges, live, definitions: this.definitions };
   }
-}
-
-/**
- * The container with every built-in kind and what `definitions` (loaded plugins) add; a
- * name taken twice throws here, before any work, naming the plugin.
- */
-export function createContainer(definitions: readonly PluginDefinition[] = []): Container {
-  const c = new Container();
-  c.bind(TOKENS.arenas).toConstantValue(new Registry('arena', ARENA_KINDS).addAll(definitions));
-  c.bind(TOKENS.judges).toConstantValue(new Registry('judge', JUDGE_KINDS).addAll(definitions));
-  c.bind(TOKENS.roles).toConstantValue(new Registry('role', ROLE_KINDS).addAll(definitions));
-  c.bind(TOKENS.tasks).toConstantValue(new Registry('task family', TASK_FAMILIES).addAll(definitions));
-  c.bind(TOKENS.models).toConstantValue(
-    new Registry('model kind', { tinylm: 'tinylm', hf: 'hf', remote: 'remote', mlp: 'mlp' }),
-  );
-  c.bind(TOKENS.definitions).toConstantValue(definitions);
-  c.bind(Resolver).toDynamicValue(
-    (ctx) =>
-      new Resolver(
-        ctx.get(TOKENS.arenas),
-        ctx.get(TOKENS.judges),
-        ctx.get(TOKENS.roles),
-        ctx.get(TOKENS.tasks),
-        ctx.get(TOKENS.models),
-        ctx.get(TOKENS.definitions),
-      ),
-  );
-  return c;
-}
-
-/** The task family `name`, built in or from one of `plugins` (for commands that need a family and nothing else, such as pretrain). */
-export async function resolveTaskFamily(
-  name: string,
-  plugins: readonly string[],
-  path = 'task.family',
-): Promise<TaskFamily<unknown>> {
-  return new Registry<TaskFamily<unknown>>('task family', TASK_FAMILIES)
-    .addAll(await loadPlugins(plugins))
-    .resolve(name, path);
-}
-
-/** Loads the config's plugins, adds `extra` definitions (a script's own), and resolves every name in the config: the plan, before any work. */
-export async function planExperiment(c: ExperimentConfig, extra: readonly Definition[] = []): Promise<Plan> {
-  const definitions = [
-    ...(await loadPlugins(c.plugins)),
-    ...extra.map((d) => ({ ...d, source: 'the definitions given to runExperiment' })),
-  ];
-  return createContainer(definitions).get(Resolver).plan(c);
 }
