@@ -1,7 +1,7 @@
 /**
  * The registry of kinds: every kind a config can name, by concept (model kinds, task
- * families, arenas, roles, judges, evaluators), with how each is built and how its options are
- * validated, and the inversify container that binds them. Plugins add kinds through the same
+ * families, arenas, roles, judges, evaluators, pretrain's role corpora), with how each is built and how its options are
+ * validated, the role corpora pretrain teaches, and the inversify container that binds them. Plugins add kinds through the same
  * registries (src/plugins); a name taken twice is an error naming both claimants.
  *
  * This is the composition point of src/: the one file under src/ that imports the kinds of
@@ -21,6 +21,10 @@ import { Container } from 'inversify';
 import { z } from 'zod';
 import { AdversarialCriticArena, CriticArenaOptionsSchema } from '../arenas/critic/index.js';
 import { criticKind } from '../arenas/critic/evaluator.js';
+import { criticAccuracy, criticExamples, CriticCorpusSchema, showings } from '../arenas/critic/corpus.js';
+import { gameEvaluation, gameExamples, GameCorpusSchema } from '../arenas/game-corpus.js';
+import { judgeExamples, JudgeCorpusSchema } from '../arenas/judge/corpus.js';
+import { memoryExamples, MemoryCorpusSchema, memoryShowings, memoryValidRates } from '../arenas/memory-corpus.js';
 import { GameArena, GameArenaOptionsSchema } from '../arenas/game.js';
 import { JudgeArena, JudgeArenaOptionsSchema } from '../arenas/judge/index.js';
 import { verdictsKind } from '../arenas/judge/evaluator.js';
@@ -281,6 +285,30 @@ export function evaluatorKinds(check: (where: string) => TaskCheck): Registry<Ev
     'memory-qa': memoryQaKind,
   });
 }
+
+// ---------------------------------------------------------------------------------------------
+// role corpora (the `judge:`, `critic:`, `memory:` and `game:` sections of a pretrain config)
+
+/**
+ * The role corpora of `coevolve pretrain`: each teaches one role's format, in place of (judge:
+ * beside) the solver corpus, by playing that role's arena, beside which it lives. `schema`
+ * validates the config's section (src/pretrain/schema.ts); the rest make its examples from the
+ * training tasks and measure a base on held-out showings (src/pretrain/corpora/role.ts).
+ */
+export const ROLE_CORPORA = Object.freeze({
+  judge: { schema: JudgeCorpusSchema, examples: judgeExamples },
+  critic: { schema: CriticCorpusSchema, examples: criticExamples, showings, accuracy: criticAccuracy },
+  memory: {
+    schema: MemoryCorpusSchema,
+    examples: memoryExamples,
+    showings: memoryShowings,
+    validRates: memoryValidRates,
+  },
+  game: { schema: GameCorpusSchema, examples: gameExamples, evaluate: gameEvaluation },
+});
+export type { Showing as CriticShowing } from '../arenas/critic/corpus.js';
+export type { MemoryShowing } from '../arenas/memory-corpus.js';
+export type { GameCorpus } from '../arenas/game-corpus.js';
 
 // ---------------------------------------------------------------------------------------------
 // the container

@@ -14,7 +14,7 @@ import type { TaskFamily } from '../tasks/types.js';
 import { CharTokenizer } from '../tokenizer/index.js';
 import type { Tokenizer } from '../tokenizer/types.js';
 import { trainingExamples, type PretrainCorpus } from './corpus.js';
-import { judgeExamples } from './corpora/judge.js';
+import { ROLE_CORPORA } from '../registry.js';
 import { roleCorpus, type RoleProbes } from './corpora/role.js';
 import type { TrainedBase } from './save.js';
 import type { PretrainConfig } from './schema.js';
@@ -59,7 +59,7 @@ export async function buildExamples(
 ): Promise<{ examples: PolicyInput[]; probes: RoleProbes }> {
   if (config.judge)
     return {
-      examples: judgeExamples(
+      examples: ROLE_CORPORA.judge.examples(
         t.model as TinyLM,
         t.tokenizer as CharTokenizer,
         readTasksJsonl(config.judge.tasks, family.name),

@@ -10,16 +10,16 @@
  * the base read it. Measured by the legal mass of its table and its exploitability.
  */
 import { z } from 'zod';
-import { GAMES, gameByName } from '../../games/index.js';
-import { gameObservation, moveCode } from '../../games/text.js';
-import { exploitability, fromTable } from '../../games/exploitability.js';
-import { representativeStates } from '../../games/tabulate.js';
-import { PlayerRole } from '../../../roles/player.js';
-import type { TinyLM } from '../../models/tinylm.js';
-import type { PolicyInput } from '../../models/types.js';
-import type { CharTokenizer } from '../../tokenizer/index.js';
-import type { Rng } from '../../util/rng.js';
-import { textPolicyTable } from '../../engine/evaluators/exploitability.js';
+import { GAMES, gameByName } from '../src/games/index.js';
+import { gameObservation, moveCode } from '../src/games/text.js';
+import { exploitability, fromTable } from '../src/games/exploitability.js';
+import { representativeStates } from '../src/games/tabulate.js';
+import { PlayerRole } from '../roles/player.js';
+import type { TinyLM } from '../src/models/tinylm.js';
+import type { PolicyInput } from '../src/models/types.js';
+import type { CharTokenizer } from '../src/tokenizer/index.js';
+import type { Rng } from '../src/util/rng.js';
+import { textPolicyTable } from '../src/engine/evaluators/exploitability.js';
 
 export const GameCorpusSchema = z.strictObject({
   game: z.enum(Object.keys(GAMES) as [string, ...string[]]), // the game whose moves are taught

@@ -9,14 +9,14 @@
  * as a reward model is.
  */
 import { z } from 'zod';
-import { digitSlip } from '../../../arenas/judge/index.js';
-import { JudgeRole } from '../../../roles/others.js';
-import type { Task } from '../../core/types.js';
-import { greedyTexts } from '../../models/greedy.js';
-import type { TinyLM } from '../../models/tinylm.js';
-import type { PolicyInput } from '../../models/types.js';
-import type { CharTokenizer } from '../../tokenizer/index.js';
-import { Rng } from '../../util/rng.js';
+import { digitSlip } from './index.js';
+import { JudgeRole } from '../../roles/others.js';
+import type { Task } from '../../src/core/types.js';
+import { greedyTexts } from '../../src/models/greedy.js';
+import type { TinyLM } from '../../src/models/tinylm.js';
+import type { PolicyInput } from '../../src/models/types.js';
+import type { CharTokenizer } from '../../src/tokenizer/index.js';
+import { Rng } from '../../src/util/rng.js';
 
 export const JudgeCorpusSchema = z
   .strictObject({

@@ -11,18 +11,18 @@
  */
 import { firstValueFrom, toArray } from 'rxjs';
 import { z } from 'zod';
-import { MemoryDialogueArena } from '../../../arenas/memory-dialogue.js';
-import type { ArenaContext } from '../../core/arena.js';
-import { ruleContext } from '../../../memory/rules.js';
-import { AnswerRole, MemoryManagerRole } from '../../../roles/memory.js';
-import type { Observation } from '../../core/role.js';
-import type { Task } from '../../core/types.js';
-import { generate } from '../../models/generate.js';
-import type { TinyLM } from '../../models/tinylm.js';
-import type { PolicyInput } from '../../models/types.js';
-import { dialogue, UNKNOWN } from '../../tasks/dialogue.js';
-import type { CharTokenizer } from '../../tokenizer/index.js';
-import type { Rng } from '../../util/rng.js';
+import { MemoryDialogueArena } from './memory-dialogue.js';
+import type { ArenaContext } from '../src/core/arena.js';
+import { ruleContext } from '../memory/rules.js';
+import { AnswerRole, MemoryManagerRole } from '../roles/memory.js';
+import type { Observation } from '../src/core/role.js';
+import type { Task } from '../src/core/types.js';
+import { generate } from '../src/models/generate.js';
+import type { TinyLM } from '../src/models/tinylm.js';
+import type { PolicyInput } from '../src/models/types.js';
+import { dialogue, UNKNOWN } from '../src/tasks/dialogue.js';
+import type { CharTokenizer } from '../src/tokenizer/index.js';
+import type { Rng } from '../src/util/rng.js';
 
 export const MemoryCorpusSchema = z.strictObject({
   /** the bank's size and the entries retrieved, as the arena that will train the base has them */

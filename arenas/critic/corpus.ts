@@ -14,18 +14,18 @@
  */
 import { firstValueFrom, toArray } from 'rxjs';
 import { z } from 'zod';
-import { AdversarialCriticArena, firstRejected } from '../../../arenas/critic/index.js';
-import { playGroups } from '../../core/operators/play-groups.js';
-import type { ArenaContext } from '../../core/arena.js';
-import { CriticRole } from '../../../roles/others.js';
-import type { Task, Turn } from '../../core/types.js';
-import { greedyTexts } from '../../models/greedy.js';
-import type { TinyLM } from '../../models/tinylm.js';
-import type { PolicyInput } from '../../models/types.js';
-import { arithmetic } from '../../tasks/arithmetic.js';
-import { resultsAgree, rightResults, sumOperands } from '../../tasks/scratchpad.js';
-import type { CharTokenizer } from '../../tokenizer/index.js';
-import type { Rng } from '../../util/rng.js';
+import { AdversarialCriticArena, firstRejected } from './index.js';
+import { playGroups } from '../../src/core/operators/play-groups.js';
+import type { ArenaContext } from '../../src/core/arena.js';
+import { CriticRole } from '../../roles/others.js';
+import type { Task, Turn } from '../../src/core/types.js';
+import { greedyTexts } from '../../src/models/greedy.js';
+import type { TinyLM } from '../../src/models/tinylm.js';
+import type { PolicyInput } from '../../src/models/types.js';
+import { arithmetic } from '../../src/tasks/arithmetic.js';
+import { resultsAgree, rightResults, sumOperands } from '../../src/tasks/scratchpad.js';
+import type { CharTokenizer } from '../../src/tokenizer/index.js';
+import type { Rng } from '../../src/util/rng.js';
 
 export const CriticCorpusSchema = z
   .strictObject({
