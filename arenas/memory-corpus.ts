@@ -13,7 +13,7 @@ import { firstValueFrom, toArray } from 'rxjs';
 import { z } from 'zod';
 import { MemoryDialogueArena } from './memory-dialogue.js';
 import type { ArenaContext } from '../src/core/arena.js';
-import { ruleContext } from '../memory/rules.js';
+import { ruleContext } from './memory-rules.js';
 import { AnswerRole, MemoryManagerRole } from '../roles/memory.js';
 import type { Observation } from '../src/core/role.js';
 import type { Task } from '../src/core/types.js';

@@ -23,7 +23,7 @@ import { JudgeRole } from '../roles/others.js';
 import { saveModel } from '../src/models/store.js';
 import { arithmetic } from '../src/tasks/arithmetic.js';
 import { generate } from '../src/models/generate.js';
-import { SupervisedTrainer } from '../src/models/supervised.js';
+import { SupervisedTrainer } from '../src/rl/supervised.js';
 import { readTasksJsonl } from '../src/tasks/jsonl.js';
 import type { Task } from '../src/core/types.js';
 import { Rng } from '../src/util/rng.js';

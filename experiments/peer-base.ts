@@ -17,7 +17,7 @@
 import { initBackend } from '../src/backend/index.js';
 import { JudgeRole } from '../roles/others.js';
 import { saveModel } from '../src/models/store.js';
-import { SupervisedTrainer } from '../src/models/supervised.js';
+import { SupervisedTrainer } from '../src/rl/supervised.js';
 import { arithmetic } from '../src/tasks/arithmetic.js';
 import { readTasksJsonl } from '../src/tasks/jsonl.js';
 import type { Task } from '../src/core/types.js';

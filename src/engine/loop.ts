@@ -15,7 +15,7 @@ import { startReplicas, workerCount, type Replicas } from '../parallel/replicas.
 import { BatchingServer } from '../serving/server.js';
 import { RemoteModelError, remoteServers } from '../openai/remote.js';
 import { RedisRollouts, RolloutJobFailed } from '../distributed/learner.js';
-import { correctStale } from '../distributed/stale.js';
+import { correctStale } from '../rl/stale.js';
 import type { Episode } from '../core/types.js';
 import type { RunStore } from '../store/run.js';
 import { evalMetrics, type Evaluator } from './evaluators/index.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describeBackend, initBackend } from '../backend/index.js';
 import { loadNative } from '../backend/native/library.js';
 import { resolveTaskFamily } from '../registry.js';
-import { SupervisedTrainer } from '../models/supervised.js';
+import { SupervisedTrainer } from '../rl/supervised.js';
 import { startReplicas, workerCount } from '../parallel/replicas.js';
 import { freeRunDir, RunStore, type MetricsRow } from '../store/run.js';
 import { cellDifficulty, pretrainCorpus } from './corpus.js';

@@ -1,6 +1,6 @@
 import type { Turn } from '../core/types.js';
-import type { TrainSample } from '../rl/trainer.js';
-import { rolloutIsWeights } from '../rl/rollout-is.js';
+import type { TrainSample } from './trainer.js';
+import { rolloutIsWeights } from './rollout-is.js';
 import type { BatchingServer } from '../serving/server.js';
 
 /**

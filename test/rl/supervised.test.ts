@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { initBackend } from '../../src/backend/index.js';
 import { generate } from '../../src/models/generate.js';
-import { evaluateNll, trainSupervised } from '../../src/models/supervised.js';
+import { evaluateNll, trainSupervised } from '../../src/rl/supervised.js';
 import { TinyLM } from '../../src/models/tinylm.js';
 import { CharTokenizer } from '../../src/tokenizer/index.js';
 import { TEST_BACKEND } from '../needs.js';

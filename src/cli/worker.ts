@@ -21,9 +21,15 @@ import { remoteServers } from '../openai/remote.js';
 import { loadPlugins } from '../plugins/load.js';
 import { BatchingServer } from '../serving/server.js';
 import type { CharTokenizer } from '../tokenizer/index.js';
-import { JOB_NAME, queueName, RolloutJobSchema, type RolloutJob, type RolloutResult } from './jobs.js';
-import { safeUrl } from './learner.js';
-import { decodeWeights, directoryWeights, loadWeightsInto, redisWeights, type WeightStore } from './weights.js';
+import { JOB_NAME, queueName, RolloutJobSchema, type RolloutJob, type RolloutResult } from '../distributed/jobs.js';
+import { safeUrl } from '../distributed/learner.js';
+import {
+  decodeWeights,
+  directoryWeights,
+  loadWeightsInto,
+  redisWeights,
+  type WeightStore,
+} from '../distributed/weights.js';
 
 export interface WorkerOptions {
   redis: string;

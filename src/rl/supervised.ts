@@ -1,14 +1,14 @@
 import * as tf from '@tensorflow/tfjs';
 import { adam } from '../backend/fused/adam.js';
-import { applyClipped } from '../rl/apply.js';
-import { addGrads, addIndexed, toIndexed, type IndexedGrads } from '../rl/grads.js';
+import { applyClipped } from './apply.js';
+import { addGrads, addIndexed, toIndexed, type IndexedGrads } from './grads.js';
 import { shards, threadsFor } from '../util/shards.js';
 import { Rng } from '../util/rng.js';
-import type { Policy } from './types.js';
+import type { Policy } from '../models/types.js';
 
 /** A model supervised training runs on: any policy whose passes are bounded (TinyLM, a Hugging Face model). */
 type Trainable = Policy & { readonly maxSequence: number };
-import { microBatches, type PolicyInput } from './types.js';
+import { microBatches, type PolicyInput } from '../models/types.js';
 
 export interface SupervisedOptions {
   /** optimizer steps */
