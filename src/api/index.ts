@@ -20,7 +20,7 @@ export {
   type RoleFactory,
   type RoleSpec,
   type OptionsSchema,
-} from '../plugins/define.js';
+} from './define.js';
 export { loadPlugins, type PluginDefinition } from '../plugins/load.js';
 
 // running

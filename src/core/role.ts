@@ -53,3 +53,6 @@ export type AnswerParser = (output: string) => Action;
 export const invalid = (error: string): Action => ({ valid: false, value: null, error });
 /** A valid action carrying the value the role read from the output. */
 export const valid = (value: string): Action => ({ valid: true, value });
+
+/** Builds a role from the task family's answer parser (a solver-like role parses answers with it). */
+export type RoleFactory = (parseAnswer: AnswerParser) => Role;

@@ -2,7 +2,7 @@ import { makeMissingBases } from '../pretrain/bases.js';
 import { join } from 'node:path';
 import { loadConfig, parseConfig } from '../config/load.js';
 import type { ExperimentInput } from '../config/schema.js';
-import type { Definition } from '../plugins/define.js';
+import type { Definition } from '../plugins/definition.js';
 import { freeRunDir, RunStore, type MetricsRow } from '../store/run.js';
 import { runLoop } from './loop.js';
 import { preflight, type Checked } from './preflight.js';

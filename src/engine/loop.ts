@@ -33,7 +33,7 @@ import { loadModels, saveModels, saveReferences, tinyModels, type LoadedModels }
 import { phaseIndex, trainingRoles } from './phases.js';
 import { preflight, type Checked } from './preflight.js';
 import { GradientProbe } from './probe.js';
-import type { Definition } from '../plugins/define.js';
+import type { Definition } from '../plugins/definition.js';
 import { planExperiment } from '../registry.js';
 import type { Plan } from './plan.js';
 import { rolloutMetrics, scoreEpisodes, toSamples } from './rewards.js';

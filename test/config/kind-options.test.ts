@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { ConfigError, parseOptions } from '../../src/config/issues.js';
 import { parseConfig } from '../../src/config/load.js';
 import { planExperiment } from '../../src/registry.js';
-import { defineArena, defineJudge } from '../../src/plugins/define.js';
+import { defineArena, defineJudge } from '../../src/api/define.js';
 
 import { tinyConfig } from '../engine/fixtures.js';
 

@@ -8,16 +8,15 @@ import type { Arena, ArenaFactory, ArenaKind } from '../core/arena.js';
 import { ANY_OPTIONS } from '../config/kind.js';
 import { roleSet } from '../core/judge-common.js';
 import type { Judge, JudgeDeps, JudgeFactory, JudgeKind, RoleOption } from '../core/judge.js';
-import type { AnswerParser, Observation, Role } from '../core/role.js';
+import type { AnswerParser, Observation, Role, RoleFactory } from '../core/role.js';
 import type { Action, BatchRewards, Episode, RoleId, Turn } from '../core/types.js';
 import type { EvaluatorFactory, EvaluatorKind } from '../engine/evaluators/types.js';
 import type { TaskFamily } from '../tasks/types.js';
-import { DEFINITION, type Concept, type Definition } from './definition.js';
+import { DEFINITION, type Concept, type Definition } from '../plugins/definition.js';
 
-export { DEFINITION, isDefinition, type Concept, type Definition } from './definition.js';
+export { DEFINITION, isDefinition, type Concept, type Definition } from '../plugins/definition.js';
 
-/** Builds a role from the task family's answer parser (a solver-like role parses answers with it). */
-export type RoleFactory = (parseAnswer: AnswerParser) => Role;
+export type { RoleFactory } from '../core/role.js';
 
 // Names end up in config files, metric names and error messages: keep them plain.
 const NAME = /^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$/;
