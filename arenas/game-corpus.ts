@@ -11,7 +11,7 @@
  */
 import { z } from 'zod';
 import { GAMES, gameByName } from '../src/games/index.js';
-import { gameObservation, moveCode } from '../src/games/text.js';
+import { gameObservation, moveCode } from '../src/core/game-text.js';
 import { exploitability, fromTable } from '../src/games/exploitability.js';
 import { representativeStates } from '../src/games/tabulate.js';
 import { PlayerRole } from '../roles/player.js';

@@ -2,7 +2,7 @@ import type { Observable } from 'rxjs';
 import { fromRun } from '../src/core/operators/from-run.js';
 import type { RoleId, Task, Turn } from '../src/core/types.js';
 import { GAMES, gameByName } from '../src/games/index.js';
-import { gameObservation, moveCode } from '../src/games/text.js';
+import { gameObservation, moveCode } from '../src/core/game-text.js';
 import { CHANCE, type Game, type GameState } from '../src/games/types.js';
 import { hashText } from '../src/util/hash.js';
 import { Rng } from '../src/util/rng.js';
@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { arenaOptions } from './options.js';
 import type { Arena, ArenaContext, EpisodeEnd } from '../src/core/arena.js';
 
-export { gameObservation, moveCode, type GameObservation } from '../src/games/text.js';
+export { gameObservation, moveCode, type GameObservation } from '../src/core/game-text.js';
 
 /**
  * A two-or-more-player game played by text (OpenSpiel's games, src/games): seat i is role

@@ -1,7 +1,7 @@
 import type { Observable } from 'rxjs';
 import { fromRun } from '../src/core/operators/from-run.js';
 import type { Episode, Task, Turn } from '../src/core/types.js';
-import type { TaskFamily } from '../src/tasks/types.js';
+import type { TaskFamily } from '../src/core/task-family.js';
 import { peerDiagnostics } from '../judges/peer.js';
 import { z } from 'zod';
 import { arenaOptions, positiveInt } from './options.js';

@@ -1,6 +1,6 @@
 import { defer, from, merge, mergeMap, of, type Observable } from 'rxjs';
 import type { Episode, Task, Turn } from '../src/core/types.js';
-import type { TaskFamily } from '../src/tasks/types.js';
+import type { TaskFamily } from '../src/core/task-family.js';
 import { invalid } from '../src/core/role.js';
 import { bigramEntropy } from '../src/util/bigram.js';
 import { z } from 'zod';

@@ -1,5 +1,5 @@
 import type { Action } from '../src/core/types.js';
-import type { GameObservation } from '../src/games/text.js';
+import type { GameObservation } from '../src/core/game-text.js';
 import { invalid, valid, type Observation, type Role } from '../src/core/role.js';
 
 /**

@@ -67,7 +67,7 @@ import { arithmetic } from './tasks/arithmetic.js';
 import { dialogue } from './tasks/dialogue.js';
 import { readTasksJsonl, type TaskCheck } from './tasks/jsonl.js';
 import { strings } from './tasks/strings.js';
-import type { TaskFamily } from './tasks/types.js';
+import type { TaskFamily } from './core/task-family.js';
 
 export { Registry, Resolver, type Plan } from './engine/plan.js';
 

@@ -106,7 +106,7 @@ describe('layout: dependencies run one way', () => {
     expect(files.length).to.be.greaterThan(100);
     const text = [
       "import a from './types.js';",
-      'export * from "../games/text.js";',
+      'export * from "../games/types.js";',
       "import './arena.js';",
       "const r = await import('./role.js');",
       "import { z } from 'zod';",
@@ -114,7 +114,7 @@ describe('layout: dependencies run one way', () => {
     ].join('\n');
     expect(importsOf('src/core/x.ts', text)).to.deep.equal([
       'src/core/types.ts',
-      'src/games/text.ts',
+      'src/games/types.ts',
       'src/core/arena.ts',
       'src/core/role.ts',
     ]);

@@ -1,7 +1,7 @@
 import type { Observable } from 'rxjs';
 import { fromRun } from '../../src/core/operators/from-run.js';
 import type { Episode, Task, Turn } from '../../src/core/types.js';
-import type { TaskFamily } from '../../src/tasks/types.js';
+import type { TaskFamily } from '../../src/core/task-family.js';
 import { hashText } from '../../src/util/hash.js';
 import { Rng } from '../../src/util/rng.js';
 import { arenaOptions } from '../options.js';

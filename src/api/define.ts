@@ -11,7 +11,7 @@ import type { Judge, JudgeDeps, JudgeFactory, JudgeKind, RoleOption } from '../c
 import type { AnswerParser, Observation, Role, RoleFactory } from '../core/role.js';
 import type { Action, BatchRewards, Episode, RoleId, Turn } from '../core/types.js';
 import type { EvaluatorFactory, EvaluatorKind } from '../engine/evaluators/types.js';
-import type { TaskFamily } from '../tasks/types.js';
+import type { TaskFamily } from '../core/task-family.js';
 import { DEFINITION, type Concept, type Definition } from '../plugins/definition.js';
 
 export { DEFINITION, isDefinition, type Concept, type Definition } from '../plugins/definition.js';

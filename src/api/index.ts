@@ -3,6 +3,10 @@
  * (arenas, judges, roles, task families, evaluators, through `define*`), what runs an
  * experiment (`runExperiment`, `loadConfig`), and the plain-JSON types they pass around.
  * Everything else in the package is internal and may change.
+ *
+ * It only re-exports, and nothing of roles/, arenas/, judges/ or memory/: the contracts a kind
+ * implements are in src/core, and the built-in kinds are reached by name through the registry
+ * of kinds (src/registry.ts), src/'s one composition point (test/layout.test.ts).
  */
 
 // extending
@@ -34,7 +38,7 @@ export type { Action, BatchRewards, CompareScope, Episode, Reward, RoleId, Task,
 export type { ActOptions, Arena, ArenaContext, ArenaFactory, EpisodeEnd } from '../core/arena.js';
 export type { AnswerParser, Observation, Role } from '../core/role.js';
 export type { Judge, JudgeDeps, JudgeFactory, VerifyFn } from '../core/judge.js';
-export type { ParsedAnswer, TaskFamily } from '../tasks/types.js';
+export type { ParsedAnswer, TaskFamily } from '../core/task-family.js';
 export type { EvalContext, Evaluator, EvaluatorFactory, EvaluatorSpec } from '../engine/evaluators/types.js';
 
 // helpers for writing them

@@ -1,6 +1,6 @@
 import { initBackend, describeBackend, type BackendChoice } from '../backend/index.js';
 import type { Accelerate } from '../backend/accelerate.js';
-import { evaluateSolver, type EvalResult } from '../engine/evaluate.js';
+import { evaluateSolver, type EvalResult } from '../core/evaluate.js';
 import { openModel } from '../models/open.js';
 import { roleTokenizer } from '../models/hf/text.js';
 import type { HfPolicy } from '../models/hf/policy.js';

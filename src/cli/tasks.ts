@@ -4,7 +4,7 @@ import type { Task } from '../core/types.js';
 import { pretrainCorpus, PretrainSchema } from '../pretrain/index.js';
 import { readTasksJsonl, writeTasksJsonl } from '../tasks/jsonl.js';
 import { taskFamily } from '../registry.js';
-import type { TaskFamily } from '../tasks/types.js';
+import type { TaskFamily } from '../core/task-family.js';
 import { Rng } from '../util/rng.js';
 
 export interface TasksOptions {

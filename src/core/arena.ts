@@ -71,7 +71,7 @@ export interface Arena {
 /** Builds an arena from its config options (parsed by its kind's schema) and the task family. */
 export type ArenaFactory = (
   options: Record<string, unknown>,
-  family: import('../tasks/types.js').TaskFamily<unknown>,
+  family: import('./task-family.js').TaskFamily<unknown>,
 ) => Arena;
 
 /** An arena kind: its options' schema and its factory (src/config/kind.ts). */

@@ -7,7 +7,7 @@ import type { KlController } from '../rl/kl-reward.js';
 import type { ModelStep, TrainSample } from '../rl/trainer.js';
 import type { LanguageModel } from '../models/generate.js';
 import { BatchingServer } from '../serving/server.js';
-import type { TaskFamily } from '../tasks/types.js';
+import type { TaskFamily } from '../core/task-family.js';
 import { Rng } from '../util/rng.js';
 import type { RoleTraining, ScoredTurn } from './rewards.js';
 

@@ -9,7 +9,7 @@ import type { JudgeFactory, JudgeKind, LiveModels } from '../core/judge.js';
 import type { AnswerParser, Role } from '../core/role.js';
 import type { Task } from '../core/types.js';
 import type { PluginDefinition } from '../plugins/definition.js';
-import type { TaskFamily } from '../tasks/types.js';
+import type { TaskFamily } from '../core/task-family.js';
 
 /**
  * Things configs name: a kind resolves by name, and an unknown name lists the known ones

@@ -5,7 +5,7 @@ import type { Task } from '../core/types.js';
 import type { PolicyInput } from '../models/types.js';
 import { drawUnseen, mixtureSource, type MixtureCell } from '../tasks/common.js';
 import { ROLE_KINDS, taskFamily } from '../registry.js';
-import type { TaskFamily } from '../tasks/types.js';
+import type { TaskFamily } from '../core/task-family.js';
 import type { Tokenizer } from '../tokenizer/types.js';
 import { Rng } from '../util/rng.js';
 import type { PretrainConfig } from './schema.js';

@@ -10,7 +10,7 @@ import { loadModel } from '../models/store.js';
 import { TinyLM } from '../models/tinylm.js';
 import type { PolicyInput } from '../models/types.js';
 import { readTasksJsonl } from '../tasks/jsonl.js';
-import type { TaskFamily } from '../tasks/types.js';
+import type { TaskFamily } from '../core/task-family.js';
 import { CharTokenizer } from '../tokenizer/index.js';
 import type { Tokenizer } from '../tokenizer/types.js';
 import { trainingExamples, type PretrainCorpus } from './corpus.js';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { initBackend } from '../../src/backend/index.js';
 import type { Task } from '../../src/core/types.js';
-import { evaluateSolver, solveEpisodes } from '../../src/engine/evaluate.js';
+import { evaluateSolver, solveEpisodes } from '../../src/core/evaluate.js';
 import { evaluateNll, trainSupervised } from '../../src/rl/supervised.js';
 import { TinyLM } from '../../src/models/tinylm.js';
 import { arithmetic } from '../../src/tasks/index.js';

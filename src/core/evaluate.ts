@@ -1,14 +1,14 @@
 import { firstValueFrom, tap, toArray } from 'rxjs';
-import { Agents } from '../core/agents.js';
-import { playGroups } from '../core/operators/play-groups.js';
-import { SolveArena } from '../core/solve.js';
-import { majorityLabel, voteOf } from '../core/vote.js';
+import { Agents } from './agents.js';
+import { playGroups } from './operators/play-groups.js';
+import { SolveArena } from './solve.js';
+import { majorityLabel, voteOf } from './vote.js';
 import { groupBy } from '../util/group.js';
-import { SolverRole } from '../core/solver.js';
-import type { Episode, Task } from '../core/types.js';
+import { SolverRole } from './solver.js';
+import type { Episode, Task } from './types.js';
 import type { LanguageModel } from '../models/generate.js';
 import { BatchingServer, type GenerateReplicas } from '../serving/server.js';
-import type { TaskFamily } from '../tasks/types.js';
+import type { TaskFamily } from './task-family.js';
 import type { Tokenizer } from '../tokenizer/types.js';
 
 export interface EvalResult {

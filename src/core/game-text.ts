@@ -3,8 +3,8 @@
  * legal moves as one-character codes) and the code it writes for a move. The game arena plays
  * by it, and the game evaluators and the game corpus score and teach the same text.
  */
-import type { Task } from '../core/types.js';
-import type { Game, GameState } from './types.js';
+import type { Task } from './types.js';
+import type { Game, GameState } from '../games/types.js';
 
 /**
  * What a player is shown: the game's text for its seat and the legal moves, each as its

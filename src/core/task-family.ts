@@ -4,7 +4,7 @@
  * them and a config file can name one.
  */
 import type { z } from 'zod';
-import type { Action, Task } from '../core/types.js';
+import type { Action, Task } from './types.js';
 import type { Rng } from '../util/rng.js';
 
 /** What {@link TaskFamily.parseAnswer} makes of a completion; the same shape as a role's Action. */
