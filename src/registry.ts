@@ -355,6 +355,16 @@ export function createContainer(definitions: readonly PluginDefinition[] = []): 
   return c;
 }
 
+/** The evaluator kinds a run may name: the built-in ones and its plugins' (`definitions`), as the container binds them. */
+export function evaluatorRegistry(
+  definitions: readonly PluginDefinition[],
+  check: (where: string) => TaskCheck,
+): Registry<EvaluatorKind> {
+  return createContainer(definitions).get<(check: (where: string) => TaskCheck) => Registry<EvaluatorKind>>(
+    TOKENS.evaluators,
+  )(check);
+}
+
 /** The task family `name`, built in or from one of `plugins` (for commands that need a family and nothing else, such as pretrain). */
 export async function resolveTaskFamily(
   name: string,

@@ -2,7 +2,7 @@ import type { ExperimentConfig } from '../../config/schema.js';
 import type { TaskCheck } from '../../tasks/jsonl.js';
 import type { Task } from '../../core/types.js';
 import type { Plan } from '../plan.js';
-import { evaluatorKinds } from '../../registry.js';
+import { evaluatorRegistry } from '../../registry.js';
 import { parseOptions } from '../../config/issues.js';
 import { AccuracyEvaluator } from './accuracy.js';
 import { pickRole, type Evaluator } from './types.js';
@@ -34,7 +34,7 @@ export function buildEvaluators(
       }),
     );
   }
-  const kinds = evaluatorKinds(check).addAll(plan.definitions);
+  const kinds = evaluatorRegistry(plan.definitions, check);
   c.evaluators.forEach((spec, i) => {
     const where = `evaluators.${i}`;
     if (c.evaluators.findIndex((o) => o.name === spec.name) !== i)
