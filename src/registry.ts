@@ -1,8 +1,10 @@
 /**
  * The registry of kinds: every kind a config can name, by concept (model kinds, task
- * families, arenas, roles, judges, evaluators, pretrain's role corpora), with how each is built and how its options are
- * validated, the role corpora pretrain teaches, and the inversify container that binds them. Plugins add kinds through the same
- * registries (src/plugins); a name taken twice is an error naming both claimants.
+ * families, arenas, roles, judges, evaluators, and pretrain's role corpora), with how each is
+ * built and how its options are validated, and the inversify container that binds them.
+ * Plugins add kinds through the same registries (src/plugins); a name taken twice is an error
+ * naming both claimants. The memory bank (memory/) is no kind of its own: the memory-dialogue
+ * arena keeps one.
  *
  * This is the composition point of src/: the one file under src/ that imports the kinds of
  * arenas/, roles/, judges/ and memory/ (test/layout.test.ts holds every other file of src/ to
