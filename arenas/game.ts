@@ -1,31 +1,17 @@
 import type { Observable } from 'rxjs';
-import { fromRun } from './operators/from-run.js';
+import { fromRun } from '../src/core/operators/from-run.js';
 import type { RoleId, Task, Turn } from '../src/core/types.js';
 import { GAMES, gameByName } from '../src/games/index.js';
+import { gameObservation, moveCode } from '../src/core/game-text.js';
 import { CHANCE, type Game, type GameState } from '../src/games/types.js';
 import { hashText } from '../src/util/hash.js';
 import { Rng } from '../src/util/rng.js';
-import { invalid } from '../roles/types.js';
+import { invalid } from '../src/core/role.js';
 import { z } from 'zod';
 import { arenaOptions } from './options.js';
-import type { Arena, ArenaContext, EpisodeEnd } from './types.js';
+import type { Arena, ArenaContext, EpisodeEnd } from '../src/core/arena.js';
 
-/**
- * What a player is shown: the game's text for its seat and the legal moves, each as its
- * one-character code (what a language model reads), and the same as numbers (what an MLP
- * reads): the seat's observation vector, the legal-move mask and the information state's key.
- */
-export interface GameObservation {
-  task: Task;
-  text: string;
-  legal: { code: string; name: string }[];
-  features: number[];
-  mask: boolean[];
-  state: string;
-}
-
-/** The code a language model writes for a move: its number, one character (every game here has at most 10 moves). */
-export const moveCode = (action: number) => String(action);
+export { gameObservation, moveCode, type GameObservation } from '../src/core/game-text.js';
 
 /**
  * A two-or-more-player game played by text (OpenSpiel's games, src/games): seat i is role
@@ -120,20 +106,6 @@ export class GameArena implements Arena {
       info: { game: this.game.name, history: [...state.history()] },
     });
   }
-}
-
-/** What the player to move in `state` is shown. */
-export function gameObservation(task: Task, game: Game, state: GameState): GameObservation {
-  const p = state.currentPlayer();
-  const legal = state.legalActions();
-  return {
-    task,
-    text: state.observationText(p),
-    legal: legal.map((a) => ({ code: moveCode(a), name: state.actionName(a) })),
-    features: state.observationVector(p),
-    mask: Array.from({ length: game.numActions }, (_, a) => legal.includes(a)),
-    state: state.informationStateKey(p),
-  };
 }
 
 /** A chance outcome by its probability, from a uniform draw u in [0, 1). */

@@ -1,16 +1,16 @@
 import type { Observable } from 'rxjs';
-import { fromRun } from './operators/from-run.js';
+import { fromRun } from '../src/core/operators/from-run.js';
 import type { Episode, Task, Turn } from '../src/core/types.js';
 import { answerFrom, factsAfter, readDialogue, readFact } from '../src/tasks/dialogue.js';
-import type { TaskFamily } from '../src/tasks/types.js';
+import type { TaskFamily } from '../src/core/task-family.js';
 import { hashText } from '../src/util/hash.js';
 import { Rng } from '../src/util/rng.js';
 import { MemoryBank, MemoryOpError } from '../memory/bank.js';
 import { memoryOp } from '../roles/memory.js';
-import { invalid, type Observation } from '../roles/types.js';
+import { invalid, type Observation } from '../src/core/role.js';
 import { z } from 'zod';
 import { arenaOptions, positiveInt } from './options.js';
-import type { Arena, ArenaContext, EpisodeEnd } from './types.js';
+import type { Arena, ArenaContext, EpisodeEnd } from '../src/core/arena.js';
 import { memoryMetrics } from './memory-metrics.js';
 
 export const MANAGERS = ['model', 'always-add', 'keep-last', 'none'] as const;

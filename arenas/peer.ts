@@ -1,11 +1,11 @@
 import type { Observable } from 'rxjs';
-import { fromRun } from './operators/from-run.js';
+import { fromRun } from '../src/core/operators/from-run.js';
 import type { Episode, Task, Turn } from '../src/core/types.js';
-import type { TaskFamily } from '../src/tasks/types.js';
+import type { TaskFamily } from '../src/core/task-family.js';
 import { peerDiagnostics } from '../judges/peer.js';
 import { z } from 'zod';
 import { arenaOptions, positiveInt } from './options.js';
-import type { Arena, ArenaContext } from './types.js';
+import type { Arena, ArenaContext } from '../src/core/arena.js';
 
 export const PeerArenaOptionsSchema = z.strictObject({
   // how many agents; agent i answers as role `peer<i>` and judges as `peer<i>-judge` (bind both to its model)

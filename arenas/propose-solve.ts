@@ -1,10 +1,11 @@
 import { defer, from, merge, mergeMap, of, type Observable } from 'rxjs';
 import type { Episode, Task, Turn } from '../src/core/types.js';
-import type { TaskFamily } from '../src/tasks/types.js';
-import { invalid } from '../roles/types.js';
+import type { TaskFamily } from '../src/core/task-family.js';
+import { invalid } from '../src/core/role.js';
+import { bigramEntropy } from '../src/util/bigram.js';
 import { z } from 'zod';
 import { arenaOptions, positiveInt } from './options.js';
-import type { Arena, ArenaContext } from './types.js';
+import type { Arena, ArenaContext } from '../src/core/arena.js';
 
 export const ProposeSolveOptionsSchema = z.strictObject({
   attempts: positiveInt().default(8), // solver attempts at each proposed task (its comparison group)
@@ -102,19 +103,6 @@ function proposalMetrics(episodes: readonly Episode[], family: TaskFamily<unknow
   return m;
 }
 
-/** Entropy (bits) of the character bigrams of a set of texts: it falls when proposals collapse. */
-export function bigramEntropy(texts: readonly string[]): number {
-  const counts = new Map<string, number>();
-  let n = 0;
-  for (const s of texts)
-    for (let i = 0; i + 1 < s.length; i++) {
-      const g = s.slice(i, i + 2);
-      counts.set(g, (counts.get(g) ?? 0) + 1);
-      n++;
-    }
-  let h = 0;
-  for (const c of counts.values()) h -= (c / n) * Math.log2(c / n);
-  return h;
-}
-
 const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
+
+export { bigramEntropy } from '../src/util/bigram.js';

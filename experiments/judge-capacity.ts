@@ -23,7 +23,7 @@ import { JudgeRole } from '../roles/others.js';
 import { saveModel } from '../src/models/store.js';
 import { arithmetic } from '../src/tasks/arithmetic.js';
 import { generate } from '../src/models/generate.js';
-import { SupervisedTrainer } from '../src/models/supervised.js';
+import { SupervisedTrainer } from '../src/rl/supervised.js';
 import { readTasksJsonl } from '../src/tasks/jsonl.js';
 import type { Task } from '../src/core/types.js';
 import { Rng } from '../src/util/rng.js';
@@ -58,7 +58,7 @@ const render = (task: Task, answers: string[]) => {
     return role.render({ task: { ...task, prompt: task.prompt.padStart(6, ' ') }, answers: answers.map(pad) });
   return role.render({ task, answers });
 };
-// as the judge corpus (src/pretrain/corpora/judge.ts): a weak solver's misses; `--offsets -10,10` picks which (tens-only misses alone, say)
+// as the judge corpus (arenas/judge/corpus.ts): a weak solver's misses; `--offsets -10,10` picks which (tens-only misses alone, say)
 const offsets = arg('offsets', '-11,-10,-9,-2,-1,1,2,9,10,11').split(',').map(Number);
 if (!offsets.length || offsets.some((o) => !Number.isInteger(o) || o === 0))
   throw new Error(`--offsets: non-zero integers separated by commas, got '${arg('offsets')}'`);

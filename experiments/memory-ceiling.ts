@@ -7,7 +7,7 @@
  */
 import { firstValueFrom, toArray } from 'rxjs';
 import { MemoryDialogueArena, MANAGERS } from '../arenas/memory-dialogue.js';
-import { ruleContext } from '../memory/rules.js';
+import { ruleContext } from '../arenas/memory-rules.js';
 import type { Turn } from '../src/core/types.js';
 import { dialogue } from '../src/tasks/dialogue.js';
 import { Rng } from '../src/util/rng.js';

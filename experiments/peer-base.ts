@@ -17,7 +17,7 @@
 import { initBackend } from '../src/backend/index.js';
 import { JudgeRole } from '../roles/others.js';
 import { saveModel } from '../src/models/store.js';
-import { SupervisedTrainer } from '../src/models/supervised.js';
+import { SupervisedTrainer } from '../src/rl/supervised.js';
 import { arithmetic } from '../src/tasks/arithmetic.js';
 import { readTasksJsonl } from '../src/tasks/jsonl.js';
 import type { Task } from '../src/core/types.js';
@@ -37,7 +37,7 @@ for (let i = 0; corpus.length < 4000; i++) {
   const t = arithmetic.generate(rng, difficulty, i);
   if (!unseen.has(t.prompt)) corpus.push(t);
 }
-const offsets = [-11, -10, -9, -2, -1, 1, 2, 9, 10, 11]; // near misses, as the judge corpus (src/pretrain/corpora/judge.ts)
+const offsets = [-11, -10, -9, -2, -1, 1, 2, 9, 10, 11]; // near misses, as the judge corpus (arenas/judge/corpus.ts)
 const shown = (t: Task, r: Rng) =>
   r.next() < 0.5 ? t.answer! : String(Math.max(0, Number(t.answer) + offsets[r.int(offsets.length)]));
 const greedy = (prompts: number[][], maxNewTokens: number) => greedyTexts(model, tokenizer, prompts, maxNewTokens);

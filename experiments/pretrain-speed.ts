@@ -9,11 +9,11 @@
  */
 import { describeBackend, initBackend } from '../src/backend/index.js';
 import { loadNative } from '../src/backend/native/library.js';
-import { SupervisedTrainer } from '../src/models/supervised.js';
+import { SupervisedTrainer } from '../src/rl/supervised.js';
 import { pretrainCorpus } from '../src/pretrain/corpus.js';
 import { loadPretrainConfig } from '../src/pretrain/schema.js';
 import { buildExamples, buildModel } from '../src/pretrain/setup.js';
-import { taskFamily } from '../src/tasks/index.js';
+import { taskFamily } from '../src/registry.js';
 import { arg } from './script.js';
 import { availableParallelism } from 'node:os';
 

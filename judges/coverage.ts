@@ -1,7 +1,7 @@
 import type { BatchRewards, Episode, Task } from '../src/core/types.js';
-import { nullRewards, roleSet } from './common.js';
+import { nullRewards, roleSet } from '../src/core/judge-common.js';
 import { proposals } from './proposer-common.js';
-import type { Judge, RoleOption } from './types.js';
+import type { Judge, RoleOption } from '../src/core/judge.js';
 
 export interface CoverageOptions {
   role?: RoleOption;

@@ -1,24 +1,10 @@
 import { taskOf } from '../src/core/groups.js';
 import type { BatchRewards, Episode, RoleId, Task } from '../src/core/types.js';
-import { finiteOption, nullRewards, roleSet } from './common.js';
+import { finiteOption, nullRewards, roleSet } from '../src/core/judge-common.js';
 import { proposals } from './proposer-common.js';
-import type { Judge, RoleOption, VerifyFn } from './types.js';
+import type { Judge, LiveModels, ProbeItem, RoleOption, VerifyFn } from '../src/core/judge.js';
 
-/** One completion with its advantage, as the solver's update would see it (plain JSON). */
-export interface ProbeItem {
-  prompt: number[];
-  completion: number[];
-  advantage: number;
-}
-
-/**
- * The live measure a grounded reward needs, supplied by the loop once the models exist: for
- * each chunk of the solver's completions, how much training on it would improve the solver
- * role `role` on the `probe` tasks (see src/engine/probe.ts). No weight moves.
- */
-export interface LiveModels {
-  alignment?(role: RoleId, probe: readonly Task[], chunks: readonly ProbeItem[][]): number[];
-}
+export type { LiveModels, ProbeItem } from '../src/core/judge.js';
 
 export interface GroundedOptions {
   role?: RoleOption;

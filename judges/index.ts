@@ -1,5 +1,5 @@
 /** Judges for coevolve: reward sources that turn a group of episodes into per-turn rewards. */
-export * from './types.js';
+export * from '../src/core/judge.js';
 export * from './verifier.js';
 export * from './majority.js';
 export * from './self-certainty.js';
@@ -7,6 +7,5 @@ export * from './learnability.js';
 export * from './uncertainty.js';
 export * from './coverage.js';
 export * from './grounded.js';
-export * from './combine.js';
-export * from './registry.js';
+export * from '../src/core/combine.js';
 export * from './peer.js';

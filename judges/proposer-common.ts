@@ -4,9 +4,9 @@
  */
 import { taskOf } from '../src/core/groups.js';
 import type { Episode, RoleId, Turn } from '../src/core/types.js';
-import { majorityLabel, voteOf } from './majority.js';
-import { finiteOption, roleSet } from './common.js';
-import type { RoleOption, VerifyFn } from './types.js';
+import { majorityLabel, voteOf } from '../src/core/vote.js';
+import { finiteOption, roleSet } from '../src/core/judge-common.js';
+import type { RoleOption, VerifyFn } from '../src/core/judge.js';
 
 /** Where p comes from: the environment's answer ('verifier') or the solver's own vote ('vote', label-free). */
 export type SuccessSource = 'verifier' | 'vote';

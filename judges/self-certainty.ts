@@ -4,8 +4,8 @@
  * of the next-token distribution from uniform — averaged over the completion.
  */
 import type { Episode, BatchRewards, Reward, Turn } from '../src/core/types.js';
-import { finiteOption, nullRewards, roleSet, show, turnsByGroup } from './common.js';
-import type { Judge, RoleOption } from './types.js';
+import { finiteOption, nullRewards, roleSet, show, turnsByGroup } from '../src/core/judge-common.js';
+import type { Judge, RoleOption } from '../src/core/judge.js';
 
 /** Options for {@link SelfCertaintyJudge}. */
 export interface SelfCertaintyOptions {

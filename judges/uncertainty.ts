@@ -1,5 +1,5 @@
 import type { BatchRewards, Episode } from '../src/core/types.js';
-import { finiteOption, nullRewards } from './common.js';
+import { finiteOption, nullRewards } from '../src/core/judge-common.js';
 import {
   proposals,
   proposerSettings,
@@ -7,7 +7,7 @@ import {
   type ProposerOptions,
   type SuccessSource,
 } from './proposer-common.js';
-import type { Judge, VerifyFn } from './types.js';
+import type { Judge, VerifyFn } from '../src/core/judge.js';
 
 /** Options: role, solver, p ('vote' by default: R-Zero is label-free), invalid (-1), name, and the repetition penalty's. */
 export interface UncertaintyOptions extends ProposerOptions {

@@ -1,6 +1,6 @@
 import type { BatchRewards, Episode, RoleId } from '../src/core/types.js';
-import { roleSet } from './common.js';
-import type { Judge } from './types.js';
+import { roleSet } from '../src/core/judge-common.js';
+import type { Judge } from '../src/core/judge.js';
 
 export interface VerdictOptions {
   /** the roles whose verdicts it scores (default 'judge') */

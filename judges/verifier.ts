@@ -4,8 +4,8 @@
  */
 import type { Episode, BatchRewards } from '../src/core/types.js';
 import { taskOf } from '../src/core/groups.js';
-import { finiteOption, nullRewards, roleSet } from './common.js';
-import type { Judge, RoleOption, VerifyFn } from './types.js';
+import { finiteOption, nullRewards, roleSet } from '../src/core/judge-common.js';
+import type { Judge, RoleOption, VerifyFn } from '../src/core/judge.js';
 
 /** Options for {@link VerifierJudge}. */
 export interface VerifierOptions {

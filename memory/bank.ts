@@ -1,4 +1,5 @@
 import { bm25, words } from './bm25.js';
+import type { MemoryOp } from '../src/core/memory-op.js';
 
 /** One remembered fact. Times are the bank's clock (ms since the epoch by default; a turn index in arenas). */
 export interface MemoryEntry {
@@ -10,12 +11,7 @@ export interface MemoryEntry {
   updated: number;
 }
 
-/** Memory-R1's operations. Ids name entries; a manager that was shown a list refers to it by position, mapped to ids by the caller. */
-export type MemoryOp =
-  | { op: 'ADD'; text: string; key?: string }
-  | { op: 'UPDATE'; id: string; text: string }
-  | { op: 'DELETE'; id: string }
-  | { op: 'NOOP' };
+export type { MemoryOp } from '../src/core/memory-op.js';
 
 /** A bank as plain JSON: what files and snapshots hold. */
 export interface BankData {

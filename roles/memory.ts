@@ -1,6 +1,6 @@
 import type { Action } from '../src/core/types.js';
-import type { MemoryOp } from '../memory/bank.js';
-import { invalid, valid, type Observation, type Role } from './types.js';
+import type { MemoryOp } from '../src/core/memory-op.js';
+import { invalid, valid, type Observation, type Role } from '../src/core/role.js';
 
 /** The entries a role was shown, as `0:text;1:text`: a position is how it names one. */
 function shownEntries(o: Observation): string {

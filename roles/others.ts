@@ -1,6 +1,6 @@
 import type { Action } from '../src/core/types.js';
 import { stepResults } from '../src/tasks/scratchpad.js';
-import { invalid, valid, type Observation, type Role } from './types.js';
+import { invalid, valid, type Observation, type Role } from '../src/core/role.js';
 
 /** Writes a new task for the solver: its output must look like a task prompt ending in '='. */
 export class ProposerRole implements Role {

@@ -1,6 +1,6 @@
 import type { Action } from '../src/core/types.js';
-import type { GameObservation } from '../arenas/game.js';
-import { invalid, valid, type Observation, type Role } from './types.js';
+import type { GameObservation } from '../src/core/game-text.js';
+import { invalid, valid, type Observation, type Role } from '../src/core/role.js';
 
 /**
  * A game's player: sees its seat's text and the legal moves' codes, writes one code. An

@@ -1,7 +1,7 @@
 import type { Observable } from 'rxjs';
-import { fromRun } from '../operators/from-run.js';
+import { fromRun } from '../../src/core/operators/from-run.js';
 import type { Episode, Task, Turn } from '../../src/core/types.js';
-import type { TaskFamily } from '../../src/tasks/types.js';
+import type { TaskFamily } from '../../src/core/task-family.js';
 import {
   firstWrongStep,
   plantError,
@@ -13,13 +13,13 @@ import {
 } from '../../src/tasks/scratchpad.js';
 import { hashText } from '../../src/util/hash.js';
 import { Rng } from '../../src/util/rng.js';
-import { invalid } from '../../roles/types.js';
+import { invalid } from '../../src/core/role.js';
 import { arenaOptions } from '../options.js';
 import { CriticArenaOptionsSchema, type CriticArenaOptions } from './options.js';
 import { criticMetrics } from './metrics.js';
 import { randomOfLength, slip } from './planters.js';
 import { CHECK_SCOPE, firstRejected } from './protocol.js';
-import type { ActOptions, Arena, ArenaContext, EpisodeEnd } from '../types.js';
+import type { ActOptions, Arena, ArenaContext, EpisodeEnd } from '../../src/core/arena.js';
 
 /**
  * Self-Play Critic (SPC): a step critic against a sneaky generator, on sums worked step by

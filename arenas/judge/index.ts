@@ -1,14 +1,14 @@
 import type { Observable } from 'rxjs';
-import { fromRun } from '../operators/from-run.js';
+import { fromRun } from '../../src/core/operators/from-run.js';
 import type { Episode, Task, Turn } from '../../src/core/types.js';
-import type { TaskFamily } from '../../src/tasks/types.js';
+import type { TaskFamily } from '../../src/core/task-family.js';
 import { hashText } from '../../src/util/hash.js';
 import { Rng } from '../../src/util/rng.js';
 import { arenaOptions } from '../options.js';
 import { judgeMetrics } from './metrics.js';
 import { JudgeArenaOptionsSchema, OWN_SCOPE, type JudgeArenaOptions } from './options.js';
 import { digitSlip } from './slips.js';
-import type { Arena, ArenaContext } from '../types.js';
+import type { Arena, ArenaContext } from '../../src/core/arena.js';
 
 /**
  * A judge that learns whether answers are right (JudgeLRM): the solver answers the task

@@ -1,5 +1,5 @@
 import type { Episode, Turn } from '../../src/core/types.js';
-import type { TaskFamily } from '../../src/tasks/types.js';
+import type { TaskFamily } from '../../src/core/task-family.js';
 import { peerDiagnostics } from '../../judges/peer.js';
 import { OWN_SCOPE, type JudgeArenaOptions } from './options.js';
 

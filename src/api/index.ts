@@ -3,6 +3,10 @@
  * (arenas, judges, roles, task families, evaluators, through `define*`), what runs an
  * experiment (`runExperiment`, `loadConfig`), and the plain-JSON types they pass around.
  * Everything else in the package is internal and may change.
+ *
+ * It only re-exports, and nothing of roles/, arenas/, judges/ or memory/: the contracts a kind
+ * implements are in src/core, and the built-in kinds are reached by name through the registry
+ * of kinds (src/registry.ts), src/'s one composition point (test/layout.test.ts).
  */
 
 // extending
@@ -20,7 +24,7 @@ export {
   type RoleFactory,
   type RoleSpec,
   type OptionsSchema,
-} from '../plugins/define.js';
+} from './define.js';
 export { loadPlugins, type PluginDefinition } from '../plugins/load.js';
 
 // running
@@ -31,16 +35,15 @@ export type { MetricsRow } from '../store/run.js';
 
 // what arenas, roles and judges exchange (plain JSON)
 export type { Action, BatchRewards, CompareScope, Episode, Reward, RoleId, Task, Turn } from '../core/types.js';
-export type { ActOptions, Arena, ArenaContext, ArenaFactory, EpisodeEnd } from '../../arenas/types.js';
-export type { AnswerParser, Observation, Role } from '../../roles/types.js';
-export type { Judge, VerifyFn } from '../../judges/types.js';
-export type { JudgeDeps, JudgeFactory } from '../../judges/registry.js';
-export type { ParsedAnswer, TaskFamily } from '../tasks/types.js';
+export type { ActOptions, Arena, ArenaContext, ArenaFactory, EpisodeEnd } from '../core/arena.js';
+export type { AnswerParser, Observation, Role } from '../core/role.js';
+export type { Judge, JudgeDeps, JudgeFactory, VerifyFn } from '../core/judge.js';
+export type { ParsedAnswer, TaskFamily } from '../core/task-family.js';
 export type { EvalContext, Evaluator, EvaluatorFactory, EvaluatorSpec } from '../engine/evaluators/types.js';
 
 // helpers for writing them
-export { fromRun } from '../../arenas/operators/from-run.js';
+export { fromRun } from '../core/operators/from-run.js';
 export { parseOptions } from '../config/issues.js';
-export { invalid, valid } from '../../roles/types.js';
+export { invalid, valid } from '../core/role.js';
 export { Rng } from '../util/rng.js';
 export { arithmetic, strings } from '../tasks/index.js';

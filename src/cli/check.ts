@@ -1,14 +1,13 @@
 import { existsSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
-import type { ArenaKind } from '../../arenas/types.js';
-import type { JudgeKind } from '../../judges/registry.js';
+import type { ArenaKind } from '../core/arena.js';
+import type { JudgeKind } from '../core/judge.js';
 import { parseOptions } from '../config/issues.js';
 import { loadConfig } from '../config/load.js';
 import type { ExperimentConfig } from '../config/schema.js';
 import { howToMake, makeMissingBases, neededBases } from '../pretrain/bases.js';
-import { evaluatorKinds } from '../engine/evaluators/index.js';
 import { preflight } from '../engine/preflight.js';
-import { createContainer, Registry, Resolver, TOKENS } from '../engine/registry.js';
+import { createContainer, evaluatorRegistry, Registry, Resolver, TOKENS } from '../registry.js';
 import { loadPlugins } from '../plugins/load.js';
 
 export interface CheckOptions {
@@ -43,7 +42,7 @@ export async function checkCommand(configPath: string, o: CheckOptions, root = '
     return `${j.kind}, weight ${j.weight}${opts(options)}`;
   });
   // evaluators are built by preflight, which reads their data; their kinds and options are checked here in any case
-  const evaluatorKindsHere = evaluatorKinds(() => () => undefined).addAll(plan.definitions);
+  const evaluatorKindsHere = evaluatorRegistry(plan.definitions, () => () => undefined);
   const evaluators = c.evaluators.map((e, i) => {
     if (c.evaluators.findIndex((x) => x.name === e.name) !== i)
       throw new Error(`evaluators.${i}.name: '${e.name}' is used twice`);

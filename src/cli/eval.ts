@@ -1,6 +1,6 @@
 import { initBackend, describeBackend, type BackendChoice } from '../backend/index.js';
 import type { Accelerate } from '../backend/accelerate.js';
-import { evaluateSolver, type EvalResult } from '../engine/evaluate.js';
+import { evaluateSolver, type EvalResult } from '../core/evaluate.js';
 import { openModel } from '../models/open.js';
 import { roleTokenizer } from '../models/hf/text.js';
 import type { HfPolicy } from '../models/hf/policy.js';
@@ -8,7 +8,7 @@ import type { TinyLM } from '../models/tinylm.js';
 import type { Tokenizer } from '../tokenizer/types.js';
 import { readTasksJsonl } from '../tasks/jsonl.js';
 import { startReplicas } from '../parallel/replicas.js';
-import { resolveTaskFamily } from '../engine/registry.js';
+import { resolveTaskFamily } from '../registry.js';
 import { createProgress, type ProgressStream } from '../progress/index.js';
 
 export interface EvalOptions {

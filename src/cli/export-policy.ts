@@ -1,8 +1,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { GameArena } from '../../arenas/game.js';
 import { initBackend } from '../backend/index.js';
-import { planExperiment } from '../engine/registry.js';
+import { planExperiment } from '../registry.js';
 import { seatsTable } from '../engine/evaluators/exploitability.js';
 import { AveragePolicy, type AverageState } from '../games/average.js';
 import { Minimax, playVsMinimax } from '../games/minimax.js';
@@ -70,8 +69,7 @@ export async function exportPolicyCommand(
     throw new Error(`export-policy: ${store.dir} has no checkpoint of iteration ${o.iteration}; held: ${held}`);
   }
   const plan = await planExperiment(c);
-  if (!(plan.arena instanceof GameArena))
-    throw new Error(`export-policy: run ${store.dir} plays arena '${plan.arena.kind}', not a game`);
+  if (!plan.arena.game) throw new Error(`export-policy: run ${store.dir} plays arena '${plan.arena.kind}', not a game`);
   await initBackend(c.backend, c.accelerate);
   const models: Record<string, TinyLM | MlpPolicy> = {};
   let tokenizer: CharTokenizer | undefined;

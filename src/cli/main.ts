@@ -155,7 +155,7 @@ program
   .action(async (o) => {
     const [{ tasksCommand }, { resolveTaskFamily }] = await Promise.all([
       import('./tasks.js'),
-      import('../engine/registry.js'),
+      import('../registry.js'),
     ]);
     console.log(JSON.stringify(tasksCommand(o, await resolveTaskFamily(o.family, o.plugin, '--family'))));
   });
@@ -169,7 +169,7 @@ program
   .option('--keys <list>', 'comma-separated metric names for the tables (default: eval metrics)')
   .option('--out <dir>', 'write index.html and a PNG and an SVG per chart here')
   .action(async (dirs: string[], o: { keys?: string; out?: string }) => {
-    const { reportCommand } = await import('./report.js');
+    const { reportCommand } = await import('../report/text.js');
     for (const dir of dirs)
       console.log((dirs.length > 1 ? `# ${dir}\n` : '') + (await reportCommand(dir, o.keys?.split(','))));
     if (o.out) {
@@ -226,10 +226,7 @@ program
     }) => {
       if (o.accelerate !== 'auto' && o.accelerate !== 'off')
         throw new Error(`worker: --accelerate must be auto or off, got '${o.accelerate}'`);
-      const [{ startWorker }, { untilStopped }] = await Promise.all([
-        import('../distributed/worker.js'),
-        import('./lifetime.js'),
-      ]);
+      const [{ startWorker }, { untilStopped }] = await Promise.all([import('./worker.js'), import('./lifetime.js')]);
       const w = await startWorker({
         redis: o.redis,
         queue: o.queue,

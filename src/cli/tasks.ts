@@ -3,8 +3,8 @@ import { parse as parseYaml } from 'yaml';
 import type { Task } from '../core/types.js';
 import { pretrainCorpus, PretrainSchema } from '../pretrain/index.js';
 import { readTasksJsonl, writeTasksJsonl } from '../tasks/jsonl.js';
-import { taskFamily } from '../tasks/index.js';
-import type { TaskFamily } from '../tasks/types.js';
+import { taskFamily } from '../registry.js';
+import type { TaskFamily } from '../core/task-family.js';
 import { Rng } from '../util/rng.js';
 
 export interface TasksOptions {

@@ -2,11 +2,11 @@ import { makeMissingBases } from '../pretrain/bases.js';
 import { join } from 'node:path';
 import { loadConfig, parseConfig } from '../config/load.js';
 import type { ExperimentInput } from '../config/schema.js';
-import type { Definition } from '../plugins/define.js';
+import type { Definition } from '../plugins/definition.js';
 import { freeRunDir, RunStore, type MetricsRow } from '../store/run.js';
 import { runLoop } from './loop.js';
 import { preflight, type Checked } from './preflight.js';
-import { planExperiment } from './registry.js';
+import { planExperiment } from '../registry.js';
 
 /** How {@link runExperiment} runs: overrides, where the run goes, a run to resume, a script's own definitions, logging. */
 export interface ExperimentOptions {

@@ -1,4 +1,4 @@
-import type { Arena } from '../../arenas/types.js';
+import type { Arena } from '../core/arena.js';
 import type { ExperimentConfig } from '../config/schema.js';
 import { GameLearner, type GameLearnerState, type PlayedMove } from '../games/learner.js';
 import type { Game } from '../games/types.js';

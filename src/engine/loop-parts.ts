@@ -1,13 +1,13 @@
 /** The loop's helpers: each phase's plumbing, so runLoop reads top to bottom. */
-import type { Arena } from '../../arenas/types.js';
-import type { TaskBuffer } from '../../memory/task-buffer.js';
+import type { Arena } from '../core/arena.js';
+import type { TaskBuffer } from './task-buffer.js';
 import type { ExperimentConfig } from '../config/schema.js';
 import type { Episode, Task } from '../core/types.js';
 import type { KlController } from '../rl/kl-reward.js';
 import type { ModelStep, TrainSample } from '../rl/trainer.js';
 import type { LanguageModel } from '../models/generate.js';
 import { BatchingServer } from '../serving/server.js';
-import type { TaskFamily } from '../tasks/types.js';
+import type { TaskFamily } from '../core/task-family.js';
 import { Rng } from '../util/rng.js';
 import type { RoleTraining, ScoredTurn } from './rewards.js';
 

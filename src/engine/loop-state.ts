@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { TaskBuffer, type BufferedTask } from '../../memory/task-buffer.js';
+import { TaskBuffer, type BufferedTask } from './task-buffer.js';
 import type { ExperimentConfig } from '../config/schema.js';
 import { KlController } from '../rl/kl-reward.js';
 import { RoleBaseline, type RoleBaselineState } from '../rl/role-baseline.js';

@@ -1,7 +1,8 @@
 import * as tf from '@tensorflow/tfjs';
 import { mkdirSync } from 'node:fs';
 import { firstValueFrom, toArray } from 'rxjs';
-import { Agents, playGroups } from '../../arenas/index.js';
+import { Agents } from '../core/agents.js';
+import { playGroups } from '../core/operators/play-groups.js';
 import { describeBackend, describeKernels, initBackend } from '../backend/index.js';
 import { loadNative } from '../backend/native/library.js';
 import type { ExperimentConfig } from '../config/schema.js';
@@ -14,7 +15,7 @@ import { startReplicas, workerCount, type Replicas } from '../parallel/replicas.
 import { BatchingServer } from '../serving/server.js';
 import { RemoteModelError, remoteServers } from '../openai/remote.js';
 import { RedisRollouts, RolloutJobFailed } from '../distributed/learner.js';
-import { correctStale } from '../distributed/stale.js';
+import { correctStale } from '../rl/stale.js';
 import type { Episode } from '../core/types.js';
 import type { RunStore } from '../store/run.js';
 import { evalMetrics, type Evaluator } from './evaluators/index.js';
@@ -32,8 +33,9 @@ import { loadModels, saveModels, saveReferences, tinyModels, type LoadedModels }
 import { phaseIndex, trainingRoles } from './phases.js';
 import { preflight, type Checked } from './preflight.js';
 import { GradientProbe } from './probe.js';
-import type { Definition } from '../plugins/define.js';
-import { planExperiment, type Plan } from './registry.js';
+import type { Definition } from '../plugins/definition.js';
+import { planExperiment } from '../registry.js';
+import type { Plan } from './plan.js';
 import { rolloutMetrics, scoreEpisodes, toSamples } from './rewards.js';
 import { addMagnetLogProbs, learnerUpdates, makeLearners } from './learners.js';
 import { ActServer } from '../serving/act-server.js';

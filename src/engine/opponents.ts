@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { AgentBinding } from '../../arenas/agents.js';
+import type { AgentBinding } from '../core/agents.js';
 import type { ExperimentConfig } from '../config/schema.js';
 import type { Episode } from '../core/types.js';
 import { OpponentPool, type PoolState } from '../games/pool.js';

@@ -1,6 +1,6 @@
 import { howToMake } from '../pretrain/bases.js';
-import { rolePrompt } from '../../roles/prompt.js';
-import type { Role } from '../../roles/types.js';
+import { rolePrompt } from '../core/prompt.js';
+import type { Role } from '../core/role.js';
 import { existsSync } from 'node:fs';
 import type { ExperimentConfig } from '../config/schema.js';
 import type { Task } from '../core/types.js';
@@ -9,7 +9,7 @@ import type { TaskCheck } from '../tasks/jsonl.js';
 import { CharTokenizer } from '../tokenizer/index.js';
 import { freshConfig } from './models.js';
 import { RemoteServer } from '../openai/remote.js';
-import type { Plan } from './registry.js';
+import type { Plan } from './plan.js';
 import { loadTaskSets } from './task-sets.js';
 import { buildEvaluators, type Evaluator } from './evaluators/index.js';
 import { AccuracyEvaluator } from './evaluators/accuracy.js';

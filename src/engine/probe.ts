@@ -1,5 +1,5 @@
-import { rolePrompt } from '../../roles/prompt.js';
-import type { Role } from '../../roles/types.js';
+import { rolePrompt } from '../core/prompt.js';
+import type { Role } from '../core/role.js';
 import * as tf from '@tensorflow/tfjs';
 import type { Task } from '../core/types.js';
 import type { Policy, PolicyInput } from '../models/types.js';

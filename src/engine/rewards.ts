@@ -1,5 +1,5 @@
-import { combineRewards, normalizeThenSum } from '../../judges/combine.js';
-import { voteOf } from '../../judges/majority.js';
+import { combineRewards, normalizeThenSum } from '../core/combine.js';
+import { voteOf } from '../core/vote.js';
 import { groupBy } from '../util/group.js';
 import type { Episode, Reward, Turn } from '../core/types.js';
 import type { ADVANTAGES, ExperimentConfig } from '../config/schema.js';
@@ -17,7 +17,7 @@ import { RoleBaseline } from '../rl/role-baseline.js';
 import { keepGroupsWithVariance } from '../rl/filter.js';
 import { StateBaseline } from '../rl/state-baseline.js';
 import type { TrainSample } from '../rl/trainer.js';
-import type { Plan } from './registry.js';
+import type { Plan } from './plan.js';
 
 /** A scored turn: where it is, its combined reward, each judge's part (and weight), its comparison group for advantages. */
 export interface ScoredTurn {

@@ -1,7 +1,7 @@
 import type { ExperimentConfig } from '../config/schema.js';
 import type { Task } from '../core/types.js';
 import { disjointSplit, generateTasks, readTasksJsonl, type TaskCheck } from '../tasks/jsonl.js';
-import type { TaskFamily } from '../tasks/types.js';
+import type { TaskFamily } from '../core/task-family.js';
 
 /** Checks per set: a file's bad task is reported with its file and line. */
 export interface TaskSetChecks {

@@ -1,7 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import type { MlpPolicy } from '../models/mlp.js';
-import { CHANCE, type Game, type GameState } from './types.js';
-import type { TabularPolicy } from './exploitability.js';
+import { CHANCE, type Game, type GameState, type TabularPolicy } from './types.js';
 
 /**
  * One state of every information state of every player: what a policy is asked at. A state

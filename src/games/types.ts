@@ -51,3 +51,6 @@ export function illegal(game: string, action: number, legal: readonly number[], 
     `${game}: move ${action} is not legal here; legal: ${legal.map((a) => `${a} (${name(a)})`).join(', ') || 'none (the game is over)'}`,
   );
 }
+
+/** Information-state key -> move -> probability: the format `export-policy` writes. */
+export type TabularPolicy = Record<string, Record<string, number>>;

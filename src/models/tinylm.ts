@@ -6,23 +6,9 @@ import { layoutBatch } from './score-batch.js';
 import { activeSgemm } from '../backend/native/index.js';
 import { nativeScore } from './native/scored.js';
 import { variablePrefix } from './names.js';
+import type { TinyLMConfig } from './tinylm-config.js';
 
-export interface TinyLMConfig {
-  /** number of token ids */
-  vocabSize: number;
-  /** width of the residual stream */
-  dModel: number;
-  /** attention heads; must divide dModel */
-  nHeads: number;
-  /** transformer blocks */
-  nLayers: number;
-  /** longest sequence (prompt + completion); learned positions cover it */
-  context: number;
-  /** add PPO's value head (a linear map of the final hidden state) */
-  valueHead?: boolean;
-  /** seed of the weight initialisation */
-  seed?: number;
-}
+export type { TinyLMConfig } from './tinylm-config.js';
 
 /** Per-layer keys and values kept during generation: [B, H, S, hd] each. */
 export interface LayerCache {

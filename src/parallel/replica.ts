@@ -4,7 +4,7 @@ import * as tf from '@tensorflow/tfjs';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { initBackend } from '../backend/index.js';
 import { generate, type GenerateOptions } from '../models/generate.js';
-import { nllShard } from '../models/supervised.js';
+import { nllShard } from '../rl/supervised.js';
 import type { PolicyInput } from '../models/types.js';
 import { TinyLM, type TinyLMConfig } from '../models/tinylm.js';
 import { JointTrainer, type TrainSample, type TrainerConfig, type UpdatePlan } from '../rl/trainer.js';

@@ -7,7 +7,7 @@ import type { GenerateOptions, Generation } from '../models/generate.js';
 import type { TinyLM, TinyLMConfig } from '../models/tinylm.js';
 import type { GradientReplicas, ShardGradients, TrainSample, TrainerConfig, UpdatePlan } from '../rl/trainer.js';
 import type { GenerateReplicas } from '../serving/server.js';
-import type { NllReplicas } from '../models/supervised.js';
+import type { NllReplicas } from '../rl/supervised.js';
 import type { PolicyInput } from '../models/types.js';
 import type { IndexedGrads } from '../rl/grads.js';
 import { startTsWorker } from '../util/worker.js';

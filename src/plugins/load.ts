@@ -7,11 +7,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { isDefinition, type Definition } from './define.js';
+import { isDefinition, type Definition, type PluginDefinition } from './definition.js';
+
+export type { PluginDefinition } from './definition.js';
 
 /** A definition and who made it, as errors name them (`plugin ./my-plugin.ts`). */
-export type PluginDefinition = Definition & { source: string };
-
 const EXPECTED =
   'export what defineArena, defineJudge, defineRole, defineTaskFamily or defineEvaluator return (named exports, the default export, or a list of them)';
 

@@ -1,11 +1,11 @@
-import { rolePrompt } from '../../roles/prompt.js';
-import { JudgeRole, ProposerRole } from '../../roles/others.js';
-import { SolverRole } from '../../roles/solver.js';
+import { rolePrompt } from '../core/prompt.js';
+import { SolverRole } from '../core/solver.js';
+import { invalid } from '../core/role.js';
 import type { Task } from '../core/types.js';
 import type { PolicyInput } from '../models/types.js';
 import { drawUnseen, mixtureSource, type MixtureCell } from '../tasks/common.js';
-import { taskFamily } from '../tasks/index.js';
-import type { TaskFamily } from '../tasks/types.js';
+import { ROLE_KINDS, taskFamily } from '../registry.js';
+import type { TaskFamily } from '../core/task-family.js';
 import type { Tokenizer } from '../tokenizer/types.js';
 import { Rng } from '../util/rng.js';
 import type { PretrainConfig } from './schema.js';
@@ -136,7 +136,7 @@ export function cellDifficulty(
 
 /** The proposer's prompt: its role renders a request for a new task of the family. */
 function proposerPrompt(tokenizer: Tokenizer, family: TaskFamily<unknown>): number[] {
-  const role = new ProposerRole();
+  const role = ROLE_KINDS.proposer(() => invalid('a proposer parses its own output'));
   return rolePrompt(tokenizer, role, role.render({ task: { id: 'seed', family: family.name, prompt: '' } }));
 }
 
@@ -152,7 +152,7 @@ export function trainingExamples(
     completion: [...tokenizer.encode(t.target ?? t.answer!), tokenizer.eos],
   }));
   const prompt = proposerPrompt(tokenizer, family);
-  const judge = new JudgeRole();
+  const judge = ROLE_KINDS.judge(() => invalid('a judge parses its own output'));
   const verdicts = corpus.verdicts.map((v) => ({
     prompt: rolePrompt(tokenizer, judge, judge.render({ task: v.task, answers: v.answers })),
     completion: [...tokenizer.encode(v.verdict), tokenizer.eos],

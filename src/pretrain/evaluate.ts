@@ -1,16 +1,17 @@
-import { Agents } from '../../arenas/agents.js';
-import { JudgeRole, ProposerRole } from '../../roles/others.js';
+import { Agents } from '../core/agents.js';
+import { invalid } from '../core/role.js';
+import { ROLE_KINDS } from '../registry.js';
 import type { Task } from '../core/types.js';
 import type { LanguageModel } from '../models/generate.js';
 import type { TinyLM } from '../models/tinylm.js';
 import { BatchingServer } from '../serving/server.js';
 import type { Replicas } from '../parallel/replicas.js';
-import type { ParsedProposal, TaskFamily } from '../tasks/types.js';
+import type { ParsedProposal, TaskFamily } from '../core/task-family.js';
 import type { CharTokenizer } from '../tokenizer/index.js';
 import type { Tokenizer } from '../tokenizer/types.js';
-import { evaluateSolver, type EvalResult } from '../engine/evaluate.js';
+import { evaluateSolver, type EvalResult } from '../core/evaluate.js';
 import type { PretrainCorpus, Verdict } from './corpus.js';
-import { roleEvaluation, type RoleProbes } from './corpora/role.js';
+import { roleEvaluation, type RoleEvaluation, type RoleProbes } from './corpora/role.js';
 import type { PretrainConfig } from './schema.js';
 
 /** What a base's proposer writes: the share that parses inside the task bounds, and how the valid ones measure. */
@@ -22,18 +23,12 @@ export interface ProposalStats {
 }
 
 /** Held-out accuracy of the solver on every set, and the proposer's validity when there is one. */
-export interface BaseEvaluation {
+export interface BaseEvaluation extends RoleEvaluation {
   /** absent for a memory base (its dialogues are not solved) */
   heldOut?: EvalResult;
   sets: Record<string, number>;
   proposer?: ProposalStats;
   verdicts?: number;
-  /** a critic base: greedy verdict (and check) accuracy on held-out carry slips and random errors */
-  critic?: Record<'slip' | 'random', { verdict: number; check?: number }>;
-  /** a memory base: the share of sampled outputs that parse, per role, on the held-out dialogues */
-  memory?: { manager: number; answer: number };
-  /** a game base: the mass its table puts on legal moves, and the table's exploitability */
-  game?: { legalMass: number; exploitability: number };
 }
 
 /**
@@ -51,10 +46,14 @@ export async function sampleProposals(
   if (!family.parseProposal || !family.measure)
     throw new Error(`proposer: task family '${family.name}' cannot read proposals (no parseProposal and measure)`);
   const server = new BatchingServer('proposer', model, o.seed);
-  const agents = new Agents({ proposer: { role: new ProposerRole(), model: 'proposer', server } }, tokenizer, {
-    temperature: 1,
-    maxNewTokens: o.maxNewTokens,
-  });
+  const agents = new Agents(
+    { proposer: { role: ROLE_KINDS.proposer((o) => family.parseAnswer(o)), model: 'proposer', server } },
+    tokenizer,
+    {
+      temperature: 1,
+      maxNewTokens: o.maxNewTokens,
+    },
+  );
   const seed: Task = { id: 'seed', family: family.name, prompt: '' };
   const turns = await Promise.all(Array.from({ length: o.samples }, () => agents.act('proposer', { task: seed })));
   const stats: ProposalStats = { samples: o.samples, valid: 0, cells: {}, prompts: [] };
@@ -116,10 +115,14 @@ export async function evaluateBase(b: Base, config: PretrainConfig, seed: number
 /** The share of `examples` whose greedy verdict is the right one (the judge role, as a run asks it). */
 async function verdictAccuracy(model: LanguageModel, tokenizer: Tokenizer, examples: Verdict[]): Promise<number> {
   const server = new BatchingServer('judge', model, 0);
-  const agents = new Agents({ judge: { role: new JudgeRole(), model: 'judge', server } }, tokenizer, {
-    temperature: 0,
-    maxNewTokens: 2,
-  });
+  const agents = new Agents(
+    { judge: { role: ROLE_KINDS.judge(() => invalid('a judge parses its own output')), model: 'judge', server } },
+    tokenizer,
+    {
+      temperature: 0,
+      maxNewTokens: 2,
+    },
+  );
   const turns = await Promise.all(examples.map((v) => agents.act('judge', { task: v.task, answers: v.answers })));
   return turns.filter((t, i) => t.action.valid && t.action.value === examples[i].verdict).length / examples.length;
 }

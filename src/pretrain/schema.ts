@@ -4,10 +4,7 @@ import { readFileSync } from 'node:fs';
 import { BACKEND_CHOICES, type BackendChoice } from '../backend/index.js';
 import { ACCELERATE_CHOICES, type Accelerate } from '../backend/accelerate.js';
 import { ArchitectureSchema } from '../models/hf/create.js';
-import { JudgeCorpusSchema } from './corpora/judge.js';
-import { CriticCorpusSchema } from './corpora/critic.js';
-import { MemoryCorpusSchema } from './corpora/memory.js';
-import { GameCorpusSchema } from './corpora/game.js';
+import { ROLE_CORPORA } from '../registry.js';
 
 const Difficulty = z.record(z.string(), z.unknown());
 /** weighted difficulties; each difficulty is merged over `task.difficulty`, so shared fields are written once */
@@ -91,23 +88,23 @@ export const PretrainSchema = z
     init: z.string().optional(),
     /** modules that define task families (paths from the working directory, or package names), as an experiment's `plugins` */
     plugins: z.array(z.string().min(1)).default([]),
-    /** teach `init` the judge role's verdict format instead of solving (src/pretrain/corpora/judge.ts): its examples replace the solver corpus, whose held-out set still measures the solver */
-    judge: JudgeCorpusSchema.optional(),
+    /** teach `init` the judge role's verdict format instead of solving (arenas/judge/corpus.ts): its examples replace the solver corpus, whose held-out set still measures the solver */
+    judge: ROLE_CORPORA.judge.schema.optional(),
     /**
      * teach `init` (a solver that writes sums with working) the critic role's verdicts on the training
-     * tasks instead (src/pretrain/corpora/critic.ts); held-out verdicts on carry slips and random errors measure it
+     * tasks instead (arenas/critic/corpus.ts); held-out verdicts on carry slips and random errors measure it
      */
-    critic: CriticCorpusSchema.optional(),
+    critic: ROLE_CORPORA.critic.schema.optional(),
     /**
-     * teach a model the memory arena's two roles on the training dialogues instead (src/pretrain/corpora/memory.ts);
+     * teach a model the memory arena's two roles on the training dialogues instead (arenas/memory-corpus.ts);
      * the share of valid outputs on the held-out dialogues measures it, not solving
      */
-    memory: MemoryCorpusSchema.optional(),
+    memory: ROLE_CORPORA.memory.schema.optional(),
     /**
-     * teach a model a game's legal moves as the player role writes them instead (src/pretrain/corpora/game.ts):
+     * teach a model a game's legal moves as the player role writes them instead (arenas/game-corpus.ts):
      * `corpus.train` examples; the legal mass and exploitability of its table measure it, not solving
      */
-    game: GameCorpusSchema.optional(),
+    game: ROLE_CORPORA.game.schema.optional(),
   })
   .superRefine((c, ctx) => {
     if (c.judge && c.init === undefined)

@@ -10,11 +10,11 @@ import { loadModel } from '../models/store.js';
 import { TinyLM } from '../models/tinylm.js';
 import type { PolicyInput } from '../models/types.js';
 import { readTasksJsonl } from '../tasks/jsonl.js';
-import type { TaskFamily } from '../tasks/types.js';
+import type { TaskFamily } from '../core/task-family.js';
 import { CharTokenizer } from '../tokenizer/index.js';
 import type { Tokenizer } from '../tokenizer/types.js';
 import { trainingExamples, type PretrainCorpus } from './corpus.js';
-import { judgeExamples } from './corpora/judge.js';
+import { ROLE_CORPORA } from '../registry.js';
 import { roleCorpus, type RoleProbes } from './corpora/role.js';
 import type { TrainedBase } from './save.js';
 import type { PretrainConfig } from './schema.js';
@@ -59,7 +59,7 @@ export async function buildExamples(
 ): Promise<{ examples: PolicyInput[]; probes: RoleProbes }> {
   if (config.judge)
     return {
-      examples: judgeExamples(
+      examples: ROLE_CORPORA.judge.examples(
         t.model as TinyLM,
         t.tokenizer as CharTokenizer,
         readTasksJsonl(config.judge.tasks, family.name),

@@ -6,7 +6,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { loadCheckpoint, saveCheckpoint } from '../models/checkpoint.js';
-import type { SupervisedTrainer, TrainerPosition } from '../models/supervised.js';
+import type { SupervisedTrainer, TrainerPosition } from '../rl/supervised.js';
 import type { Policy } from '../models/types.js';
 import { encodeOptimizerState, restoreOptimizerState } from '../rl/optimizer-state.js';
 import type { BaseEvaluation } from './evaluate.js';

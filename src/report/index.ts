@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { reportCommand } from '../cli/report.js';
+import { reportCommand } from './text.js';
 import { createProgress, type ProgressStream } from '../progress/index.js';
 import { RunStore } from '../store/run.js';
 import { chartGroups } from './groups.js';

@@ -3,7 +3,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } fr
 import { basename, join } from 'node:path';
 import { loadConfig } from '../config/load.js';
 import { makeMissingBases } from '../pretrain/bases.js';
-import { createContainer, Resolver } from '../engine/registry.js';
+import { createContainer, Resolver } from '../registry.js';
 import type { Study } from './schema.js';
 
 /** One run of a study: a condition at a seed, in its own directory. */

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { parseOptions } from '../config/issues.js';
 import { intIn, invalid, show, verifyWith } from './common.js';
 import { parseScratchpad, scratchpadTarget } from './scratchpad.js';
-import type { ParsedAnswer, ParsedProposal, TaskFamily } from './types.js';
+import type { ParsedAnswer, ParsedProposal, TaskFamily } from '../core/task-family.js';
 
 /** The arithmetic difficulty knob. */
 export interface ArithmeticDifficulty {

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { Task } from '../core/types.js';
 import type { Rng } from '../util/rng.js';
-import type { ParsedAnswer, TaskFamily } from './types.js';
+import type { ParsedAnswer, TaskFamily } from '../core/task-family.js';
 
 /** A value as it should appear in an error message (JSON where possible, cut short). */
 export function show(value: unknown, max = 40): string {

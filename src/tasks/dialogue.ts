@@ -13,7 +13,7 @@ import type { Rng } from '../util/rng.js';
 import { z } from 'zod';
 import { parseOptions } from '../config/issues.js';
 import { intIn, invalid, show } from './common.js';
-import type { ParsedAnswer, TaskFamily } from './types.js';
+import type { ParsedAnswer, TaskFamily } from '../core/task-family.js';
 
 export interface DialogueDifficulty {
   /** sessions per dialogue: the horizon, 1..256 */

@@ -8,7 +8,7 @@ import { dirname } from 'node:path';
 import type { Task } from '../core/types.js';
 import { Rng } from '../util/rng.js';
 import { show } from './common.js';
-import type { TaskFamily } from './types.js';
+import type { TaskFamily } from '../core/task-family.js';
 
 /**
  * Writes tasks as JSONL (see {@link tasksJsonl}); creates the parent directory. An existing

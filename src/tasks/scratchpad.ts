@@ -6,7 +6,7 @@
  */
 import type { Rng } from '../util/rng.js';
 import { invalid } from './common.js';
-import type { ParsedAnswer } from './types.js';
+import type { ParsedAnswer } from '../core/task-family.js';
 
 /** The working for adding `operands` in a random order drawn from `rng`. */
 export function scratchpadTarget(operands: readonly number[], rng: Rng): string {

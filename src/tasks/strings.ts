@@ -7,7 +7,7 @@ import type { Rng } from '../util/rng.js';
 import { z } from 'zod';
 import { parseOptions } from '../config/issues.js';
 import { intIn, invalid, show, verifyWith } from './common.js';
-import type { ParsedAnswer, TaskFamily } from './types.js';
+import type { ParsedAnswer, TaskFamily } from '../core/task-family.js';
 
 /** The string operations this family knows. */
 export type StringOp = 'reverse' | 'sort';

@@ -1,11 +1,11 @@
 import { expect } from 'chai';
+import { makeArena, makeJudge } from '../../src/registry.js';
 import { scriptedTurn } from './scripted.js';
 import { firstValueFrom, toArray } from 'rxjs';
-import { AdversarialCriticArena, makeArena, playGroups, type ArenaContext } from '../../arenas/index.js';
+import { AdversarialCriticArena, playGroups, type ArenaContext } from '../../arenas/index.js';
 import { firstRejected } from '../../arenas/critic/index.js';
-import { makeJudge } from '../../judges/registry.js';
 import { CriticRole, SneakyRole } from '../../roles/index.js';
-import type { Observation } from '../../roles/types.js';
+import type { Observation } from '../../src/core/role.js';
 import type { Episode, Task, Turn } from '../../src/core/types.js';
 import { comparisonGroup } from '../../src/core/groups.js';
 import { arithmetic } from '../../src/tasks/arithmetic.js';

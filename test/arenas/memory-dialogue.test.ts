@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { firstValueFrom, toArray } from 'rxjs';
 import { MemoryDialogueArena } from '../../arenas/memory-dialogue.js';
-import type { ArenaContext, EpisodeEnd } from '../../arenas/types.js';
-import { ruleContext } from '../../memory/rules.js';
+import type { ArenaContext, EpisodeEnd } from '../../src/core/arena.js';
+import { ruleContext } from '../../arenas/memory-rules.js';
 import { comparisonGroup } from '../../src/core/groups.js';
 import type { Episode, Task, Turn } from '../../src/core/types.js';
 import { arithmetic } from '../../src/tasks/arithmetic.js';

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
+import { makeArena, makeJudge } from '../../src/registry.js';
 import { scriptedTurn } from './scripted.js';
 import { firstValueFrom, toArray } from 'rxjs';
-import { JudgeArena, makeArena, PeerArena, playGroups, type ArenaContext } from '../../arenas/index.js';
-import { makeJudge } from '../../judges/registry.js';
+import { JudgeArena, PeerArena, playGroups, type ArenaContext } from '../../arenas/index.js';
 import { JudgeRole, SolverRole } from '../../roles/index.js';
 import type { Episode, Task, Turn } from '../../src/core/types.js';
 import { arithmetic } from '../../src/tasks/arithmetic.js';

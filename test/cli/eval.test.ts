@@ -14,7 +14,7 @@ import { HfTokenizer } from '../../src/models/hf/tokenizer.js';
 import { HfCausalLM } from '../../src/models/hf/model.js';
 import { HfPolicy } from '../../src/models/hf/policy.js';
 import { generate } from '../../src/models/generate.js';
-import { SolverRole } from '../../roles/solver.js';
+import { SolverRole } from '../../src/core/solver.js';
 
 describe('coevolve eval', () => {
   const dir = mkdtempSync(join(tmpdir(), 'coevolve-eval-'));

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { reportCommand } from '../../src/cli/report.js';
+import { reportCommand } from '../../src/report/text.js';
 import { parseConfig } from '../../src/config/load.js';
 import { RunStore } from '../../src/store/run.js';
 import { tinyConfig } from '../engine/fixtures.js';

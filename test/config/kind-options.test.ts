@@ -1,13 +1,12 @@
 import { expect } from 'chai';
+import { ARENA_KINDS, JUDGE_KINDS, TASK_FAMILIES, evaluatorKinds } from '../../src/registry.js';
 import { z } from 'zod';
-import { ARENA_KINDS } from '../../arenas/index.js';
-import { JUDGE_KINDS } from '../../judges/registry.js';
+
 import { ConfigError, parseOptions } from '../../src/config/issues.js';
 import { parseConfig } from '../../src/config/load.js';
-import { evaluatorKinds } from '../../src/engine/evaluators/index.js';
-import { planExperiment } from '../../src/engine/registry.js';
-import { defineArena, defineJudge } from '../../src/plugins/define.js';
-import { TASK_FAMILIES } from '../../src/tasks/index.js';
+import { planExperiment } from '../../src/registry.js';
+import { defineArena, defineJudge } from '../../src/api/define.js';
+
 import { tinyConfig } from '../engine/fixtures.js';
 
 /** The keys a kind's options accept, read from its schema (the error must list exactly these). */

@@ -89,7 +89,7 @@ describe('shipped configs', () => {
   it('every run config (configs/default.yaml and configs/runs/) validates and resolves', async () => {
     const { readdirSync } = await import('node:fs');
     const { loadConfig } = await import('../../src/config/load.js');
-    const { createContainer, Resolver } = await import('../../src/engine/registry.js');
+    const { createContainer, Resolver } = await import('../../src/registry.js');
     const files = [
       'default.yaml',
       ...readdirSync('configs/runs', { recursive: true })

@@ -1,12 +1,13 @@
 import { expect } from 'chai';
+import { ARENA_KINDS, ROLE_KINDS, TASK_FAMILIES, makeArena } from '../../src/registry.js';
 import { firstValueFrom, toArray } from 'rxjs';
-import { ARENA_KINDS, Agents, makeArena, playGroups, type Arena } from '../../arenas/index.js';
-import { ROLE_KINDS } from '../../roles/index.js';
+import { Agents, playGroups, type Arena } from '../../arenas/index.js';
+
 import { initBackend } from '../../src/backend/index.js';
 import { TinyLM } from '../../src/models/tinylm.js';
 import { BatchingServer } from '../../src/serving/server.js';
 import { generateTasks } from '../../src/tasks/jsonl.js';
-import { TASK_FAMILIES } from '../../src/tasks/index.js';
+
 import { CharTokenizer } from '../../src/tokenizer/index.js';
 import { TEST_BACKEND } from '../needs.js';
 

@@ -7,7 +7,7 @@ import { runCommand } from '../../src/cli/run.js';
 import { loadConfig, parseConfig } from '../../src/config/load.js';
 import type { ExperimentInput } from '../../src/config/schema.js';
 import { preflight } from '../../src/engine/preflight.js';
-import { createContainer, Resolver } from '../../src/engine/registry.js';
+import { createContainer, Resolver } from '../../src/registry.js';
 import { tinyConfig } from './fixtures.js';
 
 const jsonl = (rows: object[]) => rows.map((r) => JSON.stringify(r) + '\n').join('');

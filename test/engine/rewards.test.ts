@@ -1,13 +1,13 @@
 import { expect } from 'chai';
 import { RoleBaseline } from '../../src/rl/role-baseline.js';
 import { MajorityJudge } from '../../judges/majority.js';
-import { SolverRole } from '../../roles/solver.js';
+import { SolverRole } from '../../src/core/solver.js';
 import { VerifierJudge } from '../../judges/verifier.js';
 import type { Episode, Task } from '../../src/core/types.js';
 import { parseConfig } from '../../src/config/load.js';
-import type { Plan } from '../../src/engine/registry.js';
+import type { Plan } from '../../src/registry.js';
 import { rolloutMetrics, scoreEpisodes, toSamples } from '../../src/engine/rewards.js';
-import { normalizeThenSum } from '../../judges/combine.js';
+import { normalizeThenSum } from '../../src/core/combine.js';
 import { arithmetic } from '../../src/tasks/arithmetic.js';
 import { tinyConfig } from './fixtures.js';
 

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { JUDGE_KINDS, MajorityJudge, SelfCertaintyJudge, VerifierJudge, makeJudge } from '../../judges/index.js';
+import { JUDGE_KINDS, makeJudge } from '../../src/registry.js';
+import { MajorityJudge, SelfCertaintyJudge, VerifierJudge } from '../../judges/index.js';
 import { ans, solverGroup } from './fixtures.js';
 
 const verify = (task: { answer?: string }, output: string) => output.endsWith(task.answer ?? '\u0000');

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Episode, Task } from '../../src/core/types.js';
 import { VerdictJudge } from '../../judges/verdict.js';
-import { makeJudge } from '../../judges/registry.js';
+import { makeJudge } from '../../src/registry.js';
 import { turn } from './fixtures.js';
 
 // verdict turns as the judge arena files them: the truth in task.answer, the ideal completion in task.target

@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import { expect } from 'chai';
 import { initBackend } from '../../src/backend/index.js';
 import { generate } from '../../src/models/generate.js';
-import { SupervisedTrainer } from '../../src/models/supervised.js';
+import { SupervisedTrainer } from '../../src/rl/supervised.js';
 import { TinyLM } from '../../src/models/tinylm.js';
 import { Replicas } from '../../src/parallel/replicas.js';
 import type { AggMode } from '../../src/rl/loss.js';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Episode, Turn } from '../../src/core/types.js';
 import { arithmetic } from '../../src/tasks/index.js';
-import { defineArena, defineJudge, defineRole, defineTaskFamily, isDefinition } from '../../src/plugins/define.js';
+import { defineArena, defineJudge, defineRole, defineTaskFamily, isDefinition } from '../../src/api/define.js';
 
 const turn = (role: string, text: string, valid = true): Turn => ({
   index: 0,

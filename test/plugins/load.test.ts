@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { runExperiment } from '../../src/engine/experiment.js';
 import { loadPlugins } from '../../src/plugins/load.js';
-import { resolveTaskFamily } from '../../src/engine/registry.js';
+import { resolveTaskFamily } from '../../src/registry.js';
 import { Rng } from '../../src/util/rng.js';
 import { tinyConfig } from '../engine/fixtures.js';
 

@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { moveCode } from '../../arenas/game.js';
-import { gameExamples } from '../../src/pretrain/corpora/game.js';
+import { gameExamples } from '../../arenas/game-corpus.js';
 import { pretrain, PretrainSchema } from '../../src/pretrain/index.js';
 import { kuhnPoker } from '../../src/games/kuhn.js';
 import { loadModel } from '../../src/models/store.js';

@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { reportCommand } from '../../src/cli/report.js';
+import { reportCommand } from '../../src/report/text.js';
 import { runInfo } from '../../src/dashboard/runs.js';
 import { chartGroups } from '../../src/report/groups.js';
 import { loadModel } from '../../src/models/store.js';

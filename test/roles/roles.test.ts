@@ -1,13 +1,6 @@
 import { expect } from 'chai';
-import {
-  CriticRole,
-  JudgeRole,
-  MemoryManagerRole,
-  ProposerRole,
-  ROLE_KINDS,
-  SneakyRole,
-  SolverRole,
-} from '../../roles/index.js';
+import { ROLE_KINDS } from '../../src/registry.js';
+import { CriticRole, JudgeRole, MemoryManagerRole, ProposerRole, SneakyRole, SolverRole } from '../../roles/index.js';
 import type { Task } from '../../src/core/types.js';
 
 const task: Task = { id: 't', family: 'arithmetic', prompt: '2+3=', answer: '5' };

@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { simdCall } from '../simd/index.js';
-import { fusedKernelsActive } from './index.js';
+import { fusedKernelsActive } from './active.js';
 
 type Args = Parameters<tf.KernelFunc>[0];
 type Gradients = Parameters<tf.AdamOptimizer['applyGradients']>[0];

@@ -1,7 +1,10 @@
 import * as tf from '@tensorflow/tfjs';
 import { ownKernel, override, restore } from '../overrides.js';
 import { ADDRESSABLE } from '../views.js';
+import { active, fusedKernelsActive } from './active.js';
 import { adamKernel } from './adam.js';
+
+export { fusedKernelsActive } from './active.js';
 import { sharedCopyKernels } from './copies.js';
 import { expKernel } from './exp.js';
 import { geluKernels, registerGeluGradient } from './gelu.js';
@@ -14,13 +17,7 @@ import { leadingSumKernel } from './sum.js';
  * (copies, transposed sums). They compute what tfjs computes to float32 rounding and need no
  * library.
  */
-const active = new Set<string>();
 const names = new Map<string, string[]>();
-
-/** Whether the fused kernels serve `backendName` (the one in use by default). */
-export function fusedKernelsActive(backendName = tf.getBackend()): boolean {
-  return active.has(backendName);
-}
 
 /** Turns the fused kernels of `backendName` on or off (off restores tfjs's own); false where they cannot run. */
 export function setFusedKernels(backendName: string, on: boolean): boolean {

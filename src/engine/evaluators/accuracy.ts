@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { Task } from '../../core/types.js';
 import { readTasksJsonl, type TaskCheck } from '../../tasks/jsonl.js';
-import { evaluateSolver } from '../evaluate.js';
+import { evaluateSolver } from '../../core/evaluate.js';
 import { z } from 'zod';
 import {
   dataFile,

@@ -1,4 +1,3 @@
-import { GameArena } from '../../../arenas/game.js';
 import type { TabularPolicy } from '../../games/exploitability.js';
 import { randomActor, roundRobin, tableActor, type Actor } from '../../games/match.js';
 import { eloRatings } from '../../games/pool.js';
@@ -93,7 +92,7 @@ export const eloKind = evaluatorKind(
     snapshotEvery: positiveInt().default(1),
   }),
   (spec, c, plan, where) => {
-    if (!(plan.arena instanceof GameArena))
+    if (!plan.arena.game)
       throw new Error(`${where}: elo rates a game arena's players; arena '${plan.arena.kind}' is not one`);
     const seats = Object.keys(plan.arena.roles).map((roleId) => ({
       roleId,

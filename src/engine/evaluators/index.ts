@@ -1,32 +1,13 @@
 import type { ExperimentConfig } from '../../config/schema.js';
 import type { TaskCheck } from '../../tasks/jsonl.js';
 import type { Task } from '../../core/types.js';
-import { Registry, type Plan } from '../registry.js';
+import type { Plan } from '../plan.js';
+import { evaluatorRegistry } from '../../registry.js';
 import { parseOptions } from '../../config/issues.js';
-import { AccuracyEvaluator, accuracyKind } from './accuracy.js';
-import { eloKind } from './elo.js';
-import { exploitabilityKind } from './exploitability.js';
-import { memoryQaKind } from './memory.js';
-import { minimaxKind } from './minimax.js';
-import { proposalsKind } from './proposals.js';
-import { criticKind, verdictsKind } from './verdicts.js';
-import { pickRole, type Evaluator, type EvaluatorKind } from './types.js';
+import { AccuracyEvaluator } from './accuracy.js';
+import { pickRole, type Evaluator } from './types.js';
 
 export type { EvalContext, Evaluator } from './types.js';
-
-/** Evaluator kinds by the name configs use. `check` vets each task of a data file (it fits the model). */
-export function evaluatorKinds(check: (where: string) => TaskCheck): Registry<EvaluatorKind> {
-  return new Registry('evaluator', {
-    accuracy: accuracyKind(check),
-    proposals: proposalsKind,
-    exploitability: exploitabilityKind,
-    elo: eloKind,
-    minimax: minimaxKind,
-    verdicts: verdictsKind(check),
-    critic: criticKind(check),
-    'memory-qa': memoryQaKind,
-  });
-}
 
 /**
  * The run's evaluators: `tasks.eval` as the unnamed accuracy evaluator (metrics `eval/pass1`,
@@ -53,7 +34,7 @@ export function buildEvaluators(
       }),
     );
   }
-  const kinds = evaluatorKinds(check).addAll(plan.definitions);
+  const kinds = evaluatorRegistry(plan.definitions, check);
   c.evaluators.forEach((spec, i) => {
     const where = `evaluators.${i}`;
     if (c.evaluators.findIndex((o) => o.name === spec.name) !== i)

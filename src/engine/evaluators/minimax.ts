@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { GameArena } from '../../../arenas/game.js';
 import { Minimax, playVsMinimax } from '../../games/minimax.js';
 import type { Game } from '../../games/types.js';
 import { evalSeatsTable, type SeatSpec } from './exploitability.js';
@@ -52,7 +51,7 @@ export class MinimaxEvaluator implements Evaluator {
 export const minimaxKind = evaluatorKind(
   z.strictObject({ games: positiveInt().default(200) }), // games in each seat
   (spec, c, plan, where) => {
-    if (!(plan.arena instanceof GameArena) || plan.arena.game.numPlayers !== 2 || !plan.arena.game.zeroSum)
+    if (!plan.arena.game || plan.arena.game.numPlayers !== 2 || !plan.arena.game.zeroSum)
       throw new Error(
         `${where}: minimax plays a two-player zero-sum game arena's players; arena '${plan.arena.kind}' is not one`,
       );

@@ -1,7 +1,7 @@
 import { firstValueFrom, from, mergeMap, toArray } from 'rxjs';
-import { Agents } from '../../../arenas/agents.js';
+import { Agents } from '../../core/agents.js';
 import { BatchingServer } from '../../serving/server.js';
-import { bigramEntropy } from '../../../arenas/propose-solve.js';
+import { bigramEntropy } from '../../util/bigram.js';
 import { z } from 'zod';
 import {
   evaluatorKind,
@@ -12,7 +12,7 @@ import {
   type Evaluator,
   textModel,
 } from './types.js';
-import type { Role } from '../../../roles/types.js';
+import type { Role } from '../../core/role.js';
 
 /**
  * What a proposer writes, measured apart from training: `samples` proposals at `temperature`,

@@ -4,9 +4,9 @@ import type { ExperimentConfig } from '../../config/schema.js';
 import type { RunModel } from '../models.js';
 import type { LanguageModel } from '../../models/generate.js';
 import type { GenerateReplicas } from '../../serving/server.js';
-import type { TaskFamily } from '../../tasks/types.js';
+import type { TaskFamily } from '../../core/task-family.js';
 import type { Tokenizer } from '../../tokenizer/types.js';
-import type { Plan } from '../registry.js';
+import type { Plan } from '../plan.js';
 
 /** What an evaluator reads when it runs: the live models, by id, and the run's settings. */
 export interface EvalContext {

@@ -1,4 +1,4 @@
-import type { TinyLMConfig } from '../tinylm.js';
+import type { TinyLMConfig } from '../tinylm-config.js';
 import type { PassOps } from './ops.js';
 import type { ScoreBatch } from '../score-batch.js';
 

@@ -1,5 +1,5 @@
 import type { Sgemm } from '../../backend/native/library.js';
-import type { TinyLMConfig } from '../tinylm.js';
+import type { TinyLMConfig } from '../tinylm-config.js';
 import { attend, attendBackward, type AttentionShape } from './attention.js';
 import { PassMemory } from './memory.js';
 import { PassOps } from './ops.js';

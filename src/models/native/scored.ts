@@ -1,9 +1,16 @@
 import * as tf from '@tensorflow/tfjs';
 import type { Sgemm } from '../../backend/native/library.js';
-import type { TinyLM } from '../tinylm.js';
+import type { TinyLMConfig } from '../tinylm-config.js';
 import type { PolicyInput, ScoredBatch } from '../types.js';
 import { NativeScore } from './score.js';
 import { layoutBatch } from '../score-batch.js';
+
+/** What the native path reads of a TinyLM: its shape and its weights by name. */
+export interface NativeScored {
+  readonly config: TinyLMConfig;
+  readonly weights: Record<string, tf.Variable>;
+  readonly hasValueHead: boolean;
+}
 
 /**
  * `TinyLM.score` on the native path: one tfjs op (tf.customGrad) whose inputs are the
@@ -13,7 +20,7 @@ import { layoutBatch } from '../score-batch.js';
  * pass keeps nothing for a backward pass.
  */
 export function nativeScore(
-  model: TinyLM,
+  model: NativeScored,
   sgemm: Sgemm,
   inputs: readonly PolicyInput[],
   temperature: number,

@@ -8,11 +8,20 @@ import type { TinyLM } from '../../models/tinylm.js';
 import type { PolicyInput } from '../../models/types.js';
 import type { CharTokenizer } from '../../tokenizer/index.js';
 import { Rng } from '../../util/rng.js';
-import { criticAccuracy, criticExamples, showings, type Showing } from './critic.js';
-import { memoryExamples, memoryShowings, memoryValidRates, type MemoryShowing } from './memory.js';
-import type { BaseEvaluation } from '../evaluate.js';
 import type { PretrainConfig } from '../schema.js';
-import { gameEvaluation, gameExamples, type GameCorpus } from './game.js';
+import { ROLE_CORPORA, type CriticShowing as Showing, type GameCorpus, type MemoryShowing } from '../../registry.js';
+
+const { critic: criticCorpus, memory: memoryCorpus, game: gameCorpus } = ROLE_CORPORA;
+
+/** A role base's own measures (part of a base's evaluation, src/pretrain/evaluate.ts). */
+export interface RoleEvaluation {
+  /** a critic base: greedy verdict (and check) accuracy on held-out carry slips and random errors */
+  critic?: Record<'slip' | 'random', { verdict: number; check?: number }>;
+  /** a memory base: the share of sampled outputs that parse, per role, on the held-out dialogues */
+  memory?: { manager: number; answer: number };
+  /** a game base: the mass its table puts on legal moves, and the table's exploitability */
+  game?: { legalMass: number; exploitability: number };
+}
 
 /** What a critic or memory base is measured on: held-out showings of its role. */
 export interface RoleProbes {
@@ -34,11 +43,11 @@ export async function roleCorpus(
 ): Promise<{ examples: PolicyInput[]; probes: RoleProbes }> {
   const rng = new Rng(config.seed);
   if (config.game) {
-    const examples = gameExamples(tokenizer, config.game, config.corpus.train, rng, model.config.context);
+    const examples = gameCorpus.examples(tokenizer, config.game, config.corpus.train, rng, model.config.context);
     return { examples, probes: { game: config.game } };
   }
   if (config.critic) {
-    const { examples, dropped } = await criticExamples(
+    const { examples, dropped } = await criticCorpus.examples(
       tokenizer,
       corpus.train,
       config.critic,
@@ -47,17 +56,20 @@ export async function roleCorpus(
     );
     if (dropped) log(`critic: left out ${dropped} examples longer than the context`);
     const [slip, random] = [
-      await showings(corpus.test, config.critic, 'slip'),
-      await showings(corpus.test, config.critic, 'random'),
+      await criticCorpus.showings(corpus.test, config.critic, 'slip'),
+      await criticCorpus.showings(corpus.test, config.critic, 'random'),
     ];
     return { examples, probes: { critic: { slip, random } } };
   }
-  const seen = await memoryShowings(corpus.train, config.memory!, rng);
-  const examples = memoryExamples(tokenizer, seen);
+  const seen = await memoryCorpus.showings(corpus.train, config.memory!, rng);
+  const examples = memoryCorpus.examples(tokenizer, seen);
   const longest = Math.max(...examples.map((e) => e.prompt.length + e.completion.length - 1));
   if (longest > model.config.context)
     throw new Error(`memory: an example takes ${longest} tokens; model.context ${model.config.context} is too short`);
-  return { examples, probes: { memory: await memoryShowings(corpus.test, config.memory!, new Rng(config.seed + 1)) } };
+  return {
+    examples,
+    probes: { memory: await memoryCorpus.showings(corpus.test, config.memory!, new Rng(config.seed + 1)) },
+  };
 }
 
 /** A critic base's held-out verdict accuracy, a memory base's valid outputs, or a game base's legal mass and exploitability; nothing for other bases. */
@@ -67,16 +79,16 @@ export function roleEvaluation(
   probes: RoleProbes,
   config: PretrainConfig,
   seed: number,
-): Pick<BaseEvaluation, 'critic' | 'memory' | 'game'> {
+): RoleEvaluation {
   const { critic, memory, game } = probes;
   return {
-    ...(game && { game: gameEvaluation(model, tokenizer, game) }),
+    ...(game && { game: gameCorpus.evaluate(model, tokenizer, game) }),
     ...(critic && {
       critic: {
-        slip: criticAccuracy(model, tokenizer, critic.slip, config.critic!),
-        random: criticAccuracy(model, tokenizer, critic.random, config.critic!),
+        slip: criticCorpus.accuracy(model, tokenizer, critic.slip, config.critic!),
+        random: criticCorpus.accuracy(model, tokenizer, critic.random, config.critic!),
       },
     }),
-    ...(memory && { memory: memoryValidRates(model, tokenizer, memory, seed) }),
+    ...(memory && { memory: memoryCorpus.validRates(model, tokenizer, memory, seed) }),
   };
 }

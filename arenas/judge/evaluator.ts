@@ -1,0 +1,55 @@
+/** The judge arena's evaluator kind (`verdicts`): its judge measured on held-out tasks. */
+import { z } from 'zod';
+import type { TaskCheck } from '../../src/tasks/jsonl.js';
+import {
+  dataFile,
+  evaluatorKind,
+  positiveInt,
+  temperature,
+  type EvaluatorKind,
+} from '../../src/engine/evaluators/types.js';
+import { heldOut, seatOf, VerdictsEvaluator } from '../../src/engine/evaluators/verdicts.js';
+import { JudgeArena } from './index.js';
+
+/**
+ * `{ kind: verdicts, name, options: { data, temperature, answerTemperature, repeats } }`: the
+ * config's judge arena and its solver and judge roles, on a held-out file: the answers sampled
+ * at `answerTemperature` (default the arena's, so a run that samples hotter to explore can
+ * still be measured on the answers it started from), the verdicts at `temperature` when given
+ * (default the arena's; 0: greedy), each task played `repeats` times (default 1) for a steadier figure;
+ * the arena's planted slips are left out (the judge is measured on the solver's own answers).
+ */
+export function verdictsKind(check: (where: string) => TaskCheck): EvaluatorKind {
+  const options = z.strictObject({
+    data: dataFile(),
+    temperature: temperature().optional(),
+    answerTemperature: z.number().positive().optional(),
+    repeats: positiveInt().default(1),
+  });
+  return evaluatorKind(options, (spec, c, plan, where) => {
+    if (!(plan.arena instanceof JudgeArena))
+      throw new Error(`${where}: verdicts measures a judge arena's judge; arena '${plan.arena.kind}' is not one`);
+    const { repeats } = spec.options;
+    // each repeat is its own task id, so the arena draws its showing orders afresh
+    const tasks = heldOut(check, spec.options.data, plan.family.name, where).flatMap((t) =>
+      Array.from({ length: repeats }, (_, r) => (r === 0 ? t : { ...t, id: `${t.id}~${r}` })),
+    );
+    // the answers are sampled (a greedy solver would write one answer, with nothing to tell apart); the verdicts at `temperature` when given
+    const arenaTemperature = c.arena.temperature > 0 ? c.arena.temperature : 1;
+    const sampled = spec.options.answerTemperature ?? arenaTemperature;
+    const judge = { ...seatOf(c, plan, 'judge'), temperature: spec.options.temperature ?? arenaTemperature };
+    // held out means the solver's own answers: nothing planted
+    const arena = plan.arena.options.plant
+      ? new JudgeArena({ ...plan.arena.options, plant: 0 }, plan.family)
+      : plan.arena;
+    return new VerdictsEvaluator(
+      spec.name,
+      spec.every ?? c.eval.every,
+      'judge',
+      arena,
+      tasks,
+      { solver: seatOf(c, plan, 'solver'), judge },
+      { temperature: sampled, maxNewTokens: c.arena.maxNewTokens, seed: c.seed },
+    );
+  });
+}

@@ -1,0 +1,115 @@
+/**
+ * A memory base's corpus (`memory:` in a pretrain config): the two formats of the memory arena
+ * taught with random choices, not right ones (format only, as the judge and critic bases):
+ * - as the manager, a random valid operation on what it is shown: NOOP, ADD the turn, UPDATE a
+ *   random shown entry with the turn, or DELETE one;
+ * - as the answer agent, a random shown entry and its last word, or `-:unknown`.
+ * So it copies the turn and indexes entries right, and knows nothing of which operation or entry
+ * is the right one: that is left to RL from the answers' outcome. The observations come from
+ * playing the corpus dialogues, the bank edited half by the rule manager and half by random
+ * operations, so they cover banks a learner will meet.
+ */
+import { firstValueFrom, toArray } from 'rxjs';
+import { z } from 'zod';
+import { MemoryDialogueArena } from './memory-dialogue.js';
+import type { ArenaContext } from '../src/core/arena.js';
+import { ruleContext } from './memory-rules.js';
+import { AnswerRole, MemoryManagerRole } from '../roles/memory.js';
+import type { Observation } from '../src/core/role.js';
+import type { Task } from '../src/core/types.js';
+import { generate } from '../src/models/generate.js';
+import type { TinyLM } from '../src/models/tinylm.js';
+import type { PolicyInput } from '../src/models/types.js';
+import { dialogue, UNKNOWN } from '../src/tasks/dialogue.js';
+import type { CharTokenizer } from '../src/tokenizer/index.js';
+import type { Rng } from '../src/util/rng.js';
+
+export const MemoryCorpusSchema = z.strictObject({
+  /** the bank's size and the entries retrieved, as the arena that will train the base has them */
+  maxEntries: z.number().int().positive().default(8),
+  retrieve: z.number().int().positive().default(3),
+});
+export type MemoryCorpus = z.output<typeof MemoryCorpusSchema>;
+
+/** One turn a role was asked, with the random answer taught for it. */
+export interface MemoryShowing {
+  role: 'memory' | 'answer';
+  o: Observation;
+  text: string;
+}
+
+const roles = { memory: new MemoryManagerRole(), answer: new AnswerRole() };
+
+/** A random valid manager operation on what it is shown. */
+function randomOp(o: Observation, rng: Rng): string {
+  const shown = o.memory as string[];
+  const choices = [
+    'NOOP',
+    ...(o.full ? [] : [`ADD ${o.fact}`]),
+    ...shown.map((_, i) => `UPDATE ${i} ${o.fact}`),
+    ...shown.map((_, i) => `DELETE ${i}`),
+  ];
+  return choices[rng.int(choices.length)];
+}
+
+/** A random selection among the entries shown, and that entry's last word, or none and unknown. */
+function randomAnswer(o: Observation, rng: Rng): string {
+  const shown = o.memory as string[];
+  const i = rng.int(shown.length + 1) - 1;
+  if (i < 0) return `-:${UNKNOWN}`;
+  const last = shown[i].split(' ').pop()!;
+  return `${i}:${last === '-' ? UNKNOWN : last}`;
+}
+
+/** Every turn both roles are asked while `tasks` (dialogues) are played, each with a random answer drawn from `rng`. */
+export async function memoryShowings(tasks: readonly Task[], o: MemoryCorpus, rng: Rng): Promise<MemoryShowing[]> {
+  const seen: MemoryShowing[] = [];
+  const collect: ArenaContext = {
+    async act(role, obs, options) {
+      const r = role as 'memory' | 'answer';
+      seen.push({ role: r, o: obs, text: r === 'memory' ? randomOp(obs, rng) : randomAnswer(obs, rng) });
+      if (r === 'memory' && rng.next() < 0.5) {
+        const turn = await ruleContext.act(role, obs, options);
+        const text = randomOp(obs, rng);
+        return { ...turn, text, action: roles.memory.parse(text, obs) };
+      }
+      return ruleContext.act(role, obs, options);
+    },
+  };
+  const arena = new MemoryDialogueArena({ ...o, rerollouts: 2, probes: 2 }, dialogue as never);
+  for (const task of tasks) await firstValueFrom(arena.play(task, collect).pipe(toArray()));
+  return seen;
+}
+
+/** The prompt a role is asked a showing in. */
+const prompt = (tokenizer: CharTokenizer, s: MemoryShowing) =>
+  tokenizer.prompt(roles[s.role].render(s.o), s.role === 'answer' ? roles.answer.token : roles.memory.kind);
+
+/** The supervised examples of showings: each prompt and its random answer. */
+export function memoryExamples(tokenizer: CharTokenizer, seen: readonly MemoryShowing[]): PolicyInput[] {
+  return seen.map((s) => ({ prompt: prompt(tokenizer, s), completion: [...tokenizer.encode(s.text), tokenizer.eos] }));
+}
+
+/** The share of sampled outputs (temperature 1) that end and parse, per role: the format is learned when both reach about 1. */
+export function memoryValidRates(
+  model: TinyLM,
+  tokenizer: CharTokenizer,
+  set: readonly MemoryShowing[],
+  seed: number,
+): { manager: number; answer: number } {
+  const outs = generate(
+    model,
+    set.map((s) => prompt(tokenizer, s)),
+    { maxNewTokens: 26, temperature: 1, seed, eos: tokenizer.eos },
+  );
+  const ok = (role: string) => {
+    const mine = set.map((s, i) => ({ s, g: outs[i] })).filter((x) => x.s.role === role);
+    const valid = mine.filter(
+      (x) =>
+        x.g.tokens.at(-1) === tokenizer.eos &&
+        roles[x.s.role].parse(tokenizer.decode(x.g.tokens.slice(0, -1)), x.s.o).valid,
+    );
+    return mine.length ? +(valid.length / mine.length).toFixed(3) : 0;
+  };
+  return { manager: ok('memory'), answer: ok('answer') };
+}

@@ -1,0 +1,108 @@
+import { firstValueFrom, tap, toArray } from 'rxjs';
+import { Agents } from './agents.js';
+import { playGroups } from './operators/play-groups.js';
+import { SolveArena } from './solve.js';
+import { majorityLabel, voteOf } from './vote.js';
+import { groupBy } from '../util/group.js';
+import { SolverRole } from './solver.js';
+import type { Episode, Task } from './types.js';
+import type { LanguageModel } from '../models/generate.js';
+import { BatchingServer, type GenerateReplicas } from '../serving/server.js';
+import type { TaskFamily } from './task-family.js';
+import type { Tokenizer } from '../tokenizer/types.js';
+
+export interface EvalResult {
+  tasks: number;
+  /** greedy accuracy */
+  pass1: number;
+  /** accuracy of the majority answer of `samples` sampled answers (TTRL's maj@N); absent when samples is 0 */
+  majN?: number;
+  samples: number;
+  /** share of greedy answers that parse */
+  validRate: number;
+}
+
+/** Replicas of the evaluated model in other threads (src/parallel) and its id among them: they share every batch. */
+export interface Shared {
+  replicas?: GenerateReplicas;
+  id?: string;
+  /** called as each episode ends (progress of a long evaluation) */
+  onEpisode?: () => void;
+}
+
+/** Plays the solve arena on `tasks` through a batching server and returns the episodes. */
+export async function solveEpisodes(
+  model: LanguageModel,
+  tokenizer: Tokenizer,
+  family: TaskFamily<unknown>,
+  tasks: readonly Task[],
+  group: number,
+  sampling: { temperature: number; maxNewTokens: number; seed?: number } & Shared,
+): Promise<Episode[]> {
+  const { replicas, id, onEpisode, ...options } = sampling; // the options travel with every request; the replicas stay here
+  const server = new BatchingServer(id ?? 'eval', model, options.seed ?? 0, undefined, replicas);
+  const agents = new Agents(
+    { solver: { role: new SolverRole((o) => family.parseAnswer(o)), model: 'eval', server } },
+    tokenizer,
+    options,
+  );
+  return firstValueFrom(
+    playGroups(new SolveArena(), tasks, group, agents).pipe(
+      tap(() => onEpisode?.()),
+      toArray(),
+    ),
+  );
+}
+
+/**
+ * pass@1 with greedy decoding and maj@N with N answers sampled at `temperature`, on
+ * labeled tasks. Model output is parsed by the task family, never evaluated.
+ */
+export async function evaluateSolver(
+  model: LanguageModel,
+  tokenizer: Tokenizer,
+  family: TaskFamily<unknown>,
+  tasks: readonly Task[],
+  o: { samples: number; maxNewTokens: number; temperature?: number; seed?: number } & Shared,
+): Promise<EvalResult> {
+  if (tasks.length === 0) throw new Error('evaluate: no tasks');
+  const greedy = await solveEpisodes(model, tokenizer, family, tasks, 1, {
+    temperature: 0,
+    maxNewTokens: o.maxNewTokens,
+    replicas: o.replicas,
+    id: o.id,
+    onEpisode: o.onEpisode,
+  });
+  const right = greedy.filter((e) => family.verify(e.task, e.turns[0].text) && e.turns[0].action.valid).length;
+  const result: EvalResult = {
+    tasks: tasks.length,
+    pass1: right / tasks.length,
+    samples: o.samples,
+    validRate: greedy.filter((e) => e.turns[0].action.valid).length / tasks.length,
+  };
+  if (o.samples > 0) result.majN = await majorityAccuracy(model, tokenizer, family, tasks, o);
+  return result;
+}
+
+async function majorityAccuracy(
+  model: LanguageModel,
+  tokenizer: Tokenizer,
+  family: TaskFamily<unknown>,
+  tasks: readonly Task[],
+  o: { samples: number; maxNewTokens: number; temperature?: number; seed?: number } & Shared,
+): Promise<number> {
+  const episodes = await solveEpisodes(model, tokenizer, family, tasks, o.samples, {
+    temperature: o.temperature ?? 1,
+    maxNewTokens: o.maxNewTokens,
+    seed: o.seed,
+    replicas: o.replicas,
+    id: o.id,
+    onEpisode: o.onEpisode,
+  });
+  let right = 0;
+  for (const group of groupBy(episodes, (e) => e.group).values()) {
+    const { label } = majorityLabel(group.map((e) => voteOf(e.turns[0])));
+    if (label !== null && family.verify(group[0].task, label)) right++;
+  }
+  return right / tasks.length;
+}
