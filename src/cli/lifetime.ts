@@ -1,4 +1,4 @@
-/** What the long-running commands (serve, dashboard, worker) share. */
+/** What the long-running commands (run, pretrain, serve, dashboard, worker) share. */
 
 const LOOPBACK = ['127.0.0.1', 'localhost', '::1'];
 
@@ -28,4 +28,25 @@ export function untilStopped(close: () => Promise<void>): Promise<void> {
     };
     for (const s of signals) process.on(s, stop);
   });
+}
+
+/**
+ * Runs `work`, which opens a run and hands its store to `onOpen`: Ctrl-C or a polite kill
+ * releases the run's lock at once and leaves (exit 130 or 143); a SIGKILL leaves the lock for
+ * the next writer to take over.
+ */
+export async function releasingLock<T>(work: (onOpen: (store: { close(): void }) => void) => Promise<T>): Promise<T> {
+  let opened: { close(): void } | undefined;
+  const stop = (signal: NodeJS.Signals) => {
+    opened?.close();
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    return await work((store) => (opened = store));
+  } finally {
+    process.removeListener('SIGINT', stop);
+    process.removeListener('SIGTERM', stop);
+  }
 }

@@ -1,4 +1,4 @@
-import type { RunStore } from '../store/run.js';
+import { releasingLock } from './lifetime.js';
 
 export interface PretrainCommandOptions {
   resume?: string;
@@ -16,20 +16,10 @@ export async function pretrainCommand(config: string | undefined, o: PretrainCom
   if (o.resume && config) throw new Error('pretrain --resume DIR takes the config stored in DIR; give no CONFIG');
   if (!o.resume && !config) throw new Error('pretrain: give a CONFIG file, or --resume DIR');
   if (o.resume && (o.fresh || o.out)) throw new Error('pretrain: --fresh and --out start a new run; not with --resume');
-  let opened: RunStore<unknown> | undefined;
-  const stop = (signal: NodeJS.Signals) => {
-    opened?.close();
-    process.exit(signal === 'SIGINT' ? 130 : 143);
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-  try {
-    const { makeBase } = await import('../pretrain/make.js');
-    const { resumePretrain } = await import('../pretrain/run.js');
-    const options = { overwrite: o.overwrite, runDir: o.out, onOpen: (s: RunStore<unknown>) => (opened = s) };
-    return o.resume ? await resumePretrain(o.resume, options) : await makeBase(config!, { ...options, fresh: o.fresh });
-  } finally {
-    process.removeListener('SIGINT', stop);
-    process.removeListener('SIGTERM', stop);
-  }
+  const { makeBase } = await import('../pretrain/make.js');
+  const { resumePretrain } = await import('../pretrain/run.js');
+  return releasingLock((onOpen) => {
+    const options = { overwrite: o.overwrite, runDir: o.out, onOpen };
+    return o.resume ? resumePretrain(o.resume, options) : makeBase(config!, { ...options, fresh: o.fresh });
+  });
 }

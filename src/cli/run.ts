@@ -1,5 +1,5 @@
 import { runExperiment } from '../engine/experiment.js';
-import type { RunStore } from '../store/run.js';
+import { releasingLock } from './lifetime.js';
 
 export interface RunOptions {
   set: string[];
@@ -18,17 +18,5 @@ export async function runCommand(configPath: string | undefined, o: RunOptions):
     throw new Error('run --resume DIR takes the config stored in DIR; give no CONFIG or --set');
   if (!o.resume && o.freshOptimizer) throw new Error('run: --fresh-optimizer applies to --resume only');
   if (!o.resume && !configPath) throw new Error('run: give a CONFIG file, or --resume DIR');
-  let opened: RunStore | undefined;
-  const stop = (signal: NodeJS.Signals) => {
-    opened?.close();
-    process.exit(signal === 'SIGINT' ? 130 : 143);
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-  try {
-    await runExperiment(configPath, { ...o, onOpen: (store) => (opened = store) });
-  } finally {
-    process.removeListener('SIGINT', stop);
-    process.removeListener('SIGTERM', stop);
-  }
+  await releasingLock((onOpen) => runExperiment(configPath, { ...o, onOpen }));
 }
