@@ -19,7 +19,11 @@ export const PretrainSchema = z
     seed: z.number().int().default(0),
     backend: z.enum(BACKEND_CHOICES as unknown as [BackendChoice, ...BackendChoice[]]).default('auto'),
     accelerate: z.enum(ACCELERATE_CHOICES as unknown as [Accelerate, ...Accelerate[]]).default('auto'), // native matrix products (auto) or tfjs's own (off)
-    /** threads that train and evaluate, each with a replica of the model (auto: one per core); a fixed count repeats a run from its seed */
+    /**
+     * threads that train and evaluate (auto: one per core): a TinyLM gets a replica in each, a
+     * Hugging Face model's native matrix products use that many threads; a fixed count repeats a
+     * run from its seed (the thread count changes the order products are summed in)
+     */
     workers: z.union([z.literal('auto'), z.number().int().positive()]).default('auto'),
     /** the task family and difficulty the corpus is drawn from; with a proposer, also the bounds a valid proposal keeps to */
     task: z.strictObject({ family: z.string(), difficulty: Difficulty.default({}) }),
