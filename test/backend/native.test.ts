@@ -3,7 +3,7 @@ import * as tf from '@tensorflow/tfjs';
 import { initBackend, describeBackend } from '../../src/backend/index.js';
 import { setAccelerate } from '../../src/backend/accelerate.js';
 import { activeSgemm } from '../../src/backend/native/index.js';
-import { loadNative } from '../../src/backend/native/library.js';
+import { blasCoreType, loadNative } from '../../src/backend/native/library.js';
 import { TinyLM } from '../../src/models/tinylm.js';
 import { generate } from '../../src/models/generate.js';
 import { need } from '../needs.js';
@@ -203,5 +203,13 @@ describe('native matrix products', () => {
         .dataSync(),
     );
     expect(maxDiff(got, reference)).to.be.below(1e-4);
+  });
+});
+
+describe('native kernels are pinned', () => {
+  it("OpenBLAS runs Zen's kernels on any CPU with AVX2 and FMA, its own choice elsewhere", () => {
+    expect(blasCoreType(new Set(['sse2', 'avx', 'avx2', 'fma']))).to.equal('Zen');
+    expect(blasCoreType(new Set(['sse2', 'avx', 'avx2']))).to.equal(undefined);
+    expect(blasCoreType(new Set())).to.equal(undefined);
   });
 });

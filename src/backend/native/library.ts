@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
 /**
@@ -60,6 +61,8 @@ export function loadNative(): NativeLibrary | null {
   // the kernels that follow a product; 2^4 puts them to sleep at once (measured: 2-thread
   // products then shorten a reference train step instead of lengthening the rest of it)
   process.env.OPENBLAS_THREAD_TIMEOUT ??= '4';
+  const core = blasCoreType(cpuFlags());
+  if (core) process.env.OPENBLAS_CORETYPE ??= core;
   let koffi: typeof import('koffi');
   try {
     koffi = createRequire(import.meta.url)('koffi');
@@ -125,4 +128,25 @@ function openblas(lib: Lib): Pick<NativeLibrary, 'sgemm' | 'setThreads'> {
       f(101, ta ? 112 : 111, tb ? 112 : 111, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc),
     setThreads: (n) => threads(Math.max(1, Math.floor(n))),
   };
+}
+
+/**
+ * The OpenBLAS kernels to pin: OpenBLAS picks them by CPU, and kernels block and round their
+ * sums differently, so one pretrain config made another base on another CPU (the chat base's
+ * held-out 0.020 at step 250 here became 0.016 with SandyBridge's kernels). Zen's kernels,
+ * what this project's AMD EPYC machines pick, need AVX2 and FMA only, so any CPU with both runs
+ * the same products to the same bits; a CPU without them keeps OpenBLAS's own choice.
+ */
+export function blasCoreType(flags: ReadonlySet<string>): string | undefined {
+  return flags.has('avx2') && flags.has('fma') ? 'Zen' : undefined;
+}
+
+/** This CPU's feature flags, from /proc/cpuinfo (none where there is no such file). */
+function cpuFlags(): Set<string> {
+  try {
+    const line = /^flags\s*:(.*)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'));
+    return new Set(line ? line[1].trim().split(/\s+/) : []);
+  } catch {
+    return new Set();
+  }
 }
