@@ -234,7 +234,8 @@ export class RunStore<C = ExperimentConfig> {
     checkRecord(db.data, runJson);
     const kind = db.data.kind ?? 'experiment';
     const want = options.kind ?? 'experiment';
-    if (want !== 'any' && want !== kind) throw new Error(`RunStore.open: ${abs} is a ${kind} run, not an ${want} run`);
+    const a = (k: RunKind) => `${k === 'experiment' ? 'an' : 'a'} ${k} run`;
+    if (want !== 'any' && want !== kind) throw new Error(`RunStore.open: ${abs} is ${a(kind)}, not ${a(want)}`);
     const config =
       kind === 'experiment'
         ? loadConfig(join(abs, CONFIG_YAML))
