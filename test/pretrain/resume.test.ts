@@ -110,12 +110,14 @@ describe('pretrain is a run: SIGKILL and --resume', function () {
     ).to.deep.equal([0, 10, 20, 30, 40]);
   });
 
-  it('refuses to resume a pretrain run as an experiment, naming its kind', async () => {
-    const run = join(root, 'runs', 'pretrain', 'again');
+  it('refuses to open a pretrain run as an experiment, naming its kind', async () => {
+    const run = join(root, 'runs', 'kinds');
+    (await RunStore.create(run, { name: 'kinds' }, { kind: 'pretrain', planned: 3 })).close();
     const err = await RunStore.open(run).then(
       () => undefined,
       (e: Error) => e,
     );
-    expect(err?.message).to.match(/is a pretrain run, not an experiment run/);
+    expect(err?.message).to.match(/kinds is a pretrain run, not an experiment run$/);
+    expect((await RunStore.open(run, { kind: 'any' })).planned).to.equal(3);
   });
 });
