@@ -131,10 +131,11 @@ async function train(
   if (replicas) log(`workers: ${workers} threads, each with a replica of the model`);
   if (model.kind === 'hf') loadNative()?.setThreads(workers);
   trainer.share(replicas && { replicas, id: 'base' });
-  const base: Base = { ...trainee, family, corpus, probes, limits, replicas, proposalTokens: 0 };
-  base.proposalTokens = config.proposer
+  // the proposer's longest example bounds what it may write when sampled
+  const proposalTokens = config.proposer
     ? Math.max(0, ...examples.slice(corpus.train.length).map((e) => e.completion.length))
     : 0;
+  const base: Base = { ...trainee, family, corpus, probes, limits, replicas, proposalTokens };
   const watched = (e: BaseEvaluation) =>
     config.stopOn === 'heldout' ? (e.heldOut?.pass1 ?? 0) : e.sets[config.stopOn];
   const every = config.checkpointEvery ?? config.evalEvery;

@@ -64,14 +64,7 @@ function llama(c: HfConfig): WeightSpec[] {
     lin(`${p}.mlp.down_proj`, d, c.intermediate, [D, I], mlpBias);
   }
   vec('model.norm.weight', d, D);
-  if (!c.tied)
-    out.push({
-      name: 'lm_head.weight',
-      shape: [c.vocabSize, d],
-      linear: true,
-      dims: [V, D],
-      by: 'tie_word_embeddings: false',
-    });
+  out.push(...untiedHead(c, [V, D]));
   return out;
 }
 
@@ -100,14 +93,7 @@ function gpt2(c: HfConfig): WeightSpec[] {
   }
   add('transformer.ln_f.weight', [d], [D]);
   add('transformer.ln_f.bias', [d], [D]);
-  if (!c.tied)
-    out.push({
-      name: 'lm_head.weight',
-      shape: [c.vocabSize, d],
-      linear: true,
-      dims: [V, D],
-      by: 'tie_word_embeddings: false',
-    });
+  out.push(...untiedHead(c, [V, D]));
   return out;
 }
 
@@ -155,4 +141,12 @@ export function linearModules(c: HfConfig): LinearModule[] {
       in: s.linear ? s.shape[1] : s.shape[0],
       out: s.linear ? s.shape[0] : s.shape[1],
     }));
+}
+
+/** The head's own weight when it is not the embedding's: [vocab, hidden], its fields named by `dims`. */
+function untiedHead(c: HfConfig, dims: string[]): WeightSpec[] {
+  if (c.tied) return [];
+  return [
+    { name: 'lm_head.weight', shape: [c.vocabSize, c.hidden], linear: true, dims, by: 'tie_word_embeddings: false' },
+  ];
 }
