@@ -269,6 +269,10 @@ program
   )
   .argument('<model>', 'a TinyLM checkpoint, a Hugging Face model directory, or a run checkpoint of one')
   .option('--adapter <dir>', 'a PEFT LoRA adapter directory to apply (Hugging Face models)')
+  .option(
+    '--enable-lora',
+    "vLLM's runtime LoRA routes: POST /v1/load_lora_adapter {lora_name, lora_path} and /v1/unload_lora_adapter (PEFT directories on this machine, named as `model`)",
+  )
   .option('--host <host>', 'address to bind (keep it on loopback unless the API key is set)', '127.0.0.1')
   .option('--port <n>', 'port (0 picks a free one)', nonNegativeInt, 8000)
   .option('--name <id>', "the model id clients name (default: the checkpoint folder's name)")
@@ -288,6 +292,7 @@ program
         maxBody: number;
         backend: string;
         adapter?: string;
+        enableLora?: boolean;
       },
     ) => {
       const { serveCommand } = await import('./serve.js');

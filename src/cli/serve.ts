@@ -14,6 +14,7 @@ export interface ServeCommandOptions {
   maxBody: number;
   backend: string;
   adapter?: string;
+  enableLora?: boolean;
 }
 
 /** `coevolve serve MODEL [--adapter DIR]` (a TinyLM checkpoint, a Hugging Face directory or a run checkpoint of one): runs until SIGINT or SIGTERM, then closes its connections and exits. */
@@ -29,7 +30,19 @@ export async function serveCommand(checkpoint: string, o: ServeCommandOptions): 
       ? servedHf(opened.policy, opened.tokenizer, checkpoint)
       : servedTinyLM(opened.model, opened.tokenizer, o.role);
   const name = o.name ?? basename(resolve(checkpoint));
-  const running = await serve({ served, name, host: o.host, port: o.port, apiKey, maxBodyBytes: o.maxBody });
-  console.error(`serving '${name}' at ${running.url}${apiKey ? ' (API key required)' : ''}`);
+  if (o.enableLora && opened.kind !== 'hf') throw new Error('serve: --enable-lora applies to Hugging Face models');
+  const running = await serve({
+    served,
+    name,
+    host: o.host,
+    port: o.port,
+    apiKey,
+    maxBodyBytes: o.maxBody,
+    runtimeLora: o.enableLora === true,
+    log: (line) => console.error(line),
+  });
+  console.error(
+    `serving '${name}' at ${running.url}${apiKey ? ' (API key required)' : ''}${o.enableLora ? ' (runtime LoRA loading on)' : ''}`,
+  );
   await untilStopped(() => running.close());
 }

@@ -11,6 +11,7 @@
  */
 import { z } from 'zod';
 import { always, id, int, isRecord, nonNegInt, posInt, SAFE_NAME, safeName, unsafe } from './fields.js';
+import { inferenceServerIssues } from './inference.js';
 import { ModelSchema } from './model-schema.js';
 import { ADVANTAGES, AGG_MODES, KL_KINDS, KlRewardSchema, LR_SCHEDULES, TrainerSchema } from './trainer-schema.js';
 import type { BackendChoice } from '../backend/index.js';
@@ -101,11 +102,20 @@ export const JudgeSchema = z.strictObject({
   options: z.record(z.string(), z.unknown()).default({}), // judge-specific options
 });
 
-/** Where rollouts are played: in this process (its worker threads), or by `coevolve worker` processes through a BullMQ queue on Redis. */
+/**
+ * Where rollouts are played: in this process (its worker threads), by `coevolve worker`
+ * processes through a BullMQ queue on Redis, or on an OpenAI-compatible inference server
+ * (vLLM, SGLang, `coevolve serve --enable-lora`) that loads each trained adapter at run time
+ * (src/openai/rollouts.ts; the config's checks in src/config/inference.ts).
+ */
 export const RolloutSchema = z
   .strictObject({
-    engine: z.enum(['local', 'redis']).default('local'),
-    url: z.string().min(1).optional(), // redis://[:password@]host:port (keep Redis off public interfaces)
+    engine: z.enum(['local', 'redis', 'openai']).default('local'),
+    url: z.string().min(1).optional(), // redis://[:password@]host:port (keep Redis off public interfaces); engine openai: the server's base URL, e.g. http://127.0.0.1:8000/v1
+    apiKeyEnv: z.string().min(1).optional(), // engine openai: the environment variable holding the server's API key (the key stays out of the saved config)
+    adapterDir: z.string().min(1).optional(), // engine openai: where adapters are written for the server to read, a path it sees as the learner does (default: <run>/served-adapters)
+    timeoutMs: posInt().default(600000), // engine openai: one request's timeout
+    retries: int().min(0).default(3), // engine openai: retries of a request that failed in transit or with a 5xx/429, with exponential backoff
     queue: z
       .string()
       .regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, 'a plain name')
@@ -124,6 +134,12 @@ export const RolloutSchema = z
         code: 'custom',
         path: ['url'],
         message: "required for engine 'redis', e.g. redis://127.0.0.1:6379",
+      });
+    if (isRecord(r) && r.engine === 'openai' && r.url === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['url'],
+        message: "required for engine 'openai': the inference server's base URL, e.g. http://127.0.0.1:8000/v1",
       });
   }, always);
 
@@ -336,6 +352,7 @@ export const ExperimentSchema = z
         path: ['opponents', 'roles'],
         message: `the roles play on ${[...on].join(' and ')}; a pool copies one model, so they must share it`,
       });
+    if (isRecord(c.rollout) && c.rollout.engine === 'openai') inferenceServerIssues(models, roles, ctx);
   }, always);
 
 export * from './model-schema.js';

@@ -1,5 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { firstValueFrom, toArray } from 'rxjs';
 import { Agents } from '../core/agents.js';
 import { playGroups } from '../core/operators/play-groups.js';
@@ -14,6 +15,7 @@ import { JointTrainer } from '../rl/trainer.js';
 import { startReplicas, workerCount, type Replicas } from '../parallel/replicas.js';
 import { BatchingServer } from '../serving/server.js';
 import { RemoteModelError, remoteServers } from '../openai/remote.js';
+import { InferenceRollouts } from '../openai/rollouts.js';
 import { RedisRollouts, RolloutJobFailed } from '../distributed/learner.js';
 import { correctStale } from '../rl/stale.js';
 import type { Episode } from '../core/types.js';
@@ -115,8 +117,21 @@ async function iterate(c: ExperimentConfig, store: RunStore, o: LoopOptions, s: 
     c.rollout.engine === 'redis'
       ? await RedisRollouts.connect({ ...c.rollout, url: c.rollout.url! }, s.log)
       : undefined;
+  // rollouts on an inference server: each update goes out as a LoRA adapter it loads
+  const inference =
+    c.rollout.engine === 'openai'
+      ? await InferenceRollouts.connect(
+          {
+            ...c.rollout,
+            url: c.rollout.url!,
+            adapterDir: c.rollout.adapterDir ?? join(store.dir, 'served-adapters'),
+          },
+          c.name,
+          s.tokenizers,
+        )
+      : undefined;
   try {
-    await iterateWith(c, store, o, s, workersQueue);
+    await iterateWith(c, store, o, s, workersQueue, inference);
   } catch (e) {
     if (e instanceof RolloutJobFailed)
       throw new RolloutJobFailed(
@@ -126,6 +141,7 @@ async function iterate(c: ExperimentConfig, store: RunStore, o: LoopOptions, s: 
     throw e;
   } finally {
     await workersQueue?.close();
+    await inference?.close();
   }
 }
 
@@ -135,6 +151,7 @@ async function iterateWith(
   o: LoopOptions,
   s: Setup,
   workersQueue: RedisRollouts | undefined,
+  inference: InferenceRollouts | undefined,
 ): Promise<void> {
   const {
     plan,
@@ -174,6 +191,8 @@ async function iterateWith(
   const start = await store.resume();
   if (start > 0) log(`resuming after iteration ${start} from ${resumeDir}`);
   if (workersQueue) await workersQueue.publish(tinyModels(models), tokenizer, start); // version v: the weights after v updates
+  if (inference)
+    log(`rollout: adapters loaded into ${c.rollout.url} in ${(await inference.publish(models, start)).toFixed(2)}s`);
   const sampling = {
     maxNewTokens: c.arena.maxNewTokens,
     temperature: c.arena.temperature,
@@ -226,7 +245,10 @@ async function iterateWith(
           model: r.model,
           ...(servers[r.model] instanceof ActServer
             ? { actor: servers[r.model] as ActServer }
-            : { server: (servers[r.model] as BatchingServer | undefined) ?? remotes[r.model] }),
+            : {
+                server:
+                  inference?.server(r.model) ?? (servers[r.model] as BatchingServer | undefined) ?? remotes[r.model],
+              }),
           maxNewTokens: r.maxNewTokens,
           tokenizer: tokenizers[r.model],
           system: r.system,
@@ -290,13 +312,15 @@ async function iterateWith(
       credited,
     } = toSamples(scored, c.trainer, roleTraining(c, state.controllers), state.baselines, state.states);
     const staleness = episodes.flatMap((e) => e.turns.map((t) => t.staleness ?? 0));
-    const stale = workersQueue
-      ? {
-          ...(await correctStale(sampled, credited, textServers(servers), temperature, c.rollout.isThreshold)),
-          'rollout/staleness_mean': staleness.reduce((a, b) => a + b, 0) / Math.max(1, staleness.length),
-          'rollout/staleness_max': Math.max(0, ...staleness),
-        }
-      : {};
+    const stale = inference
+      ? await correctStale(sampled, credited, textServers(servers), temperature, c.rollout.isThreshold, true)
+      : workersQueue
+        ? {
+            ...(await correctStale(sampled, credited, textServers(servers), temperature, c.rollout.isThreshold)),
+            'rollout/staleness_mean': staleness.reduce((a, b) => a + b, 0) / Math.max(1, staleness.length),
+            'rollout/staleness_max': Math.max(0, ...staleness),
+          }
+        : {};
     // update
     const lr = trainer.config.lr * lrMultiplier(c.trainer.lrSchedule, it - 1, c.iterations);
     trainer.setLearningRate(lr);
@@ -314,6 +338,9 @@ async function iterateWith(
     opponents?.afterUpdate(it, models);
     const tTrain = (performance.now() - t1) / 1000;
     if (workersQueue) await workersQueue.publish(tinyModels(models), tokenizer, it);
+    const published: Record<string, number> = inference
+      ? { 'time/adapter_publish_s': await inference.publish(models, it) }
+      : {};
     const metrics: Record<string, number> = {
       'episodes/failed': failed.length,
       ...rolloutMetrics(plan, episodes, judged),
@@ -322,6 +349,7 @@ async function iterateWith(
       ...learned.metrics,
       ...poolMetrics,
       ...stale,
+      ...published,
       samples: samples.length,
       lr,
     };

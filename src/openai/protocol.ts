@@ -19,6 +19,12 @@ export interface Request {
   /** top alternatives per token to return; undefined returns no logprobs */
   logprobs?: number;
   stop: string[];
+  /** vLLM's extensions: top_k (0 or -1: off), stop_token_ids, return_tokens_as_token_ids (logprobs' tokens as "token_id:<id>") */
+  topK: number;
+  stopIds: number[];
+  tokenIds: boolean;
+  /** vLLM's chat_template_kwargs: extra variables for the chat template (e.g. enable_thinking) */
+  chatKwargs?: Record<string, unknown>;
 }
 
 type Body = Record<string, unknown>;
@@ -43,7 +49,19 @@ function stops(body: Body): string[] {
   return list as string[];
 }
 
-function common(body: Body, known: readonly string[], maxTokensKey: string): Omit<Request, 'prompts' | 'logprobs'> {
+/** vLLM's sampling extensions, accepted on both endpoints. */
+const EXTENSIONS = ['top_k', 'stop_token_ids', 'return_tokens_as_token_ids'];
+
+function stopIds(body: Body): number[] {
+  const s = body.stop_token_ids;
+  if (s === undefined || s === null) return [];
+  if (!Array.isArray(s) || !s.every((x) => Number.isInteger(x) && x >= 0))
+    throw badRequest('stop_token_ids', "'stop_token_ids' must be a list of token ids");
+  return s as number[];
+}
+
+function common(body: Body, own: readonly string[], maxTokensKey: string): Omit<Request, 'prompts' | 'logprobs'> {
+  const known = [...own, ...EXTENSIONS];
   for (const k of Object.keys(body))
     if (!known.includes(k) && !IGNORED.has(k))
       throw badRequest(k, `'${k}' is not supported by coevolve serve; supported: ${known.join(', ')}`);
@@ -59,7 +77,16 @@ function common(body: Body, known: readonly string[], maxTokensKey: string): Omi
     n: num(body, 'n', 1, (v) => Number.isInteger(v) && v >= 1 && v <= 16, 'an integer from 1 to 16'),
     stream: body.stream === true,
     stop: stops(body),
+    topK: num(body, 'top_k', 0, (v) => Number.isInteger(v) && v >= -1, 'an integer, -1 or 0 for none'),
+    stopIds: stopIds(body),
+    tokenIds: flag(body, 'return_tokens_as_token_ids'),
   };
+}
+
+function flag(body: Body, key: string): boolean {
+  const v = body[key];
+  if (v !== undefined && v !== null && typeof v !== 'boolean') throw badRequest(key, `'${key}' must be a boolean`);
+  return v === true;
 }
 
 /** `POST /v1/completions`: prompt (a string, a list of token ids, or a list of either, as OpenAI's API takes), logprobs (top alternatives, 0 to 5). */
@@ -93,7 +120,11 @@ export function completionRequest(body: Body): Request {
   return { ...c, prompts: prompts as Array<string | number[]>, logprobs };
 }
 
-/** `POST /v1/chat/completions`: the messages, rendered by the model's chat template (a TinyLM's prompt is the last user message); logprobs and top_logprobs (0 to 20). */
+/**
+ * `POST /v1/chat/completions`: the messages, rendered by the model's chat template with
+ * chat_template_kwargs as extra variables, as vLLM does (a TinyLM's prompt is the last user
+ * message); logprobs and top_logprobs (0 to 20).
+ */
 export function chatRequest(body: Body): Request {
   const c = common(
     body,
@@ -109,6 +140,7 @@ export function chatRequest(body: Body): Request {
       'logprobs',
       'top_logprobs',
       'stop',
+      'chat_template_kwargs',
     ],
     body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens',
   );
@@ -131,9 +163,13 @@ export function chatRequest(body: Body): Request {
   const top = num(body, 'top_logprobs', 0, (v) => Number.isInteger(v) && v >= 0 && v <= 20, 'an integer from 0 to 20');
   if (body.top_logprobs !== undefined && body.logprobs !== true)
     throw badRequest('top_logprobs', "'top_logprobs' needs 'logprobs': true");
+  const kw = body.chat_template_kwargs;
+  if (kw !== undefined && kw !== null && (typeof kw !== 'object' || Array.isArray(kw)))
+    throw badRequest('chat_template_kwargs', "'chat_template_kwargs' must be an object of template variables");
   return {
     ...c,
     prompts: [],
+    ...(kw ? { chatKwargs: kw as Record<string, unknown> } : {}),
     messages: m as Array<{ role: string; content: string }>,
     logprobs: body.logprobs === true ? top : undefined,
   };

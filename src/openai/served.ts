@@ -7,7 +7,8 @@
 import * as tf from '@tensorflow/tfjs';
 import type { LanguageModel } from '../models/generate.js';
 import { layoutBatch } from '../models/score-batch.js';
-import type { HfPolicy } from '../models/hf/policy.js';
+import { LoraAdapter } from '../models/hf/lora.js';
+import { HfPolicy } from '../models/hf/policy.js';
 import type { HfTokenizer } from '../models/hf/tokenizer.js';
 import type { TinyLM } from '../models/tinylm.js';
 import type { CharTokenizer } from '../tokenizer/index.js';
@@ -22,8 +23,8 @@ export interface ServedModel {
   context: number;
   /** a completion prompt's ids, from text or as given */
   prompt(p: string | readonly number[]): number[];
-  /** a chat's ids, ready for the assistant's turn */
-  chat(messages: readonly ChatTurn[]): number[];
+  /** a chat's ids, ready for the assistant's turn; `kwargs` go to the chat template (vLLM's chat_template_kwargs) */
+  chat(messages: readonly ChatTurn[], kwargs?: Record<string, unknown>): number[];
   decode(ids: readonly number[]): string;
   /** one token's text, special tokens included */
   tokenText(id: number): string;
@@ -31,6 +32,10 @@ export interface ServedModel {
   stops: number[];
   /** log-softmax of the next-token logits at each completion position, [Tc, V] */
   positionLogProbs(prompt: readonly number[], completion: readonly number[]): tf.Tensor2D;
+  /** this model's base with the PEFT adapter in `dir` applied (Hugging Face models; runtime LoRA loading) */
+  withAdapter?(dir: string): ServedModel;
+  /** frees what withAdapter made (the adapter; the base stays) */
+  dispose?(): void;
 }
 
 /** A token id list as given, checked against the vocabulary. */
@@ -70,11 +75,11 @@ export function servedHf(policy: HfPolicy, tokenizer: HfTokenizer | undefined, w
     eos: ends[0] ?? -1,
     stops: ends.slice(1),
     prompt: (p) => (typeof p === 'string' ? need().encode(p) : ids(p, policy.config.vocabSize)),
-    chat: (messages) => {
+    chat: (messages, kwargs = {}) => {
       const tk = need();
       if (!tk.hasChatTemplate)
         throw new Error(`${where} has no chat template (tokenizer_config.json chat_template): use /v1/completions`);
-      return tk.chatIds(messages, { addGenerationPrompt: true });
+      return tk.chatIds(messages, { ...kwargs, addGenerationPrompt: true });
     },
     decode: (t) => (tokenizer ? tokenizer.decode(t, { skipSpecialTokens: true }) : ''),
     tokenText: (id) => (tokenizer ? tokenizer.decode([id]) : `<${id}>`),
@@ -85,6 +90,10 @@ export function servedHf(policy: HfPolicy, tokenizer: HfTokenizer | undefined, w
       return tf.logSoftmax(
         policy.logits(hidden.slice([0, P - 1, 0], [-1, Tc, -1]) as tf.Tensor3D).squeeze([0]) as tf.Tensor2D,
       );
+    },
+    withAdapter: (dir) => {
+      const adapted = new HfPolicy(policy.base, LoraAdapter.load(dir, policy.base.config));
+      return { ...servedHf(adapted, tokenizer, where), dispose: () => adapted.dispose() };
     },
   };
 }

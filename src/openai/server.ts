@@ -29,6 +29,14 @@ export interface ServeOptions {
   /** largest request body in bytes (default 1 MiB): larger ones get a 413 before they are read whole */
   maxBodyBytes?: number;
   seed?: number;
+  /**
+   * `POST /v1/load_lora_adapter` and `/v1/unload_lora_adapter` (vLLM's runtime LoRA routes,
+   * on with VLLM_ALLOW_RUNTIME_LORA_UPDATING): PEFT directories on this machine applied to the
+   * served base under a name clients give as `model`. Off, the routes are 404s, as vLLM's are.
+   */
+  runtimeLora?: boolean;
+  /** where adapter loads and unloads are reported (default: nowhere) */
+  log?: (line: string) => void;
 }
 
 export interface RunningServer {
@@ -40,18 +48,33 @@ export interface RunningServer {
 
 /** One generated choice, cut at a stop string. */
 interface Choice {
+  /** the sampled ids; with return_tokens_as_token_ids, the end token it stopped on too (as vLLM's token_ids) */
   tokens: number[];
+  /** how many of `tokens` the text shows (the end token is not text) */
+  shown: number;
   text: string;
   logProbs: number[];
   finish: 'stop' | 'length';
-  top?: Array<Array<{ token: string; logprob: number }>>;
+  top?: Array<Array<{ id: number; logprob: number }>>;
+}
+
+/** A model clients may name: the served one, or an adapter loaded on its base at run time. */
+interface Named {
+  served: ServedModel;
+  batching: BatchingServer;
+  /** the adapter's directory (a loaded adapter) */
+  path?: string;
 }
 
 export async function serve(o: ServeOptions): Promise<RunningServer> {
-  const m = o.served;
-  const batching = new BatchingServer(o.name, m.model, o.seed ?? 0);
+  const named = new Map<string, Named>([
+    [o.name, { served: o.served, batching: new BatchingServer(o.name, o.served.model, o.seed ?? 0) }],
+  ]);
   const created = Math.floor(Date.now() / 1000);
   const maxBody = o.maxBodyBytes ?? 1 << 20;
+  const routes = o.runtimeLora
+    ? ', /v1/load_lora_adapter, /v1/unload_lora_adapter'
+    : ' (start it with --enable-lora for /v1/load_lora_adapter)';
   let counter = 0;
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -60,44 +83,57 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
     const path = (req.url ?? '').split('?')[0];
     if (path === '/v1/models') {
       if (req.method !== 'GET') throw new ApiError(405, `${req.method} is not allowed on ${path}; use GET`);
-      return json(res, 200, { object: 'list', data: [{ id: o.name, object: 'model', created, owned_by: 'coevolve' }] });
+      return json(res, 200, {
+        object: 'list',
+        data: [...named].map(([id, n]) => ({
+          id,
+          object: 'model',
+          created,
+          owned_by: 'coevolve',
+          ...(n.path ? { root: n.path, parent: o.name } : {}),
+        })),
+      });
     }
+    const lora = o.runtimeLora && (path === '/v1/load_lora_adapter' || path === '/v1/unload_lora_adapter');
     const chat = path === '/v1/chat/completions';
-    if (!chat && path !== '/v1/completions')
+    if (!lora && !chat && path !== '/v1/completions')
       throw new ApiError(
         404,
-        `no route ${path}; this server has /v1/models, /v1/completions, /v1/chat/completions`,
+        `no route ${path}; this server has /v1/models, /v1/completions, /v1/chat/completions${routes}`,
         null,
         'not_found',
       );
     if (req.method !== 'POST') throw new ApiError(405, `${req.method} is not allowed on ${path}; use POST`);
     const body = await readBody(req, maxBody);
+    if (lora) return adapterRoute(res, path === '/v1/load_lora_adapter', body);
     const r = chat ? chatRequest(body) : completionRequest(body);
-    if (r.model !== o.name)
+    const n = named.get(r.model);
+    if (!n)
       throw new ApiError(
         404,
-        `The model '${r.model}' does not exist; this server serves '${o.name}'`,
+        `The model '${r.model}' does not exist; this server serves ${[...named.keys()].map((k) => `'${k}'`).join(', ')}`,
         'model',
         'model_not_found',
       );
+    const m = n.served;
     const prompts = r.messages ? [encode(r.messages, 0)] : r.prompts.map((p, i) => encode(p, i));
-    const choices = await generate(prompts, r);
+    const choices = await generate(n, prompts, r);
     const id = `${chat ? 'chatcmpl' : 'cmpl'}-${created}-${++counter}`;
     const usage = {
       prompt_tokens: prompts.reduce((a, p) => a + p.length, 0) * r.n,
       completion_tokens: choices.reduce((a, c) => a + c.tokens.length, 0),
     };
-    if (r.stream) return streamChoices(res, id, r, choices, chat);
+    if (r.stream) return streamChoices(res, id, m, r, choices, chat);
     const body200 = chat
       ? {
           id,
           object: 'chat.completion',
           created: now(),
-          model: o.name,
+          model: r.model,
           choices: choices.map((c, i) => ({
             index: i,
             message: { role: 'assistant', content: c.text },
-            logprobs: r.logprobs === undefined ? null : { content: chatLogprobs(c) },
+            logprobs: r.logprobs === undefined ? null : { content: chatLogprobs(m, r, c) },
             finish_reason: c.finish,
           })),
         }
@@ -105,11 +141,11 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
           id,
           object: 'text_completion',
           created: now(),
-          model: o.name,
+          model: r.model,
           choices: choices.map((c, i) => ({
             index: i,
             text: c.text,
-            logprobs: r.logprobs === undefined ? null : completionLogprobs(c),
+            logprobs: r.logprobs === undefined ? null : completionLogprobs(m, r, c),
             finish_reason: c.finish,
           })),
         };
@@ -125,7 +161,7 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
         ids =
           typeof p === 'string' || typeof p[0] === 'number'
             ? m.prompt(p as string | number[])
-            : m.chat(p as Array<{ role: string; content: string }>);
+            : m.chat(p as Array<{ role: string; content: string }>, r.chatKwargs);
       } catch (e) {
         throw badRequest(chat ? 'messages' : 'prompt', `prompt ${i}: ${(e as Error).message}`);
       }
@@ -140,24 +176,61 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
     }
   };
 
-  async function generate(prompts: number[][], r: Request): Promise<Choice[]> {
+  /**
+   * vLLM's runtime LoRA routes: load `{lora_name, lora_path}` (a PEFT directory on this
+   * machine, applied to the served base) or unload `{lora_name}`; answered in plain text as
+   * vLLM answers. A name already loaded, or not loaded, is a 400 or a 404 as there.
+   */
+  function adapterRoute(res: ServerResponse, load: boolean, body: Record<string, unknown>): void {
+    const name = body.lora_name;
+    if (typeof name !== 'string' || name === '') throw badRequest('lora_name', "'lora_name' is required: a string");
+    if (!load) {
+      const n = named.get(name);
+      if (!n?.path) throw new ApiError(404, `The lora adapter '${name}' cannot be found`, 'lora_name', 'not_found');
+      named.delete(name);
+      n.served.dispose?.();
+      o.log?.(`unloaded adapter '${name}'`);
+      return text(res, 200, `Success: LoRA adapter '${name}' removed successfully.`);
+    }
+    const path = body.lora_path;
+    if (typeof path !== 'string' || path === '') throw badRequest('lora_path', "'lora_path' is required: a directory");
+    if (named.has(name)) throw badRequest('lora_name', `The lora adapter '${name}' has already been loaded`);
+    const base = named.get(o.name)!.served;
+    if (!base.withAdapter)
+      throw badRequest('lora_path', 'adapters apply to Hugging Face models; this server serves a TinyLM');
+    let served: ServedModel;
+    try {
+      served = base.withAdapter(path);
+    } catch (e) {
+      throw badRequest('lora_path', `could not load the adapter: ${(e as Error).message}`);
+    }
+    named.set(name, { served, path, batching: new BatchingServer(name, served.model, o.seed ?? 0) });
+    o.log?.(`loaded adapter '${name}' from ${path}`);
+    return text(res, 200, `Success: LoRA adapter '${name}' added successfully.`);
+  }
+
+  async function generate(n: Named, prompts: number[][], r: Request): Promise<Choice[]> {
+    const m = n.served;
+    const stop = [...new Set([...m.stops, ...r.stopIds])];
     const options = {
       maxNewTokens: r.maxTokens,
       temperature: r.temperature,
       topP: r.topP,
+      ...(r.topK > 0 ? { topK: r.topK } : {}),
       eos: m.eos,
-      ...(m.stops.length ? { stop: m.stops } : {}),
+      ...(stop.length ? { stop } : {}),
     };
     const runs = prompts.flatMap((p) =>
-      Array.from({ length: r.n }, () => ({ prompt: p, gen: batching.generate(p, options) })),
+      Array.from({ length: r.n }, () => ({ prompt: p, gen: n.batching.generate(p, options) })),
     );
     const gens = await Promise.all(runs.map((x) => x.gen));
-    return gens.map((g, i) => choice(runs[i].prompt, g, r));
+    return gens.map((g, i) => choice(m, runs[i].prompt, g, r));
   }
 
-  function choice(prompt: number[], g: Generation, r: Request): Choice {
+  function choice(m: ServedModel, prompt: number[], g: Generation, r: Request): Choice {
     let tokens = g.stopped ? g.tokens.slice(0, -1) : g.tokens;
     let finish: Choice['finish'] = g.stopped ? 'stop' : 'length';
+    let kept = g.stopped && r.tokenIds; // the end token goes out with the ids, as vLLM's token_ids have it
     // cut at the first stop string, as OpenAI does (the stop string itself is not returned)
     let text = m.decode(tokens);
     const cut = Math.min(...r.stop.map((s) => text.indexOf(s)).filter((k) => k >= 0));
@@ -168,78 +241,103 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
       tokens = tokens.slice(0, k);
       text = text.slice(0, cut);
       finish = 'stop';
+      kept = false;
     }
-    const c: Choice = { tokens, text, logProbs: g.logProbs.slice(0, tokens.length), finish };
-    if (r.logprobs) c.top = topAlternatives(prompt, tokens, r.logprobs);
+    const shown = tokens.length;
+    if (kept) tokens = g.tokens;
+    const c: Choice = { tokens, shown, text, logProbs: g.logProbs.slice(0, tokens.length), finish };
+    if (r.logprobs) c.top = topAlternatives(m, prompt, tokens, r.logprobs);
     return c;
   }
 
   /** The k likeliest tokens at each completion position (temperature 1), from one scoring pass. */
   function topAlternatives(
+    m: ServedModel,
     prompt: number[],
     completion: number[],
     k: number,
-  ): Array<Array<{ token: string; logprob: number }>> {
+  ): Array<Array<{ id: number; logprob: number }>> {
     if (completion.length === 0) return [];
     const { values, indices } = tf.tidy(() => {
       const top = tf.topk(m.positionLogProbs(prompt, completion), k);
       return { values: top.values.arraySync() as number[][], indices: top.indices.arraySync() as number[][] };
     });
-    return values.map((row, t) => row.map((logprob, j) => ({ token: m.tokenText(indices[t][j]), logprob })));
+    return values.map((row, t) => row.map((logprob, j) => ({ id: indices[t][j], logprob })));
   }
 
-  function tokenText(id: number): string {
-    return m.tokenText(id);
+  /** A token as logprobs show it: its text, or with return_tokens_as_token_ids "token_id:<id>" (vLLM's form). */
+  function label(m: ServedModel, r: Request, id: number): string {
+    return r.tokenIds ? `token_id:${id}` : m.tokenText(id);
   }
 
-  function completionLogprobs(c: Choice) {
+  function completionLogprobs(m: ServedModel, r: Request, c: Choice) {
     const text_offset: number[] = [];
     let offset = 0;
-    for (const t of c.tokens) {
+    for (const [i, t] of c.tokens.entries()) {
       text_offset.push(offset);
-      offset += tokenText(t).length;
+      if (i < c.shown) offset += m.tokenText(t).length;
     }
     return {
-      tokens: c.tokens.map(tokenText),
+      tokens: c.tokens.map((t) => label(m, r, t)),
       token_logprobs: c.logProbs,
-      top_logprobs: c.top ? c.top.map((alts) => Object.fromEntries(alts.map((a) => [a.token, a.logprob]))) : null,
+      top_logprobs: c.top
+        ? c.top.map((alts) => Object.fromEntries(alts.map((a) => [label(m, r, a.id), a.logprob])))
+        : null,
       text_offset,
     };
   }
 
-  function chatLogprobs(c: Choice) {
+  function chatLogprobs(m: ServedModel, r: Request, c: Choice) {
     const bytes = (s: string) => [...Buffer.from(s, 'utf8')];
     return c.tokens.map((t, i) => ({
-      token: tokenText(t),
+      token: label(m, r, t),
       logprob: c.logProbs[i],
-      bytes: bytes(tokenText(t)),
-      top_logprobs: (c.top?.[i] ?? []).map((a) => ({ ...a, bytes: bytes(a.token) })),
+      bytes: bytes(m.tokenText(t)),
+      top_logprobs: (c.top?.[i] ?? []).map((a) => ({
+        token: label(m, r, a.id),
+        logprob: a.logprob,
+        bytes: bytes(m.tokenText(a.id)),
+      })),
     }));
   }
 
   /** Server-sent events: one chunk per token of each choice, then its finish, then [DONE]. Tokens are sent as each choice's batch ends (batched generation has no per-token hook yet). */
-  function streamChoices(res: ServerResponse, id: string, r: Request, choices: Choice[], chat: boolean): void {
+  function streamChoices(
+    res: ServerResponse,
+    id: string,
+    m: ServedModel,
+    r: Request,
+    choices: Choice[],
+    chat: boolean,
+  ): void {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
     const send = (choice: Record<string, unknown>) =>
       res.write(
-        `data: ${JSON.stringify({ id, object: chat ? 'chat.completion.chunk' : 'text_completion', created: now(), model: o.name, choices: [choice] })}\n\n`,
+        `data: ${JSON.stringify({ id, object: chat ? 'chat.completion.chunk' : 'text_completion', created: now(), model: r.model, choices: [choice] })}\n\n`,
       );
     choices.forEach((c, index) => {
       if (chat) send({ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null });
       c.tokens.forEach((t, i) => {
-        const one: Choice = { ...c, tokens: [t], logProbs: [c.logProbs[i]], top: c.top && [c.top[i]] };
+        const one: Choice = {
+          ...c,
+          tokens: [t],
+          shown: i < c.shown ? 1 : 0,
+          logProbs: [c.logProbs[i]],
+          top: c.top && [c.top[i]],
+        };
+        const piece = i < c.shown ? m.tokenText(t) : '';
         if (chat)
           send({
             index,
-            delta: { content: tokenText(t) },
-            logprobs: r.logprobs === undefined ? null : { content: chatLogprobs(one) },
+            delta: { content: piece },
+            logprobs: r.logprobs === undefined ? null : { content: chatLogprobs(m, r, one) },
             finish_reason: null,
           });
         else
           send({
             index,
-            text: tokenText(t),
-            logprobs: r.logprobs === undefined ? null : completionLogprobs(one),
+            text: piece,
+            logprobs: r.logprobs === undefined ? null : completionLogprobs(m, r, one),
             finish_reason: null,
           });
       });
@@ -289,6 +387,11 @@ function drain(req: IncomingMessage, bound: number): void {
     if (seen > bound) req.destroy();
   });
   req.resume();
+}
+
+function text(res: ServerResponse, status: number, body: string): void {
+  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
 }
 
 function json(res: ServerResponse, status: number, body: unknown): void {

@@ -4,12 +4,15 @@ import { rolloutIsWeights } from './rollout-is.js';
 import type { BatchingServer } from '../serving/server.js';
 
 /**
- * Corrects the samples a stale policy played (turn.staleness > 0): their old log-probs
- * become the learner's own (the policy this update starts from, at the sampling
- * temperature) and the worker's recorded ones the behaviour log-probs of verl's truncated
- * importance weights (rl/rollout-is.ts), which the policy loss applies. `credited[i]` is the
- * turn of `samples[i]`. Each corrected turn keeps its weights, for the record. Returns the
- * correction's metrics.
+ * Corrects the samples another policy played: a stale one (turn.staleness > 0), or, with
+ * `elsewhere`, every sample (an inference server's sampler, src/openai/rollouts.ts, is another
+ * policy numerically even at the same weights). Their old log-probs become the learner's own
+ * (the policy this update starts from, at the sampling temperature) and the recorded ones the
+ * behaviour log-probs of verl's truncated importance weights (rl/rollout-is.ts), which the
+ * policy loss applies; a recorded log-prob that is unknown (NaN: a token the server did not
+ * return) takes the learner's, weight 1. `credited[i]` is the turn of `samples[i]`. Each
+ * corrected turn keeps its weights, for the record. Returns the correction's metrics, and with
+ * `elsewhere` the mean absolute gap between the two log-probs per token.
  */
 export async function correctStale(
   samples: TrainSample[],
@@ -17,14 +20,18 @@ export async function correctStale(
   servers: Readonly<Record<string, BatchingServer>>,
   temperature: number,
   threshold: number,
+  elsewhere = false,
 ): Promise<Record<string, number>> {
   const weights: number[] = [];
+  let gap = 0;
   await Promise.all(
     samples.map(async (s, i) => {
       const turn = credited[i].turn;
-      if (!turn.staleness) return;
+      if (!turn.staleness && !elsewhere) return;
       const old = await servers[s.model].logProbs({ prompt: s.prompt, completion: s.completion }, temperature);
-      s.isWeights = rolloutIsWeights(old, s.oldLogProbs, threshold);
+      const behaviour = s.oldLogProbs.map((x, t) => (Number.isFinite(x) ? x : old[t]));
+      for (const [t, x] of behaviour.entries()) gap += Math.abs(old[t] - x);
+      s.isWeights = rolloutIsWeights(old, behaviour, threshold);
       s.oldLogProbs = old;
       turn.isWeights = [...s.isWeights];
       weights.push(...s.isWeights);
@@ -35,5 +42,6 @@ export async function correctStale(
     'rollout_is/mean': weights.reduce((a, b) => a + b, 0) / weights.length,
     'rollout_is/capped': weights.filter((w) => w >= threshold).length / weights.length,
     'rollout_is/tokens': weights.length,
+    ...(elsewhere ? { 'rollout_is/logprob_gap': gap / weights.length } : {}),
   };
 }
