@@ -4,7 +4,8 @@
  * an adapter, the folder is a PEFT adapter (adapter_config.json, adapter_model.safetensors)
  * and the checkpoint's weights are the adapter's alone; the base is named by path and sha256,
  * and a resume refuses a base that changed. Fully fine-tuned, the folder is a Hugging Face
- * model directory (config.json, model.safetensors, the tokenizer files).
+ * model directory (config.json, model.safetensors). Either way the tokenizer files go with
+ * it, the chat template defaulting to the variables the run rendered with (chat-defaults.ts).
  */
 import * as tf from '@tensorflow/tfjs';
 import { createHash } from 'node:crypto';
@@ -13,6 +14,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadCheckpoint, saveCheckpoint, type Attachments, type LoadOptions } from '../checkpoint.js';
 import { parseHfConfig } from './config.js';
+import { bakeTokenizerConfig } from './chat-defaults.js';
 import { TOKENIZER_FILES } from './create.js';
 import { weightSpecs } from './layout.js';
 import { LoraAdapter, targetModules, type LoraConfig } from './lora.js';
@@ -109,10 +111,14 @@ export async function saveHfPolicy(
   };
   const files: Attachments = { ...attachments };
   if (policy.adapter) Object.assign(files, policy.adapter.peftFiles(source));
-  else {
-    files['model.safetensors'] = new Uint8Array(encodeSafetensors(policy.base.storedTensors()));
-    for (const f of [...TOKENIZER_FILES, 'generation_config.json'])
-      if (existsSync(join(source, f))) files[f] = new Uint8Array(await readFile(join(source, f)));
+  else files['model.safetensors'] = new Uint8Array(encodeSafetensors(policy.base.storedTensors()));
+  // the tokenizer goes with an adapter too (PEFT saves it beside one; vLLM renders a LoRA's chats
+  // with the tokenizer in its directory), its chat template defaulting to the variables the run
+  // trained with (chat-defaults.ts)
+  for (const f of [...TOKENIZER_FILES, ...(policy.adapter ? [] : ['generation_config.json'])]) {
+    if (!existsSync(join(source, f))) continue;
+    const body = await readFile(join(source, f));
+    files[f] = f === 'tokenizer_config.json' ? bakeTokenizerConfig(body.toString('utf8')) : new Uint8Array(body);
   }
   await saveCheckpoint(dir, { kind: 'hf', config, extra }, policy.weights, files);
 }

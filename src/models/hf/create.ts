@@ -6,9 +6,10 @@
  * (`coevolve pretrain` with `architecture:`), then written with writeHfDirectory.
  */
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
 import { Rng } from '../../util/rng.js';
+import { bakeTokenizerConfig } from './chat-defaults.js';
 import { parseHfConfig } from './config.js';
 import { weightSpecs } from './layout.js';
 import { HfCausalLM, type StoredWeights } from './model.js';
@@ -133,7 +134,7 @@ export function writeHfDirectory(
     ) + '\n',
   );
   for (const f of TOKENIZER_FILES)
-    if (existsSync(join(tokenizerFrom, f))) copyFileSync(join(tokenizerFrom, f), join(tmp, f));
+    if (existsSync(join(tokenizerFrom, f))) copyTokenizerFile(join(tokenizerFrom, f), join(tmp, f));
   for (const [name, body] of Object.entries(extra)) writeFileSync(join(tmp, name), body);
   mkdirSync(dirname(dir), { recursive: true });
   if (existsSync(dir)) {
@@ -142,6 +143,12 @@ export function writeHfDirectory(
     renameSync(tmp, dir);
     rmSync(old, { recursive: true, force: true });
   } else renameSync(tmp, dir);
+}
+
+/** Copies one tokenizer file; tokenizer_config.json's chat template gets the run's trained defaults (chat-defaults.ts). */
+export function copyTokenizerFile(from: string, to: string): void {
+  if (basename(from) === 'tokenizer_config.json') writeFileSync(to, bakeTokenizerConfig(readFileSync(from, 'utf8')));
+  else copyFileSync(from, to);
 }
 
 /** The raw config.json of a directory (to write a fine-tuned copy with the same fields). */

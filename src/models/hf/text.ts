@@ -7,6 +7,7 @@
  * finish a turn, so such a directory is refused.
  */
 import type { Tokenizer } from '../../tokenizer/types.js';
+import { CHAT_KWARGS } from './chat-defaults.js';
 import { HfTokenizer } from './tokenizer.js';
 
 /** The tokenizer of `dir` for roles. */
@@ -26,7 +27,7 @@ export function roleTokenizer(tk: HfTokenizer, where: string): Tokenizer {
     eos: ends[0],
     stops: ends.slice(1),
     prompt: (text) => tk.encode(text),
-    // thinking off (Qwen3's templates read enable_thinking; others ignore it): a role answers at once
+    // thinking off (Qwen3's templates read enable_thinking; others ignore it): a role answers at once; saved models keep it as the default (chat-defaults.ts)
     ...(tk.hasChatTemplate
       ? {
           chat: (system: string, user: string) =>
@@ -35,7 +36,7 @@ export function roleTokenizer(tk: HfTokenizer, where: string): Tokenizer {
                 { role: 'system', content: system },
                 { role: 'user', content: user },
               ],
-              { addGenerationPrompt: true, enable_thinking: false },
+              { ...CHAT_KWARGS, addGenerationPrompt: true },
             ),
         }
       : {}),
