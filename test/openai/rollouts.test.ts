@@ -130,6 +130,23 @@ describe('rollout engine openai', function () {
     await expectFailure(url, /POST .*\/completions returned token ids that do not round-trip.*decode to "AB".*"xy"/);
   });
 
+  it("takes a server that leaves out the end token it stopped on: the eos stands for it, its log-prob the learner's", async () => {
+    const { url, server } = await fakeServer(() => ({
+      text: 'A',
+      finish_reason: 'stop',
+      logprobs: { tokens: ['token_id:65'], token_logprobs: [-1] },
+    }));
+    servers.push(server);
+    const out = join(root, 'cut');
+    const { metrics } = await runExperiment(config(root, base, url, { iterations: 1, checkpointEvery: 1 }), {
+      out,
+      log: () => {},
+    });
+    const m = metrics.find((r) => r.iteration === 1)!;
+    expect(m['turns/solver']).to.equal(16);
+    expect(m['rollout_is/tokens']).to.equal(32); // 'A' and the eos, each turn
+  });
+
   it('refuses, at the config check, full fine-tuning and models the server cannot serve', () => {
     const c = config(root, base, 'http://127.0.0.1:1/v1');
     expect(() => parseConfig({ ...c, models: { main: { kind: 'hf', path: base } } })).to.throw(

@@ -2,6 +2,10 @@ import * as tf from '@tensorflow/tfjs';
 import { expect } from 'chai';
 import { policyLoss } from '../../src/rl/loss.js';
 import { rolloutIsWeights } from '../../src/rl/rollout-is.js';
+import { correctStale } from '../../src/rl/stale.js';
+import type { TrainSample } from '../../src/rl/trainer.js';
+import type { Turn } from '../../src/core/types.js';
+import type { BatchingServer } from '../../src/serving/server.js';
 
 describe('truncated rollout importance sampling (verl rollout_is, token level, truncate)', () => {
   before(async () => {
@@ -47,5 +51,31 @@ describe('truncated rollout importance sampling (verl rollout_is, token level, t
     const g1 = grad(t([2, 0.5]))[0];
     expect(g1[0]).to.be.closeTo(2 * g0[0], 1e-6);
     expect(g1[1]).to.be.closeTo(0.5 * g0[1], 1e-6);
+  });
+
+  it("corrects every sample played elsewhere (an inference server), an unknown rollout log-prob taking the learner's", async () => {
+    const learner = [-1, -2, -0.5];
+    const server = { logProbs: async () => learner } as unknown as BatchingServer;
+    const sample = (): TrainSample => ({
+      model: 'm',
+      role: 'solver',
+      prompt: [1],
+      completion: [2, 3, 4],
+      oldLogProbs: [-1.5, NaN, -0.5],
+      advantages: 1,
+    });
+    const turn = () => ({ staleness: 0 }) as unknown as Turn;
+    const here = [sample()];
+    expect(await correctStale(here, [{ turn: turn() }], { m: server }, 1, 2)).to.deep.equal({}); // fresh, and played here
+    expect(here[0].isWeights).to.equal(undefined);
+    const there = [sample()];
+    const t = turn();
+    const m = await correctStale(there, [{ turn: t }], { m: server }, 1, 2, true);
+    expect(there[0].oldLogProbs).to.deep.equal(learner);
+    expect(there[0].isWeights![0]).to.be.closeTo(Math.exp(0.5), 1e-12);
+    expect(there[0].isWeights!.slice(1)).to.deep.equal([1, 1]); // NaN: the learner's own log-prob, weight 1
+    expect(t.isWeights).to.deep.equal(there[0].isWeights);
+    expect(m['rollout_is/tokens']).to.equal(3);
+    expect(m['rollout_is/logprob_gap']).to.be.closeTo(0.5 / 3, 1e-12);
   });
 });
