@@ -56,6 +56,8 @@ export class InferenceRollouts {
   private readonly url: string;
   /** the first answer of each model is checked whole (token ids, tokenizer) */
   private readonly checked = new Set<string>();
+  /** where the LoRA routes are: beside /completions (vLLM), or at the server's root (SGLang), found at the first load */
+  private loraBase: string | undefined;
 
   private constructor(
     private readonly spec: InferenceSpec,
@@ -100,11 +102,11 @@ export class InferenceRollouts {
       const dir = resolve(join(this.spec.adapterDir, name));
       mkdirSync(dir, { recursive: true });
       policy.adapter.save(dir, policy.base.dir ?? '');
-      let res = await this.post('/load_lora_adapter', { lora_name: name, lora_path: dir });
+      let res = await this.lora('load', { lora_name: name, lora_path: dir });
       // a resumed run finds the version it stopped at still loaded: load it afresh
       if (res.status === 400 && /already/i.test(res.text)) {
-        await this.post('/unload_lora_adapter', { lora_name: name });
-        res = await this.post('/load_lora_adapter', { lora_name: name, lora_path: dir });
+        await this.lora('unload', { lora_name: name });
+        res = await this.lora('load', { lora_name: name, lora_path: dir });
       }
       if (res.status === 404)
         throw new Error(
@@ -113,7 +115,7 @@ export class InferenceRollouts {
         );
       if (res.status !== 200)
         throw new Error(
-          `rollout.url: POST ${this.url}/load_lora_adapter (${name} from ${dir}) answered ${res.status}: ${res.text.slice(0, 300)}`,
+          `rollout.url: POST ${this.loraBase}/load_lora_adapter (${name} from ${dir}) answered ${res.status}: ${res.text.slice(0, 300)}`,
         );
       const old = this.loaded.get(id);
       this.loaded.set(id, name);
@@ -153,10 +155,10 @@ export class InferenceRollouts {
   }
 
   private async unload(name: string): Promise<void> {
-    const res = await this.post('/unload_lora_adapter', { lora_name: name });
+    const res = await this.lora('unload', { lora_name: name });
     if (res.status !== 200)
       throw new Error(
-        `rollout.url: POST ${this.url}/unload_lora_adapter (${name}) answered ${res.status}: ${res.text.slice(0, 300)}`,
+        `rollout.url: POST ${this.loraBase}/unload_lora_adapter (${name}) answered ${res.status}: ${res.text.slice(0, 300)}`,
       );
     rmSync(join(this.spec.adapterDir, name), { recursive: true, force: true });
   }
@@ -259,11 +261,31 @@ export class InferenceRollouts {
     return this.request('POST', path, body);
   }
 
+  /** A LoRA route: beside /completions as vLLM has it, else (a 404 there, the URL ending in /v1) at the root as SGLang has it. */
+  private async lora(action: 'load' | 'unload', body: unknown): Promise<{ status: number; text: string }> {
+    const route = `/${action}_lora_adapter`;
+    if (this.loraBase !== undefined) return this.request('POST', route, body, this.loraBase);
+    const res = await this.request('POST', route, body, this.url);
+    const root = this.url.replace(/\/v1$/, '');
+    if (res.status !== 404 || root === this.url) {
+      this.loraBase = this.url;
+      return res;
+    }
+    const there = await this.request('POST', route, body, root);
+    if (there.status !== 404) this.loraBase = root;
+    return there.status === 404 ? res : there;
+  }
+
   /** One request with retries (connection errors, timeouts, 5xx, 429) and exponential backoff; the last failure in transit is a RemoteModelError. */
-  private async request(method: string, path: string, body?: unknown): Promise<{ status: number; text: string }> {
+  private async request(
+    method: string,
+    path: string,
+    body?: unknown,
+    at = this.url,
+  ): Promise<{ status: number; text: string }> {
     for (let attempt = 0; ; attempt++) {
       try {
-        const res = await fetch(`${this.url}${path}`, {
+        const res = await fetch(`${at}${path}`, {
           method,
           headers: {
             ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
@@ -281,7 +303,7 @@ export class InferenceRollouts {
       } catch (e) {
         if (attempt >= this.spec.retries)
           throw new RemoteModelError(
-            `rollout: ${method} ${this.url}${path} failed after ${this.spec.retries} retries: ${(e as Error).message}`,
+            `rollout: ${method} ${at}${path} failed after ${this.spec.retries} retries: ${(e as Error).message}`,
             { cause: e },
           );
         await sleep(500 * 2 ** attempt);
