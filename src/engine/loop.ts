@@ -296,6 +296,7 @@ async function iterateWith(
       }
     }
     if (failed.length) log(`iteration ${it}: ${failed.length} episodes failed: ${failed[0].message}`);
+    if (inference) elsewhere = inference.takeTokens();
     const tRollout = (performance.now() - t0) / 1000;
     // score
     const judged = scoreEpisodes(plan, episodes, c.arena.trainPerGroup);

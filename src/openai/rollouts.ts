@@ -58,6 +58,8 @@ export class InferenceRollouts {
   private readonly checked = new Set<string>();
   /** where the LoRA routes are: beside /completions (vLLM), or at the server's root (SGLang), found at the first load */
   private loraBase: string | undefined;
+  /** tokens the server generated since the last takeTokens() */
+  private generated = 0;
 
   private constructor(
     private readonly spec: InferenceSpec,
@@ -148,6 +150,13 @@ export class InferenceRollouts {
     };
   }
 
+  /** The tokens the server generated since the last call (the rollout throughput's numerator). */
+  takeTokens(): number {
+    const n = this.generated;
+    this.generated = 0;
+    return n;
+  }
+
   /** Unloads every adapter this run loaded and removes their files. */
   async close(): Promise<void> {
     for (const name of this.loaded.values()) await this.unload(name).catch(() => undefined);
@@ -207,6 +216,7 @@ export class InferenceRollouts {
       throw new Error(`rollout: ${route} answered ${choices.length} choices for ${batch.length} prompts`);
     const gens = choices.map((c) => this.generation(c, ends, o, route, first ? tk : undefined));
     this.checked.add(id);
+    this.generated += gens.reduce((a, g) => a + g.tokens.length, 0);
     return gens;
   }
 

@@ -90,6 +90,7 @@ describe('rollout engine openai', function () {
       const m = metrics.find((r) => r.iteration === it)!;
       expect(m['turns/solver']).to.equal(16);
       expect(m['time/adapter_publish_s']).to.be.above(0);
+      expect(m['time/rollout_tokens_per_s'], "the server's tokens count as this run's").to.be.above(0);
       // every token was corrected; the server runs the learner's kernels, so the two log-probs nearly agree
       expect(m['rollout_is/tokens']).to.be.above(0);
       expect(m['rollout_is/logprob_gap']).to.be.below(1e-3);
