@@ -111,4 +111,4 @@ const summary = {
   },
 };
 writeFileSync(join(out, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
-console.log(JSON.stringify(summary, null, 2));
+console.log(JSON.stringify(summary));

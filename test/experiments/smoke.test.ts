@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { tinyPretrainInput } from '../engine/fixtures.js';
-import { need } from '../needs.js';
+import { need, TEST_BACKEND } from '../needs.js';
+import { writeTinyHf } from '../models/hf-tiny.js';
 
 /**
  * Each script under experiments/ run for a few iterations with tiny arguments, as a user runs
@@ -204,5 +205,47 @@ describe('the experiment scripts run', function () {
     expect(Object.keys(results.speed)).to.deep.equal(['redis-1worker', 'redis-2workers']);
     expect(results.scaling_2_over_1_workers).to.be.above(0);
     expect(readdirSync(out)).to.include.members(['redis-1worker', 'redis-2workers']);
+  });
+
+  it('openai-engine runs a LoRA config against coevolve serve and in process, and reports both', async function () {
+    this.timeout(180000);
+    const base = writeTinyHf(at('oa-base'));
+    const config = at('oa.yaml');
+    writeFileSync(
+      config,
+      stringify({
+        name: 'oa',
+        seed: 1,
+        backend: TEST_BACKEND,
+        workers: 1,
+        iterations: 2,
+        outDir: root,
+        models: { main: { kind: 'hf', path: base, lora: { r: 2, alpha: 4 } } },
+        roles: { solver: { kind: 'solver', model: 'main' } },
+        tasks: {
+          family: 'arithmetic',
+          difficulty: { digits: 1, operands: 2, operators: '+' },
+          train: { source: 'generate', count: 20 },
+          eval: { source: 'generate', count: 4 },
+          perIteration: 2,
+        },
+        arena: { groupSize: 2, maxNewTokens: 3, temperature: 1 },
+        judges: [{ kind: 'verifier' }],
+        eval: { samples: 1 },
+      }),
+    );
+    const out = at('openai-engine');
+    const [summary] = json(
+      await script(
+        'openai-engine',
+        ['--config', config, '--iterations', '2', '--eval-every', '2', '--out', out],
+        150000,
+      ),
+    );
+    expect(Object.keys(summary.pass1.openai)).to.deep.equal(['0', '2']);
+    expect(Object.keys(summary.pass1.local)).to.deep.equal(['0', '2']);
+    expect(summary.adapterPublishSeconds.median).to.be.above(0);
+    expect(summary.logprobGap).to.be.below(1e-3);
+    expect(JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'))).to.deep.equal(summary);
   });
 });
