@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { firstValueFrom, toArray } from 'rxjs';
 import { Agents } from '../core/agents.js';
 import { playGroups } from '../core/operators/play-groups.js';
@@ -126,7 +126,7 @@ async function iterate(c: ExperimentConfig, store: RunStore, o: LoopOptions, s: 
             url: c.rollout.url!,
             adapterDir: c.rollout.adapterDir ?? join(store.dir, 'served-adapters'),
           },
-          c.name,
+          basename(store.dir),
           s.tokenizers,
         )
       : undefined;

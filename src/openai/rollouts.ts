@@ -58,6 +58,8 @@ export class InferenceRollouts {
   private readonly checked = new Set<string>();
   /** where the LoRA routes are: beside /completions (vLLM), or at the server's root (SGLang), found at the first load */
   private loraBase: string | undefined;
+  /** the model ids the server listed at the start: adapters a crashed run of this name left loaded are among them */
+  private listed: string[] = [];
   /** tokens the server generated since the last takeTokens() */
   private generated = 0;
 
@@ -86,6 +88,11 @@ export class InferenceRollouts {
     });
     if (res.status !== 200)
       throw new Error(`rollout.url: GET ${r.url}/models answered ${res.status}: ${res.text.slice(0, 200)}`);
+    try {
+      r.listed = ((JSON.parse(res.text) as { data?: { id?: unknown }[] }).data ?? []).map((m) => String(m.id));
+    } catch {
+      throw new Error(`rollout.url: GET ${r.url}/models did not answer a JSON model list: ${res.text.slice(0, 200)}`);
+    }
     return r;
   }
 
@@ -101,15 +108,14 @@ export class InferenceRollouts {
       if (model.kind !== 'hf' || !policy.adapter)
         throw new Error(`rollout: model ${id} has no adapter to load into the server (config check missed it)`);
       const name = `${this.run}-${id}-v${version}`;
+      // a resumed run: the versions its first life loaded and never unloaded go first
+      if (!this.loaded.has(id))
+        for (const left of this.listed.filter((m) => m.startsWith(`${this.run}-${id}-v`) && /-v\d+$/.test(m)))
+          await this.lora('unload', { lora_name: left });
       const dir = resolve(join(this.spec.adapterDir, name));
       mkdirSync(dir, { recursive: true });
       policy.adapter.save(dir, policy.base.dir ?? '');
-      let res = await this.lora('load', { lora_name: name, lora_path: dir });
-      // a resumed run finds the version it stopped at still loaded: load it afresh
-      if (res.status === 400 && /already/i.test(res.text)) {
-        await this.lora('unload', { lora_name: name });
-        res = await this.lora('load', { lora_name: name, lora_path: dir });
-      }
+      const res = await this.lora('load', { lora_name: name, lora_path: dir });
       if (res.status === 404)
         throw new Error(
           `rollout.url: POST ${this.url}/load_lora_adapter answered 404: this server cannot load LoRA adapters at run time. ` +

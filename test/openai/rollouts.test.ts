@@ -9,6 +9,8 @@ import type { ExperimentInput } from '../../src/config/schema.js';
 import { parseConfig } from '../../src/config/load.js';
 import { runExperiment } from '../../src/engine/experiment.js';
 import { loadHfPolicy } from '../../src/models/hf/checkpoint.js';
+import { LoraAdapter } from '../../src/models/hf/lora.js';
+import { HfCausalLM } from '../../src/models/hf/model.js';
 import { writeTinyHf } from '../models/hf-tiny.js';
 import { TEST_BACKEND } from '../needs.js';
 import { startServe } from './serve-process.js';
@@ -72,18 +74,32 @@ describe('rollout engine openai', function () {
     const { url, child, log } = await startServe(['--enable-lora'], base);
     children.push(child);
     const out = join(root, 'run');
+    // an adapter a crashed run of this directory's name left loaded: unloaded before the first version
+    const left = join(root, 'left');
+    new LoraAdapter(HfCausalLM.load(base, { frozen: true }).config, {
+      r: 2,
+      alpha: 4,
+      targetModules: 'all-linear',
+    }).save(left, base);
+    const loaded = await fetch(`${url}/load_lora_adapter`, {
+      method: 'POST',
+      body: JSON.stringify({ lora_name: 'run-main-v9', lora_path: left }),
+    });
+    expect(loaded.status).to.equal(200);
     const { metrics } = await runExperiment(config(root, base, url), { out, log: () => {} });
     // the server saw v0 (the start) to v3 loaded in order, each replaced one unloaded after its successor loaded, the last at the end
-    const events = [...log().matchAll(/(loaded|unloaded) adapter '(oa-main-v\d)'/g)].map((m) => `${m[1]} ${m[2]}`);
+    const events = [...log().matchAll(/(loaded|unloaded) adapter '(run-main-v\d)'/g)].map((m) => `${m[1]} ${m[2]}`);
     expect(events).to.deep.equal([
-      'loaded oa-main-v0',
-      'loaded oa-main-v1',
-      'unloaded oa-main-v0',
-      'loaded oa-main-v2',
-      'unloaded oa-main-v1',
-      'loaded oa-main-v3',
-      'unloaded oa-main-v2',
-      'unloaded oa-main-v3',
+      'loaded run-main-v9',
+      'unloaded run-main-v9',
+      'loaded run-main-v0',
+      'loaded run-main-v1',
+      'unloaded run-main-v0',
+      'loaded run-main-v2',
+      'unloaded run-main-v1',
+      'loaded run-main-v3',
+      'unloaded run-main-v2',
+      'unloaded run-main-v3',
     ]);
     expect(readdirSync(join(out, 'served-adapters')), 'unloaded adapters are removed').to.deep.equal([]);
     for (const it of [1, 2, 3]) {
