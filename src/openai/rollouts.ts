@@ -132,11 +132,6 @@ export class InferenceRollouts {
     return (performance.now() - t0) / 1000;
   }
 
-  /** The adapter name `id`'s requests carry now. */
-  adapterName(id: string): string | undefined {
-    return this.loaded.get(id);
-  }
-
   /** What agents of model `id` call to generate: requests made in one turn of the event loop go as one. */
   server(id: string): GenerateServer {
     let queue: Pending[] = [];
