@@ -64,11 +64,14 @@ interface Named {
   batching: BatchingServer;
   /** the adapter's directory (a loaded adapter) */
   path?: string;
+  /** requests generating on it now: an unloaded adapter is freed when the last ends */
+  busy: number;
+  unloaded?: boolean;
 }
 
 export async function serve(o: ServeOptions): Promise<RunningServer> {
   const named = new Map<string, Named>([
-    [o.name, { served: o.served, batching: new BatchingServer(o.name, o.served.model, o.seed ?? 0) }],
+    [o.name, { served: o.served, batching: new BatchingServer(o.name, o.served.model, o.seed ?? 0), busy: 0 }],
   ]);
   const created = Math.floor(Date.now() / 1000);
   const maxBody = o.maxBodyBytes ?? 1 << 20;
@@ -117,7 +120,13 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
       );
     const m = n.served;
     const prompts = r.messages ? [encode(r.messages, 0)] : r.prompts.map((p, i) => encode(p, i));
-    const choices = await generate(n, prompts, r);
+    n.busy++;
+    let choices: Choice[];
+    try {
+      choices = await generate(n, prompts, r);
+    } finally {
+      if (--n.busy === 0 && n.unloaded) n.served.dispose?.();
+    }
     const id = `${chat ? 'chatcmpl' : 'cmpl'}-${created}-${++counter}`;
     const usage = {
       prompt_tokens: prompts.reduce((a, p) => a + p.length, 0) * r.n,
@@ -188,7 +197,8 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
       const n = named.get(name);
       if (!n?.path) throw new ApiError(404, `The lora adapter '${name}' cannot be found`, 'lora_name', 'not_found');
       named.delete(name);
-      n.served.dispose?.();
+      n.unloaded = true;
+      if (n.busy === 0) n.served.dispose?.();
       o.log?.(`unloaded adapter '${name}'`);
       return text(res, 200, `Success: LoRA adapter '${name}' removed successfully.`);
     }
@@ -204,7 +214,7 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
     } catch (e) {
       throw badRequest('lora_path', `could not load the adapter: ${(e as Error).message}`);
     }
-    named.set(name, { served, path, batching: new BatchingServer(name, served.model, o.seed ?? 0) });
+    named.set(name, { served, path, batching: new BatchingServer(name, served.model, o.seed ?? 0), busy: 0 });
     o.log?.(`loaded adapter '${name}' from ${path}`);
     return text(res, 200, `Success: LoRA adapter '${name}' added successfully.`);
   }

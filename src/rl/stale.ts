@@ -11,7 +11,7 @@ import type { BatchingServer } from '../serving/server.js';
  * behaviour log-probs of verl's truncated importance weights (rl/rollout-is.ts), which the
  * policy loss applies; a recorded log-prob that is unknown (NaN: a token the server did not
  * return) takes the learner's, weight 1. `credited[i]` is the turn of `samples[i]`. Each
- * corrected turn keeps its weights, for the record. Returns the correction's metrics, and with
+ * corrected turn keeps its weights, for the record. Returns the correction's metrics (its time too), and with
  * `elsewhere` the mean absolute gap between the two log-probs per token.
  */
 export async function correctStale(
@@ -22,6 +22,7 @@ export async function correctStale(
   threshold: number,
   elsewhere = false,
 ): Promise<Record<string, number>> {
+  const t0 = performance.now();
   const weights: number[] = [];
   let gap = 0;
   await Promise.all(
@@ -42,6 +43,7 @@ export async function correctStale(
     'rollout_is/mean': weights.reduce((a, b) => a + b, 0) / weights.length,
     'rollout_is/capped': weights.filter((w) => w >= threshold).length / weights.length,
     'rollout_is/tokens': weights.length,
+    'time/recompute_s': (performance.now() - t0) / 1000, // the learner's scoring pass over the corrected turns
     ...(elsewhere ? { 'rollout_is/logprob_gap': gap / weights.length } : {}),
   };
 }
