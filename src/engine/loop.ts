@@ -29,7 +29,7 @@ import {
   roleTraining,
   stepMetrics,
 } from './loop-parts.js';
-import { loadModels, saveModels, saveReferences, tinyModels, type LoadedModels } from './models.js';
+import { loadModels, saveModels, saveReferences, textModels, tinyModels, type LoadedModels } from './models.js';
 import { phaseIndex, trainingRoles } from './phases.js';
 import { preflight, type Checked } from './preflight.js';
 import { GradientProbe } from './probe.js';
@@ -173,7 +173,7 @@ async function iterateWith(
     ).alignment(chunks);
   const start = await store.resume();
   if (start > 0) log(`resuming after iteration ${start} from ${resumeDir}`);
-  if (workersQueue) await workersQueue.publish(tinyModels(models), tokenizer, start); // version v: the weights after v updates
+  if (workersQueue) await workersQueue.publish(textModels(models), tokenizer, start); // version v: the weights after v updates
   const sampling = {
     maxNewTokens: c.arena.maxNewTokens,
     temperature: c.arena.temperature,
@@ -313,7 +313,7 @@ async function iterateWith(
     for (const learner of Object.values(learners)) learner.afterUpdate();
     opponents?.afterUpdate(it, models);
     const tTrain = (performance.now() - t1) / 1000;
-    if (workersQueue) await workersQueue.publish(tinyModels(models), tokenizer, it);
+    if (workersQueue) await workersQueue.publish(textModels(models), tokenizer, it);
     const metrics: Record<string, number> = {
       'episodes/failed': failed.length,
       ...rolloutMetrics(plan, episodes, judged),
