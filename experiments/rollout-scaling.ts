@@ -1,6 +1,7 @@
 /**
  * Rollouts on worker processes through Redis, measured on the default experiment:
- *   npx tsx experiments/rollout-scaling.ts --out runs/distributed [--iterations 20] [--curve 200] [--seeds 1,2] [--gc parallel|single] [--repeats R] [--workers-only] [--pin]
+ *   npx tsx experiments/rollout-scaling.ts --out runs/distributed [--config FILE] [--iterations 20] [--curve 200] [--seeds 1,2]
+ *     [--gc parallel|single] [--repeats R] [--workers-only] [--pin] [--worker-threads N]
  * 1. Throughput: rollout tokens/s during rollout phases (median over iterations 3..N) with one
  *    and with two `coevolve worker` processes, beside in-process rollouts on one thread and
  *    on every core; the learner trains on one thread. The workload is the default experiment
@@ -9,7 +10,11 @@
  *    With --repeats R, the one- and two-worker conditions run R times, alternating, and the
  *    ratio is reported per pair and as the median of the pairs (a run carries about 15% noise
  *    on this machine); --workers-only skips the in-process conditions; --pin runs worker k on
- *    core k only (taskset), its GC helper threads included.
+ *    core k only (taskset), its GC helper threads included; --worker-threads N gives each worker
+ *    N native matrix-product threads (a Hugging Face model's products run there).
+ *    --config configs/runs/hf/rlvr-lora.yaml measures a Hugging Face model (a LoRA adapter
+ *    on the chat base) the same way. The machine's load averages, before and after, go in
+ *    results.json: the machine may be shared.
  * 2. With --curve K: the learning curve (the evaluators' held-out accuracy) over K
  *    iterations, in-process against two workers, for each seed.
  * Needs Debian's redis-server; starts it on a free loopback port and stops it. A worker that
@@ -18,7 +23,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { runExperiment } from '../src/engine/experiment.js';
 import { RunStore, type MetricsRow } from '../src/store/run.js';
@@ -43,6 +48,7 @@ if (!Number.isInteger(repeats) || repeats < 1)
   throw new Error(`--repeats: a positive integer, got '${arg('repeats', '1')}'`);
 const workersOnly = flag('workers-only');
 const pin = flag('pin');
+const workerThreads = arg('worker-threads', '');
 mkdirSync(out, { recursive: true });
 
 // the tests' throwaway server: it is waited for until it accepts connections, and a server that exits is an error, not a hang
@@ -74,6 +80,7 @@ function startWorkers(n: number, queue: string): Promise<ChildProcess[]> {
             queue,
             '--accelerate',
             accelerate,
+            ...(workerThreads ? ['--threads', workerThreads] : []),
           ];
           // --pin: worker k and all its threads on core k (util-linux's taskset), so one worker is one core
           const [cmd, ...args] = pin ? ['taskset', '-c', String(k % availableParallelism()), ...node] : node;
@@ -146,7 +153,13 @@ const median = (xs: number[]) => {
 const phase = (rows: MetricsRow[], key: string) =>
   median(rows.filter((r) => r.iteration >= 3 && typeof r[key] === 'number').map((r) => r[key] as number));
 
-const results: Record<string, unknown> = { config, iterations, machine: '2 cores', redis: 'local redis-server' };
+const results: Record<string, unknown> = {
+  config,
+  iterations,
+  machine: `${availableParallelism()} cores`,
+  redis: 'local redis-server',
+  loadBefore: loadavg(),
+};
 try {
   const brief = [
     `iterations=${iterations}`,
@@ -187,6 +200,8 @@ try {
   results.jobEpisodes = jobEpisodes;
   results.workerGc = gc;
   results.pinned = pin;
+  results.workerThreads = workerThreads || 'the library default';
+  results.loadAfter = loadavg();
   const pairs = tags.map(
     (t) => speed[`redis-2workers${t}`].rollout_tokens_per_s / speed[`redis-1worker${t}`].rollout_tokens_per_s,
   );

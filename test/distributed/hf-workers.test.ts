@@ -66,6 +66,21 @@ describe('Hugging Face weights for rollout workers', function () {
     })();
   });
 
+  it('two adapters on one base (roles with adapters of their own): the worker loads the base once for both', () => {
+    const frozen = HfCausalLM.load(base, { frozen: true });
+    const lora = { r: 2, alpha: 4, targetModules: ['q_proj', 'v_proj'] };
+    const [a, b] = [1, 2].map((seed) => new HfPolicy(frozen, new LoraAdapter(frozen.config, lora, seed)));
+    const worker = new HfWorkerModels();
+    const [pa, pb] = [
+      worker.decode('main-proposer', encodeHfWeights(a)),
+      worker.decode('main-solver', encodeHfWeights(b)),
+    ];
+    expect(pa.model.base).to.equal(pb.model.base);
+    expect(values(pa.model)).to.deep.equal(values(a));
+    expect(values(pb.model)).to.deep.equal(values(b));
+    expect(values(pa.model)).not.to.deep.equal(values(pb.model));
+  });
+
   it("full fine-tuning: every weight travels, and the worker holds the learner's", () => {
     const learner = new HfPolicy(HfCausalLM.load(base));
     perturb(learner, 7);
