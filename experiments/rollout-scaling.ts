@@ -200,7 +200,7 @@ try {
   results.jobEpisodes = jobEpisodes;
   results.workerGc = gc;
   results.pinned = pin;
-  results.workerThreads = workerThreads || 'the library default';
+  results.workerThreads = workerThreads || '1 (the default)';
   results.loadAfter = loadavg();
   const pairs = tags.map(
     (t) => speed[`redis-2workers${t}`].rollout_tokens_per_s / speed[`redis-1worker${t}`].rollout_tokens_per_s,

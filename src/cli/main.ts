@@ -211,11 +211,7 @@ program
     collect,
     [],
   )
-  .option(
-    '--threads <n>',
-    "native matrix-product threads (default: the library's, one per core this worker may use)",
-    positiveInt,
-  )
+  .option('--threads <n>', 'native matrix-product threads (default 1: one worker per core)', positiveInt)
   .option('--lock-ms <n>', "a job's lock: a killed worker's job goes to another once it expires", positiveInt, 60000)
   .option('--stalled-ms <n>', 'how often stalled jobs are looked for', positiveInt, 15000)
   .option(

@@ -53,7 +53,7 @@ export interface WorkerOptions {
   maxStalled?: number;
   /** `FROM=TO`: a Hugging Face base the run's config names at FROM (or under it) is read from TO on this machine */
   bases?: string[];
-  /** native matrix-product threads (OpenBLAS); default: the library's own choice, the cores this process may run on */
+  /** native matrix-product threads (OpenBLAS); default 1, as loadNative sets it (one worker per core) */
   threads?: number;
   log?: (line: string) => void;
 }
