@@ -137,7 +137,7 @@ export class HfWorkerModels {
     };
     if (!this.assign(played, header, values)) {
       played.dispose();
-      throw new Error(`weights: model '${model}''s blob does not fit its base ${dir} (names or shapes differ)`);
+      throw new Error(`weights: the blob of model '${model}' does not fit its base ${dir} (names or shapes differ)`);
     }
     return played;
   }
