@@ -187,6 +187,31 @@ describe('Hugging Face models on rollout workers through Redis', function () {
     expect(far, 'versions 1 and 2 differ where played').to.be.above(1e-2);
   });
 
+  it('the same run on one worker and on two: the same episodes and the same adapter (a job depends on its seed and version, not on its worker)', async () => {
+    const run = async (name: string, n: number) => {
+      for (let k = 0; k < n; k++) children.push(await startWorkerProcess(redis!.url, name));
+      const out = join(root, name);
+      await runExperiment(
+        hfRun(root, base, redis!.url, name, {
+          iterations: 3,
+          rollout: { engine: 'redis', url: redis!.url, queue: name, jobEpisodes: 8 },
+        }),
+        { out, log: () => {} },
+      );
+      for (const c of children.splice(0)) c.kill('SIGKILL');
+      const episodes = (await RunStore.open(out))
+        .readEpisodes()
+        .map((e) => [e.iteration, e.id, e.turns.map((t) => t.text)]);
+      const adapter = (await loadHfPolicy(join(out, 'checkpoints', 'iter-000003', 'main'))).policy;
+      return { episodes, weights: Object.values(adapter.weights).map((v) => [...v.dataSync()]) };
+    };
+    const one = await run('same-1', 1);
+    const two = await run('same-2', 2);
+    expect(one.episodes).to.have.length(3 * 32);
+    expect(two.episodes).to.deep.equal(one.episodes);
+    expect(two.weights).to.deep.equal(one.weights);
+  });
+
   it("refuses, naming both hashes, a worker's base that is not the learner's: the run stops", async () => {
     const other = writeTinyHf(join(root, 'not-base'), { seed: 9 });
     children.push(await startWorkerProcess(redis!.url, 'sha', ['--base', `${base}=${other}`]));
