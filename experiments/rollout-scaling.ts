@@ -1,6 +1,7 @@
 /**
  * Rollouts on worker processes through Redis, measured on the default experiment:
- *   npx tsx experiments/rollout-scaling.ts --out runs/distributed [--iterations 20] [--curve 200] [--seeds 1,2] [--gc parallel|single] [--repeats R] [--workers-only] [--pin]
+ *   npx tsx experiments/rollout-scaling.ts --out runs/distributed [--config FILE] [--iterations 20] [--curve 200] [--seeds 1,2]
+ *     [--gc parallel|single] [--repeats R] [--workers-only] [--pin] [--worker-threads N]
  * 1. Throughput: rollout tokens/s during rollout phases (median over iterations 3..N) with one
  *    and with two `coevolve worker` processes, beside in-process rollouts on one thread and
  *    on every core; the learner trains on one thread. The workload is the default experiment
@@ -9,7 +10,12 @@
  *    With --repeats R, the one- and two-worker conditions run R times, alternating, and the
  *    ratio is reported per pair and as the median of the pairs (a run carries about 15% noise
  *    on this machine); --workers-only skips the in-process conditions; --pin runs worker k on
- *    core k only (taskset), its GC helper threads included.
+ *    core k only (taskset), its GC helper threads included; --worker-threads N gives each worker
+ *    N native matrix-product threads (a Hugging Face model's products run there).
+ *    --config configs/runs/hf/rlvr-lora.yaml measures a Hugging Face model (a LoRA adapter
+ *    on the chat base) the same way. The machine's load averages, before and after, go in
+ *    results.json: the machine may be shared; so do the workers' CPU seconds per generated token
+ *    over iterations 3..N (read from /proc), which others' load on the machine blurs far less than wall time.
  * 2. With --curve K: the learning curve (the evaluators' held-out accuracy) over K
  *    iterations, in-process against two workers, for each seed.
  * Needs Debian's redis-server; starts it on a free loopback port and stops it. A worker that
@@ -17,8 +23,8 @@
  * Resumable: a condition whose run is done is read, not run again.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { runExperiment } from '../src/engine/experiment.js';
 import { RunStore, type MetricsRow } from '../src/store/run.js';
@@ -43,6 +49,7 @@ if (!Number.isInteger(repeats) || repeats < 1)
   throw new Error(`--repeats: a positive integer, got '${arg('repeats', '1')}'`);
 const workersOnly = flag('workers-only');
 const pin = flag('pin');
+const workerThreads = arg('worker-threads', '');
 mkdirSync(out, { recursive: true });
 
 // the tests' throwaway server: it is waited for until it accepts connections, and a server that exits is an error, not a hang
@@ -74,6 +81,7 @@ function startWorkers(n: number, queue: string): Promise<ChildProcess[]> {
             queue,
             '--accelerate',
             accelerate,
+            ...(workerThreads ? ['--threads', workerThreads] : []),
           ];
           // --pin: worker k and all its threads on core k (util-linux's taskset), so one worker is one core
           const [cmd, ...args] = pin ? ['taskset', '-c', String(k % availableParallelism()), ...node] : node;
@@ -107,12 +115,35 @@ function watch(workers: ChildProcess[]): Promise<never> {
   });
 }
 
+/** The CPU seconds (user and system, every thread) `pids` have used, from /proc. */
+function cpuSeconds(pids: number[]): number {
+  const tick = 100; // USER_HZ on Linux
+  return pids.reduce((sum, pid) => {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return sum + (Number(fields[11]) + Number(fields[12])) / tick; // utime, stime (fields 14 and 15 of stat)
+  }, 0);
+}
+
+/**
+ * The workers' CPU seconds over iterations 3..N (after their bases are loaded): beside wall
+ * time, what a machine others share cannot blur (a worker's CPU per token is its own cost).
+ */
+const workerCpu: Record<string, number> = {};
+
 /** Runs (or reads, when done) one condition; `workerProcesses` 0 is in-process. */
 async function condition(name: string, set: string[], workerProcesses: number): Promise<MetricsRow[]> {
   const dir = join(out, name);
   if (existsSync(join(dir, 'run.json')) && (await RunStore.open(dir)).record.status === 'done')
     return (await RunStore.open(dir)).readMetrics();
   const workers = workerProcesses ? await startWorkers(workerProcesses, name) : [];
+  const pids = workers.map((w) => w.pid!);
+  let atTwo: number | undefined;
+  const sampler = setInterval(() => {
+    const done =
+      existsSync(join(dir, 'metrics.jsonl')) &&
+      /"iteration":2[,}]/.test(readFileSync(join(dir, 'metrics.jsonl'), 'utf8'));
+    if (atTwo === undefined && done && pids.length) atTwo = cpuSeconds(pids);
+  }, 50);
   try {
     const redisSet = workerProcesses
       ? ['rollout.engine=redis', `rollout.url=${url}`, `rollout.queue=${name}`, `rollout.jobEpisodes=${jobEpisodes}`]
@@ -126,8 +157,10 @@ async function condition(name: string, set: string[], workerProcesses: number): 
       ? runExperiment(undefined, { resume: dir, log })
       : runExperiment(config, { set: [...set, ...redisSet], out: dir, log });
     const r = await Promise.race([running, watch(workers)]);
+    if (atTwo !== undefined) workerCpu[name] = cpuSeconds(pids) - atTwo;
     return r.metrics;
   } finally {
+    clearInterval(sampler);
     // gone before the next condition starts or the server stops: a stopping worker still talks to Redis
     await Promise.all(
       workers.map((w) =>
@@ -146,7 +179,13 @@ const median = (xs: number[]) => {
 const phase = (rows: MetricsRow[], key: string) =>
   median(rows.filter((r) => r.iteration >= 3 && typeof r[key] === 'number').map((r) => r[key] as number));
 
-const results: Record<string, unknown> = { config, iterations, machine: '2 cores', redis: 'local redis-server' };
+const results: Record<string, unknown> = {
+  config,
+  iterations,
+  machine: `${availableParallelism()} cores`,
+  redis: 'local redis-server',
+  loadBefore: loadavg(),
+};
 try {
   const brief = [
     `iterations=${iterations}`,
@@ -179,6 +218,14 @@ try {
       iteration_s: phase(rows, 'time/iteration_s'),
       job_s: phase(rows, 'time/rollout_job_s'),
     };
+    if (workerCpu[name] !== undefined) {
+      // tokens of iterations 3..N: each rollout phase's rate times its length
+      const tokens = rows
+        .filter((r) => r.iteration >= 3)
+        .reduce((n, r) => n + Number(r['time/rollout_tokens_per_s'] ?? 0) * Number(r['time/rollout_s'] ?? 0), 0);
+      speed[name].worker_cpu_s = workerCpu[name];
+      speed[name].worker_cpu_ms_per_token = (1000 * workerCpu[name]) / tokens;
+    }
     console.error(`${name}: ${JSON.stringify(speed[name])}`);
   }
   results.speed = speed;
@@ -187,6 +234,8 @@ try {
   results.jobEpisodes = jobEpisodes;
   results.workerGc = gc;
   results.pinned = pin;
+  results.workerThreads = workerThreads || '1 (the default)';
+  results.loadAfter = loadavg();
   const pairs = tags.map(
     (t) => speed[`redis-2workers${t}`].rollout_tokens_per_s / speed[`redis-1worker${t}`].rollout_tokens_per_s,
   );

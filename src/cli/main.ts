@@ -205,6 +205,13 @@ program
   .option('--plugin <module>', 'a plugin whose kinds this worker may play (repeatable)', collect, [])
   .option('--backend <name>', 'auto | gpu | node | wasm | cpu', 'auto')
   .option('--accelerate <mode>', 'auto (native matrix products when a library loads) | off', 'auto')
+  .option(
+    '--base <from=to>',
+    "a Hugging Face base the run's config names at FROM (or under it) is read from TO on this machine (repeatable); it must hash as the learner's",
+    collect,
+    [],
+  )
+  .option('--threads <n>', 'native matrix-product threads (default 1: one worker per core)', positiveInt)
   .option('--lock-ms <n>', "a job's lock: a killed worker's job goes to another once it expires", positiveInt, 60000)
   .option('--stalled-ms <n>', 'how often stalled jobs are looked for', positiveInt, 15000)
   .option(
@@ -220,6 +227,8 @@ program
       plugin: string[];
       backend: string;
       accelerate: string;
+      base: string[];
+      threads?: number;
       lockMs: number;
       stalledMs: number;
       maxStalled: number;
@@ -233,6 +242,8 @@ program
         plugins: o.plugin,
         backend: o.backend,
         accelerate: o.accelerate,
+        bases: o.base,
+        threads: o.threads,
         lockMs: o.lockMs,
         stalledMs: o.stalledMs,
         maxStalled: o.maxStalled,

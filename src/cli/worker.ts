@@ -5,7 +5,9 @@
  * judges and roles by registered name and carries its tasks as JSON: a kind this worker does
  * not know (built in, or from its own --plugin), or a version it cannot fetch, fails the job
  * at once with the reason in its result (no retry). Killed mid-job, its job goes to another
- * worker once its lock expires (BullMQ's stalled-job check).
+ * worker once its lock expires (BullMQ's stalled-job check). A Hugging Face model's base is read
+ * from this machine's disk (the config's path, or where `--base FROM=TO` maps it) and must hash
+ * as the learner's; only what the update changes travels (src/distributed/hf-weights.ts).
  */
 import { firstValueFrom, toArray } from 'rxjs';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
@@ -13,6 +15,7 @@ import { Redis } from 'ioredis';
 import { Agents } from '../core/agents.js';
 import { playMembers } from '../core/operators/play-groups.js';
 import { describeBackend, initBackend, type BackendChoice } from '../backend/index.js';
+import { loadNative } from '../backend/native/library.js';
 import { parseConfig } from '../config/load.js';
 import { hashSeed } from '../engine/loop-parts.js';
 import { createContainer, Resolver } from '../registry.js';
@@ -20,10 +23,14 @@ import type { TinyLM } from '../models/tinylm.js';
 import { remoteServers } from '../openai/remote.js';
 import { loadPlugins } from '../plugins/load.js';
 import { BatchingServer } from '../serving/server.js';
-import type { CharTokenizer } from '../tokenizer/index.js';
+import { CharTokenizer } from '../tokenizer/index.js';
+import type { Tokenizer } from '../tokenizer/types.js';
+import type { HfPolicy } from '../models/hf/policy.js';
+import { HfWorkerModels, parseBaseMaps, type HfPlayed } from '../distributed/hf-weights.js';
 import { JOB_NAME, queueName, RolloutJobSchema, type RolloutJob, type RolloutResult } from '../distributed/jobs.js';
 import { safeUrl } from '../distributed/learner.js';
 import {
+  blobKind,
   decodeWeights,
   directoryWeights,
   loadWeightsInto,
@@ -44,6 +51,10 @@ export interface WorkerOptions {
   stalledMs?: number;
   /** how many times a job may stall (its worker killed or blocked past its lock) before it fails as stalled; the learner then queues it again (BullMQ maxStalledCount) */
   maxStalled?: number;
+  /** `FROM=TO`: a Hugging Face base the run's config names at FROM (or under it) is read from TO on this machine */
+  bases?: string[];
+  /** native matrix-product threads (OpenBLAS); default 1, as loadNative sets it (one worker per core) */
+  threads?: number;
   log?: (line: string) => void;
 }
 
@@ -51,17 +62,30 @@ export interface RunningWorker {
   close(): Promise<void>;
 }
 
+/** A model a worker plays, with its tokenizer. */
+interface Played {
+  model: TinyLM | HfPolicy;
+  tokenizer: Tokenizer;
+  /** a TinyLM's character tokenizer (what remote models and the default context read) */
+  chars?: CharTokenizer;
+  dispose(): void;
+}
+
 /**
  * One model per id, holding the version the last job asked for; a new version is written into
  * it in place (cheaper than building a model per version). Blobs of recent versions stay, so a
- * stale job's version is fetched once.
+ * stale job's version is fetched once. A Hugging Face model's base is read here, once, and
+ * checked against the learner's (src/distributed/hf-weights.ts).
  */
 class WeightCache {
-  private readonly models = new Map<string, { model: TinyLM; tokenizer: CharTokenizer; at: string }>();
+  private readonly models = new Map<string, Played & { at: string }>();
   private readonly blobs = new Map<string, Buffer>();
-  constructor(private readonly redis: Redis) {}
+  constructor(
+    private readonly redis: Redis,
+    private readonly hf: HfWorkerModels,
+  ) {}
 
-  async get(job: RolloutJob, model: string): Promise<{ model: TinyLM; tokenizer: CharTokenizer }> {
+  async get(job: RolloutJob, model: string): Promise<Played> {
     const version = job.versions[model];
     if (version === undefined) throw new UnrecoverableError(`job names no version of model '${model}'`);
     const where = 'prefix' in job.weights ? job.weights.prefix : job.weights.dir;
@@ -81,20 +105,43 @@ class WeightCache {
       for (const old of [...this.blobs.keys()].filter((k) => k.split('|')[1] === model).slice(0, -4))
         this.blobs.delete(old);
     }
-    if (held && loadWeightsInto(held.model, blob)) {
+    const hf = blobKind(blob) === 'hf';
+    const fits =
+      held &&
+      (hf
+        ? 'header' in held && this.hf.loadInto(held as HfPlayed, blob)
+        : held.model.kind === 'tinylm' && loadWeightsInto(held.model, blob));
+    if (held && fits) {
       held.at = key;
       return held;
     }
-    held?.model.dispose();
-    const fresh = { ...decodeWeights(blob), at: key };
-    this.models.set(model, fresh);
-    return fresh;
+    held?.dispose();
+    this.models.delete(model);
+    const fresh = hf ? this.decodeHf(model, blob) : this.decodeTiny(blob);
+    this.models.set(model, { ...fresh, at: key });
+    return this.models.get(model)!;
+  }
+
+  private decodeTiny(blob: Buffer): Played {
+    const { model, tokenizer } = decodeWeights(blob);
+    return { model, tokenizer, chars: tokenizer, dispose: () => model.dispose() };
+  }
+
+  private decodeHf(model: string, blob: Buffer): Played {
+    try {
+      return this.hf.decode(model, blob);
+    } catch (e) {
+      // this worker cannot read or trust the base: playing again here would fail again
+      throw new UnrecoverableError((e as Error).message);
+    }
   }
 }
 
 export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
   const log = o.log ?? ((l: string) => console.error(l));
+  const maps = parseBaseMaps(o.bases ?? []); // a malformed --base is said before anything starts
   log(describeBackend(await initBackend((o.backend ?? 'auto') as BackendChoice, o.accelerate ?? 'auto')));
+  if (o.threads !== undefined) loadNative()?.setThreads(o.threads);
   const definitions = await loadPlugins(o.plugins ?? []);
   const resolver = createContainer(definitions).get(Resolver);
   const connection = new Redis(o.redis, { maxRetriesPerRequest: null });
@@ -108,7 +155,8 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
     if (lost && seen) log(`worker: Redis at ${safeUrl(o.redis)} is back`);
     [seen, lost] = [true, false];
   });
-  const cache = new WeightCache(connection);
+  const hf = new HfWorkerModels(maps);
+  const cache = new WeightCache(connection, hf);
 
   const play = async (job: Job): Promise<RolloutResult> => {
     const t0 = performance.now();
@@ -126,17 +174,18 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
     } catch (e) {
       throw new UnrecoverableError(`this worker cannot play job ${job.id}: ${(e as Error).message}`);
     }
-    const local: Record<string, { model: TinyLM; tokenizer: CharTokenizer }> = {};
+    const local: Record<string, Played> = {};
     for (const [id, m] of Object.entries(c.models)) if (m.kind !== 'remote') local[id] = await cache.get(data, id);
-    const tokenizer = Object.values(local)[0]?.tokenizer;
-    if (!tokenizer) throw new UnrecoverableError(`job ${job.id} has no local model to play`);
+    if (!Object.keys(local).length) throw new UnrecoverableError(`job ${job.id} has no local model to play`);
+    // as the learner has it: the TinyLM models' shared character tokenizer (the default one when there are none)
+    const chars = Object.values(local).find((l) => l.chars)?.chars ?? new CharTokenizer();
     const servers = Object.fromEntries(
       Object.entries(local).map(([id, l]) => [
         id,
         new BatchingServer(id, l.model, hashSeed(data.seed, data.index, id)),
       ]),
     );
-    const remotes = remoteServers(c, tokenizer);
+    const remotes = remoteServers(c, chars);
     const bindings = Object.fromEntries(
       Object.entries(c.roles).map(([id, r]) => [
         id,
@@ -145,13 +194,15 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
           model: r.model,
           server: servers[r.model] ?? remotes[r.model],
           maxNewTokens: r.maxNewTokens,
+          tokenizer: local[r.model]?.tokenizer,
+          system: r.system,
         },
       ]),
     );
     const recent = new Set(data.recent);
     const agents = new Agents(
       bindings,
-      tokenizer,
+      chars,
       { maxNewTokens: c.arena.maxNewTokens, temperature: c.arena.temperature, topK: c.arena.topK, topP: c.arena.topP },
       (p) => recent.has(p),
     );

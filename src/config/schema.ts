@@ -238,15 +238,6 @@ export const ExperimentSchema = z
           message: `the adapter's model id "${adapterModelId(role.model, String(role.adapter))}" is taken by a model of that name; rename one`,
         });
     }
-    const hf = Object.entries(models)
-      .filter(([, m]) => isRecord(m) && m.kind === 'hf')
-      .map(([k]) => k);
-    if (hf.length && isRecord(c.rollout) && c.rollout.engine === 'redis')
-      ctx.addIssue({
-        code: 'custom',
-        path: ['rollout', 'engine'],
-        message: `rollout workers play TinyLM models only so far; ${hf.join(', ')} (kind hf) roll out in this process: use engine local`,
-      });
     const arena: Record<string, unknown> = isRecord(c.arena) ? c.arena : {};
     if (
       typeof arena.trainPerGroup === 'number' &&

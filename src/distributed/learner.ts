@@ -15,8 +15,10 @@ import { randomUUID } from 'node:crypto';
 import { Job, Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Episode, Task } from '../core/types.js';
+import type { HfPolicy } from '../models/hf/policy.js';
 import type { TinyLM } from '../models/tinylm.js';
 import type { CharTokenizer } from '../tokenizer/index.js';
+import { encodeHfWeights } from './hf-weights.js';
 import { JOB_NAME, jobId, queueName, type RolloutJob, type RolloutResult } from './jobs.js';
 import { directoryWeights, encodeWeights, redisWeights, type WeightStore } from './weights.js';
 
@@ -132,10 +134,18 @@ export class RedisRollouts {
     );
   }
 
-  /** Publishes every model's weights as `version`, keeping the versions a stale job may still need. */
-  async publish(models: Readonly<Record<string, TinyLM>>, tokenizer: CharTokenizer, version: number): Promise<void> {
+  /**
+   * Publishes every model's weights as `version`, keeping the versions a stale job may still
+   * need: a TinyLM's whole, a Hugging Face model's adapter (or, fully fine-tuned, every weight)
+   * with its base named by path and sha256 (hf-weights.ts).
+   */
+  async publish(
+    models: Readonly<Record<string, TinyLM | HfPolicy>>,
+    tokenizer: CharTokenizer,
+    version: number,
+  ): Promise<void> {
     for (const [id, m] of Object.entries(models)) {
-      const blob = encodeWeights(m, tokenizer);
+      const blob = m.kind === 'hf' ? encodeHfWeights(m) : encodeWeights(m, tokenizer);
       this.latest.set(id, { version, blob });
       await this.retrying(() => this.weights.put(id, version, blob));
       await this.retrying(() => this.weights.prune(id, version - this.o.maxStaleness - 1));

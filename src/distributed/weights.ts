@@ -1,7 +1,8 @@
 /**
  * Model weights by version, where rollout workers can fetch them: one binary blob per model
  * and version (a JSON header with the architecture and the tokenizer, then every variable's
- * float32 values in the model's order), in Redis under `<prefix>:weights:<model>:<version>`
+ * float32 values in the model's order; a Hugging Face policy's header names its base instead,
+ * see hf-weights.ts), in Redis under `<prefix>:weights:<model>:<version>`
  * or in a directory as `<dir>/<model>/<version>.bin`. Versions are the learner's iterations:
  * version v holds the weights after v updates.
  */
@@ -18,33 +19,43 @@ interface Header {
   sizes: number[];
 }
 
-/** A model's weights as one buffer: a 4-byte header length, the JSON header, then the float32 values. */
-export function encodeWeights(model: TinyLM, tokenizer: CharTokenizer): Buffer {
-  const vars = model.variables();
-  const header = Buffer.from(
-    JSON.stringify({
-      config: model.config,
-      tokenizer: tokenizer.spec,
-      sizes: vars.map((v) => v.size),
-    } satisfies Header),
-  );
-  const values = vars.map((v) => {
-    const a = v.dataSync() as Float32Array;
-    return Buffer.from(new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
-  });
+/** One buffer: a 4-byte header length, the JSON header, then every array's float32 values in order. */
+export function frame(header: object, arrays: readonly Float32Array[]): Buffer {
+  const head = Buffer.from(JSON.stringify(header));
   const length = Buffer.alloc(4);
-  length.writeUInt32LE(header.length);
-  return Buffer.concat([length, header, ...values]);
+  length.writeUInt32LE(head.length);
+  return Buffer.concat([
+    length,
+    head,
+    ...arrays.map((a) => Buffer.from(new Uint8Array(a.buffer, a.byteOffset, a.byteLength))),
+  ]);
 }
 
-function readHeader(blob: Buffer): { header: Header; values: Float32Array } {
+/** The header and values of a framed buffer. */
+export function unframe<H>(blob: Buffer): { header: H; values: Float32Array } {
   const n = blob.readUInt32LE(0);
-  const header = JSON.parse(blob.subarray(4, 4 + n).toString('utf8')) as Header;
+  const header = JSON.parse(blob.subarray(4, 4 + n).toString('utf8')) as H;
   return {
     header,
     values: new Float32Array(blob.buffer.slice(blob.byteOffset + 4 + n, blob.byteOffset + blob.length)),
   };
 }
+
+/** Which model a blob holds: a Hugging Face policy (src/distributed/hf-weights.ts), or a TinyLM (no kind, as blobs always were). */
+export function blobKind(blob: Buffer): 'hf' | 'tinylm' {
+  return unframe<{ kind?: string }>(blob).header.kind === 'hf' ? 'hf' : 'tinylm';
+}
+
+/** A TinyLM's weights as one buffer (see frame). */
+export function encodeWeights(model: TinyLM, tokenizer: CharTokenizer): Buffer {
+  const vars = model.variables();
+  return frame(
+    { config: model.config, tokenizer: tokenizer.spec, sizes: vars.map((v) => v.size) } satisfies Header,
+    vars.map((v) => v.dataSync() as Float32Array),
+  );
+}
+
+const readHeader = (blob: Buffer) => unframe<Header>(blob);
 
 function assignAll(model: TinyLM, values: Float32Array): void {
   let offset = 0;

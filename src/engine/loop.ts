@@ -31,7 +31,7 @@ import {
   roleTraining,
   stepMetrics,
 } from './loop-parts.js';
-import { loadModels, saveModels, saveReferences, tinyModels, type LoadedModels } from './models.js';
+import { loadModels, saveModels, saveReferences, textModels, tinyModels, type LoadedModels } from './models.js';
 import { phaseIndex, trainingRoles } from './phases.js';
 import { preflight, type Checked } from './preflight.js';
 import { GradientProbe } from './probe.js';
@@ -190,7 +190,7 @@ async function iterateWith(
     ).alignment(chunks);
   const start = await store.resume();
   if (start > 0) log(`resuming after iteration ${start} from ${resumeDir}`);
-  if (workersQueue) await workersQueue.publish(tinyModels(models), tokenizer, start); // version v: the weights after v updates
+  if (workersQueue) await workersQueue.publish(textModels(models), tokenizer, start); // version v: the weights after v updates
   if (inference)
     log(`rollout: adapters loaded into ${c.rollout.url} in ${(await inference.publish(models, start)).toFixed(2)}s`);
   const sampling = {
@@ -338,7 +338,7 @@ async function iterateWith(
     for (const learner of Object.values(learners)) learner.afterUpdate();
     opponents?.afterUpdate(it, models);
     const tTrain = (performance.now() - t1) / 1000;
-    if (workersQueue) await workersQueue.publish(tinyModels(models), tokenizer, it);
+    if (workersQueue) await workersQueue.publish(textModels(models), tokenizer, it);
     const published: Record<string, number> = inference
       ? { 'time/adapter_publish_s': await inference.publish(models, it) }
       : {};

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
@@ -14,7 +14,7 @@ import { BatchingServer } from '../../src/serving/server.js';
 import { RunStore } from '../../src/store/run.js';
 import { tinyConfig } from '../engine/fixtures.js';
 import { startRedis } from '../redis.js';
-import { startWorkerProcess } from './rollouts.test.js';
+import { exactlyOnce, rows, startWorkerProcess, until } from './worker-process.js';
 import { need, TEST_BACKEND } from '../needs.js';
 
 /** Solver episodes on the shipped base, heavy enough (64 tasks x 8 answers per job) that a job lasts a while. */
@@ -38,32 +38,6 @@ function heavy(root: string, url: string, queue: string, over: Partial<Experimen
     ...over,
   };
 }
-
-/** Every iteration 1..n holds exactly `per` episodes, no id twice. */
-async function exactlyOnce(dir: string, n: number, per: number): Promise<void> {
-  const episodes = (await RunStore.open(dir)).readEpisodes();
-  for (let it = 1; it <= n; it++) {
-    const mine = episodes.filter((e) => e.iteration === it);
-    expect(mine, `iteration ${it}`).to.have.length(per);
-    expect(new Set(mine.map((e) => e.id)).size, `iteration ${it}`).to.equal(per);
-  }
-  expect(episodes.filter((e) => e.iteration > n)).to.have.length(0);
-}
-
-const rows = (dir: string) =>
-  existsSync(join(dir, 'metrics.jsonl'))
-    ? readFileSync(join(dir, 'metrics.jsonl'), 'utf8')
-        .trim()
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l))
-    : [];
-const until = async (ok: () => boolean | Promise<boolean>, ms = 60000) => {
-  for (const t0 = Date.now(); !(await ok());) {
-    if (Date.now() - t0 > ms) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-};
 
 describe('rollout faults: workers killed, Redis restarted, the learner resumed', function () {
   this.timeout(240000);

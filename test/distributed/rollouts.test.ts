@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,37 +7,8 @@ import { runExperiment } from '../../src/engine/experiment.js';
 import { RunStore } from '../../src/store/run.js';
 import { tinyConfig } from '../engine/fixtures.js';
 import { startRedis } from '../redis.js';
-import { need, TEST_BACKEND } from '../needs.js';
-
-/** A `coevolve worker` process on `url`, resolved once it takes jobs. */
-export function startWorkerProcess(url: string, queue: string, extra: string[] = []): Promise<ChildProcess> {
-  const child = spawn(
-    process.execPath,
-    [
-      'bin/coevolve.js',
-      'worker',
-      '--redis',
-      url,
-      '--queue',
-      queue,
-      '--backend',
-      TEST_BACKEND,
-      '--lock-ms',
-      '2000',
-      '--stalled-ms',
-      '500',
-      ...extra,
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  return new Promise((resolve, reject) => {
-    let err = '';
-    child.stderr!.on('data', (d: Buffer) => {
-      if (/taking rollout jobs/.test((err += d.toString()))) resolve(child);
-    });
-    child.once('exit', (code) => reject(new Error(`worker exited with ${code}: ${err}`)));
-  });
-}
+import { need } from '../needs.js';
+import { startWorkerProcess } from './worker-process.js';
 
 describe('rollouts on worker processes through Redis', function () {
   this.timeout(180000);

@@ -227,7 +227,7 @@ describe('a run on a Hugging Face model', function () {
     });
   });
 
-  it('refuses a missing directory and a rollout on workers before any work', async () => {
+  it('refuses a missing directory, an unreachable Redis for its workers, and a missing adapter', async () => {
     const err = await runExperiment(hfConfig(root, join(root, 'nope'), {}), {
       out: join(root, 'bad'),
       log: () => {},
@@ -243,9 +243,8 @@ describe('a run on a Hugging Face model', function () {
       () => null,
       (e: Error) => e,
     );
-    expect(redis?.message).to.match(
-      /rollout\.engine: rollout workers play TinyLM models only so far; main \(kind hf\)/,
-    );
+    // a Hugging Face model goes to rollout workers (test/distributed/hf-workers.test.ts): the config passes, the unreachable Redis does not
+    expect(redis?.message).to.match(/rollout\.url: cannot reach Redis at redis:\/\/127\.0\.0\.1:1/);
     const adapter = await runExperiment(hfConfig(root, base, { adapter: join(root, 'no-adapter') }), {
       out: join(root, 'bad3'),
       log: () => {},
