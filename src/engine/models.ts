@@ -270,3 +270,10 @@ function checkSame(a: CharTokenizer | undefined, b: CharTokenizer, id: string): 
 export function tinyModels(models: Readonly<Record<string, RunModel>>): Record<string, TinyLM> {
   return Object.fromEntries(Object.entries(models).filter((e): e is [string, TinyLM] => e[1].kind === 'tinylm'));
 }
+
+/** The models worker-thread replicas copy (src/parallel): TinyLM and Hugging Face models, not game MLPs. */
+export function replicableModels(models: Readonly<Record<string, RunModel>>): Record<string, TinyLM | HfPolicy> {
+  return Object.fromEntries(
+    Object.entries(models).filter((e): e is [string, TinyLM | HfPolicy] => e[1].kind !== 'mlp'),
+  );
+}
