@@ -8,6 +8,7 @@
  * copied into each thread's backend. The trained variables, the adapter's or all the base's,
  * then come from the weights the main thread publishes (replicas.ts), in `variables()` order.
  */
+import type * as tf from '@tensorflow/tfjs';
 import type { HfConfig } from '../models/hf/config.js';
 import { LoraAdapter, type LoraConfig } from '../models/hf/lora.js';
 import { HfCausalLM } from '../models/hf/model.js';
@@ -17,6 +18,14 @@ import { sharedCopy } from '../backend/native/host.js';
 
 /** A model replicas can copy: coevolve's TinyLM, or a Hugging Face base with or without an adapter. */
 export type Replicable = TinyLM | HfPolicy;
+
+/**
+ * The variables of `m` that an update may change, in the order they are published: none for a
+ * policy that only generates on a frozen base (an evaluation), which then has none to train.
+ */
+export function published(m: Replicable): tf.Variable[] {
+  return m.kind === 'hf' && !m.adapter && m.base.frozen ? [] : m.variables();
+}
 
 /** One model as a replica builds it; `sizes`, its variables' sizes, checks the copy. */
 export type ModelCopy = { sizes: number[] } & (
@@ -41,7 +50,7 @@ export function describeCopies(models: Readonly<Record<string, Replicable>>): {
   const out: Record<string, ModelCopy> = {};
   const described: BaseCopy[] = [];
   for (const [id, m] of Object.entries(models)) {
-    const sizes = m.variables().map((v) => v.size);
+    const sizes = published(m).map((v) => v.size);
     if (m.kind === 'tinylm') {
       out[id] = { kind: 'tinylm', config: m.config, sizes };
       continue;
@@ -81,7 +90,7 @@ export function buildCopies(copies: {
       spec.kind === 'tinylm'
         ? new TinyLM(spec.config)
         : new HfPolicy(base(spec.base), spec.lora && new LoraAdapter(base(spec.base).config, spec.lora));
-    const sizes = out[id].variables().map((v) => v.size);
+    const sizes = published(out[id]).map((v) => v.size);
     if (sizes.join() !== spec.sizes.join())
       throw new Error(
         `model '${id}': variables of sizes ${sizes.join()} here, ${spec.sizes.join()} in the main thread`,

@@ -8,7 +8,7 @@ import { nllShard } from '../rl/supervised.js';
 import type { PolicyInput } from '../models/types.js';
 import { JointTrainer, type TrainSample, type TrainerConfig, type UpdatePlan } from '../rl/trainer.js';
 import type { ReplicaSetup } from './replicas.js';
-import { buildCopies, type BaseCopy, type ModelCopy } from './copies.js';
+import { buildCopies, published, type BaseCopy, type ModelCopy } from './copies.js';
 import { serve } from './link.js';
 
 interface Data {
@@ -45,7 +45,7 @@ try {
     if (loaded[id] === version) return;
     const all = new Float32Array(data.shared[id]);
     let offset = 0;
-    for (const v of models[id].variables()) {
+    for (const v of published(models[id])) {
       tf.tidy(() => v.assign(tf.tensor(all.subarray(offset, offset + v.size), v.shape)));
       offset += v.size;
     }

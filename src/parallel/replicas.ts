@@ -11,7 +11,7 @@ import type { PolicyInput } from '../models/types.js';
 import type { IndexedGrads } from '../rl/grads.js';
 import { startTsWorker } from '../util/worker.js';
 import { Link } from './link.js';
-import { describeCopies, type Replicable } from './copies.js';
+import { describeCopies, published, type Replicable } from './copies.js';
 
 /** The threads a run uses: `auto` is one per core. */
 export function workerCount(setting: 'auto' | number): number {
@@ -69,7 +69,7 @@ export class Replicas implements GradientReplicas, GenerateReplicas, NllReplicas
     const weights = new Map<string, SharedWeights>();
     const shared: Record<string, SharedArrayBuffer> = {};
     for (const [id, model] of Object.entries(models)) {
-      shared[id] = new SharedArrayBuffer(4 * model.variables().reduce((n, v) => n + v.size, 0));
+      shared[id] = new SharedArrayBuffer(4 * published(model).reduce((n, v) => n + v.size, 0));
       weights.set(id, { model, buffer: new Float32Array(shared[id]), version: 0 });
     }
     const copies = describeCopies(models);
@@ -114,7 +114,7 @@ export class Replicas implements GradientReplicas, GenerateReplicas, NllReplicas
   publish(id: string): void {
     const w = this.shared(id);
     let offset = 0;
-    for (const v of w.model.variables()) {
+    for (const v of published(w.model)) {
       w.buffer.set(v.dataSync() as Float32Array, offset);
       offset += v.size;
     }
