@@ -4,8 +4,9 @@
  * Runs the config for --iterations with `workers: 1` and `workers: 2`, alternating (w1, w2,
  * w1-r2, w2-r2, ...), same seed, so a busy machine slows both alike. Reports per condition
  * the median over iterations 2..N of rollout tokens/s and of each phase's seconds (rollout,
- * train, and the rest: scoring, advantages, evaluation, checkpoints, all on the learner's thread
- * alone), iterations/min over the whole run, and the held-out curve (every `eval/` metric);
+ * train, and the rest: scoring and advantages on the learner's thread alone; an iteration's
+ * evaluation and checkpoint apart), iterations/min over the whole run (evaluations included),
+ * and the held-out curve (every `eval/` metric);
  * then the ratios of two threads over one per round and their median. The load average is
  * recorded before and after each condition. Writes results.json under --out; resumable: a
  * finished condition is read, not run again, and an unfinished one resumes from its checkpoint.
@@ -68,18 +69,26 @@ function figures(rows: MetricsRow[]) {
   const steady = trained.filter((r) => r.iteration >= 2);
   const med = (key: string) => round3(median(steady.map((r) => r[key] as number)));
   const total = trained.reduce((s, r) => s + (r['time/iteration_s'] as number), 0);
-  const rest = steady.map(
-    (r) => (r['time/iteration_s'] as number) - (r['time/rollout_s'] as number) - (r['time/train_s'] as number),
-  );
+  const evaluated = (r: MetricsRow) => Object.keys(r).some((k) => k.startsWith('eval/'));
+  // what an iteration spends beside rolling out and training: an evaluation (and checkpoint) when it has one, else scoring and advantages
+  const rest = (rs: MetricsRow[]) =>
+    round3(
+      median(
+        rs.map(
+          (r) => (r['time/iteration_s'] as number) - (r['time/rollout_s'] as number) - (r['time/train_s'] as number),
+        ),
+      ),
+    );
   return {
     rollout_tokens_per_s: med('time/rollout_tokens_per_s'),
     rollout_s: med('time/rollout_s'),
     train_s: med('time/train_s'),
-    other_s: round3(median(rest)),
+    other_s: rest(steady.filter((r) => !evaluated(r))),
+    evaluation_s: rest(trained.filter(evaluated)),
     iteration_s: med('time/iteration_s'),
     iterations_per_min: round3((60 * trained.length) / total),
     heldout: rows
-      .filter((r) => Object.keys(r).some((k) => k.startsWith('eval/')))
+      .filter(evaluated)
       .map((r) =>
         Object.fromEntries([['iteration', r.iteration], ...Object.entries(r).filter(([k]) => k.startsWith('eval/'))]),
       ),
