@@ -8,8 +8,11 @@
  * evaluation and checkpoint apart), iterations/min over the whole run (evaluations included),
  * and the held-out curve (every `eval/` metric);
  * then the ratios of two threads over one per round and their median. The load average is
- * recorded before and after each condition. Writes results.json under --out; resumable: a
- * finished condition is read, not run again, and an unfinished one resumes from its checkpoint.
+ * recorded before and after each condition, and the cores it got (CPU seconds of all its
+ * threads over wall seconds: on a machine busy with other sessions, Linux's autogroup
+ * scheduling gives this process its share whatever its thread count). Writes results.json
+ * under --out; resumable: a finished condition is read, not run again, and an unfinished one
+ * resumes from its checkpoint.
  * The base must exist (configs/pretrain/qwen3-chat-add2.yaml makes the default config's):
  * the script does not pretrain one.
  */
@@ -32,12 +35,18 @@ for (const [name, n] of [
 const extra = process.argv.flatMap((a, i) => (a === '--set' ? [process.argv[i + 1]] : []));
 mkdirSync(out, { recursive: true });
 
+const round3 = (x: number) => Number(x.toFixed(3));
 const load = () => loadavg().map((x) => Number(x.toFixed(2)));
 
 /** Runs (or reads, when done; resumes, when cut) one condition. */
-async function condition(name: string, workers: number): Promise<{ rows: MetricsRow[]; load: number[][] }> {
+async function condition(
+  name: string,
+  workers: number,
+): Promise<{ rows: MetricsRow[]; load: number[][]; cores?: number }> {
   const dir = join(out, name);
   const before = load();
+  const cpu = process.cpuUsage();
+  const t0 = performance.now();
   if (existsSync(join(dir, 'run.json'))) {
     const store = await RunStore.open(dir);
     if (store.record.status === 'done') return { rows: store.readMetrics(), load: [] };
@@ -54,14 +63,17 @@ async function condition(name: string, workers: number): Promise<{ rows: Metrics
         makeBases: false,
       });
   const { metrics } = await run;
-  return { rows: metrics, load: [before, load()] };
+  // CPU time of every thread of this process over wall time: the cores the run got (the
+  // scheduler shares a busy machine between sessions, however many threads each runs)
+  const used = process.cpuUsage(cpu);
+  const cores = round3((used.user + used.system) / 1000 / (performance.now() - t0));
+  return { rows: metrics, load: [before, load()], cores };
 }
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? (s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2) : NaN;
 };
-const round3 = (x: number) => Number(x.toFixed(3));
 
 /** The figures of one condition's metrics (iteration 1 is left out of the medians: kernels warm up in it). */
 function figures(rows: MetricsRow[]) {
@@ -96,14 +108,14 @@ function figures(rows: MetricsRow[]) {
 }
 
 const results: Record<string, unknown> = { config, iterations, rounds, set: extra };
-const speed: Record<string, ReturnType<typeof figures> & { load: number[][] }> = {};
+const speed: Record<string, ReturnType<typeof figures> & { load: number[][]; cores?: number }> = {};
 const pairs: { tokens: number; iterations: number }[] = [];
 for (let r = 0; r < rounds; r++) {
   const tag = r ? `-r${r + 1}` : '';
   for (const workers of [1, 2]) {
     const name = `w${workers}${tag}`;
     const got = await condition(name, workers);
-    speed[name] = { ...figures(got.rows), load: got.load };
+    speed[name] = { ...figures(got.rows), load: got.load, cores: got.cores };
     const { heldout, ...brief } = speed[name];
     console.error(`${name}: ${JSON.stringify(brief)} heldout ${JSON.stringify(heldout)}`);
   }

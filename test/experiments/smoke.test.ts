@@ -220,6 +220,7 @@ describe('the experiment scripts run', function () {
     expect(Object.keys(results.speed)).to.deep.equal(['w1', 'w2']);
     for (const c of ['w1', 'w2']) {
       expect(results.speed[c].rollout_tokens_per_s, c).to.be.above(0);
+      expect(results.speed[c].cores, c).to.be.above(0);
       expect(
         results.speed[c].heldout.map((r: { iteration: number }) => r.iteration),
         c,
@@ -233,6 +234,7 @@ describe('the experiment scripts run', function () {
     await script('hf-workers', args);
     const again = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8'));
     expect(again.speed.w1.load).to.deep.equal([]);
+    expect(again.speed.w1.cores).to.equal(undefined);
     expect(again.speed.w1.rollout_tokens_per_s).to.equal(results.speed.w1.rollout_tokens_per_s);
   });
 });
