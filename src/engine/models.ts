@@ -266,7 +266,7 @@ function checkSame(a: CharTokenizer | undefined, b: CharTokenizer, id: string): 
   return a ?? b;
 }
 
-/** The TinyLM models among `models`: what worker-thread replicas and rollout workers copy. */
+/** The TinyLM models among `models`: what rollout workers (src/distributed) copy. */
 export function tinyModels(models: Readonly<Record<string, RunModel>>): Record<string, TinyLM> {
   return Object.fromEntries(Object.entries(models).filter((e): e is [string, TinyLM] => e[1].kind === 'tinylm'));
 }
