@@ -43,15 +43,12 @@ export async function evalCommand(o: EvalOptions): Promise<EvalResult & { checkp
   const info = await initBackend(o.backend as BackendChoice, accelerate);
   console.error(describeBackend(info));
   const loaded = await openEvaluated(o.checkpoint, o.adapter);
-  // Hugging Face models generate in this thread, their products on the native library's threads
-  const replicas =
-    loaded.kind === 'tinylm'
-      ? await startReplicas(
-          setting === 'auto' ? 'auto' : Number(setting),
-          { backend: info.chosen, accelerate },
-          { eval: loaded.model },
-        )
-      : undefined;
+  // a replica of the model in each further thread generates a share of every batch (src/parallel)
+  const replicas = await startReplicas(
+    setting === 'auto' ? 'auto' : Number(setting),
+    { backend: info.chosen, accelerate },
+    { eval: loaded.model },
+  );
   try {
     // greedy answers, then `samples` per task: one tick per episode, a bar on a terminal
     const progress = createProgress(tasks.length * (1 + o.samples), {

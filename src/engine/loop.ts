@@ -31,7 +31,7 @@ import {
   roleTraining,
   stepMetrics,
 } from './loop-parts.js';
-import { loadModels, saveModels, saveReferences, textModels, tinyModels, type LoadedModels } from './models.js';
+import { loadModels, saveModels, saveReferences, textModels, type LoadedModels } from './models.js';
 import { phaseIndex, trainingRoles } from './phases.js';
 import { preflight, type Checked } from './preflight.js';
 import { GradientProbe } from './probe.js';
@@ -83,8 +83,8 @@ export async function runLoop(c: ExperimentConfig, store: RunStore, o: LoopOptio
   const models = loaded.models;
   // Old log-probs were taken at the sampling temperature, so the update scores at it too.
   const temperature = c.trainer.temperature ?? (c.arena.temperature > 0 ? c.arena.temperature : 1);
-  // replicas in worker threads copy TinyLM models; a Hugging Face model runs in this thread
-  const replicated = tinyModels(models);
+  // replicas in worker threads copy the TinyLM and Hugging Face models (src/parallel/copies.ts)
+  const replicated = textModels(models);
   if (workers > 1 && Object.keys(replicated).length)
     log(
       `workers: ${workers} threads${c.workers === 'auto' ? ' (auto: one per core)' : ''}, each with a replica of ${Object.keys(replicated).join(', ')}`,
@@ -92,9 +92,8 @@ export async function runLoop(c: ExperimentConfig, store: RunStore, o: LoopOptio
   const replicas = Object.keys(replicated).length
     ? await startReplicas(workers, { backend: info.chosen, accelerate: c.accelerate }, replicated)
     : undefined;
-  // with no replicas, a Hugging Face model's products run here and may use every core
-  if (!replicas && Object.values(models).some((m) => m.kind === 'hf'))
-    loadNative()?.setThreads(workers > 1 ? workers : 1);
+  // a Hugging Face model's products take one core per thread with replicas, every core without
+  if (Object.values(models).some((m) => m.kind === 'hf')) loadNative()?.setThreads(replicas ? 1 : workers);
   try {
     await iterate(c, store, o, { plan, ...checked, ...loaded, resumeDir, temperature, replicas, log });
   } finally {

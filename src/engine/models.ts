@@ -266,12 +266,10 @@ function checkSame(a: CharTokenizer | undefined, b: CharTokenizer, id: string): 
   return a ?? b;
 }
 
-/** The TinyLM models among `models`: what worker-thread replicas copy. */
-export function tinyModels(models: Readonly<Record<string, RunModel>>): Record<string, TinyLM> {
-  return Object.fromEntries(Object.entries(models).filter((e): e is [string, TinyLM] => e[1].kind === 'tinylm'));
-}
-
-/** The models that read and write text, TinyLM and Hugging Face: what rollout workers play (their weights go out by version). */
+/**
+ * The models that read and write text, TinyLM and Hugging Face, not game MLPs: what worker-thread
+ * replicas (src/parallel) copy and rollout workers (src/distributed) play, their weights by version.
+ */
 export function textModels(models: Readonly<Record<string, RunModel>>): Record<string, TextModel> {
   return Object.fromEntries(Object.entries(models).filter((e): e is [string, TextModel] => e[1].kind !== 'mlp'));
 }

@@ -1,20 +1,23 @@
-// One replica thread (see replicas.ts): its own backend, a copy of each model, and a trainer
-// that computes gradients only (the optimizer lives in the main thread).
+// One replica thread (see replicas.ts): its own backend, a copy of each model (copies.ts), and
+// a trainer that computes gradients only (the optimizer lives in the main thread).
 import * as tf from '@tensorflow/tfjs';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { initBackend } from '../backend/index.js';
 import { generate, type GenerateOptions } from '../models/generate.js';
 import { nllShard } from '../rl/supervised.js';
 import type { PolicyInput } from '../models/types.js';
-import { TinyLM, type TinyLMConfig } from '../models/tinylm.js';
 import { JointTrainer, type TrainSample, type TrainerConfig, type UpdatePlan } from '../rl/trainer.js';
 import type { ReplicaSetup } from './replicas.js';
+import { buildCopies, published, type BaseCopy, type ModelCopy } from './copies.js';
 import { serve } from './link.js';
 
 interface Data {
   index: number;
   setup: ReplicaSetup;
-  models: Record<string, { config: TinyLMConfig; shared: SharedArrayBuffer; sizes: number[] }>;
+  models: Record<string, ModelCopy>;
+  bases: BaseCopy[];
+  /** each model's published weights, in `variables()` order */
+  shared: Record<string, SharedArrayBuffer>;
   port: MessagePort;
   flag: SharedArrayBuffer;
 }
@@ -27,17 +30,8 @@ type Request = { id: string; version: number } & (
 const data = workerData as Data;
 try {
   await initBackend(data.setup.backend, data.setup.accelerate);
-  const models: Record<string, TinyLM> = {};
-  const loaded: Record<string, number> = {};
-  for (const [id, spec] of Object.entries(data.models)) {
-    models[id] = new TinyLM(spec.config);
-    const sizes = models[id].variables().map((v) => v.size);
-    if (sizes.join() !== spec.sizes.join())
-      throw new Error(
-        `model '${id}': variables of sizes ${sizes.join()} here, ${spec.sizes.join()} in the main thread`,
-      );
-    loaded[id] = -1;
-  }
+  const models = buildCopies(data);
+  const loaded: Record<string, number> = Object.fromEntries(Object.keys(models).map((id) => [id, -1]));
   // one gradient-only trainer per trainer configuration the main thread sends (its optimizers stay unused)
   const trainers = new Map<string, JointTrainer>();
   const trainer = (config: TrainerConfig) => {
@@ -49,9 +43,9 @@ try {
   const sync = (id: string, version: number) => {
     if (!models[id]) throw new Error(`no replica of model '${id}'`);
     if (loaded[id] === version) return;
-    const all = new Float32Array(data.models[id].shared);
+    const all = new Float32Array(data.shared[id]);
     let offset = 0;
-    for (const v of models[id].variables()) {
+    for (const v of published(models[id])) {
       tf.tidy(() => v.assign(tf.tensor(all.subarray(offset, offset + v.size), v.shape)));
       offset += v.size;
     }

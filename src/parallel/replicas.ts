@@ -4,7 +4,6 @@ import type { Worker } from 'node:worker_threads';
 import type { BackendChoice } from '../backend/index.js';
 import type { Accelerate } from '../backend/accelerate.js';
 import type { GenerateOptions, Generation } from '../models/generate.js';
-import type { TinyLM, TinyLMConfig } from '../models/tinylm.js';
 import type { GradientReplicas, ShardGradients, TrainSample, TrainerConfig, UpdatePlan } from '../rl/trainer.js';
 import type { GenerateReplicas } from '../serving/server.js';
 import type { NllReplicas } from '../rl/supervised.js';
@@ -12,6 +11,7 @@ import type { PolicyInput } from '../models/types.js';
 import type { IndexedGrads } from '../rl/grads.js';
 import { startTsWorker } from '../util/worker.js';
 import { Link } from './link.js';
+import { describeCopies, published, type Replicable } from './copies.js';
 
 /** The threads a run uses: `auto` is one per core. */
 export function workerCount(setting: 'auto' | number): number {
@@ -25,7 +25,7 @@ export function workerCount(setting: 'auto' | number): number {
 export function startReplicas(
   workers: 'auto' | number,
   setup: ReplicaSetup,
-  models: Record<string, TinyLM>,
+  models: Record<string, Replicable>,
 ): Promise<Replicas | undefined> {
   const n = workerCount(workers);
   return n > 1 ? Replicas.start(n - 1, setup, models) : Promise.resolve(undefined);
@@ -39,7 +39,7 @@ export interface ReplicaSetup {
 
 /** A model's weights as the replicas read them: one shared buffer, in `variables()` order. */
 interface SharedWeights {
-  model: TinyLM;
+  model: Replicable;
   buffer: Float32Array;
   version: number;
 }
@@ -58,23 +58,26 @@ export class Replicas implements GradientReplicas, GenerateReplicas, NllReplicas
     private readonly weights: Map<string, SharedWeights>,
   ) {}
 
-  /** Starts `count` replicas (besides this thread) of `models`; resolves once every one has loaded its backend. */
-  static async start(count: number, setup: ReplicaSetup, models: Record<string, TinyLM>): Promise<Replicas> {
+  /**
+   * Starts `count` replicas (besides this thread) of `models`; resolves once every one has
+   * built its copies (copies.ts). Only the trained variables are published after an update:
+   * a TinyLM's, an adapter's (its base stays as built), or a fully fine-tuned base's.
+   */
+  static async start(count: number, setup: ReplicaSetup, models: Record<string, Replicable>): Promise<Replicas> {
     if (!(Number.isSafeInteger(count) && count > 0))
       throw new Error(`replicas: count must be a positive integer, got ${count}`);
     const weights = new Map<string, SharedWeights>();
-    const specs: Record<string, { config: TinyLMConfig; shared: SharedArrayBuffer; sizes: number[] }> = {};
+    const shared: Record<string, SharedArrayBuffer> = {};
     for (const [id, model] of Object.entries(models)) {
-      const sizes = model.variables().map((v) => v.size);
-      const shared = new SharedArrayBuffer(4 * sizes.reduce((a, b) => a + b, 0));
-      weights.set(id, { model, buffer: new Float32Array(shared), version: 0 });
-      specs[id] = { config: model.config, shared, sizes };
+      shared[id] = new SharedArrayBuffer(4 * published(model).reduce((n, v) => n + v.size, 0));
+      weights.set(id, { model, buffer: new Float32Array(shared[id]), version: 0 });
     }
+    const copies = describeCopies(models);
     const links = Array.from({ length: count }, (_, k) => new Link(`replica ${k + 1}`));
     const workers = links.map((link, k) =>
       startTsWorker(
         new URL('./replica.ts', import.meta.url),
-        { index: k + 1, setup, models: specs, port: link.remote, flag: link.flag.buffer },
+        { index: k + 1, setup, ...copies, shared, port: link.remote, flag: link.flag.buffer },
         [link.remote],
       ),
     );
@@ -111,7 +114,7 @@ export class Replicas implements GradientReplicas, GenerateReplicas, NllReplicas
   publish(id: string): void {
     const w = this.shared(id);
     let offset = 0;
-    for (const v of w.model.variables()) {
+    for (const v of published(w.model)) {
       w.buffer.set(v.dataSync() as Float32Array, offset);
       offset += v.size;
     }

@@ -180,6 +180,26 @@ describe('coevolve eval on a Hugging Face directory', function () {
     policy.base.dispose();
   });
 
+  it('with 2 workers (a replica of the frozen base in a second thread): the greedy figures of one thread, maj@N from its seed', async () => {
+    const o = {
+      checkpoint: model,
+      data,
+      family: 'arithmetic',
+      samples: 2,
+      temperature: 1,
+      maxNewTokens: 4,
+      backend: TEST_BACKEND,
+      seed: 3,
+    };
+    const one = await evalCommand({ ...o, workers: '1' });
+    const two = await evalCommand({ ...o, workers: '2' });
+    expect({ pass1: two.pass1, validRate: two.validRate }).to.deep.equal({
+      pass1: one.pass1,
+      validRate: one.validRate,
+    });
+    expect(await evalCommand({ ...o, workers: '2' })).to.deep.equal(two);
+  });
+
   it('refuses a directory without a tokenizer, saying why', async () => {
     const bare = join(dir, 'bare');
     mkdirSync(bare);

@@ -248,4 +248,35 @@ describe('the experiment scripts run', function () {
     expect(summary.logprobGap).to.be.below(1e-3);
     expect(JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'))).to.deep.equal(summary);
   });
+
+  it('hf-workers runs a Hugging Face config on one and two threads, alternating, and reads a finished condition again', async function () {
+    this.timeout(180000);
+    const out = at('hf-workers');
+    const args = [
+      ...['--iterations', '2', '--rounds', '1', '--out', out],
+      ...['--set', `models.main.path=${writeTinyHf(at('tiny-hf'))}`, '--set', `tasks.eval.path=${add2}`],
+      ...['--set', 'tasks.perIteration=2', '--set', 'arena.groupSize=2', '--set', 'eval.every=1'],
+    ];
+    const [summary] = json(await script('hf-workers', args));
+    const results = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8'));
+    expect(Object.keys(results.speed)).to.deep.equal(['w1', 'w2']);
+    for (const c of ['w1', 'w2']) {
+      expect(results.speed[c].rollout_tokens_per_s, c).to.be.above(0);
+      expect(results.speed[c].cores, c).to.be.above(0);
+      expect(
+        results.speed[c].heldout.map((r: { iteration: number }) => r.iteration),
+        c,
+      ).to.deep.equal([0, 1, 2]);
+    }
+    expect(summary.rollout_tokens_ratio).to.be.closeTo(
+      results.speed.w2.rollout_tokens_per_s / results.speed.w1.rollout_tokens_per_s,
+      0.01,
+    );
+    // run again: both conditions are read, not run (their load is recorded only when run)
+    await script('hf-workers', args);
+    const again = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8'));
+    expect(again.speed.w1.load).to.deep.equal([]);
+    expect(again.speed.w1.cores).to.equal(undefined);
+    expect(again.speed.w1.rollout_tokens_per_s).to.equal(results.speed.w1.rollout_tokens_per_s);
+  });
 });

@@ -35,6 +35,16 @@ export class HostMatrix {
   }
 }
 
+/**
+ * `data` copied into shared memory (a SharedArrayBuffer): worker threads that receive it adopt
+ * the same memory instead of a copy, so a frozen matrix is held once per process.
+ */
+export function sharedCopy(data: Float32Array | Float64Array): Float32Array {
+  const out = new Float32Array(new SharedArrayBuffer(4 * data.length));
+  out.set(data);
+  return out;
+}
+
 /** x [N, K] @ op(m) -> [N, cols or rows], no gradient: on the backend's memory in place (wasm, cpu). */
 export function hostProduct(x: tf.Tensor2D, m: HostMatrix, transpose: boolean): tf.Tensor2D {
   const backendName = tf.getBackend();

@@ -20,7 +20,7 @@ import { attend, attentionBias, cat, geluNew, rotate, rotation } from './attenti
 import { recomputed } from './recompute.js';
 import { readCheckpointTensors } from './safetensors.js';
 import { checkWeightHeaders } from './validate.js';
-import { HostMatrix, hostMatMul, hostProduct } from '../../backend/native/host.js';
+import { HostMatrix, hostMatMul, hostProduct, sharedCopy } from '../../backend/native/host.js';
 import { activeSgemm } from '../../backend/native/index.js';
 
 /** Per-layer keys and values kept during generation: [B, KV heads, S, head dim] each. */
@@ -120,9 +120,12 @@ export class HfCausalLM implements Policy {
   static load(dir: string, o: HfLoadOptions = {}): HfCausalLM {
     const config = readHfConfig(dir);
     checkWeightHeaders(config, join(dir, 'config.json'), dir); // before any tensor data is read
-    return new HfCausalLM(config, readCheckpointTensors(dir), dir, {
-      host: o.host ?? (o.frozen === true && activeSgemm() !== undefined),
-    });
+    const host = o.host ?? (o.frozen === true && activeSgemm() !== undefined);
+    const tensors = readCheckpointTensors(dir);
+    // host matrices go to shared memory, one at a time (each decoded copy is garbage at once),
+    // so worker-thread replicas (src/parallel) adopt them instead of copying the base
+    if (host) for (const t of Object.values(tensors)) if (t.shape.length === 2) t.data = sharedCopy(t.data);
+    return new HfCausalLM(config, tensors, dir, { host });
   }
 
   get maxSequence(): number {
