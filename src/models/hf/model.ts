@@ -19,6 +19,7 @@ import { checkFloat, unknownWeights, weightSpecs } from './layout.js';
 import type { LoraAdapter } from './lora.js';
 import { attend, attentionBias, cat, geluNew, rotate, rotation } from './attention.js';
 import { KeptProducts, recomputed, reusedProduct, taping } from './recompute.js';
+import { loraHostFits, loraHostLinear } from './lora-host.js';
 import { readCheckpointTensors } from './safetensors.js';
 import { checkWeightHeaders } from './validate.js';
 import { HostMatrix, hostMatMul, hostProduct } from '../../backend/native/host.js';
@@ -311,6 +312,21 @@ export class HfCausalLM implements Policy {
     const transpose = !this.isConv1D(name);
     // recomputing a checkpointed block: its forward pass's product, when kept
     const kept = this.products?.again ? this.products.kept.take(name) : undefined;
+    // an adapted projection of a host matrix: one operation (lora-host.ts), its adapter term included
+    const a = adapter?.a[name];
+    if (h && a && !adapter.dropping && loraHostFits()) {
+      const y = loraHostLinear(
+        x,
+        h,
+        transpose,
+        a as tf.Tensor2D,
+        adapter.b[name] as tf.Tensor2D,
+        adapter.scaling,
+        kept,
+      );
+      if (this.products && !this.products.again) this.products.kept.keep(name, y);
+      return bias ? y.add(bias) : y;
+    }
     let y: tf.Tensor;
     if (kept) y = reusedProduct(kept, x, h ?? (this.w(`${name}.weight`) as tf.Tensor2D), transpose, bias);
     else {
