@@ -1,5 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { HostMatrix, hostProduct } from '../../backend/native/host.js';
+import { backProducts } from '../ops.js';
 
 interface EngineState {
   activeTape: unknown;
@@ -119,8 +120,9 @@ export function reusedProduct(
           const grads: tf.Tensor[] = [];
           if (host) grads.push(hostProduct(rows, w, !transpose).reshape(x.shape));
           else {
-            const [xs2, ws] = [saved[0].reshape([-1, K]) as tf.Tensor2D, saved[1] as tf.Tensor2D];
-            grads.push(tf.matMul(rows, ws, false, true).reshape(x.shape), tf.matMul(xs2, rows, true, false));
+            // as linear() computes them (src/models/ops.ts), so that a kept product changes no gradient
+            const [dx, dw] = backProducts(rows, saved[0].reshape([-1, K]) as tf.Tensor2D, saved[1] as tf.Tensor2D);
+            grads.push(dx.reshape(x.shape), dw);
           }
           if (bias) grads.push(rows.sum(0).reshape(bias.shape));
           return grads;
