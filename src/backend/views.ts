@@ -38,3 +38,26 @@ export function withOutput(backendName: string, backend: unknown, shape: number[
   const out = new Float32Array(shape.reduce((a, b) => a * b, 1));
   return { info: be.makeTensorInfo(shape, 'float32', out), out, ins };
 }
+
+/** As withOutput, for several new float32 outputs of `shapes` (all allocated before any view is taken). */
+export function withOutputs(
+  backendName: string,
+  backend: unknown,
+  shapes: number[][],
+  inputs: Info[],
+): { infos: Info[]; outs: Float32Array[]; ins: Float32Array[] } {
+  if (backendName === 'wasm') {
+    const be = backend as WasmBackend;
+    for (const t of inputs) be.dataIdMap.get(t.dataId);
+    const infos = shapes.map((s) => be.makeOutput(s, 'float32'));
+    const view = (t: Info) => be.typedArrayFromHeap(t);
+    return { infos, outs: infos.map(view), ins: inputs.map(view) };
+  }
+  const be = backend as CpuBackend;
+  const outs = shapes.map((s) => new Float32Array(s.reduce((a, b) => a * b, 1)));
+  return {
+    infos: shapes.map((s, i) => be.makeTensorInfo(s, 'float32', outs[i])),
+    outs,
+    ins: inputs.map((t) => be.data.get(t.dataId).values),
+  };
+}

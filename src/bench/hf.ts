@@ -1,14 +1,15 @@
-// `npm run bench:hf`: the real-architecture workload of ../shared/bench/README.md
-// (torch_llama.py): a Llama decoder of SmolLM2-135M's shape, random weights, timed on
-// generation with a key/value cache and on one clipped policy-gradient step with LoRA and in
-// full; and, where Debian's python3-torch is installed, PyTorch's figures on the same jobs and
-// our ratio to them. `--shape tiny` for a quick check, `--jobs generate,lora,full` (and
-// `memory`: one base with two adapters against two full copies), `--reps N`, `--micro N`
-// sequences per training pass (default: the whole step in one pass).
+// `npm run bench:hf`: the real-architecture workload: a Llama decoder of SmolLM2-135M's shape,
+// random weights, timed on generation with a key/value cache and on one clipped policy-gradient
+// step with LoRA and in full; and the same jobs in plain PyTorch (./torch_hf.py, with the
+// interpreter of `--python`, default /usr/bin/python3) alternating with ours, each ratio from
+// one run. Without PyTorch it says why and how to install it. `--shape tiny` for a quick check,
+// `--jobs generate,lora,full` (and `memory`: one base with two adapters against two full
+// copies), `--reps N`, `--rounds N` (alternations; the median ratio), `--micro N` sequences
+// per training pass (default: the whole step in one pass), `--torch off`.
 import * as tf from '@tensorflow/tfjs';
-import { execFileSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { cpus } from 'node:os';
 import { describeBackend, initBackend, type BackendChoice } from '../backend/index.js';
 import { loadNative } from '../backend/native/library.js';
@@ -40,7 +41,7 @@ const SHAPES = {
     vocab: 49152,
     theta: 100000,
   },
-  // Qwen2.5-0.5B's shape (q/k/v biases, tied head): the memory check, which torch_llama.py does not run
+  // Qwen2.5-0.5B's shape (q/k/v biases, tied head): the memory check, which torch_hf.py does not run
   'qwen2.5-0.5b': {
     arch: 'Qwen2ForCausalLM',
     layers: 24,
@@ -203,11 +204,13 @@ const info = await initBackend(option('backend', 'auto') as BackendChoice);
 const threads = Number(option('threads', String(cpus().length)));
 if (info.native) loadNative()?.setThreads(threads);
 console.error(`${describeBackend(info)}; ${threads} native threads`);
-const ours: Record<string, number> = {};
 const rng = new Rng(1);
 let base: HfCausalLM | undefined;
-for (const job of jobs) {
+
+/** Our tokens/s on `job` (a line printed), or undefined when it failed (said). */
+function ours(job: string): number | undefined {
   let seconds: number;
+  let tokens: number;
   try {
     // a frozen base for generation and LoRA, variables for full fine-tuning
     const frozen = job !== 'full';
@@ -217,7 +220,7 @@ for (const job of jobs) {
     }
     if (job === 'memory') {
       memoryJob();
-      continue;
+      return undefined;
     }
     if (job === 'generate') {
       const model = base;
@@ -228,7 +231,7 @@ for (const job of jobs) {
           { maxNewTokens: gN, temperature: 1, seed: 1 },
         ),
       );
-      ours[job] = (gB * gN) / seconds;
+      tokens = gB * gN;
     } else {
       const policy = new HfPolicy(
         base,
@@ -240,10 +243,10 @@ for (const job of jobs) {
       seconds = time(() => trainStep(policy, optimizer, rng));
       optimizer.dispose();
       policy.dispose();
-      ours[job] = (tB * tT) / seconds;
+      tokens = tB * tT;
     }
   } catch (e) {
-    // a job past the wasm heap aborts the backend: said, and the remaining jobs skipped (PyTorch's side still runs)
+    // a job past the wasm heap aborts the backend: said (PyTorch's side still runs)
     console.log(
       JSON.stringify({
         impl: 'coevolve',
@@ -253,8 +256,9 @@ for (const job of jobs) {
         peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
       }),
     );
-    break;
+    return undefined;
   }
+  const rate = tokens / seconds;
   console.log(
     JSON.stringify({
       impl: 'coevolve',
@@ -264,53 +268,76 @@ for (const job of jobs) {
       shape,
       job,
       seconds: +seconds.toFixed(4),
-      tokens_per_s: +ours[job].toFixed(1),
+      tokens_per_s: +rate.toFixed(1),
       tensors: tf.memory().numTensors,
       mb: Math.round(tf.memory().numBytes / 2 ** 20),
       peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
     }),
   );
+  return rate;
 }
-const torchRef = resolve(option('torch-llama', '../shared/bench/torch_llama.py'));
-// PyTorch's script has the timed jobs only (no memory job, no Qwen2.5 shape)
-const timed = jobs.filter((j) => j === 'generate' || j === 'lora' || j === 'full');
-if (shape !== 'qwen2.5-0.5b' && timed.length && existsSync('/usr/bin/python3') && existsSync(torchRef)) {
-  try {
-    const text = execFileSync(
-      '/usr/bin/python3',
-      [
-        torchRef,
-        '--threads',
-        '1',
-        '--shape',
-        shape,
-        '--jobs',
-        timed.join(','),
-        '--reps',
-        String(reps),
-        '--gen',
-        `${gB},${gP},${gN}`,
-        '--train',
-        `${tB},${tT}`,
-      ],
-      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] },
-    );
-    for (const line of text.trim().split('\n')) {
-      const r = JSON.parse(line) as { job: string; tokens_per_s: number };
-      console.log(line);
-      if (ours[r.job])
-        console.log(
-          JSON.stringify({
-            job: r.job,
-            shape,
-            vs: 'pytorch-1-thread',
-            ratio: +(ours[r.job] / r.tokens_per_s).toFixed(3),
-          }),
-        );
-    }
-  } catch (e) {
-    console.error(
-      `bench:hf: PyTorch's side did not run (${(e as Error).message.split('\n')[0]}); apt-get install python3-torch libopenblas0-pthread`,
-    );
+
+// PyTorch's side: src/bench/torch_hf.py, the same jobs on the same model in plain PyTorch, with
+// the interpreter of --python; it has the timed jobs only (no memory job, no Qwen2.5 shape)
+const python = option('python', existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
+const torchScript = fileURLToPath(new URL('./torch_hf.py', import.meta.url));
+const TORCH_JOBS = new Set(['generate', 'lora', 'full']);
+const torchNeeds = `PyTorch and a threaded BLAS for ${python}: apt-get install -y python3-torch libopenblas0-pthread (Debian), or pip install torch; or name another interpreter with --python`;
+
+/** Why PyTorch's side cannot run, or undefined when it can. */
+function torchMissing(): string | undefined {
+  if (option('torch', 'on') === 'off') return '--torch off';
+  if (shape === 'qwen2.5-0.5b') return `${torchScript} has no ${shape} shape`;
+  if (!existsSync(torchScript)) return `${torchScript} is missing`;
+  const probe = spawnSync(python, ['-c', 'import torch; print(torch.__version__)'], { encoding: 'utf8' });
+  if (probe.error) return `no interpreter ${python} (${probe.error.message}); ${torchNeeds}`;
+  if (probe.status !== 0)
+    return `${python} cannot import torch (${probe.stderr.trim().split('\n').pop()}); ${torchNeeds}`;
+  return undefined;
+}
+
+/** PyTorch's tokens/s on `job` (its line printed), or undefined when it failed (said). */
+function theirs(job: string): number | undefined {
+  const run = spawnSync(
+    python,
+    [
+      torchScript,
+      ...['--threads', '1', '--shape', shape, '--jobs', job, '--reps', String(reps)],
+      ...['--gen', `${gB},${gP},${gN}`, '--train', `${tB},${tT}`],
+    ],
+    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  if (run.status !== 0) {
+    console.error(`bench:hf: PyTorch's ${job} failed: ${(run.stderr ?? '').trim().split('\n').pop()}`);
+    return undefined;
+  }
+  const line = run.stdout.trim().split('\n').pop()!;
+  console.log(line);
+  return (JSON.parse(line) as { tokens_per_s: number }).tokens_per_s;
+}
+
+const missing = jobs.some((j) => TORCH_JOBS.has(j)) ? torchMissing() : 'no timed job';
+if (missing) console.error(`bench:hf: no PyTorch comparison in this run: ${missing}`);
+// ours and PyTorch's alternate job by job (and round by round with --rounds), so that both
+// sides of a ratio meet the same load on a shared machine
+const rounds = Number(option('rounds', '1'));
+const ratios: Record<string, number[]> = {};
+for (let round = 0; round < rounds; round++) {
+  for (const job of jobs) {
+    const mine = ours(job);
+    if (missing || !TORCH_JOBS.has(job) || mine === undefined) continue;
+    const other = theirs(job);
+    if (other === undefined) continue;
+    const ratio = mine / other;
+    (ratios[job] ??= []).push(ratio);
+    console.log(JSON.stringify({ job, shape, round, vs: 'pytorch-1-thread', ratio: +ratio.toFixed(3) }));
   }
 }
+if (rounds > 1)
+  for (const [job, r] of Object.entries(ratios)) {
+    const sorted = [...r].sort((a, b) => a - b);
+    const median = sorted[Math.floor(sorted.length / 2)];
+    console.log(
+      JSON.stringify({ job, shape, vs: 'pytorch-1-thread', rounds: r.length, median_ratio: +median.toFixed(3) }),
+    );
+  }

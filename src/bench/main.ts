@@ -231,7 +231,7 @@ if (compared) {
 }
 
 // `--hf` (and `--all`) also run the real-architecture workload, SmolLM2-135M's shape against
-// torch_llama.py (src/bench/hf.ts, about 5 minutes): the same run prints its three ratios.
+// PyTorch in src/bench/torch_hf.py (src/bench/hf.ts, about 5 minutes): the same run prints its three ratios.
 if (args.includes('--hf') || all) {
   const { spawnSync } = await import('node:child_process');
   const hf = spawnSync(

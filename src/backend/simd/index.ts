@@ -18,6 +18,12 @@ export interface SimdKernels {
   /** row by row, dp = p (dp - Σ dp p), the softmax's backward (p is 0 where it was masked) */
   causalSoftmaxGrad(p: number, dp: number, n: number): void;
   sumRows(x: number, out: number, rows: number, inner: number): void;
+  /** the largest of the n floats at p */
+  rowMax(p: number, n: number): number;
+  /** [Σ e, Σ e z] over the n floats z at p, e = exp(k z - m) */
+  expStats(p: number, n: number, k: number, m: number): [number, number];
+  /** z = scale exp(k z - lse) (c0 + c1 z) over the n floats at p, in place */
+  expGrad(p: number, n: number, k: number, lse: number, c0: number, c1: number, scale: number): void;
   adam(
     p: number,
     m: number,

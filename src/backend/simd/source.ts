@@ -296,6 +296,96 @@ function causalSoftmax(): string {
   return forward + backward;
 }
 
+/**
+ * Row kernels of the fused vocabulary head (src/models/hf/head.ts), each over one row of n
+ * logits z at $p, two vectors an iteration and a scalar tail: rowMax (the row's largest z),
+ * expStats (s = Σ e and q = Σ e z for e = exp(k z - m)) and expGrad, which overwrites the row
+ * with scale exp(k z - lse) (c0 + c1 z), the softmax part of the logits' gradient.
+ */
+function headRows(): string {
+  const locals = (names: string[], type: string) => names.map((l) => `(local ${l} ${type})`).join(' ');
+  const loops = (vec: (a: string, id: string) => string, one: (a: string) => string) => `(local.set $j (i32.const 0))
+    (block $vecDone (loop $vec
+      (br_if $vecDone (i32.gt_s (i32.add (local.get $j) (i32.const 8)) (local.get $n)))
+      (local.set $a (i32.add (local.get $p) (i32.shl (local.get $j) (i32.const 2))))
+      ${vec('(local.get $a)', 'A')}
+      ${vec('(i32.add (local.get $a) (i32.const 16))', 'B')}
+      (local.set $j (i32.add (local.get $j) (i32.const 8)))
+      (br $vec)))
+    (block $oneDone (loop $one
+      (br_if $oneDone (i32.ge_s (local.get $j) (local.get $n)))
+      (local.set $a (i32.add (local.get $p) (i32.shl (local.get $j) (i32.const 2))))
+      ${one('(local.get $a)')}
+      (local.set $j (i32.add (local.get $j) (i32.const 1)))
+      (br $one)))`;
+  const max = `
+  (func (export "rowMax") (param $p i32) (param $n i32) (result f32) (local $j i32) (local $a i32) (local $mA v128) (local $mB v128) (local $m f32)
+    (local.set $mA (v128.const f32x4 -inf -inf -inf -inf))
+    (local.set $mB (v128.const f32x4 -inf -inf -inf -inf))
+    (local.set $m (f32.const -inf))
+    ${loops(
+      (a, id) => `(local.set $m${id} ${op('max', get(`$m${id}`), `(v128.load ${a})`)})`,
+      (a) => `(local.set $m (f32.max (local.get $m) (f32.load ${a})))`,
+    )}
+    (local.set $mA ${op('max', get('$mA'), get('$mB'))})
+    (f32.max (f32.max (f32.max (f32x4.extract_lane 0 (local.get $mA)) (f32x4.extract_lane 1 (local.get $mA)))
+                      (f32.max (f32x4.extract_lane 2 (local.get $mA)) (f32x4.extract_lane 3 (local.get $mA))))
+             (local.get $m)))`;
+  const expOf = (z: string, id: string) => exp(op('sub', op('mul', get('$kv'), z), get('$mv')), `$e${id}`, id, true);
+  const parts = ['A', 'B', 'C'].map((id) => expOf(`(local.get $z${id})`, id));
+  const vLocals = [
+    ...parts.flatMap((e) => e.locals),
+    '$eA',
+    '$eB',
+    '$eC',
+    '$zA',
+    '$zB',
+    '$zC',
+    '$sA',
+    '$sB',
+    '$qA',
+    '$qB',
+  ];
+  const load = (id: string, a: string) =>
+    id === 'C' ? `(local.set $zC (f32x4.splat (f32.load ${a})))` : `(local.set $z${id} (v128.load ${a}))`;
+  const stats = `
+  (func (export "expStats") (param $p i32) (param $n i32) (param $k f32) (param $m f32) (result f32 f32)
+    ${locals(['$j', '$a'], 'i32')} (local $s f32) (local $q f32) (local $kv v128) (local $mv v128) ${locals(vLocals, 'v128')}
+    (local.set $kv (f32x4.splat (local.get $k)))
+    (local.set $mv (f32x4.splat (local.get $m)))
+    ${loops(
+      (a, id) => `${load(id, a)}
+      ${parts[id === 'A' ? 0 : 1].code}
+      (local.set $s${id} ${op('add', get(`$s${id}`), get(`$e${id}`))})
+      (local.set $q${id} ${op('add', get(`$q${id}`), op('mul', get(`$e${id}`), get(`$z${id}`)))})`,
+      (a) => `${load('C', a)}
+      ${parts[2].code}
+      (local.set $s (f32.add (local.get $s) (f32x4.extract_lane 0 (local.get $eC))))
+      (local.set $q (f32.add (local.get $q) (f32x4.extract_lane 0 ${op('mul', get('$eC'), get('$zC'))})))`,
+    )}
+    (f32.add (call $hsum ${op('add', get('$sA'), get('$sB'))}) (local.get $s))
+    (f32.add (call $hsum ${op('add', get('$qA'), get('$qB'))}) (local.get $q)))`;
+  const value = (id: string) =>
+    op('mul', get('$scv'), op('mul', get(`$e${id}`), op('add', get('$c0v'), op('mul', get('$c1v'), get(`$z${id}`)))));
+  const grad = `
+  (func (export "expGrad") (param $p i32) (param $n i32) (param $k f32) (param $lse f32) (param $c0 f32) (param $c1 f32) (param $scale f32)
+    ${locals(['$j', '$a'], 'i32')} (local $kv v128) (local $mv v128) (local $c0v v128) (local $c1v v128) (local $scv v128) ${locals(vLocals, 'v128')}
+    (local.set $kv (f32x4.splat (local.get $k)))
+    (local.set $mv (f32x4.splat (local.get $lse)))
+    (local.set $c0v (f32x4.splat (local.get $c0)))
+    (local.set $c1v (f32x4.splat (local.get $c1)))
+    (local.set $scv (f32x4.splat (local.get $scale)))
+    ${loops(
+      (a, id) => `${load(id, a)}
+      ${parts[id === 'A' ? 0 : 1].code}
+      (v128.store ${a} ${value(id)})`,
+      (a) => `${load('C', a)}
+      ${parts[2].code}
+      (f32.store ${a} (f32x4.extract_lane 0 ${value('C')}))`,
+    )})`;
+  return max + stats + grad;
+}
+
 export const SIMD_SOURCE = `(module
   (import "env" "memory" (memory 0))
 ${elementwise('exp', ['$x'], '$y', expAll, 4)}
@@ -305,6 +395,7 @@ ${elementwise('add', ['$a', '$b'], '$y', ([a, b], out) => ({ locals: [], code: `
 ${elementwise('mul', ['$a', '$b'], '$y', ([a, b], out) => ({ locals: [], code: `(local.set ${out} ${op('mul', a, b)})` }), 4)}
 ${elementwise('geluSlope', ['$x'], ['$y', '$s'], geluSlope, 2)}
 ${causalSoftmax()}
+${headRows()}
 
   ;; out[j] = sum over r < rows of x[r * inner + j], row by row so that memory is read once in order
   (func (export "sumRows") (param $x i32) (param $out i32) (param $rows i32) (param $inner i32) (local $r i32) (local $j i32) (local $row i32)

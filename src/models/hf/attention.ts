@@ -4,6 +4,7 @@
  * attention, and GPT-2's gelu_new.
  */
 import * as tf from '@tensorflow/tfjs';
+import { ADDRESSABLE, withOutputs } from '../../backend/views.js';
 
 const NEG = -1e9; // added to masked attention scores; finite so a fully masked row stays finite
 
@@ -53,9 +54,50 @@ export function rotation(
  * strided copy that cost more than the rest of a decode step.
  */
 export function rotate(x: tf.Tensor4D, rot: { cos: tf.Tensor; sin: tf.Tensor; half: tf.Tensor2D }): tf.Tensor4D {
+  if (ADDRESSABLE.has(tf.getBackend())) return rotateInPlace(x, rot.cos, rot.sin);
   const [B, H, T, hd] = x.shape;
   const turned = tf.matMul(x.reshape([B * H * T, hd]), rot.half).reshape(x.shape);
   return x.mul(rot.cos).add(turned.mul(rot.sin)) as tf.Tensor4D;
+}
+
+/**
+ * rotate() as one loop over the tensors' memory (wasm, cpu): y1 = x1 c - x2 s, y2 = x2 c + x1 s
+ * on each head's halves. cos and sin repeat their half-size angles (rotation()'s layout), so
+ * the backward pass is the same rotation with sin negated (by -angle): dx = dy c + R^T (dy s).
+ */
+function rotateInPlace(x: tf.Tensor4D, cos: tf.Tensor, sin: tf.Tensor): tf.Tensor4D {
+  const backendName = tf.getBackend();
+  const turn = (v: tf.Tensor, cos: tf.Tensor, sin: tf.Tensor, sign: number) => {
+    const [B, H, T, hd] = v.shape;
+    const h2 = hd / 2;
+    const o = withOutputs(backendName, tf.engine().backend, [v.shape], [v, cos, sin]);
+    const [X, C, S] = o.ins;
+    const Y = o.outs[0];
+    for (let b = 0; b < B; b++)
+      for (let h = 0; h < H; h++)
+        for (let t = 0; t < T; t++) {
+          const row = ((b * H + h) * T + t) * hd;
+          const angle = (b * T + t) * hd;
+          for (let i = 0; i < h2; i++) {
+            const x1 = X[row + i],
+              x2 = X[row + h2 + i];
+            const c = C[angle + i],
+              s = sign * S[angle + i];
+            Y[row + i] = x1 * c - x2 * s;
+            Y[row + h2 + i] = x2 * c + x1 * s;
+          }
+        }
+    return tf.engine().makeTensorFromTensorInfo(o.infos[0]) as tf.Tensor4D;
+  };
+  // cos and sin are saved: the forward's scope may free them before the backward pass runs
+  const f = tf.customGrad(((v: tf.Tensor4D, save: tf.GradSaveFunc) => {
+    save([cos, sin]);
+    return {
+      value: turn(v, cos, sin, 1),
+      gradFunc: (dy: tf.Tensor4D, [c, s]: tf.Tensor[]) => turn(dy, c, s, -1),
+    };
+  }) as unknown as Parameters<typeof tf.customGrad>[0]) as unknown as (v: tf.Tensor4D) => tf.Tensor4D;
+  return f(x.dtype === 'float32' ? x : (x.toFloat() as tf.Tensor4D));
 }
 
 /** The [hd, hd] matrix R with x R = rotate_half(x). */

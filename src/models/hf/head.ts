@@ -11,19 +11,26 @@
  * d logp / dz = onehot - p;  dH / dz = -p (log p + H).
  */
 import * as tf from '@tensorflow/tfjs';
+import { totalmem } from 'node:os';
 import { HostMatrix, hostProduct } from '../../backend/native/host.js';
+import { activeSgemm } from '../../backend/native/index.js';
+import { nativeHeadScores } from './head-native.js';
 
 /** Rows per chunk: a chunk's logits take rows x V x 4 bytes (64 MB for 100 rows of Qwen's vocabulary). */
 export const HEAD_CHUNK_BYTES = 64 << 20;
 /** Up to this many bytes of log-softmax ([rows, V] floats, all chunks) are kept from the forward pass for the backward instead of recomputed. */
 export const HEAD_KEEP_BYTES = 256 << 20;
+/** On the native path (head-native.ts) the logits are kept in Node's memory, outside the heap: up to a sixteenth of the machine's memory, at most 1 GiB. */
+export const HEAD_KEEP_HOST_BYTES = Math.min(2 ** 30, Math.floor(totalmem() / 16));
 
 /**
  * Target log-probs and entropies [N] of rows `hidden` [N, d] under the head `w` ([d, V], or
  * [V, d] when `tied`, the embedding table; a host matrix is [V, d] either way), logits divided
  * by `temperature`; `chunkRows` overrides the rows per chunk (HEAD_CHUNK_BYTES of logits by
  * default); `trainHead` false when the head is frozen (LoRA), so no gradient of it is computed;
- * `keepBytes` bounds the log-softmax kept for the backward pass (HEAD_KEEP_BYTES).
+ * `keepBytes` bounds what is kept for the backward pass (HEAD_KEEP_BYTES of log-softmax in
+ * the heap; HEAD_KEEP_HOST_BYTES of logits in Node's memory when a native sgemm serves the
+ * backend, which head-native.ts then computes on).
  */
 export function headScores(
   hidden: tf.Tensor2D,
@@ -33,12 +40,26 @@ export function headScores(
   temperature = 1,
   chunkRows?: number,
   trainHead = true,
-  keepBytes = HEAD_KEEP_BYTES,
+  keepBytes?: number,
 ): { logProbs: tf.Tensor1D; entropy: tf.Tensor1D } {
   const [N] = hidden.shape;
   const host = w instanceof HostMatrix;
   if (host && trainHead) throw new Error('head: a host matrix is frozen; it cannot train');
   const V = host ? w.rows : tied ? w.shape[0] : w.shape[1];
+  const rows = chunkRows ?? Math.max(1, Math.floor(HEAD_CHUNK_BYTES / (4 * V)));
+  const sgemm = activeSgemm();
+  if (sgemm)
+    return nativeHeadScores(
+      hidden,
+      w,
+      tied,
+      targets,
+      temperature,
+      rows,
+      trainHead,
+      keepBytes ?? HEAD_KEEP_HOST_BYTES,
+      sgemm,
+    );
   // z = h W (or h W^T) and its transpose product dz -> dh; a training head is the chunk's second input
   const project = host
     ? (h: tf.Tensor2D) => hostProduct(h, w, true)
@@ -50,9 +71,8 @@ export function headScores(
     ? (dz: tf.Tensor2D, h: tf.Tensor2D) =>
         (tied ? tf.matMul(dz, h, true, false) : tf.matMul(h, dz, true, false)) as tf.Tensor2D
     : undefined;
-  const rows = chunkRows ?? Math.max(1, Math.floor(HEAD_CHUNK_BYTES / (4 * V)));
   // every chunk's log-softmax kept for the backward while they fit `keepBytes`; else recomputed
-  const keep = 4 * N * V <= keepBytes;
+  const keep = 4 * N * V <= (keepBytes ?? HEAD_KEEP_BYTES);
   const logProbs: tf.Tensor1D[] = [];
   const entropy: tf.Tensor1D[] = [];
   for (let start = 0; start < N; start += rows) {

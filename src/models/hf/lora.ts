@@ -111,6 +111,11 @@ export class LoraAdapter {
     return [...Object.values(this.a), ...Object.values(this.b)];
   }
 
+  /** whether dropout applies now (training with a dropout): the adapter's input then differs from the base's */
+  get dropping(): boolean {
+    return this.training && (this.config.dropout ?? 0) > 0;
+  }
+
   /** The adapter's term for projection `module` of input `x` [..., in], or undefined when it does not adapt it. */
   delta(module: string, x: tf.Tensor): tf.Tensor | undefined {
     const a = this.a[module];
@@ -127,9 +132,9 @@ export class LoraAdapter {
           input.shape,
         ),
       );
+    // scaling B [r, out] rather than the product [rows, out]: a pass over far fewer values
     return tf
-      .matMul(tf.matMul(input, a as tf.Tensor2D), this.b[module] as tf.Tensor2D)
-      .mul(this.scaling)
+      .matMul(tf.matMul(input, a as tf.Tensor2D), this.b[module].mul(this.scaling) as tf.Tensor2D)
       .reshape([...lead, outDim]);
   }
 

@@ -8,6 +8,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { join } from 'node:path';
+import { totalmem } from 'node:os';
 import { variablePrefix } from '../names.js';
 import { linear } from '../ops.js';
 import { headScores } from './head.js';
@@ -17,7 +18,8 @@ import { inverseFrequencies, readHfConfig, type HfConfig } from './config.js';
 import { checkFloat, unknownWeights, weightSpecs } from './layout.js';
 import type { LoraAdapter } from './lora.js';
 import { attend, attentionBias, cat, geluNew, rotate, rotation } from './attention.js';
-import { recomputed } from './recompute.js';
+import { KeptProducts, recomputed, reusedProduct, taping } from './recompute.js';
+import { loraHostFits, loraHostLinear } from './lora-host.js';
 import { readCheckpointTensors } from './safetensors.js';
 import { checkWeightHeaders } from './validate.js';
 import { HostMatrix, hostMatMul, hostProduct, sharedCopy } from '../../backend/native/host.js';
@@ -48,7 +50,15 @@ export class HfCausalLM implements Policy {
   readonly host: Record<string, HostMatrix> = {};
   /** the sha256 of the directory's config and weights as loaded, once computed (checkpoints record it) */
   sha256?: string;
+  /**
+   * Bytes of product outputs a checkpointed training pass may keep outside the heap, so that
+   * recomputing a block in the backward pass skips its large products (see KeptProducts); 0
+   * recomputes everything. Default: an eighth of the machine's memory, at most 2 GiB.
+   */
+  keepProductBytes = Math.min(2 ** 31, Math.floor(totalmem() / 8));
   private readonly invFreq?: Float32Array;
+  /** while a checkpointed block runs: where its products are kept, and whether this is its recomputation */
+  private products?: { kept: KeptProducts; again: boolean };
 
   /**
    * `tensors` by transformers name, as stored (nn.Linear weights [out, in]); they are copied,
@@ -194,10 +204,22 @@ export class HfCausalLM implements Policy {
     // and is computed again there, and no cache is built; generation keeps what it computes.
     // Adapter dropout would draw other masks when recomputed, so a dropping adapter is not.
     const checkpoint = recompute && !cache && !(adapter?.training && (adapter.config.dropout ?? 0) > 0);
+    // a pass that no gradient will follow keeps nothing
+    const kept =
+      checkpoint && taping() && this.keepProductBytes > 0 ? new KeptProducts(this.keepProductBytes) : undefined;
+    const again = (l: number, input: tf.Tensor3D, consts: tf.Tensor[], recomputing: boolean) => {
+      const outer = this.products;
+      this.products = kept && { kept, again: recomputing };
+      try {
+        return block(l, input, undefined, consts).out;
+      } finally {
+        this.products = outer;
+      }
+    };
     for (let l = 0; l < c.layers; l++) {
       if (checkpoint) {
         x = recomputed(
-          (input, consts) => block(l, input, undefined, consts).out,
+          (input, consts, recomputing) => again(l, input, consts, recomputing),
           x,
           [bias, ...(rot ? [rot.cos, rot.sin, rot.half] : [])],
           this.layerVariables(l, adapter),
@@ -290,8 +312,31 @@ export class HfCausalLM implements Policy {
     const h = this.host[`${name}.weight`];
     const bias = this.weights[`${name}.bias`];
     // a host matrix is held as stored: nn.Linear's [out, in] (x W^T), GPT-2's Conv1D [in, out] (x W)
-    const product = h && hostMatMul(x, h, !this.isConv1D(name));
-    const y = product ? (bias ? product.add(bias) : product) : linear(x, this.w(`${name}.weight`) as tf.Tensor2D, bias);
+    const transpose = !this.isConv1D(name);
+    // recomputing a checkpointed block: its forward pass's product, when kept
+    const kept = this.products?.again ? this.products.kept.take(name) : undefined;
+    // an adapted projection of a host matrix: one operation (lora-host.ts), its adapter term included
+    const a = adapter?.a[name];
+    if (h && a && !adapter.dropping && loraHostFits()) {
+      const y = loraHostLinear(
+        x,
+        h,
+        transpose,
+        a as tf.Tensor2D,
+        adapter.b[name] as tf.Tensor2D,
+        adapter.scaling,
+        kept,
+      );
+      if (this.products && !this.products.again) this.products.kept.keep(name, y);
+      return bias ? y.add(bias) : y;
+    }
+    let y: tf.Tensor;
+    if (kept) y = reusedProduct(kept, x, h ?? (this.w(`${name}.weight`) as tf.Tensor2D), transpose, bias);
+    else {
+      const product = h && hostMatMul(x, h, transpose);
+      y = product ? (bias ? product.add(bias) : product) : linear(x, this.w(`${name}.weight`) as tf.Tensor2D, bias);
+      if (this.products && !this.products.again) this.products.kept.keep(name, y);
+    }
     const delta = adapter?.delta(name, x);
     return delta ? y.add(delta) : y;
   }

@@ -1,0 +1,38 @@
+import { expect } from 'chai';
+import { simdKernels } from '../../src/backend/simd/index.js';
+
+// The head's row kernels (src/models/hf/head-native.ts) against the same sums in float64, at
+// lengths that leave every tail (vectors of 8, then singles), with a row of mixed scale.
+describe("the vocabulary head's SIMD row kernels", () => {
+  const memory = new WebAssembly.Memory({ initial: 1 });
+  const k = simdKernels(memory);
+  const at = 64; // a byte offset that is not the memory's start
+  for (const n of [1, 7, 8, 13, 37, 1000]) {
+    it(`rowMax, expStats and expGrad over ${n} logits`, () => {
+      const z = Float64Array.from({ length: n }, (_, i) => 6 * Math.sin(7.3 * i + n) + (i % 5 === 0 ? 9 : 0));
+      const view = new Float32Array(memory.buffer, at, n);
+      view.set(z);
+      const zf = Float32Array.from(z);
+      const max = Math.max(...zf);
+      expect(k.rowMax(at, n)).to.equal(max);
+      const scale = 1 / 0.7;
+      const m = scale * max;
+      const [s, q] = k.expStats(at, n, scale, m);
+      let S = 0,
+        Q = 0;
+      for (const v of zf) {
+        S += Math.exp(scale * v - m);
+        Q += Math.exp(scale * v - m) * v;
+      }
+      expect(s / S).to.be.closeTo(1, 1e-5);
+      expect(Math.abs(q - Q)).to.be.below(1e-5 * (Math.abs(Q) + S * 10));
+      const lse = m + Math.log(S);
+      const [c0, c1, sc] = [0.3, -0.8, -scale];
+      k.expGrad(at, n, scale, lse, c0, c1, sc);
+      for (let i = 0; i < n; i++) {
+        const want = sc * Math.exp(scale * zf[i] - lse) * (c0 + c1 * zf[i]);
+        expect(view[i], `row ${i}`).to.be.closeTo(want, 1e-6 * (1 + Math.abs(want) * 10));
+      }
+    });
+  }
+});
