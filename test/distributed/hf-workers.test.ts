@@ -18,6 +18,7 @@ import { BatchingServer } from '../../src/serving/server.js';
 import { RunStore } from '../../src/store/run.js';
 import { writeTinyHf } from '../models/hf-tiny.js';
 import { need, TEST_BACKEND } from '../needs.js';
+import { hfSolverConfig } from '../engine/fixtures.js';
 import { startRedis } from '../redis.js';
 import { exactlyOnce, rows, startWorkerProcess, until } from './worker-process.js';
 
@@ -119,29 +120,21 @@ function hfRun(
   queue: string,
   over: Partial<ExperimentInput> = {},
 ): ExperimentInput {
-  return {
+  return hfSolverConfig(root, base, {
     name: 'hf-workers',
-    seed: 3,
-    backend: TEST_BACKEND,
-    workers: 1,
     iterations: 3,
-    outDir: root,
-    checkpointEvery: 1,
-    models: { main: { kind: 'hf', path: base, lora: { r: 2, alpha: 4 } } },
-    roles: { solver: { kind: 'solver', model: 'main' } },
     tasks: {
       family: 'arithmetic',
       difficulty: { digits: 1, operands: 2, operators: '+' },
       train: { source: 'generate', count: 400 },
       perIteration: 8,
     },
-    arena: { groupSize: 4, maxNewTokens: 4, temperature: 1 },
     judges: [{ kind: 'self-certainty' }], // a random base never answers right: its own certainty varies, so updates move it
     trainer: { lr: 0.05 },
     eval: { every: 100 },
     rollout: { engine: 'redis', url, queue, jobEpisodes: 16 },
     ...over,
-  } as ExperimentInput;
+  });
 }
 
 describe('Hugging Face models on rollout workers through Redis', function () {

@@ -44,3 +44,33 @@ export function tinyPretrainInput(out: string) {
     outDir: join(dirname(out), 'runs'),
   };
 }
+
+/**
+ * A solver on a Hugging Face directory `base` (a LoRA adapter of rank 2 unless `over.models` says
+ * otherwise): two iterations of 1-digit sums in one thread, evaluated at the end.
+ */
+export function hfSolverConfig(outDir: string, base: string, over: Partial<ExperimentInput> = {}): ExperimentInput {
+  return {
+    name: 'hf',
+    seed: 3,
+    backend: TEST_BACKEND,
+    workers: 1,
+    iterations: 2,
+    outDir,
+    checkpointEvery: 1,
+    models: { main: { kind: 'hf', path: base, lora: { r: 2, alpha: 4 } } },
+    roles: { solver: { kind: 'solver', model: 'main' } },
+    tasks: {
+      family: 'arithmetic',
+      difficulty: { digits: 1, operands: 2, operators: '+' },
+      train: { source: 'generate', count: 40 },
+      eval: { source: 'generate', count: 4 },
+      perIteration: 4,
+    },
+    arena: { groupSize: 4, maxNewTokens: 4, temperature: 1 },
+    judges: [{ kind: 'verifier' }],
+    trainer: { lr: 1e-3 },
+    eval: { every: 2, samples: 2 },
+    ...over,
+  } as ExperimentInput;
+}

@@ -14,39 +14,15 @@ import type { HfPolicy } from '../../src/models/hf/policy.js';
 import { RunStore } from '../../src/store/run.js';
 import { exportRun, readTrajectories } from '../../src/export/trajectories.js';
 import { writeTinyHf } from '../models/hf-tiny.js';
-import { TEST_BACKEND } from '../needs.js';
+import { hfSolverConfig } from './fixtures.js';
 
 /** RLVR on a tiny Qwen3-architecture directory: its own byte-level tokenizer, its eos, its weights. */
-function hfConfig(
-  root: string,
-  base: string,
-  model: Record<string, unknown>,
-  over: Partial<ExperimentInput> = {},
-): ExperimentInput {
-  return {
-    name: 'hf',
-    seed: 3,
-    backend: TEST_BACKEND,
-    workers: 1,
-    iterations: 2,
-    outDir: root,
-    checkpointEvery: 1,
+/** The shared solver config with `model`'s settings (lora, adapter) on the base. */
+const hfConfig = (root: string, base: string, model: Record<string, unknown>, over: Partial<ExperimentInput> = {}) =>
+  hfSolverConfig(root, base, {
     models: { main: { kind: 'hf', path: base, ...model } },
-    roles: { solver: { kind: 'solver', model: 'main' } },
-    tasks: {
-      family: 'arithmetic',
-      difficulty: { digits: 1, operands: 2, operators: '+' },
-      train: { source: 'generate', count: 40 },
-      eval: { source: 'generate', count: 4 },
-      perIteration: 4,
-    },
-    arena: { groupSize: 4, maxNewTokens: 4, temperature: 1 },
-    judges: [{ kind: 'verifier' }],
-    trainer: { lr: 1e-3 },
-    eval: { every: 2, samples: 2 },
     ...over,
-  } as ExperimentInput;
-}
+  } as Partial<ExperimentInput>);
 
 const bin = new URL('../../bin/coevolve.js', import.meta.url).pathname;
 const rows = (dir: string) =>

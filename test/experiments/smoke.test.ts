@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
-import { tinyPretrainInput } from '../engine/fixtures.js';
-import { need, TEST_BACKEND } from '../needs.js';
+import { hfSolverConfig, tinyPretrainInput } from '../engine/fixtures.js';
+import { need } from '../needs.js';
 import { writeTinyHf } from '../models/hf-tiny.js';
 
 /**
@@ -213,26 +213,21 @@ describe('the experiment scripts run', function () {
     const config = at('oa.yaml');
     writeFileSync(
       config,
-      stringify({
-        name: 'oa',
-        seed: 1,
-        backend: TEST_BACKEND,
-        workers: 1,
-        iterations: 2,
-        outDir: root,
-        models: { main: { kind: 'hf', path: base, lora: { r: 2, alpha: 4 } } },
-        roles: { solver: { kind: 'solver', model: 'main' } },
-        tasks: {
-          family: 'arithmetic',
-          difficulty: { digits: 1, operands: 2, operators: '+' },
-          train: { source: 'generate', count: 20 },
-          eval: { source: 'generate', count: 4 },
-          perIteration: 2,
-        },
-        arena: { groupSize: 2, maxNewTokens: 3, temperature: 1 },
-        judges: [{ kind: 'verifier' }],
-        eval: { samples: 1 },
-      }),
+      stringify(
+        hfSolverConfig(root, base, {
+          name: 'oa',
+          seed: 1,
+          tasks: {
+            family: 'arithmetic',
+            difficulty: { digits: 1, operands: 2, operators: '+' },
+            train: { source: 'generate', count: 20 },
+            eval: { source: 'generate', count: 4 },
+            perIteration: 2,
+          },
+          arena: { groupSize: 2, maxNewTokens: 3, temperature: 1 },
+          eval: { samples: 1 },
+        }),
+      ),
     );
     const out = at('openai-engine');
     const [summary] = json(

@@ -12,34 +12,19 @@ import { loadHfPolicy } from '../../src/models/hf/checkpoint.js';
 import { LoraAdapter } from '../../src/models/hf/lora.js';
 import { HfCausalLM } from '../../src/models/hf/model.js';
 import { writeTinyHf } from '../models/hf-tiny.js';
-import { TEST_BACKEND } from '../needs.js';
+import { hfSolverConfig } from '../engine/fixtures.js';
 import { startServe } from './serve-process.js';
 
 function config(root: string, base: string, url: string, over: Partial<ExperimentInput> = {}): ExperimentInput {
-  return {
+  return hfSolverConfig(root, base, {
     name: 'oa',
-    seed: 3,
-    backend: TEST_BACKEND,
-    workers: 1,
     iterations: 3,
-    outDir: root,
     checkpointEvery: 3,
-    models: { main: { kind: 'hf', path: base, lora: { r: 2, alpha: 4 } } },
-    roles: { solver: { kind: 'solver', model: 'main' } },
-    tasks: {
-      family: 'arithmetic',
-      difficulty: { digits: 1, operands: 2, operators: '+' },
-      train: { source: 'generate', count: 40 },
-      eval: { source: 'generate', count: 4 },
-      perIteration: 4,
-    },
-    arena: { groupSize: 4, maxNewTokens: 4, temperature: 1 },
-    judges: [{ kind: 'verifier' }],
     trainer: { lr: 1e-2, entropyCoef: 0.1 }, // the entropy bonus moves the adapter whatever the rewards (a random base earns none)
     eval: { every: 3, samples: 1 },
     rollout: { engine: 'openai', url },
     ...over,
-  } as ExperimentInput;
+  });
 }
 
 /** A server that claims the OpenAI routes and answers completions with `choice` (a misconfigured or other server). */
