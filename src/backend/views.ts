@@ -1,4 +1,4 @@
-import type * as tf from '@tensorflow/tfjs';
+import * as tf from '@tensorflow/tfjs';
 
 type Info = tf.TensorInfo;
 
@@ -60,4 +60,19 @@ export function withOutputs(
     outs,
     ins: inputs.map((t) => be.data.get(t.dataId).values),
   };
+}
+
+/**
+ * The float32 values of `t` without copying them where the backend allows (the wasm heap, the
+ * cpu backend's array), else a copy (dataSync). The view is valid until `t` is disposed or the
+ * backend allocates (which may grow, and so detach, the wasm heap).
+ */
+export function readView(t: tf.Tensor): Float32Array {
+  const name = tf.getBackend();
+  if (t.dtype === 'float32' && ADDRESSABLE.has(name)) {
+    const backend = tf.backend();
+    if (name === 'wasm') return (backend as unknown as WasmBackend).typedArrayFromHeap(t);
+    return (backend as unknown as CpuBackend).data.get(t.dataId).values;
+  }
+  return t.dataSync() as Float32Array;
 }

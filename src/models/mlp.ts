@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { Rng } from '../util/rng.js';
 import { linear, seededNormal, tokenEntropy, tokenLogProbs } from './ops.js';
-import { distributionStats, sampleToken, validateSampling } from './sampling.js';
+import { sampleToken, validateSampling } from './sampling.js';
 import type { Policy, PolicyInput, ScoredBatch } from './types.js';
 import { variablePrefix } from './names.js';
 
@@ -202,10 +202,10 @@ export class MlpPolicy implements Policy {
           if (!ok) row[a] = NEG;
         });
       }
-      const { token, logProb } = sampleToken(row, { temperature }, rng);
+      const { token, logProb, entropy } = sampleToken(row, { temperature }, rng);
       actions.push(token);
       logProbs.push(logProb);
-      entropies.push(distributionStats(row).entropy);
+      entropies.push(entropy);
     }
     return { actions, logProbs, entropies, ...(values ? { values: Array.from(values) } : {}) };
   }

@@ -1,6 +1,17 @@
 import { expect } from 'chai';
-import { argmax, sampleToken, validateSampling, type SamplingOptions } from '../../src/models/sampling.js';
+import * as tf from '@tensorflow/tfjs';
+import { initBackend } from '../../src/backend/index.js';
+import { kernelsOver } from '../../src/backend/simd/index.js';
+import { readView } from '../../src/backend/views.js';
+import {
+  argmax,
+  distributionStats,
+  sampleToken,
+  validateSampling,
+  type SamplingOptions,
+} from '../../src/models/sampling.js';
 import { Rng } from '../../src/util/rng.js';
+import { TEST_BACKEND } from '../needs.js';
 
 const f32 = (xs: number[]) => new Float32Array(xs);
 
@@ -184,7 +195,6 @@ describe('models/sampling', () => {
 
 describe('distributionStats', () => {
   it('matches entropy and self-certainty computed by hand', async () => {
-    const { distributionStats } = await import('../../src/models/sampling.js');
     // logits [0, ln 2, ln 3, ln 2]: p = [1, 2, 3, 2] / 8
     const z = new Float32Array([0, Math.log(2), Math.log(3), Math.log(2)]);
     const p = [1 / 8, 2 / 8, 3 / 8, 2 / 8];
@@ -194,5 +204,41 @@ describe('distributionStats', () => {
     expect(got.entropy).to.be.closeTo(entropy, 1e-6);
     expect(got.selfCertainty).to.be.closeTo(selfCertainty, 1e-6);
     expect(distributionStats(new Float32Array([3, 3, 3])).selfCertainty).to.be.closeTo(0, 1e-9);
+  });
+
+  it("sampleToken's statistics are the untempered distribution's at every temperature, greedy included", async () => {
+    const rng = new Rng(4);
+    const z = new Float32Array(Array.from({ length: 50 }, (_, i) => Math.sin(i * 1.7) * 3 + (i % 7)));
+    const want = distributionStats(z);
+    for (const temperature of [0, 1, 0.6, 1.4]) {
+      const got = sampleToken(z, { temperature }, rng);
+      expect(got.entropy, `temperature ${temperature}`).to.be.closeTo(want.entropy, 1e-9);
+      expect(got.selfCertainty, `temperature ${temperature}`).to.be.closeTo(want.selfCertainty, 1e-9);
+    }
+  });
+
+  it('a row in the wasm heap is sampled by the SIMD kernels as the JS loop samples a copy of it', async () => {
+    await initBackend(TEST_BACKEND);
+    const V = 5003;
+    const z = randomLogits(new Rng(9), V, 3);
+    const t = tf.tensor1d(z);
+    try {
+      const heap = readView(t);
+      expect(kernelsOver(heap)).to.not.equal(undefined); // the kernels' path
+      expect(kernelsOver(z)).to.equal(undefined); // the loop's
+      for (const temperature of [0, 1, 0.7]) {
+        const [a, b] = [new Rng(3), new Rng(3)];
+        for (let i = 0; i < 200; i++) {
+          const got = sampleToken(heap, { temperature }, a);
+          const want = sampleToken(z, { temperature }, b);
+          expect(got.token, `temperature ${temperature}, draw ${i}`).to.equal(want.token);
+          expect(got.logProb).to.be.closeTo(want.logProb, 1e-5);
+          expect(got.entropy).to.be.closeTo(want.entropy, 1e-5);
+          expect(got.selfCertainty).to.be.closeTo(want.selfCertainty, 1e-5);
+        }
+      }
+    } finally {
+      t.dispose();
+    }
   });
 });

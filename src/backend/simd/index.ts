@@ -1,3 +1,4 @@
+import * as tf from '@tensorflow/tfjs';
 import type { TensorInfo } from '@tensorflow/tfjs';
 import type { CpuBackend, WasmBackend } from '../views.js';
 import { SIMD_BINARY } from './binary.js';
@@ -24,6 +25,10 @@ export interface SimdKernels {
   expStats(p: number, n: number, k: number, m: number): [number, number];
   /** z = scale exp(k z - lse) (c0 + c1 z) over the n floats at p, in place */
   expGrad(p: number, n: number, k: number, lse: number, c0: number, c1: number, scale: number): void;
+  /** [Σ e, Σ e t] over the n floats z at p, t = k z - m and e = exp(t), summed in doubles */
+  expSums(p: number, n: number, k: number, m: number): [number, number];
+  /** the first index at which the running Σ exp(k z - m) over the n floats z at p exceeds u; -1 if none */
+  expDraw(p: number, n: number, k: number, m: number, u: number): number;
   adam(
     p: number,
     m: number,
@@ -78,6 +83,14 @@ export function wasmBackendMemory(backend: unknown): WebAssembly.Memory {
   if (!(memory instanceof WebAssembly.Memory))
     throw new Error('the wasm backend does not expose its memory (wasm.asm.memory): tfjs-backend-wasm changed');
   return memory;
+}
+
+/** The kernels over the memory `view` lies in, when that is the wasm backend's heap (else undefined). */
+export function kernelsOver(view: Float32Array): { kernels: SimdKernels; at: number } | undefined {
+  const wasm = tf.findBackend('wasm'); // null until made: asking for the current backend would make one
+  if (!wasm) return undefined;
+  const memory = wasmBackendMemory(wasm);
+  return memory.buffer === view.buffer ? { kernels: simdKernels(memory), at: view.byteOffset } : undefined;
 }
 
 type Info = TensorInfo;

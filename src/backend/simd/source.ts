@@ -383,7 +383,91 @@ function headRows(): string {
       ${parts[2].code}
       (f32.store ${a} (f32x4.extract_lane 0 ${value('C')}))`,
     )})`;
-  return max + stats + grad;
+  return max + stats + grad + draw() + sums();
+}
+
+/**
+ * expSums: [Σ e, Σ e t] over the n floats z at $p, t = k z - m and e = exp(t), summed in
+ * doubles four weights at a time: the sampler's statistics, which float32 lanes (expStats)
+ * would take with a relative error of 1e-4 over a 151,669-token vocabulary.
+ */
+function sums(): string {
+  const vec = exp(get('$t'), '$e', 'S', true);
+  const one = exp(get('$t'), '$e', 'T', true);
+  const add = `(local.set $s (f64.add (local.get $s) (f64.promote_f32 (call $hsum (local.get $e)))))
+      (local.set $q (f64.add (local.get $q) (f64.promote_f32 (call $hsum ${op('mul', get('$e'), get('$t'))}))))`;
+  const oneAdd = `(local.set $s (f64.add (local.get $s) (f64.promote_f32 (f32x4.extract_lane 0 (local.get $e)))))
+      (local.set $q (f64.add (local.get $q) (f64.promote_f32 (f32x4.extract_lane 0 ${op('mul', get('$e'), get('$t'))}))))`;
+  const t = (load: string) => `(local.set $t ${op('sub', op('mul', get('$kv'), load), get('$mv'))})`;
+  return `
+  (func (export "expSums") (param $p i32) (param $n i32) (param $k f32) (param $m f32) (result f64 f64)
+    (local $j i32) (local $a i32) (local $s f64) (local $q f64) (local $kv v128) (local $mv v128) (local $e v128) (local $t v128)
+    ${[...vec.locals, ...one.locals].map((l) => `(local ${l} v128)`).join(' ')}
+    (local.set $kv (f32x4.splat (local.get $k)))
+    (local.set $mv (f32x4.splat (local.get $m)))
+    (block $vecDone (loop $vec
+      (br_if $vecDone (i32.gt_s (i32.add (local.get $j) (i32.const 4)) (local.get $n)))
+      (local.set $a (i32.add (local.get $p) (i32.shl (local.get $j) (i32.const 2))))
+      ${t('(v128.load (local.get $a))')}
+      ${vec.code}
+      ${add}
+      (local.set $j (i32.add (local.get $j) (i32.const 4)))
+      (br $vec)))
+    (block $oneDone (loop $one
+      (br_if $oneDone (i32.ge_s (local.get $j) (local.get $n)))
+      (local.set $a (i32.add (local.get $p) (i32.shl (local.get $j) (i32.const 2))))
+      ${t('(f32x4.splat (f32.load (local.get $a)))')}
+      ${one.code}
+      ${oneAdd}
+      (local.set $j (i32.add (local.get $j) (i32.const 1)))
+      (br $one)))
+    (local.get $s)
+    (local.get $q))`;
+}
+
+/**
+ * expDraw: the first index i at which Σ_{j <= i} exp(k z_j - m) over the n floats z at $p
+ * exceeds u, or -1 if none does (round-off: u a hair above the sum). A vector's four weights
+ * are summed and compared at once, and only the vector that crosses u is walked lane by lane;
+ * the running sum is a double, so 151,669 weights add without float32's drift.
+ */
+function draw(): string {
+  const e = exp(op('sub', op('mul', get('$kv'), '(v128.load (local.get $a))'), get('$mv')), '$e', 'D', true);
+  const one = exp(
+    op('sub', op('mul', get('$kv'), '(f32x4.splat (f32.load (local.get $a)))'), get('$mv')),
+    '$e',
+    'E',
+    true,
+  );
+  const lane = (
+    i: number,
+  ) => `(local.set $acc (f64.add (local.get $acc) (f64.promote_f32 (f32x4.extract_lane ${i} (local.get $e)))))
+        (if (f64.gt (local.get $acc) (local.get $u)) (then (return (i32.add (local.get $j) (i32.const ${i})))))`;
+  return `
+  (func (export "expDraw") (param $p i32) (param $n i32) (param $k f32) (param $m f32) (param $u f64) (result i32)
+    (local $j i32) (local $a i32) (local $acc f64) (local $s f64) (local $kv v128) (local $mv v128) (local $e v128)
+    ${[...e.locals, ...one.locals].map((l) => `(local ${l} v128)`).join(' ')}
+    (local.set $kv (f32x4.splat (local.get $k)))
+    (local.set $mv (f32x4.splat (local.get $m)))
+    (block $vecDone (loop $vec
+      (br_if $vecDone (i32.gt_s (i32.add (local.get $j) (i32.const 4)) (local.get $n)))
+      (local.set $a (i32.add (local.get $p) (i32.shl (local.get $j) (i32.const 2))))
+      ${e.code}
+      (local.set $s (f64.promote_f32 (call $hsum (local.get $e))))
+      (if (f64.gt (f64.add (local.get $acc) (local.get $s)) (local.get $u))
+        (then
+        ${[0, 1, 2, 3].map(lane).join(' ')})
+        (else (local.set $acc (f64.add (local.get $acc) (local.get $s)))))
+      (local.set $j (i32.add (local.get $j) (i32.const 4)))
+      (br $vec)))
+    (block $oneDone (loop $one
+      (br_if $oneDone (i32.ge_s (local.get $j) (local.get $n)))
+      (local.set $a (i32.add (local.get $p) (i32.shl (local.get $j) (i32.const 2))))
+      ${one.code}
+      ${lane(0)}
+      (local.set $j (i32.add (local.get $j) (i32.const 1)))
+      (br $one)))
+    (i32.const -1))`;
 }
 
 export const SIMD_SOURCE = `(module
