@@ -244,6 +244,26 @@ describe('the experiment scripts run', function () {
     expect(JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'))).to.deep.equal(summary);
   });
 
+  it('generate-speed times generation on a Hugging Face base and prints the medians', async () => {
+    const lines = json(
+      await script('generate-speed', [
+        '--base',
+        writeTinyHf(at('speed-hf')),
+        '--rows',
+        '3',
+        '--new',
+        '2',
+        '--reps',
+        '2',
+      ]),
+    );
+    expect(lines.map((l) => l.rep)).to.deep.equal([0, 1, 2, undefined]);
+    const summary = lines.at(-1);
+    expect(summary).to.include({ rows: 3, newTokens: 2 });
+    expect(summary.cpu_s).to.be.oneOf([lines[1].cpu_s, lines[2].cpu_s]);
+    expect(summary.tokens_per_cpu_s).to.be.closeTo(6 / summary.cpu_s, 0.1 + 0.001 * summary.tokens_per_cpu_s);
+  });
+
   it('hf-workers runs a Hugging Face config on one and two threads, alternating, and reads a finished condition again', async function () {
     this.timeout(180000);
     const out = at('hf-workers');
