@@ -43,6 +43,12 @@ export function sampleToken(logits: Float32Array, o: SamplingOptions, rng: Rng):
   const { temperature = 1, topK = 0, topP = 1 } = o;
   const V = logits.length;
   const tau = temperature === 0 ? 1 : temperature;
+  const filtered = (topK > 0 && topK < V) || topP < 1;
+  const heap = filtered ? undefined : kernelsOver(logits);
+  if (heap) {
+    const [max, sum] = heap.kernels.rowMaxSum(heap.at, V);
+    if (Number.isFinite(max)) return sampleInHeap(logits, heap, temperature, max, sum, rng);
+  }
   let max = -Infinity;
   let sum = 0;
   for (let i = 0; i < V; i++) {
@@ -50,9 +56,6 @@ export function sampleToken(logits: Float32Array, o: SamplingOptions, rng: Rng):
     if (z > max) max = z;
     sum += z;
   }
-  const filtered = (topK > 0 && topK < V) || topP < 1;
-  const heap = filtered || !Number.isFinite(max) ? undefined : kernelsOver(logits);
-  if (heap) return sampleInHeap(logits, heap, temperature, max, sum, rng);
   if (weights.length !== V) weights = new Float64Array(V);
   const probs = weights;
   // e_i = exp((z_i - max) / tau): the tempered distribution's weights, max / tau its largest logit
@@ -91,7 +94,7 @@ function sampleInHeap(
   const [s, q] = kernels.expSums(at, V, 1, max); // Σ e and Σ e (z - max), e = exp(z - max)
   const stats = { entropy: Math.log(s) - q / s, selfCertainty: Math.log(s) + max - sum / V - Math.log(V) };
   if (temperature === 0) {
-    const token = argmax(logits);
+    const token = logits.indexOf(max); // argmax: the first index of the largest value
     return { token, logProb: logits[token] - max - Math.log(s), ...stats };
   }
   const k = 1 / temperature;

@@ -43,14 +43,21 @@ describe("the sampler's SIMD kernels", () => {
   const k = simdKernels(memory);
   const at = 32;
   for (const n of [1, 3, 4, 9, 1000, 151669]) {
-    it(`expSums and expDraw over ${n} logits`, () => {
+    it(`rowMaxSum, expSums and expDraw over ${n} logits`, () => {
       const z = Float32Array.from({ length: n }, (_, i) => 6 * Math.sin(7.3 * i + n) + (i % 97 === 0 ? 12 : 0));
       new Float32Array(memory.buffer, at, n).set(z);
       const scale = 1 / 0.7;
-      const m = scale * z.reduce((a, b) => Math.max(a, b), -Infinity);
+      const zmax = z.reduce((a, b) => Math.max(a, b), -Infinity);
+      const m = scale * zmax;
       const w = Array.from(z, (v) => Math.exp(scale * v - m));
       const S = w.reduce((a, b) => a + b, 0);
       const Q = w.reduce((a, e, i) => a + e * (scale * z[i] - m), 0);
+      const [top, total] = k.rowMaxSum(at, n);
+      expect(top).to.equal(zmax);
+      expect(total).to.be.closeTo(
+        z.reduce((a, b) => a + b, 0),
+        1e-9 * n,
+      );
       const [s, q] = k.expSums(at, n, scale, m);
       // k z - m is rounded to float32 (|t| up to 20 here: 1.2e-6 of an exponent), the rest is double
       expect(s / S).to.be.closeTo(1, 5e-6);

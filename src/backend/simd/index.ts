@@ -25,6 +25,8 @@ export interface SimdKernels {
   expStats(p: number, n: number, k: number, m: number): [number, number];
   /** z = scale exp(k z - lse) (c0 + c1 z) over the n floats at p, in place */
   expGrad(p: number, n: number, k: number, lse: number, c0: number, c1: number, scale: number): void;
+  /** [the largest of the n floats at p, their sum in doubles] */
+  rowMaxSum(p: number, n: number): [number, number];
   /** [Σ e, Σ e t] over the n floats z at p, t = k z - m and e = exp(t), summed in doubles */
   expSums(p: number, n: number, k: number, m: number): [number, number];
   /** the first index at which the running Σ exp(k z - m) over the n floats z at p exceeds u; -1 if none */

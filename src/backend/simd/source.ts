@@ -383,7 +383,36 @@ function headRows(): string {
       ${parts[2].code}
       (f32.store ${a} (f32x4.extract_lane 0 ${value('C')}))`,
     )})`;
-  return max + stats + grad + draw() + sums();
+  return max + stats + grad + draw() + sums() + maxSum();
+}
+
+/** rowMaxSum: [the largest of the n floats at $p, their sum in doubles], one vector at a time. */
+function maxSum(): string {
+  return `
+  (func (export "rowMaxSum") (param $p i32) (param $n i32) (result f32 f64)
+    (local $j i32) (local $a i32) (local $mv v128) (local $z v128) (local $m f32) (local $s f64)
+    (local.set $mv (v128.const f32x4 -inf -inf -inf -inf))
+    (local.set $m (f32.const -inf))
+    (block $vecDone (loop $vec
+      (br_if $vecDone (i32.gt_s (i32.add (local.get $j) (i32.const 4)) (local.get $n)))
+      (local.set $z (v128.load (i32.add (local.get $p) (i32.shl (local.get $j) (i32.const 2)))))
+      (local.set $mv ${op('max', get('$mv'), get('$z'))})
+      (local.set $s (f64.add (local.get $s) (f64.add
+        (f64x2.extract_lane 0 (f64x2.add (f64x2.promote_low_f32x4 (local.get $z)) (f64x2.promote_low_f32x4 (i8x16.shuffle 8 9 10 11 12 13 14 15 0 1 2 3 4 5 6 7 (local.get $z) (local.get $z)))))
+        (f64x2.extract_lane 1 (f64x2.add (f64x2.promote_low_f32x4 (local.get $z)) (f64x2.promote_low_f32x4 (i8x16.shuffle 8 9 10 11 12 13 14 15 0 1 2 3 4 5 6 7 (local.get $z) (local.get $z))))))))
+      (local.set $j (i32.add (local.get $j) (i32.const 4)))
+      (br $vec)))
+    (block $oneDone (loop $one
+      (br_if $oneDone (i32.ge_s (local.get $j) (local.get $n)))
+      (local.set $a (i32.add (local.get $p) (i32.shl (local.get $j) (i32.const 2))))
+      (local.set $m (f32.max (local.get $m) (f32.load (local.get $a))))
+      (local.set $s (f64.add (local.get $s) (f64.promote_f32 (f32.load (local.get $a)))))
+      (local.set $j (i32.add (local.get $j) (i32.const 1)))
+      (br $one)))
+    (f32.max (f32.max (f32.max (f32x4.extract_lane 0 (local.get $mv)) (f32x4.extract_lane 1 (local.get $mv)))
+                      (f32.max (f32x4.extract_lane 2 (local.get $mv)) (f32x4.extract_lane 3 (local.get $mv))))
+             (local.get $m))
+    (local.get $s))`;
 }
 
 /**
