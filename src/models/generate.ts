@@ -52,7 +52,7 @@ export function generate(
   if (prompts.length === 0) return [];
   prompts.forEach((p, b) => {
     if (p.length === 0) throw new Error(`generate: prompt ${b} is empty (start prompts with BOS)`);
-    checkIds(p, model.config.vocabSize, `prompt ${b}`);
+    checkIds(p, model.config.vocabSize, `generate: prompt ${b}`);
   });
   const B = prompts.length;
   const P = Math.max(...prompts.map((p) => p.length));

@@ -223,8 +223,8 @@ export class TinyLM implements Policy {
     if (inputs.length === 0) throw new Error('tinylm: nothing to score');
     inputs.forEach((r, b) => {
       if (r.prompt.length === 0) throw new Error(`tinylm: row ${b} has an empty prompt (start prompts with BOS)`);
-      checkIds(r.prompt, this.config.vocabSize, `row ${b} prompt`);
-      checkIds(r.completion, this.config.vocabSize, `row ${b} completion`);
+      checkIds(r.prompt, this.config.vocabSize, `tinylm: row ${b} prompt`);
+      checkIds(r.completion, this.config.vocabSize, `tinylm: row ${b} completion`);
     });
     const length =
       Math.max(...inputs.map((r) => r.prompt.length)) + Math.max(1, ...inputs.map((r) => r.completion.length)) - 1;
@@ -242,7 +242,7 @@ export function checkIds(ids: readonly number[], vocabSize: number, where: strin
   for (let i = 0; i < ids.length; i++) {
     const id = ids[i];
     if (!Number.isInteger(id) || id < 0 || id >= vocabSize)
-      throw new Error(`tinylm: ${where} has token id ${id} at position ${i}, outside vocabulary of ${vocabSize}`);
+      throw new Error(`${where} has token id ${id} at position ${i}, outside vocabulary of ${vocabSize}`);
   }
 }
 

@@ -218,7 +218,7 @@ describe('models/generate', () => {
           ],
           { maxNewTokens: 2, temperature: 0 },
         ),
-      ).to.throw(/25/);
+      ).to.throw(/^generate: prompt 1 has token id 25 at position 1, outside vocabulary of 20$/);
     });
 
     it('invalid options throw naming the option', () => {
