@@ -67,6 +67,7 @@ import type { RoleFactory } from './core/role.js';
 import { loadPlugins, type PluginDefinition } from './plugins/load.js';
 import { arithmetic } from './tasks/arithmetic.js';
 import { dialogue } from './tasks/dialogue.js';
+import { math } from './tasks/math/index.js';
 import { readTasksJsonl, type TaskCheck } from './tasks/jsonl.js';
 import { strings } from './tasks/strings.js';
 import type { TaskFamily } from './core/task-family.js';
@@ -100,6 +101,7 @@ export const TASK_FAMILIES: Readonly<Record<string, TaskFamily<any>>> = Object.f
   arithmetic,
   strings,
   dialogue,
+  math,
 });
 
 /** The built-in family called `name`; throws listing the known names otherwise. */

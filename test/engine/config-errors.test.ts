@@ -74,7 +74,11 @@ describe('run: bad configs stop before any work', () => {
       { roles: { solver: { kind: 'wizard', model: 'main' } } },
       /known: answer, critic, judge, memory, player, proposer, sneaky, solver/,
     ],
-    ['tasks.family', { tasks: { ...tinyConfig('').tasks, family: 'poetry' } }, /known: arithmetic, dialogue, strings/],
+    [
+      'tasks.family',
+      { tasks: { ...tinyConfig('').tasks, family: 'poetry' } },
+      /known: arithmetic, dialogue, math, strings/,
+    ],
   ] as const) {
     it(`an unknown name in ${field} lists the known ones`, async () => {
       const out = mkdtempSync(join(tmpdir(), 'coevolve-out-'));
