@@ -9,3 +9,4 @@ export * from './coverage.js';
 export * from './grounded.js';
 export * from '../src/core/combine.js';
 export * from './peer.js';
+export * from './format.js';

@@ -35,6 +35,7 @@ import { memoryQaKind } from '../arenas/memory-qa.js';
 import { PeerArena, PeerArenaOptionsSchema } from '../arenas/peer.js';
 import { ProposeSolveArena, ProposeSolveOptionsSchema } from '../arenas/propose-solve.js';
 import { CoverageJudge } from '../judges/coverage.js';
+import { FormatJudge } from '../judges/format.js';
 import { GroundedJudge } from '../judges/grounded.js';
 import { LearnabilityJudge } from '../judges/learnability.js';
 import { MajorityJudge } from '../judges/majority.js';
@@ -66,6 +67,7 @@ import type { Definition } from './plugins/definition.js';
 import type { RoleFactory } from './core/role.js';
 import { loadPlugins, type PluginDefinition } from './plugins/load.js';
 import { arithmetic } from './tasks/arithmetic.js';
+import { countdown } from './tasks/countdown.js';
 import { dialogue } from './tasks/dialogue.js';
 import { math } from './tasks/math/index.js';
 import { readTasksJsonl, type TaskCheck } from './tasks/jsonl.js';
@@ -102,6 +104,7 @@ export const TASK_FAMILIES: Readonly<Record<string, TaskFamily<any>>> = Object.f
   strings,
   dialogue,
   math,
+  countdown,
 });
 
 /** The built-in family called `name`; throws listing the known names otherwise. */
@@ -174,6 +177,8 @@ const p = z.enum(['verifier', 'vote']).optional();
  * - 'verifier': role, name, correct, wrong, invalid — needs `deps.verify`;
  * - 'majority': role, name, minShare, maxShare (0..1);
  * - 'outcome': role, name: the arena's outcome for the role (a game's return per seat);
+ * - 'format': role, name, format ('think-answer' | 'think'), correct, wrong: whether a completion has
+ *   the `<think>`/`<answer>` shape of TRL's format rewards;
  * - 'verdict': role (default 'judge'), name, correct, wrong, invalid, score ('verdict' | 'working'), weights (truth -> a weight > 0): whether a judge's verdict (or its working before it) is right;
  * - 'peer': role, name, invalid: the share of 'y' verdicts other turns gave an answer (peer judgement, a judge in the loop);
  * - 'self-certainty': role, name, normalize ('none' | 'group'), invalidReward;
@@ -188,6 +193,15 @@ export const JUDGE_KINDS: Readonly<Record<string, JudgeKind>> = Object.freeze({
     return new VerifierJudge(deps.verify, o);
   }),
   outcome: judge(z.strictObject(common), (o) => new OutcomeJudge(o)),
+  format: judge(
+    z.strictObject({
+      ...common,
+      format: z.enum(['think-answer', 'think']).optional(),
+      correct: z.number().optional(),
+      wrong: z.number().optional(),
+    }),
+    (o) => new FormatJudge(o),
+  ),
   verdict: judge(
     z.strictObject({
       ...common,

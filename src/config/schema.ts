@@ -66,7 +66,8 @@ const column = z.string().min(1);
 
 /** Which column of a task file is what (src/tasks/dataset.ts); unset ones are `prompt`, `answer`, `id`. */
 export const FieldMapSchema = z.strictObject({
-  prompt: column.optional(), // the prompt: a string, or chat messages (an optional system message, then a user message)
+  // the prompt column (a string, or chat messages: an optional system message, then a user message), or a template of `{column}`s
+  prompt: z.union([column, z.strictObject({ template: z.string().min(1) })]).optional(),
   answer: z.union([column, z.strictObject({ field: column, after: z.string().min(1).optional() })]).optional(), // the reference answer; `after`: what marks it in the column (GSM8K's "####")
   id: column.optional(), // a unique id per row (default: <family>-<row number>)
   system: column.optional(), // a system message per row

@@ -16,7 +16,8 @@ export type AnswerField = string | { field: string; after?: string };
 
 /** Which column is what (the config's `tasks.train.fields`); unset ones take {@link DEFAULT_FIELDS}. */
 export interface FieldMap {
-  prompt?: string;
+  /** a column, or a template whose `{column}`s are filled from the row (TinyZero's countdown rows have no prompt column) */
+  prompt?: string | { template: string };
   answer?: AnswerField;
   id?: string;
   system?: string;
@@ -54,7 +55,14 @@ export async function readTaskFile(path: string, family: string, o: ReadOptions 
 export function rowsToTasks(rows: readonly Row[], family: string, o: ReadOptions = {}): Task[] {
   const map = { ...DEFAULT_FIELDS, ...o.fields };
   const answer = typeof map.answer === 'string' ? { field: map.answer } : map.answer;
-  const used = new Set(['family', map.prompt, answer.field, map.id, ...(map.system ? [map.system] : [])]);
+  const promptColumn = typeof map.prompt === 'string' ? map.prompt : undefined;
+  const used = new Set([
+    'family',
+    answer.field,
+    map.id,
+    ...(promptColumn ? [promptColumn] : []),
+    ...(map.system ? [map.system] : []),
+  ]);
   const seen = new Map<string, string>();
   return rows.map(({ where, n, value }) => {
     const fail = (what: string): never => {
@@ -67,7 +75,8 @@ export function rowsToTasks(rows: readonly Row[], family: string, o: ReadOptions
     if (rec.family !== undefined && rec.family !== family)
       field('family', `${show(rec.family)} does not match the expected '${family}'`);
     const task: Task = { id: '', family, prompt: '' };
-    readPrompt(rec[map.prompt], task, (what) => field(map.prompt, what));
+    if (promptColumn !== undefined) readPrompt(rec[promptColumn], task, (what) => field(promptColumn, what));
+    else task.prompt = fill((map.prompt as { template: string }).template, rec, field);
     if (map.system !== undefined && rec[map.system] !== undefined && rec[map.system] !== null) {
       if (typeof rec[map.system] !== 'string') field(map.system, `must be a string, got ${show(rec[map.system])}`);
       if (task.system !== undefined) field(map.system, 'a system message, and the prompt has one too');
@@ -97,6 +106,17 @@ export function rowsToTasks(rows: readonly Row[], family: string, o: ReadOptions
     const wrong = o.check?.(task);
     if (wrong !== undefined) fail(wrong);
     return task;
+  });
+}
+
+// `{name}` → the row's column, a list joined with ", " (`[3, 5]` → `3, 5`); `{{` and `}}` are braces.
+function fill(template: string, rec: Record<string, unknown>, field: (name: string, what: string) => never): string {
+  return template.replace(/\{\{|\}\}|\{([^{}]+)\}/g, (m, name: string | undefined) => {
+    if (name === undefined) return m[0];
+    const v = rec[name];
+    if (Array.isArray(v) && v.every((x) => typeof x === 'number' || typeof x === 'string')) return v.join(', ');
+    if (typeof v === 'string' || typeof v === 'number') return String(v);
+    return field(name, `the prompt template needs a string, a number or a list of them, got ${show(v)}`);
   });
 }
 

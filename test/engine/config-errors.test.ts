@@ -67,7 +67,7 @@ describe('run: bad configs stop before any work', () => {
     [
       'judges.0.kind',
       { judges: [{ kind: 'oracle' }] },
-      /known: coverage, grounded, learnability, majority, outcome, peer, self-certainty, uncertainty, verdict, verifier/,
+      /known: coverage, format, grounded, learnability, majority, outcome, peer, self-certainty, uncertainty, verdict, verifier/,
     ],
     [
       'roles.solver.kind',
@@ -77,7 +77,7 @@ describe('run: bad configs stop before any work', () => {
     [
       'tasks.family',
       { tasks: { ...tinyConfig('').tasks, family: 'poetry' } },
-      /known: arithmetic, dialogue, math, strings/,
+      /known: arithmetic, countdown, dialogue, math, strings/,
     ],
   ] as const) {
     it(`an unknown name in ${field} lists the known ones`, async () => {
