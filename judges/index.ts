@@ -10,3 +10,4 @@ export * from './grounded.js';
 export * from '../src/core/combine.js';
 export * from './peer.js';
 export * from './format.js';
+export * from './function.js';

@@ -36,6 +36,7 @@ import { PeerArena, PeerArenaOptionsSchema } from '../arenas/peer.js';
 import { ProposeSolveArena, ProposeSolveOptionsSchema } from '../arenas/propose-solve.js';
 import { CoverageJudge } from '../judges/coverage.js';
 import { FormatJudge } from '../judges/format.js';
+import { FunctionJudge } from '../judges/function.js';
 import { GroundedJudge } from '../judges/grounded.js';
 import { LearnabilityJudge } from '../judges/learnability.js';
 import { MajorityJudge } from '../judges/majority.js';
@@ -177,6 +178,8 @@ const p = z.enum(['verifier', 'vote']).optional();
  * - 'verifier': role, name, correct, wrong, invalid — needs `deps.verify`;
  * - 'majority': role, name, minShare, maxShare (0..1);
  * - 'outcome': role, name: the arena's outcome for the role (a game's return per seat);
+ * - 'function': module, export, role, name: a plain reward function `(prompts, completions, fields)
+ *   => (number | null)[]` from a module, as TRL's reward_funcs (judges/function.ts);
  * - 'format': role, name, format ('think-answer' | 'think'), correct, wrong: whether a completion has
  *   the `<think>`/`<answer>` shape of TRL's format rewards;
  * - 'verdict': role (default 'judge'), name, correct, wrong, invalid, score ('verdict' | 'working'), weights (truth -> a weight > 0): whether a judge's verdict (or its working before it) is right;
@@ -193,6 +196,14 @@ export const JUDGE_KINDS: Readonly<Record<string, JudgeKind>> = Object.freeze({
     return new VerifierJudge(deps.verify, o);
   }),
   outcome: judge(z.strictObject(common), (o) => new OutcomeJudge(o)),
+  function: judge(
+    z.strictObject({
+      ...common,
+      module: z.string().min(1, 'a path from the working directory, or a package'),
+      export: z.string().min(1).optional(),
+    }),
+    (o) => new FunctionJudge(o as never),
+  ),
   format: judge(
     z.strictObject({
       ...common,

@@ -36,6 +36,8 @@ export async function preflight(c: ExperimentConfig, plan: Plan, warn: (line: st
     const s = c.tasks[field];
     if (s?.source === 'file' && !existsSync(s.path!)) throw new Error(`tasks.${field}.path: ${s.path} does not exist`);
   }
+  // a judge's own loading (a reward function's module) fails here, naming it, before any model loads
+  await Promise.all(plan.judges.map((j) => j.judge.ready?.()));
   const readers = await modelReaders(c, plan);
   const fits: TaskCheck = (task) => {
     const shown =

@@ -67,7 +67,7 @@ describe('run: bad configs stop before any work', () => {
     [
       'judges.0.kind',
       { judges: [{ kind: 'oracle' }] },
-      /known: coverage, format, grounded, learnability, majority, outcome, peer, self-certainty, uncertainty, verdict, verifier/,
+      /known: coverage, format, function, grounded, learnability, majority, outcome, peer, self-certainty, uncertainty, verdict, verifier/,
     ],
     [
       'roles.solver.kind',
