@@ -6,6 +6,7 @@ import type { ExperimentConfig } from '../../src/config/schema.js';
 import type { Task } from '../../src/core/types.js';
 import { loadTaskSets } from '../../src/engine/task-sets.js';
 import { arithmetic, writeTasksJsonl } from '../../src/tasks/index.js';
+import { taskFamily } from '../../src/registry.js';
 
 type Source = { source: 'generate'; count: number } | { source: 'file'; path: string };
 
@@ -93,5 +94,25 @@ describe('engine/loadTaskSets', () => {
       arithmetic,
     ).catch((e: Error) => e);
     expect(String(error)).to.match(/every training task is also in tasks.eval/);
+  });
+
+  it("reads a Parquet file through the config's field map, GSM8K's answer after ####", async () => {
+    const c = {
+      seed: 1,
+      tasks: {
+        family: 'math',
+        difficulty: {},
+        train: {
+          source: 'file',
+          path: 'test/fixtures/data/gsm8k-mini.parquet',
+          fields: { prompt: 'question', answer: { field: 'answer', after: '####' } },
+        },
+        perIteration: 2,
+      },
+    } as unknown as ExperimentConfig;
+    const { train, evalSet } = await loadTaskSets(c, taskFamily('math'));
+    expect(train.map((t) => t.answer)).to.deep.equal(['31', '2,400', '6']);
+    expect(evalSet).to.deep.equal([]);
+    expect(taskFamily('math').verify(train[1], 'It sells \\boxed{2400} apples')).to.equal(true);
   });
 });

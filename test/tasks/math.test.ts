@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
 import { extractAnswer, math, mathEqual } from '../../src/tasks/math/index.js';
 import { parseScalar } from '../../src/tasks/math/equal.js';
 import { readAnswer } from '../../src/tasks/math/latex.js';
@@ -189,6 +190,14 @@ describe('tasks/math', () => {
       it(`${expected ? 'accepts' : 'refuses'} ${JSON.stringify(pred.slice(0, 60))} for ${JSON.stringify(gold.slice(0, 40))} (${source})`, () => {
         expect(math.verify(task(gold), pred) ? 1 : 0).to.equal(expected);
       });
+  });
+
+  it('docs/data.md lists every case of the table, with its reward and source', () => {
+    const doc = readFileSync('docs/data.md', 'utf8');
+    const cell = (x: string) =>
+      '`' + (x.length > 70 ? x.slice(0, 67) + '...' : x).replace(/\n/g, '\\n').replace(/\|/g, '\\|') + '`';
+    for (const [gold, pred, expected, source] of MATH_CASES)
+      expect(doc, `${gold} / ${pred}`).to.contain(`| ${cell(gold)} | ${cell(pred)} | ${expected} | ${source} |`);
   });
 
   it('takes the answer from the last \\boxed{}, then a marker, then a $ span, then the last number', () => {
