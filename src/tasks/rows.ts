@@ -6,8 +6,6 @@
  */
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { parquetReadObjects } from 'hyparquet';
-import { compressors } from 'hyparquet-compressors';
 
 /** One row of a data file and where it is, for errors. */
 export interface Row {
@@ -36,6 +34,11 @@ export function jsonlRows(path: string): Row[] {
 
 /** The rows of a Parquet file, whole, as JSON values (int64 as numbers when exact, else strings). */
 export async function parquetRows(path: string): Promise<Row[]> {
+  // loaded here, so that runs on JSONL never load the Parquet reader
+  const [{ parquetReadObjects }, { compressors }] = await Promise.all([
+    import('hyparquet'),
+    import('hyparquet-compressors'),
+  ]);
   const bytes = await readFile(path);
   const file = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
   let objects: Record<string, unknown>[];

@@ -9,11 +9,17 @@
  * types and functions before mathjs's own evaluator sees them: model text never reaches
  * JavaScript's.
  */
-import { create, all, type MathNode } from 'mathjs';
+import { createRequire } from 'node:module';
+import type * as MathJs from 'mathjs';
+import type { MathNode } from 'mathjs';
 import { Rng } from '../../util/rng.js';
 import { readAnswer, type Answer, type Scalar } from './latex.js';
 
-const math = create(all);
+// mathjs takes seconds to load on a busy machine: required on first use, so only a run that
+// reads math answers pays, not every command that imports the registry
+const require = createRequire(import.meta.url);
+let loaded: typeof MathJs | undefined;
+const mathjs = (): typeof MathJs => (loaded ??= require('mathjs') as typeof MathJs);
 
 const OPERATORS = new Set(['add', 'subtract', 'multiply', 'divide', 'pow', 'unaryMinus', 'unaryPlus']);
 const FUNCTIONS = new Set([
@@ -40,7 +46,7 @@ const SYMBOL =
 export function parseScalar(expr: string): { node: MathNode; vars: string[] } | undefined {
   let node: MathNode;
   try {
-    node = math.parse(expr);
+    node = mathjs().parse(expr);
   } catch {
     return undefined;
   }
@@ -114,6 +120,7 @@ export function scalarsEqual(a: string, b: string): boolean {
     return !!u && !!v && close(u[0], v[0], 1e-6) && close(u[1], v[1], 1e-6);
   }
   try {
+    const math = mathjs();
     const d = math.simplify(new math.OperatorNode('-', 'subtract', [x.node, y.node]));
     if (d.type === 'ConstantNode' && (d as unknown as { value: unknown }).value === 0) return true;
   } catch {
