@@ -9,3 +9,5 @@ export * from './coverage.js';
 export * from './grounded.js';
 export * from '../src/core/combine.js';
 export * from './peer.js';
+export * from './format.js';
+export * from './function.js';

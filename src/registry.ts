@@ -35,6 +35,8 @@ import { memoryQaKind } from '../arenas/memory-qa.js';
 import { PeerArena, PeerArenaOptionsSchema } from '../arenas/peer.js';
 import { ProposeSolveArena, ProposeSolveOptionsSchema } from '../arenas/propose-solve.js';
 import { CoverageJudge } from '../judges/coverage.js';
+import { FormatJudge } from '../judges/format.js';
+import { FunctionJudge } from '../judges/function.js';
 import { GroundedJudge } from '../judges/grounded.js';
 import { LearnabilityJudge } from '../judges/learnability.js';
 import { MajorityJudge } from '../judges/majority.js';
@@ -66,7 +68,9 @@ import type { Definition } from './plugins/definition.js';
 import type { RoleFactory } from './core/role.js';
 import { loadPlugins, type PluginDefinition } from './plugins/load.js';
 import { arithmetic } from './tasks/arithmetic.js';
+import { countdown } from './tasks/countdown.js';
 import { dialogue } from './tasks/dialogue.js';
+import { math } from './tasks/math/index.js';
 import { readTasksJsonl, type TaskCheck } from './tasks/jsonl.js';
 import { strings } from './tasks/strings.js';
 import type { TaskFamily } from './core/task-family.js';
@@ -100,6 +104,8 @@ export const TASK_FAMILIES: Readonly<Record<string, TaskFamily<any>>> = Object.f
   arithmetic,
   strings,
   dialogue,
+  math,
+  countdown,
 });
 
 /** The built-in family called `name`; throws listing the known names otherwise. */
@@ -172,6 +178,10 @@ const p = z.enum(['verifier', 'vote']).optional();
  * - 'verifier': role, name, correct, wrong, invalid — needs `deps.verify`;
  * - 'majority': role, name, minShare, maxShare (0..1);
  * - 'outcome': role, name: the arena's outcome for the role (a game's return per seat);
+ * - 'function': module, export, role, name: a plain reward function `(prompts, completions, fields)
+ *   => (number | null)[]` from a module, as TRL's reward_funcs (judges/function.ts);
+ * - 'format': role, name, format ('think-answer' | 'think'), correct, wrong: whether a completion has
+ *   the `<think>`/`<answer>` shape of TRL's format rewards;
  * - 'verdict': role (default 'judge'), name, correct, wrong, invalid, score ('verdict' | 'working'), weights (truth -> a weight > 0): whether a judge's verdict (or its working before it) is right;
  * - 'peer': role, name, invalid: the share of 'y' verdicts other turns gave an answer (peer judgement, a judge in the loop);
  * - 'self-certainty': role, name, normalize ('none' | 'group'), invalidReward;
@@ -186,6 +196,23 @@ export const JUDGE_KINDS: Readonly<Record<string, JudgeKind>> = Object.freeze({
     return new VerifierJudge(deps.verify, o);
   }),
   outcome: judge(z.strictObject(common), (o) => new OutcomeJudge(o)),
+  function: judge(
+    z.strictObject({
+      ...common,
+      module: z.string().min(1, 'a path from the working directory, or a package'),
+      export: z.string().min(1).optional(),
+    }),
+    (o) => new FunctionJudge(o as never),
+  ),
+  format: judge(
+    z.strictObject({
+      ...common,
+      format: z.enum(['think-answer', 'think']).optional(),
+      correct: z.number().optional(),
+      wrong: z.number().optional(),
+    }),
+    (o) => new FormatJudge(o),
+  ),
   verdict: judge(
     z.strictObject({
       ...common,

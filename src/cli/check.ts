@@ -152,9 +152,9 @@ function fieldsNaming(value: unknown, folder: string, at = ''): string[] {
   return [];
 }
 
-/** Every JSONL file the config names (task sets, evaluators' and judges' data), with its field. */
+/** Every JSONL or Parquet file the config names (task sets, evaluators' and judges' data), with its field. */
 function jsonlFiles(value: unknown, at = ''): { at: string; path: string }[] {
-  if (typeof value === 'string') return value.endsWith('.jsonl') ? [{ at, path: value }] : [];
+  if (typeof value === 'string') return /\.(jsonl|parquet)$/.test(value) ? [{ at, path: value }] : [];
   if (value && typeof value === 'object')
     return Object.entries(value).flatMap(([k, v]) => jsonlFiles(v, at ? `${at}.${k}` : k));
   return [];

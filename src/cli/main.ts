@@ -161,6 +161,28 @@ program
   });
 
 program
+  .command('reward')
+  .description(
+    "score a JSONL of {completion, answer} rows (and any fields the family reads) with a task family's verifier: one JSON line per row",
+  )
+  .argument('<file>', 'the JSONL file')
+  .requiredOption('--family <name>', 'the task family whose verifier scores, e.g. math or countdown')
+  .option(
+    '--plugin <module>',
+    'a plugin that defines the task family: a path from the working directory or a package (repeatable)',
+    collect,
+    [],
+  )
+  .action(async (file: string, o) => {
+    const [{ rewardCommand }, { resolveTaskFamily }] = await Promise.all([
+      import('./reward.js'),
+      import('../registry.js'),
+    ]);
+    for (const row of rewardCommand(file, await resolveTaskFamily(o.family, o.plugin, '--family')))
+      console.log(JSON.stringify(row));
+  });
+
+program
   .command('report')
   .description(
     'print the curves of runs as tables; with --out, also write an HTML report and PNG and SVG charts, the runs overlaid',

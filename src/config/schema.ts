@@ -62,17 +62,31 @@ export const BufferSchema = z.strictObject({
   replay: nonNegInt().default(0), // tasks drawn from the buffer into each iteration's tasks
 });
 
+const column = z.string().min(1);
+
+/** Which column of a task file is what (src/tasks/dataset.ts); unset ones are `prompt`, `answer`, `id`. */
+export const FieldMapSchema = z.strictObject({
+  // the prompt column (a string, or chat messages: an optional system message, then a user message), or a template of `{column}`s
+  prompt: z.union([column, z.strictObject({ template: z.string().min(1) })]).optional(),
+  answer: z.union([column, z.strictObject({ field: column, after: z.string().min(1).optional() })]).optional(), // the reference answer; `after`: what marks it in the column (GSM8K's "####")
+  id: column.optional(), // a unique id per row (default: <family>-<row number>)
+  system: column.optional(), // a system message per row
+});
+
 export const TaskSourceSchema = z
   .strictObject({
     source: z.enum(TASK_SOURCES), // 'generate' from the family's generator, read a 'file', or 'none' (a proposer writes them)
     count: posInt().optional(), // how many tasks to generate (source 'generate')
-    path: z.string().min(1).optional(), // JSONL file of tasks (source 'file')
+    path: z.string().min(1).optional(), // task file (source 'file'): JSONL, or Parquet (.parquet), as Hugging Face datasets ship them
+    fields: FieldMapSchema.optional(), // the file's column names (source 'file'), when not prompt/answer/id
   })
   .superRefine((s, ctx) => {
     if (!isRecord(s)) return;
     const { source, path, count } = s;
     if (source === 'file' && path === undefined)
       ctx.addIssue({ code: 'custom', path: ['path'], message: "required when source is 'file'" });
+    if (source !== 'file' && s.fields !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['fields'], message: "only for source 'file'" });
     if (source === 'generate' && count === undefined)
       ctx.addIssue({ code: 'custom', path: ['count'], message: "required when source is 'generate'" });
   }, always);

@@ -1,4 +1,4 @@
-import { rolePrompt, systemMessage } from './prompt.js';
+import { configuredSystem, rolePrompt, systemMessage } from './prompt.js';
 import type { RoleId, Turn } from './types.js';
 import type { Role, Observation } from './role.js';
 import type { GenerateOptions, GenerateServer } from '../serving/server.js';
@@ -61,12 +61,13 @@ export class Agents implements ArenaContext {
     if (b.actor) return this.move(roleId, b, b.actor, observation, options);
     const tokenizer = b.tokenizer ?? this.tokenizer;
     const text = b.role.render(observation);
-    const prompt = rolePrompt(tokenizer, b.role, text, b.system);
+    const system = configuredSystem(b.role, b.system, observation.task);
+    const prompt = rolePrompt(tokenizer, b.role, text, system);
     const turn =
       options.given === undefined
         ? await this.sample(roleId, b, prompt, observation)
         : await this.give(roleId, b, prompt, observation, options.given);
-    if (tokenizer.chat) turn.chat = { system: systemMessage(b.role, b.system), user: text };
+    if (tokenizer.chat) turn.chat = { system: systemMessage(b.role, system), user: text };
     if (options.compare) turn.compare = options.compare;
     if (options.task) turn.task = options.task;
     return turn;

@@ -23,7 +23,10 @@ export interface Judge {
   readonly roles: ReadonlySet<RoleId>;
   /** true when it abstains on tasks without an answer (a rule verifier) */
   readonly needsAnswer?: boolean;
-  score(batch: readonly Episode[]): BatchRewards;
+  /** per turn rewards for the batch; a judge that calls out (a reward function's module, a server) may answer later */
+  score(batch: readonly Episode[]): BatchRewards | Promise<BatchRewards>;
+  /** loads what it needs before any work (a reward function's module), so a missing one stops the run at its checks */
+  ready?(): Promise<void>;
   /**
    * the judge's own rollout diagnostics for the batch (TTRL's label accuracy for the majority
    * vote), logged beside the loop's; `trained` holds the comparison groups some judge scored

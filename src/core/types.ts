@@ -18,6 +18,17 @@ export interface Task {
   answer?: string;
   /** what supervised training teaches as the completion when it is more than the answer (working) */
   target?: string;
+  /**
+   * the system message its dataset gave it (a chat-format prompt's system turn, or a mapped
+   * column): shown to the role that answers it when that role's config sets no `system`
+   */
+  system?: string;
+  /**
+   * the dataset row's other columns, plain JSON (countdown's `nums`, a GSM8K row's extra
+   * fields): what a family's verifier and reward functions read beside the answer, as TRL
+   * passes a dataset's columns to its reward functions
+   */
+  fields?: Record<string, unknown>;
 }
 
 /** What a role made of its model's output. */

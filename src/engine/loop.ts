@@ -298,7 +298,7 @@ async function iterateWith(
     if (inference) elsewhere = inference.takeTokens();
     const tRollout = (performance.now() - t0) / 1000;
     // score
-    const judged = scoreEpisodes(plan, episodes, c.arena.trainPerGroup);
+    const judged = await scoreEpisodes(plan, episodes, c.arena.trainPerGroup);
     // a frozen opponent's turns (model `<id>@<snapshot>`) are judged but never train
     const scored = judged.filter(
       (s) => roles.has(s.episode.turns[s.turn].role) && s.episode.turns[s.turn].model in models,

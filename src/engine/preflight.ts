@@ -1,5 +1,5 @@
 import { howToMake } from '../pretrain/bases.js';
-import { rolePrompt } from '../core/prompt.js';
+import { configuredSystem, rolePrompt } from '../core/prompt.js';
 import type { Role } from '../core/role.js';
 import { existsSync } from 'node:fs';
 import type { ExperimentConfig } from '../config/schema.js';
@@ -36,6 +36,8 @@ export async function preflight(c: ExperimentConfig, plan: Plan, warn: (line: st
     const s = c.tasks[field];
     if (s?.source === 'file' && !existsSync(s.path!)) throw new Error(`tasks.${field}.path: ${s.path} does not exist`);
   }
+  // a judge's own loading (a reward function's module) fails here, naming it, before any model loads
+  await Promise.all(plan.judges.map((j) => j.judge.ready?.()));
   const readers = await modelReaders(c, plan);
   const fits: TaskCheck = (task) => {
     const shown =
@@ -44,7 +46,7 @@ export async function preflight(c: ExperimentConfig, plan: Plan, warn: (line: st
       const wrong = fitsModel(
         plan.roles[roleId].render(observation),
         plan.roles[roleId],
-        c.roles[roleId].system,
+        configuredSystem(plan.roles[roleId], c.roles[roleId].system, observation.task),
         readers[c.roles[roleId].model],
         c.roles[roleId].maxNewTokens ?? c.arena.maxNewTokens,
       );
@@ -54,7 +56,7 @@ export async function preflight(c: ExperimentConfig, plan: Plan, warn: (line: st
   };
   const labeled: TaskCheck = (task) =>
     task.answer === undefined ? 'no answer; evaluation needs one per task' : fits(task);
-  const sets = loadTaskSets(c, plan.family, { train: fits, eval: labeled });
+  const sets = await loadTaskSets(c, plan.family, { train: fits, eval: labeled });
   checkJudges(c, plan, sets.train, warn);
   for (const p of c.phases ?? []) {
     for (const r of p.roles)

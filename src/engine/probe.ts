@@ -33,7 +33,7 @@ export class GradientProbe {
     this.inputs = probe.map((t) => {
       if (t.answer === undefined) throw new Error(`probe: task ${t.id} has no answer`);
       return {
-        prompt: rolePrompt(tokenizer, role, t.prompt, system),
+        prompt: rolePrompt(tokenizer, role, t.prompt, system ?? t.system),
         completion: [...tokenizer.encode(t.answer), tokenizer.eos],
       };
     });

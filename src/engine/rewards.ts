@@ -48,8 +48,12 @@ export interface RoleTraining {
  * computed among those k). Selection is by member index, not arrival order, because short
  * answers finish first.
  */
-export function scoreEpisodes(plan: Plan, episodes: readonly Episode[], trainPerGroup?: number): ScoredTurn[] {
-  const perJudge = plan.judges.map((j) => j.judge.score(episodes));
+export async function scoreEpisodes(
+  plan: Plan,
+  episodes: readonly Episode[],
+  trainPerGroup?: number,
+): Promise<ScoredTurn[]> {
+  const perJudge = await Promise.all(plan.judges.map((j) => j.judge.score(episodes)));
   const weights = plan.judges.map((j) => j.weight);
   const combined = combineRewards(perJudge, weights);
   const out: ScoredTurn[] = [];

@@ -1,6 +1,7 @@
 import type { ExperimentConfig } from '../config/schema.js';
 import type { Task } from '../core/types.js';
-import { disjointSplit, generateTasks, readTasksJsonl, type TaskCheck } from '../tasks/jsonl.js';
+import { disjointSplit, generateTasks } from '../tasks/jsonl.js';
+import { readTaskFile, type TaskCheck } from '../tasks/dataset.js';
 import type { TaskFamily } from '../core/task-family.js';
 
 /** Checks per set: a file's bad task is reported with its file and line. */
@@ -11,14 +12,15 @@ export interface TaskSetChecks {
 
 /**
  * The train and eval task sets of a config, each read and checked whole. Two generated sets
- * come from one disjoint split (no eval prompt appears in train); a file is read as is.
+ * come from one disjoint split (no eval prompt appears in train); a file (JSONL or Parquet,
+ * through its field map) is read as is.
  * Label-free runs may point both at the same unlabeled file (TTRL's test-time setting).
  */
-export function loadTaskSets(
+export async function loadTaskSets(
   c: ExperimentConfig,
   family: TaskFamily<unknown>,
   checks: TaskSetChecks = {},
-): { train: Task[]; evalSet: Task[] } {
+): Promise<{ train: Task[]; evalSet: Task[] }> {
   const { train, eval: ev, difficulty } = c.tasks;
   const generated = (field: string, tasks: Task[], check?: TaskCheck) => {
     for (const t of tasks) {
@@ -30,7 +32,7 @@ export function loadTaskSets(
   };
   if (train.source === 'none') {
     // a role writes the training tasks (self-play); the eval set is read as usual
-    return { train: [], evalSet: ev ? load('eval', ev, 1) : [] };
+    return { train: [], evalSet: ev ? await load('eval', ev, 1) : [] };
   }
   if (ev?.source === 'none')
     throw new Error("tasks.eval.source: 'none' is for training tasks a role writes; leave tasks.eval out instead");
@@ -41,16 +43,16 @@ export function loadTaskSets(
       evalSet: generated('eval', split.test, checks.eval),
     };
   }
-  function load(field: 'train' | 'eval', s: typeof train, salt: number): Task[] {
+  async function load(field: 'train' | 'eval', s: typeof train, salt: number): Promise<Task[]> {
     const check = checks[field];
     if (s.source === 'generate')
       return generated(field, generateTasks(family, difficulty, s.count!, c.seed + salt), check);
-    const tasks = readTasksJsonl(s.path!, family.name, check);
+    const tasks = await readTaskFile(s.path!, family.name, { fields: s.fields, check });
     if (tasks.length === 0) throw new Error(`tasks.${field}.path: ${s.path} holds no tasks`);
     return tasks;
   }
-  const evalSet = ev ? load('eval', ev, 1) : [];
-  const all = load('train', train, 0);
+  const evalSet = ev ? await load('eval', ev, 1) : [];
+  const all = await load('train', train, 0);
   // Scoring the very set it trains on is TTRL's test-time setting, chosen by naming one file
   // twice; otherwise no eval prompt may leak into training.
   if (train.source === 'file' && ev?.source === 'file' && train.path === ev.path) return { train: all, evalSet };

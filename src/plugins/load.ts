@@ -43,7 +43,8 @@ function isPath(spec: string): boolean {
   return spec.startsWith('./') || spec.startsWith('../') || spec.startsWith('/') || spec === '.' || spec === '..';
 }
 
-async function importPlugin(spec: string, cwd: string): Promise<Record<string, unknown>> {
+/** Imports the module `spec` names (a path from `cwd`, or a package), TypeScript included: a plugin's, or a reward function's. */
+export async function importPlugin(spec: string, cwd = process.cwd()): Promise<Record<string, unknown>> {
   if (isPath(spec)) {
     const file = resolve(cwd, spec);
     if (!existsSync(file)) throw new Error(`no such file ${file}`);

@@ -3,11 +3,13 @@
  * per line, so datasets can be inspected, diffed and mixed with outside data), seeded
  * generation of a set, and train/test splits that never share a prompt.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Task } from '../core/types.js';
 import { Rng } from '../util/rng.js';
 import { show } from './common.js';
+import { rowsToTasks, type TaskCheck } from './dataset.js';
+import { jsonlRows } from './rows.js';
 import type { TaskFamily } from '../core/task-family.js';
 
 /**
@@ -22,67 +24,40 @@ export function writeTasksJsonl(path: string, tasks: readonly Task[], o: { overw
   writeFileSync(path, text);
 }
 
-/** Tasks as JSONL text, one object per line with id, family, prompt and (when present) answer. */
+/** Tasks as JSONL text, one object per line with id, family, prompt and (when present) answer, system and the task's fields. */
 export function tasksJsonl(tasks: readonly Task[]): string {
   const lines = tasks.map((t, i) => {
     if (typeof t.prompt !== 'string') throw new Error(`writeTasksJsonl: task ${i} ('${t.id}') has no string prompt`);
     if (t.answer !== undefined && typeof t.answer !== 'string')
       throw new Error(`writeTasksJsonl: task ${i} ('${t.id}') has a non-string answer`);
-    const record: Record<string, string> = { id: t.id, family: t.family, prompt: t.prompt };
+    const record: Record<string, unknown> = { id: t.id, family: t.family, prompt: t.prompt };
     if (t.answer !== undefined) record.answer = t.answer;
+    if (t.system !== undefined)
+      record.prompt = [
+        { role: 'system', content: t.system },
+        { role: 'user', content: t.prompt },
+      ];
+    for (const [k, v] of Object.entries(t.fields ?? {})) {
+      if (Object.hasOwn(record, k))
+        throw new Error(`writeTasksJsonl: task ${i} ('${t.id}') has a field '${k}', a name the file uses`);
+      record[k] = v;
+    }
     return JSON.stringify(record);
   });
   return lines.map((l) => `${l}\n`).join('');
 }
 
-/** A check of one task beyond its fields (it fits the model, say): what is wrong, or undefined. */
-export type TaskCheck = (task: Task) => string | undefined;
+export type { TaskCheck } from './dataset.js';
 
 /**
- * Reads a JSONL task file, whole. Each non-blank line needs a string `prompt`; `answer`
- * (string) is optional, for unlabeled data. `id` (string) defaults to `${family}-${lineNumber}`.
- * A line's own `family`, if any, must equal `family`, since that names the verifier; `check`
- * may refuse a task for other reasons. Any bad line throws `path:line: what is wrong`
- * (1-based line numbers).
+ * Reads the project's own JSONL task file, whole: each row a `prompt` (a string or chat
+ * messages), an optional `answer` (unlabeled data has none), `id` (default
+ * `${family}-${n}`) and any other fields kept as `task.fields`; the rules and errors of
+ * {@link rowsToTasks} (`path:line: field 'x': what is wrong`, 1-based lines). Other files and
+ * column names: readTaskFile (src/tasks/dataset.ts).
  */
 export function readTasksJsonl(path: string, family: string, check?: TaskCheck): Task[] {
-  const tasks: Task[] = [];
-  const seen = new Map<string, number>();
-  readFileSync(path, 'utf8')
-    .split(/\r?\n/)
-    .forEach((line, i) => {
-      const n = i + 1;
-      const fail = (what: string): never => {
-        throw new Error(`${path}:${n}: ${what}`);
-      };
-      if (line.trim() === '') return;
-      let value: unknown;
-      try {
-        value = JSON.parse(line);
-      } catch (e) {
-        fail(`bad JSON: ${(e as Error).message}`);
-      }
-      if (value === null || typeof value !== 'object' || Array.isArray(value))
-        fail(`expected a JSON object, got ${show(value)}`);
-      const rec = value as Record<string, unknown>;
-      if (!('prompt' in rec)) fail('missing prompt');
-      if (typeof rec.prompt !== 'string') fail(`prompt must be a string, got ${show(rec.prompt)}`);
-      if (rec.answer !== undefined && typeof rec.answer !== 'string')
-        fail(`answer must be a string, got ${show(rec.answer)}`);
-      if (rec.id !== undefined && typeof rec.id !== 'string') fail(`id must be a string, got ${show(rec.id)}`);
-      if (rec.family !== undefined && rec.family !== family)
-        fail(`family ${show(rec.family)} does not match the expected '${family}'`);
-      const id = (rec.id as string | undefined) ?? `${family}-${n}`;
-      // Ids key rewards and logs within a run, so a repeat would silently merge two tasks.
-      if (seen.has(id)) fail(`duplicate id '${id}' (first on line ${seen.get(id)})`);
-      seen.set(id, n);
-      const task: Task = { id, family, prompt: rec.prompt as string };
-      if (rec.answer !== undefined) task.answer = rec.answer as string;
-      const wrong = check?.(task);
-      if (wrong !== undefined) fail(wrong);
-      tasks.push(task);
-    });
-  return tasks;
+  return rowsToTasks(jsonlRows(path), family, { check });
 }
 
 function count(what: string, n: number): void {

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { scoredNow } from '../judges/fixtures.js';
 import { makeArena, makeJudge } from '../../src/registry.js';
 import { scriptedTurn } from './scripted.js';
 import { firstValueFrom, toArray } from 'rxjs';
@@ -135,11 +136,11 @@ describe('adversarial-critic arena', () => {
       .sort();
     expect(truths).to.deep.equal(['planted:2', 'planted:2', 'right:0', 'right:0']);
     expect(e.outcome).to.deep.equal({ sneaky: 1 });
-    const critic = makeJudge('verdict', { role: 'critic', wrong: -1, invalid: -1 }).score([e])[0];
+    const critic = scoredNow(makeJudge('verdict', { role: 'critic', wrong: -1, invalid: -1 }), [e])[0];
     const byShowing = e.turns.map((t, i) => [t.task?.id.split('/')[1], critic[i]]);
     expect(byShowing.filter(([s]) => s === 'planted').map(([, r]) => r)).to.deep.equal([-1, -1]);
     expect(byShowing.filter(([s]) => s === 'right').map(([, r]) => r)).to.deep.equal([1, 1]);
-    expect(makeJudge('outcome', { role: 'sneaky' }).score([e])[0][0]).to.equal(1);
+    expect(scoredNow(makeJudge('outcome', { role: 'sneaky' }), [e])[0][0]).to.equal(1);
     expect(arena.metrics([e])).to.deep.equal({
       'critic/accuracy': 0.5,
       'critic/valid_rate': 1,
@@ -267,7 +268,7 @@ describe('adversarial-critic arena', () => {
     expect(e.turns.filter((t) => t.compare === 'episode')).to.have.length(4);
     expect(arena.metrics([e])).to.deep.include({ 'critic/accuracy': 1, 'critic/check_accuracy': 1 });
     // the verdict judge pays each check by right working's results, as it pays each verdict by the truth
-    const paid = makeJudge('verdict', { role: 'critic', wrong: -1, invalid: -1 }).score([e])[0];
+    const paid = scoredNow(makeJudge('verdict', { role: 'critic', wrong: -1, invalid: -1 }), [e])[0];
     expect(paid).to.deep.equal(e.turns.map(() => 1));
     // a check that says each step's shown result agrees with any working: it never finds the error
     const copying = await play(
@@ -322,7 +323,7 @@ describe('adversarial-critic arena', () => {
     expect(planted.map((t) => t.task!.answer)).to.deep.equal(['n', 'n', 'n', 'n']);
     expect((slipped.info as { verdicts: Record<string, string[]> }).verdicts.planted).to.deep.equal(['1', '1']);
     // the verdict judge pays each step's answer by that step's truth
-    expect(makeJudge('verdict', { role: 'critic', wrong: -1, invalid: -1 }).score([e])[0]).to.deep.equal(
+    expect(scoredNow(makeJudge('verdict', { role: 'critic', wrong: -1, invalid: -1 }), [e])[0]).to.deep.equal(
       e.turns.map(() => 1),
     );
     // a check that copies the shown results agrees with every step: it finds no error
@@ -357,7 +358,7 @@ describe('adversarial-critic arena', () => {
       expect(answers.every((t) => t.task!.id.includes(`/${showing}/`))).to.equal(true);
     }
     // the planted step's answers in a group of their own: both 'y', both wrong
-    const rewards = makeJudge('verdict', { role: 'critic', wrong: -1, invalid: -1 }).score([e])[0];
+    const rewards = scoredNow(makeJudge('verdict', { role: 'critic', wrong: -1, invalid: -1 }), [e])[0];
     const planted = e.turns.flatMap((t, i) => (t.compare === `episode:planted:step${truth}` ? [rewards[i]] : []));
     expect(planted).to.deep.equal([-1, -1]);
     expect(arena.metrics([e])['critic/step_accuracy'])
@@ -384,7 +385,7 @@ describe('adversarial-critic arena', () => {
       'critic/right_accuracy': 1,
     });
     // the verdict judge pays the critic's answers and abstains on the checker's checks
-    const rewards = makeJudge('verdict', { role: 'critic', wrong: -1, invalid: -1 }).score(episodes)[0];
+    const rewards = scoredNow(makeJudge('verdict', { role: 'critic', wrong: -1, invalid: -1 }), episodes)[0];
     expect(
       episodes[0].turns.map((t, i) => (t.role === 'checker' ? rewards[i] : 'x')).filter((r) => r !== 'x'),
     ).to.deep.equal([null, null, null, null]);
@@ -419,7 +420,7 @@ describe('adversarial-critic arena', () => {
     ).to.equal(true);
     expect(e.turns.length).to.equal(plain.turns.length + 2);
     expect(e.info).to.deep.equal(plain.info);
-    const rewards = makeJudge('verdict', { role: 'critic', wrong: -1, invalid: -1 }).score([e])[0];
+    const rewards = scoredNow(makeJudge('verdict', { role: 'critic', wrong: -1, invalid: -1 }), [e])[0];
     expect(e.turns.flatMap((t, i) => (t.given ? [rewards[i]] : []))).to.deep.equal([1, 1]);
     expect(arena.metrics([e])['critic/step_accuracy']).to.equal(
       new AdversarialCriticArena(options, arithmetic).metrics([plain])['critic/step_accuracy'],

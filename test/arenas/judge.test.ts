@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { scoredNow } from '../judges/fixtures.js';
 import { makeArena, makeJudge } from '../../src/registry.js';
 import { scriptedTurn } from './scripted.js';
 import { firstValueFrom, toArray } from 'rxjs';
@@ -57,7 +58,7 @@ describe('judge arena', () => {
       expect(t.compare).to.equal('episode');
       expect(t.task!.answer).to.equal(t.task!.id.endsWith('/AB') ? 'A' : 'B');
     }
-    const rewards = makeJudge('verdict').score([e])[0];
+    const rewards = scoredNow(makeJudge('verdict'), [e])[0];
     expect(rewards.slice(0, 3)).to.deep.equal([null, null, null]);
     expect(rewards.slice(3)).to.deep.equal([1, 1, 1, 1]);
     expect(arena.metrics([e])).to.deep.equal({
@@ -87,7 +88,7 @@ describe('judge arena', () => {
       scripted(['5', '7'], () => 'maybe'),
     );
     expect(bad.turns.filter((t) => t.role === 'judge').every((t) => !t.action.valid)).to.equal(true);
-    expect(makeJudge('verdict', { invalid: -1 }).score([bad])[0].slice(2)).to.deep.equal([-1, -1]);
+    expect(scoredNow(makeJudge('verdict', { invalid: -1 }), [bad])[0].slice(2)).to.deep.equal([-1, -1]);
   });
 
   it('answers all right (or all wrong) give nothing to judge; pointwise judges the right and the wrong one alone', async () => {
@@ -183,7 +184,7 @@ describe('judge arena', () => {
     // the verdict is asked with the judge's own answer as its working
     expect(seen.filter((w) => w !== undefined)).to.deep.equal(['5', '5']);
     expect(new JudgeRole().render({ task, working: '5', answers: ['9'] })).to.equal('2+3=5|9?');
-    expect(makeJudge('verdict').score([e])[0].slice(2)).to.deep.equal([1, 1, 1, 1]);
+    expect(scoredNow(makeJudge('verdict'), [e])[0].slice(2)).to.deep.equal([1, 1, 1, 1]);
     expect(arena.metrics([e])).to.include({ 'judge/accuracy': 1, 'judge/own_accuracy': 1, 'judge/pair_accuracy': 1 });
     // a wrong own answer costs its own turn, not the verdict's
     const [w] = await play(

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { scoredNow } from '../judges/fixtures.js';
 import { makeArena, makeJudge } from '../../src/registry.js';
 import { scriptedTurn } from './scripted.js';
 import { firstValueFrom, toArray } from 'rxjs';
@@ -53,7 +54,7 @@ describe('peer arena', () => {
       'peer2-judge>t1/peer0/0',
       'peer2-judge>t1/peer1/0',
     ]);
-    const rewards = makeJudge('peer', { role: ['peer0', 'peer1', 'peer2'], invalid: -1 }).score([e])[0];
+    const rewards = scoredNow(makeJudge('peer', { role: ['peer0', 'peer1', 'peer2'], invalid: -1 }), [e])[0];
     const byRole = Object.fromEntries(
       e.turns.map((t, i) => [t.role + (t.role.endsWith('judge') ? `>${t.task!.id}` : ''), rewards[i]]),
     );
@@ -104,8 +105,8 @@ describe('a judge in the loop', () => {
       arena,
       scripted({ solver: ['x', '5', '6', '7'] }, () => 'y'),
     );
-    const solver = makeJudge('peer').score([e])[0];
-    const judge = makeJudge('verdict').score([e])[0];
+    const solver = scoredNow(makeJudge('peer'), [e])[0];
+    const judge = scoredNow(makeJudge('verdict'), [e])[0];
     const rows = e.turns.map((t, i) => [t.role, t.task!.id, t.task!.answer ?? '', solver[i], judge[i]]);
     expect(rows).to.deep.equal([
       ['solver', 't1/a0', '5', 0, null],

@@ -190,4 +190,42 @@ describe("Agents.act with a chat template (Qwen3's tokenizer)", () => {
       tokenizer.prompt('40+2=', 'solver'),
     );
   });
+
+  it("shows a task's own system message (from its dataset) to the role that answers it, unless the config sets one", async () => {
+    const withSystem = { ...task, system: 'Box it.' };
+    const first = fakeServer([...roles.encode('7'), roles.eos], true);
+    const turn = await new Agents(
+      {
+        solver: {
+          role: { ...recordingRole(), answersTasks: true },
+          model: 'm',
+          server: first.server,
+          tokenizer: roles,
+        },
+      },
+      tokenizer,
+      sampling,
+    ).act('solver', { task: withSystem });
+    expect(hf.decode(first.requests[0].prompt, { skipSpecialTokens: false })).to.match(
+      /^<\|im_start\|>system\nBox it\.<\|im_end\|>/,
+    );
+    expect(turn.chat?.system).to.equal('Box it.');
+    const second = fakeServer([...roles.encode('7'), roles.eos], true);
+    await new Agents(
+      {
+        solver: {
+          role: { ...recordingRole(), answersTasks: true },
+          model: 'm',
+          server: second.server,
+          tokenizer: roles,
+          system: 'Add.',
+        },
+      },
+      tokenizer,
+      sampling,
+    ).act('solver', { task: withSystem });
+    expect(hf.decode(second.requests[0].prompt, { skipSpecialTokens: false })).to.match(
+      /^<\|im_start\|>system\nAdd\.<\|im_end\|>/,
+    );
+  });
 });

@@ -67,14 +67,18 @@ describe('run: bad configs stop before any work', () => {
     [
       'judges.0.kind',
       { judges: [{ kind: 'oracle' }] },
-      /known: coverage, grounded, learnability, majority, outcome, peer, self-certainty, uncertainty, verdict, verifier/,
+      /known: coverage, format, function, grounded, learnability, majority, outcome, peer, self-certainty, uncertainty, verdict, verifier/,
     ],
     [
       'roles.solver.kind',
       { roles: { solver: { kind: 'wizard', model: 'main' } } },
       /known: answer, critic, judge, memory, player, proposer, sneaky, solver/,
     ],
-    ['tasks.family', { tasks: { ...tinyConfig('').tasks, family: 'poetry' } }, /known: arithmetic, dialogue, strings/],
+    [
+      'tasks.family',
+      { tasks: { ...tinyConfig('').tasks, family: 'poetry' } },
+      /known: arithmetic, countdown, dialogue, math, strings/,
+    ],
   ] as const) {
     it(`an unknown name in ${field} lists the known ones`, async () => {
       const out = mkdtempSync(join(tmpdir(), 'coevolve-out-'));

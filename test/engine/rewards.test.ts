@@ -49,12 +49,12 @@ const verify = (t: Task, o: string) => arithmetic.verify(t, o);
 describe('rewards to samples', () => {
   const group = [episode(0, '5'), episode(1, '6'), episode(2, '6'), episode(3, 'x')];
 
-  it('combines judges by weight and computes GRPO advantages per group', () => {
+  it('combines judges by weight and computes GRPO advantages per group', async () => {
     const p = plan([
       { judge: new VerifierJudge(verify), weight: 1, kind: 'verifier' },
       { judge: new MajorityJudge({}, verify), weight: 0.5, kind: 'majority' },
     ]);
-    const scored = scoreEpisodes(p, group);
+    const scored = await scoreEpisodes(p, group);
     // verifier: [1, 0, 0, 0]; majority label '6': [0, 1, 1, 0] -> combined [1, 0.5, 0.5, 0]
     expect(scored.map((s) => s.reward)).to.deep.equal([1, 0.5, 0.5, 0]);
     const samples = toSamples(scored, parseConfig(tinyConfig('/tmp')).trainer).samples;
@@ -69,12 +69,12 @@ describe('rewards to samples', () => {
     samples.forEach((s) => expect(s.oldLogProbs).to.deep.equal([-1, -0.5]));
   });
 
-  it("trainer.rewardAggregation normalize-then-sum: TRL's normalize_then_sum of each judge's part, in place of the estimator", () => {
+  it("trainer.rewardAggregation normalize-then-sum: TRL's normalize_then_sum of each judge's part, in place of the estimator", async () => {
     const p = plan([
       { judge: new VerifierJudge(verify), weight: 1, kind: 'verifier' },
       { judge: new MajorityJudge({}, verify), weight: 0.5, kind: 'majority' },
     ]);
-    const scored = scoreEpisodes(p, group);
+    const scored = await scoreEpisodes(p, group);
     expect(scored.map((s) => s.parts.rewards)).to.deep.equal([
       [1, 0],
       [0, 1],
@@ -114,9 +114,9 @@ describe('rewards to samples', () => {
     );
   });
 
-  it("'rae' subtracts each role's moving baseline turn by turn, each read before its own reward folds in (SPIRAL's RAE)", () => {
+  it("'rae' subtracts each role's moving baseline turn by turn, each read before its own reward folds in (SPIRAL's RAE)", async () => {
     const p = plan([{ judge: new VerifierJudge(verify), weight: 1, kind: 'verifier' }]);
-    const scored = scoreEpisodes(p, group); // rewards [1, 0, 0, 0]
+    const scored = await scoreEpisodes(p, group); // rewards [1, 0, 0, 0]
     const trainer = parseConfig({ ...tinyConfig('/tmp'), trainer: { advantage: 'rae', raeDecay: 0.9 } }).trainer;
     const baselines = new RoleBaseline(0.9);
     const first = toSamples(scored, trainer, {}, baselines);
@@ -133,10 +133,10 @@ describe('rewards to samples', () => {
     );
   });
 
-  it('gives every completion token its row advantage, whatever the completion lengths', () => {
+  it('gives every completion token its row advantage, whatever the completion lengths', async () => {
     const ragged = [episode(0, '5', 1), episode(1, '6', 3), episode(2, '5', 2), episode(3, '7', 4)];
     const p = plan([{ judge: new VerifierJudge(verify), weight: 1, kind: 'verifier' }]);
-    const scored = scoreEpisodes(p, ragged);
+    const scored = await scoreEpisodes(p, ragged);
     for (const advantage of ['grpo', 'drgrpo', 'rloo'] as const) {
       const samples = toSamples(scored, parseConfig({ ...tinyConfig('/tmp'), trainer: { advantage } }).trainer).samples;
       samples.forEach((s, i) => {
@@ -159,9 +159,9 @@ describe('rewards to samples', () => {
     expect((rpp[0].advantages as number[])[0]).to.be.greaterThan((rpp[1].advantages as number[])[0]);
   });
 
-  it('reports TTRL label and reward accuracy against the hidden answer', () => {
+  it('reports TTRL label and reward accuracy against the hidden answer', async () => {
     const p = plan([{ judge: new MajorityJudge({}, verify), weight: 1, kind: 'majority' }]);
-    const m = rolloutMetrics(p, group, scoreEpisodes(p, group));
+    const m = rolloutMetrics(p, group, await scoreEpisodes(p, group));
     expect(m['ttrl/label_accuracy']).to.equal(0); // the majority said 6
     // majority rewards [0,1,1,0] vs true [1,0,0,0]: only the invalid answer agrees
     expect(m['ttrl/reward_accuracy']).to.equal(0.25);
@@ -171,18 +171,18 @@ describe('rewards to samples', () => {
     expect(m['rollout/self_certainty']).to.be.closeTo(0.2, 1e-12);
   });
 
-  it('measures rollout accuracy on the turns of roles that answer tasks, whatever their ids, and asks each judge for its own metrics', () => {
+  it('measures rollout accuracy on the turns of roles that answer tasks, whatever their ids, and asks each judge for its own metrics', async () => {
     // the same answers under the role id 'peer0' (a peer arena's solver): measured as the solver's were
     const renamed = group.map((e) => ({ ...e, turns: e.turns.map((t) => ({ ...t, role: 'peer0' })) }));
     const peer = { ...plan([{ judge: new VerifierJudge(verify, { role: 'peer0' }), weight: 1, kind: 'verifier' }]) };
     peer.roles = { peer0: peer.roles.solver };
-    const m = rolloutMetrics(peer, renamed, scoreEpisodes(peer, renamed));
+    const m = rolloutMetrics(peer, renamed, await scoreEpisodes(peer, renamed));
     expect([m['accuracy/train'], m['rollout/valid_rate'], m['rollout/distinct_answers']]).to.deep.equal([
       0.25, 0.75, 2,
     ]);
     // a role that does not answer tasks (a proposer) is not measured so
     peer.roles = { peer0: { ...peer.roles.peer0, kind: 'proposer', answersTasks: false } as never };
-    expect(rolloutMetrics(peer, renamed, scoreEpisodes(peer, renamed))).to.not.have.property('accuracy/train');
+    expect(rolloutMetrics(peer, renamed, await scoreEpisodes(peer, renamed))).to.not.have.property('accuracy/train');
     // a judge's metrics hook is the loop's only way to judge-specific diagnostics (no majority judge: no ttrl/*)
     const withHook = plan([
       {
@@ -195,12 +195,12 @@ describe('rewards to samples', () => {
         kind: 'custom',
       },
     ]);
-    const hooked = rolloutMetrics(withHook, group, scoreEpisodes(withHook, group));
+    const hooked = rolloutMetrics(withHook, group, await scoreEpisodes(withHook, group));
     expect(hooked['mine/x']).to.equal(7);
     expect(Object.keys(hooked).some((k) => k.startsWith('ttrl/'))).to.equal(false);
   });
 
-  it('reports the label accuracy of the groups the vote-share guard let through', () => {
+  it('reports the label accuracy of the groups the vote-share guard let through', async () => {
     const p = plan([{ judge: new MajorityJudge({ minShare: 0.6 }, verify), weight: 1, kind: 'majority' }]);
     // group t: label '6' with 2 of 4 votes (abstained, and wrong); group u: '5' with 3 of 4 (kept, right)
     const sure = [episode(0, '5'), episode(1, '5'), episode(2, '7'), episode(3, '5')].map((e) => ({
@@ -209,7 +209,7 @@ describe('rewards to samples', () => {
       id: `u${e.id}`,
     }));
     const all = [...group, ...sure];
-    const scored = scoreEpisodes(p, all);
+    const scored = await scoreEpisodes(p, all);
     expect(new Set(scored.map((x) => x.episode.group))).to.deep.equal(new Set(['u']));
     const m = rolloutMetrics(p, all, scored);
     expect(m['ttrl/label_accuracy']).to.equal(0.5);
@@ -217,34 +217,40 @@ describe('rewards to samples', () => {
     expect(m['ttrl/trained_label_accuracy']).to.equal(1);
   });
 
-  it('labels from the whole group but trains on the first trainPerGroup members (TTRL votes vs samples)', () => {
+  it('labels from the whole group but trains on the first trainPerGroup members (TTRL votes vs samples)', async () => {
     const p = plan([{ judge: new MajorityJudge({}, verify), weight: 1, kind: 'majority' }]);
     // arrival order differs from member order; the label '6' needs all five votes
     const g = [episode(4, '6'), episode(0, '5'), episode(3, '6'), episode(1, '6'), episode(2, '5')].map((e) => ({
       ...e,
       member: Number(e.id.slice(2)),
     }));
-    const scored = scoreEpisodes(p, g, 2);
+    const scored = await scoreEpisodes(p, g, 2);
     expect(scored.map((s) => [s.episode.member, s.reward])).to.deep.equal([
       [0, 0],
       [1, 1],
     ]);
     // with only the kept two voting, the tie would go to the first arrival '5'
     expect(
-      scoreEpisodes(
-        p,
-        g.filter((e) => e.member < 2),
+      (
+        await scoreEpisodes(
+          p,
+          g.filter((e) => e.member < 2),
+        )
       ).map((s) => s.reward),
     ).to.deep.equal([1, 0]);
     const samples = toSamples(scored, parseConfig(tinyConfig('/tmp')).trainer).samples;
     expect(samples).to.have.length(2);
-    expect(() => scoreEpisodes(p, [episode(0, '5')], 1)).to.throw(/t#0 has no member index/);
+    const error = await scoreEpisodes(p, [episode(0, '5')], 1).then(
+      () => 'no error',
+      (e: Error) => e.message,
+    );
+    expect(error).to.match(/t#0 has no member index/);
   });
 
-  it('drops groups with equal rewards when asked (dynamic sampling)', () => {
+  it('drops groups with equal rewards when asked (dynamic sampling)', async () => {
     const p = plan([{ judge: new VerifierJudge(verify), weight: 1, kind: 'verifier' }]);
     const other = [episode(0, '6'), episode(1, '7')].map((e) => ({ ...e, group: 'u', id: `u${e.id}` }));
-    const scored = scoreEpisodes(p, [...group, ...other]);
+    const scored = await scoreEpisodes(p, [...group, ...other]);
     const cfg = parseConfig({ ...tinyConfig('/tmp'), trainer: { dropEqualGroups: true } }).trainer;
     expect(toSamples(scored, cfg).samples).to.have.length(4);
   });

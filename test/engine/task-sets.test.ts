@@ -6,6 +6,7 @@ import type { ExperimentConfig } from '../../src/config/schema.js';
 import type { Task } from '../../src/core/types.js';
 import { loadTaskSets } from '../../src/engine/task-sets.js';
 import { arithmetic, writeTasksJsonl } from '../../src/tasks/index.js';
+import { taskFamily } from '../../src/registry.js';
 
 type Source = { source: 'generate'; count: number } | { source: 'file'; path: string };
 
@@ -45,8 +46,8 @@ describe('engine/loadTaskSets', () => {
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('two generated sets share no prompt', () => {
-    const { train, evalSet } = loadTaskSets(
+  it('two generated sets share no prompt', async () => {
+    const { train, evalSet } = await loadTaskSets(
       config({ source: 'generate', count: 60 }, { source: 'generate', count: 20 }),
       arithmetic,
     );
@@ -55,9 +56,9 @@ describe('engine/loadTaskSets', () => {
     expect(prompts(train).filter((p) => held.has(p))).to.deep.equal([]);
   });
 
-  it('drops the training tasks whose prompt is in a different eval file', () => {
+  it('drops the training tasks whose prompt is in a different eval file', async () => {
     // guards against: skipping the filter, which lets eval prompts leak into training
-    const { train, evalSet } = loadTaskSets(
+    const { train, evalSet } = await loadTaskSets(
       config({ source: 'file', path: trainFile }, { source: 'file', path: evalFile }),
       arithmetic,
     );
@@ -65,9 +66,9 @@ describe('engine/loadTaskSets', () => {
     expect(train.map((t) => t.id)).to.deep.equal(['t0', 't2']);
   });
 
-  it('drops generated training tasks whose prompt is in the eval file', () => {
+  it('drops generated training tasks whose prompt is in the eval file', async () => {
     // guards against: skipping the filter when only the eval set comes from a file
-    const { train } = loadTaskSets(
+    const { train } = await loadTaskSets(
       config({ source: 'generate', count: 200 }, { source: 'file', path: evalFile }),
       arithmetic,
     );
@@ -76,8 +77,8 @@ describe('engine/loadTaskSets', () => {
     expect(prompts(train).filter((p) => held.has(p))).to.deep.equal([]);
   });
 
-  it('keeps every task when train and eval name the same file (TTRL)', () => {
-    const { train, evalSet } = loadTaskSets(
+  it('keeps every task when train and eval name the same file (TTRL)', async () => {
+    const { train, evalSet } = await loadTaskSets(
       config({ source: 'file', path: trainFile }, { source: 'file', path: trainFile }),
       arithmetic,
     );
@@ -85,11 +86,33 @@ describe('engine/loadTaskSets', () => {
     expect(evalSet.map((t) => t.id)).to.deep.equal(trainTasks.map((t) => t.id));
   });
 
-  it('refuses a training file whose every prompt is in the eval file', () => {
+  it('refuses a training file whose every prompt is in the eval file', async () => {
     const inside = join(dir, 'inside.jsonl');
     writeTasksJsonl(inside, [sum(1, 2, 'x0'), sum(5, 5, 'x1')]);
-    expect(() =>
-      loadTaskSets(config({ source: 'file', path: inside }, { source: 'file', path: evalFile }), arithmetic),
-    ).to.throw(/every training task is also in tasks.eval/);
+    const error = await loadTaskSets(
+      config({ source: 'file', path: inside }, { source: 'file', path: evalFile }),
+      arithmetic,
+    ).catch((e: Error) => e);
+    expect(String(error)).to.match(/every training task is also in tasks.eval/);
+  });
+
+  it("reads a Parquet file through the config's field map, GSM8K's answer after ####", async () => {
+    const c = {
+      seed: 1,
+      tasks: {
+        family: 'math',
+        difficulty: {},
+        train: {
+          source: 'file',
+          path: 'test/fixtures/data/gsm8k-mini.parquet',
+          fields: { prompt: 'question', answer: { field: 'answer', after: '####' } },
+        },
+        perIteration: 2,
+      },
+    } as unknown as ExperimentConfig;
+    const { train, evalSet } = await loadTaskSets(c, taskFamily('math'));
+    expect(train.map((t) => t.answer)).to.deep.equal(['31', '2,400', '6']);
+    expect(evalSet).to.deep.equal([]);
+    expect(taskFamily('math').verify(train[1], 'It sells \\boxed{2400} apples')).to.equal(true);
   });
 });

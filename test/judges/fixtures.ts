@@ -1,5 +1,6 @@
 /** Hand-built Episode fixtures for judge tests. */
-import type { Episode, Task, Turn } from '../../src/core/types.js';
+import type { BatchRewards, Episode, Task, Turn } from '../../src/core/types.js';
+import type { Judge } from '../../src/core/judge.js';
 
 export interface TurnSpec {
   text?: string;
@@ -45,3 +46,10 @@ export function solverGroup(specs: TurnSpec[], task: Task = TASK): Episode[] {
 /** Shorthand for a valid solver answer / an invalid one. */
 export const ans = (value: string): TurnSpec => ({ text: `answer: ${value}`, value });
 export const bad = (text = 'garbage'): TurnSpec => ({ text, valid: false });
+
+/** A built-in judge's rewards, which it gives at once (a reward function's judge may answer later: await that one). */
+export function scoredNow(judge: Judge, batch: readonly Episode[]): BatchRewards {
+  const rewards = judge.score(batch);
+  if (rewards instanceof Promise) throw new Error(`judge '${judge.name}' answered asynchronously`);
+  return rewards;
+}

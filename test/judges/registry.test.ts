@@ -9,6 +9,8 @@ describe('judges/registry', () => {
   it('knows every judge kind', () => {
     expect(Object.keys(JUDGE_KINDS).sort()).to.deep.equal([
       'coverage',
+      'format',
+      'function',
       'grounded',
       'learnability',
       'majority',
@@ -34,7 +36,7 @@ describe('judges/registry', () => {
 
   it('unknown kind lists the known ones', () => {
     expect(() => makeJudge('x')).to.throw(
-      "unknown judge 'x'; known: coverage, grounded, learnability, majority, outcome, peer, self-certainty, uncertainty, verdict, verifier",
+      "unknown judge 'x'; known: coverage, format, function, grounded, learnability, majority, outcome, peer, self-certainty, uncertainty, verdict, verifier",
     );
     expect(() => makeJudge('toString')).to.throw(/unknown judge 'toString'/);
   });

@@ -103,7 +103,9 @@ describe('plugins named in config', function () {
       () => null,
       (e: Error) => e,
     );
-    expect(err?.message).to.equal("--family: unknown task family 'compare'; known: arithmetic, dialogue, strings");
+    expect(err?.message).to.equal(
+      "--family: unknown task family 'compare'; known: arithmetic, countdown, dialogue, math, strings",
+    );
   });
 
   it('finds a package by name under the working directory, and takes lists and default exports', async () => {

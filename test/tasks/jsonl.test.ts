@@ -70,14 +70,17 @@ describe('tasks/jsonl', () => {
       const good = '{"prompt":"1+1=","answer":"2"}\n';
       const cases: [string, RegExp][] = [
         [good + '\n{"prompt": "2+2=",\n', /:3: bad JSON/],
-        [good + '{"answer":"2"}\n', /:2: missing prompt/],
-        [good + good + '{"prompt":5}\n', /:3: prompt must be a string, got 5/],
-        [good + '{"prompt":"x","answer":4}\n', /:2: answer must be a string, got 4/],
-        ['[1,2]\n', /:1: expected a JSON object/],
-        ['"text"\n', /:1: expected a JSON object/],
-        ['{"prompt":"x","id":7}\n', /:1: id must be a string/],
-        ['{"prompt":"x","family":"strings"}\n', /:1: family "strings" does not match the expected 'arithmetic'/],
-        ['{"prompt":"x","id":"a"}\n{"prompt":"y","id":"a"}\n', /:2: duplicate id 'a' \(first on line 1\)/],
+        [good + '{"answer":"2"}\n', /:2: field 'prompt': missing/],
+        [good + good + '{"prompt":5}\n', /:3: field 'prompt': must be a string or a list of chat messages, got 5/],
+        [good + '{"prompt":"x","answer":true}\n', /:2: field 'answer': must be a string or a number, got true/],
+        ['[1,2]\n', /:1: expected an object/],
+        ['"text"\n', /:1: expected an object/],
+        ['{"prompt":"x","id":1.5}\n', /:1: field 'id': must be a string or an integer/],
+        [
+          '{"prompt":"x","family":"strings"}\n',
+          /:1: field 'family': "strings" does not match the expected 'arithmetic'/,
+        ],
+        ['{"prompt":"x","id":"a"}\n{"prompt":"y","id":"a"}\n', /:2: field 'id': duplicate id 'a' \(first at .*:1\)/],
       ];
       cases.forEach(([text, msg], i) => {
         const path = file(`bad-${i}.jsonl`, text);
