@@ -148,6 +148,36 @@ const geluSlope: VectorCode = ([x], out, id) => {
   };
 };
 
+/** σ(g) = 1 / (1 + exp(-g)) into `out` (exp's edges: far below, exp(-g) is infinite and σ exactly 0). */
+function sigmoid(g: string, out: string, id: string): { locals: string[]; code: string } {
+  const e = exp(op('neg', g), `$q${id}`, id, true);
+  return {
+    locals: [...e.locals, `$q${id}`],
+    code: `${e.code}\n      (local.set ${out} ${op('div', k(1), op('add', k(1), get(`$q${id}`)))})`,
+  };
+}
+
+/** SwiGLU's product: silu(g) u = g σ(g) u. */
+const swiglu: VectorCode = ([g, u], out, id) => {
+  const s = sigmoid(g, `$sg${id}`, id);
+  return {
+    locals: [...s.locals, `$sg${id}`],
+    code: `${s.code}\n      (local.set ${out} ${op('mul', op('mul', g, get(`$sg${id}`)), u)})`,
+  };
+};
+
+/** Its gradients: dg = dy u σ (1 + g (1 - σ)), du = dy g σ (into `${out}_1`). */
+const swigluGrad: VectorCode = ([dy, g, u], out, id) => {
+  const s = sigmoid(g, `$sg${id}`, id);
+  const sg = get(`$sg${id}`);
+  return {
+    locals: [...s.locals, `$sg${id}`],
+    code: `${s.code}
+      (local.set ${out} ${op('mul', op('mul', op('mul', dy, u), sg), op('add', k(1), op('mul', g, op('sub', k(1), sg))))})
+      (local.set ${out}_1 ${op('mul', op('mul', dy, g), sg)})`,
+  };
+};
+
 const at = (base: string, i: string, plus = 0) =>
   `(i32.add (local.get ${base}) (i32.shl (i32.add (local.get ${i}) (i32.const ${plus})) (i32.const 2)))`;
 
@@ -395,6 +425,8 @@ ${elementwise('add', ['$a', '$b'], '$y', ([a, b], out) => ({ locals: [], code: `
 ${elementwise('mul', ['$a', '$b'], '$y', ([a, b], out) => ({ locals: [], code: `(local.set ${out} ${op('mul', a, b)})` }), 4)}
 ${elementwise('geluSlope', ['$x'], ['$y', '$s'], geluSlope, 2)}
 ${causalSoftmax()}
+${elementwise('swiglu', ['$g', '$u'], '$y', swiglu, 2)}
+${elementwise('swigluGrad', ['$dy', '$g', '$u'], ['$dg', '$du'], swigluGrad, 2)}
 ${headRows()}
 
   ;; out[j] = sum over r < rows of x[r * inner + j], row by row so that memory is read once in order
@@ -508,6 +540,69 @@ ${headRows()}
         (local.set $xh (f32x4.mul (f32x4.sub (v128.load ${at('$row', '$j')}) (local.get $m)) (local.get $s)))
         (local.set $gd (f32x4.mul (v128.load ${at('$grow', '$j')}) (v128.load ${at('$g', '$j')})))
         (v128.store ${at('$out', '$j')} (f32x4.mul (local.get $s) (f32x4.sub (f32x4.sub (local.get $gd) (local.get $a)) (f32x4.mul (local.get $xh) (local.get $bb)))))
+        (local.set $j (i32.add (local.get $j) (i32.const 4)))
+        (br $each2)))))
+      (local.set $r (i32.add (local.get $r) (i32.const 1)))
+      (br $eachRow))))
+  ;; 1 / sqrt(mean of squares + eps) of the d floats at $row (d a multiple of 4)
+  (func $rms (param $row i32) (param $d i32) (param $eps f32) (result f32) (local $j i32) (local $acc v128) (local $v v128)
+    (block $done (loop $each
+      (br_if $done (i32.ge_s (local.get $j) (local.get $d)))
+      (local.set $v (v128.load ${at('$row', '$j')}))
+      (local.set $acc (f32x4.add (local.get $acc) (f32x4.mul (local.get $v) (local.get $v))))
+      (local.set $j (i32.add (local.get $j) (i32.const 4)))
+      (br $each)))
+    (f32.div (f32.const 1) (f32.sqrt (f32.add (f32.div (call $hsum (local.get $acc)) (f32.convert_i32_s (local.get $d))) (local.get $eps)))))
+
+  ;; RMSNorm: y = x r g over rows of d floats, r = 1 / sqrt(mean(x^2) + eps)
+  (func (export "rmsNorm") (param $x i32) (param $g i32) (param $y i32) (param $rows i32) (param $d i32) (param $eps f32)
+    (local $r i32) (local $j i32) (local $row i32) (local $out i32) (local $s v128)
+    (block $rowsDone (loop $eachRow
+      (br_if $rowsDone (i32.ge_s (local.get $r) (local.get $rows)))
+      (local.set $row (i32.add (local.get $x) (i32.shl (i32.mul (local.get $r) (local.get $d)) (i32.const 2))))
+      (local.set $out (i32.add (local.get $y) (i32.shl (i32.mul (local.get $r) (local.get $d)) (i32.const 2))))
+      (local.set $s (f32x4.splat (call $rms (local.get $row) (local.get $d) (local.get $eps))))
+      (local.set $j (i32.const 0))
+      (block $done (loop $each
+        (br_if $done (i32.ge_s (local.get $j) (local.get $d)))
+        (v128.store ${at('$out', '$j')} (f32x4.mul (f32x4.mul (v128.load ${at('$row', '$j')}) (local.get $s)) (v128.load ${at('$g', '$j')})))
+        (local.set $j (i32.add (local.get $j) (i32.const 4)))
+        (br $each)))
+      (local.set $r (i32.add (local.get $r) (i32.const 1)))
+      (br $eachRow))))
+
+  ;; the gradients of rmsNorm: with xh = x r and gd = dy g, dx = r (gd - xh mean(gd xh)) and
+  ;; dg = sum over rows of dy xh; $want says which to write (1 dx, 2 dg)
+  (func (export "rmsNormGrad") (param $dy i32) (param $x i32) (param $g i32) (param $dx i32) (param $dg i32) (param $rows i32) (param $d i32) (param $eps f32) (param $want i32)
+    (local $r i32) (local $j i32) (local $off i32) (local $row i32) (local $grow i32) (local $out i32)
+    (local $s v128) (local $xh v128) (local $v v128) (local $gd v128) (local $bb v128)
+    (if (i32.and (local.get $want) (i32.const 2)) (then (memory.fill (local.get $dg) (i32.const 0) (i32.shl (local.get $d) (i32.const 2)))))
+    (block $rowsDone (loop $eachRow
+      (br_if $rowsDone (i32.ge_s (local.get $r) (local.get $rows)))
+      (local.set $off (i32.shl (i32.mul (local.get $r) (local.get $d)) (i32.const 2)))
+      (local.set $row (i32.add (local.get $x) (local.get $off)))
+      (local.set $grow (i32.add (local.get $dy) (local.get $off)))
+      (local.set $out (i32.add (local.get $dx) (local.get $off)))
+      (local.set $s (f32x4.splat (call $rms (local.get $row) (local.get $d) (local.get $eps))))
+      (local.set $bb (v128.const f32x4 0 0 0 0))
+      (local.set $j (i32.const 0))
+      (block $done (loop $each
+        (br_if $done (i32.ge_s (local.get $j) (local.get $d)))
+        (local.set $xh (f32x4.mul (v128.load ${at('$row', '$j')}) (local.get $s)))
+        (local.set $v (v128.load ${at('$grow', '$j')}))
+        (local.set $bb (f32x4.add (local.get $bb) (f32x4.mul (f32x4.mul (local.get $v) (v128.load ${at('$g', '$j')})) (local.get $xh))))
+        (if (i32.and (local.get $want) (i32.const 2)) (then
+          (v128.store ${at('$dg', '$j')} (f32x4.add (v128.load ${at('$dg', '$j')}) (f32x4.mul (local.get $v) (local.get $xh))))))
+        (local.set $j (i32.add (local.get $j) (i32.const 4)))
+        (br $each)))
+      (if (i32.and (local.get $want) (i32.const 1)) (then
+      (local.set $bb (f32x4.splat (f32.div (call $hsum (local.get $bb)) (f32.convert_i32_s (local.get $d)))))
+      (local.set $j (i32.const 0))
+      (block $done2 (loop $each2
+        (br_if $done2 (i32.ge_s (local.get $j) (local.get $d)))
+        (local.set $xh (f32x4.mul (v128.load ${at('$row', '$j')}) (local.get $s)))
+        (local.set $gd (f32x4.mul (v128.load ${at('$grow', '$j')}) (v128.load ${at('$g', '$j')})))
+        (v128.store ${at('$out', '$j')} (f32x4.mul (local.get $s) (f32x4.sub (local.get $gd) (f32x4.mul (local.get $xh) (local.get $bb)))))
         (local.set $j (i32.add (local.get $j) (i32.const 4)))
         (br $each2)))))
       (local.set $r (i32.add (local.get $r) (i32.const 1)))

@@ -20,6 +20,7 @@ import type { LoraAdapter } from './lora.js';
 import { attend, attentionBias, cat, geluNew, rotate, rotation } from './attention.js';
 import { KeptProducts, recomputed, reusedProduct, taping } from './recompute.js';
 import { loraHostFits, loraHostLinear } from './lora-host.js';
+import { fusedRmsNorm, fusedSwiglu, fusesRmsNorm, fusesSwiglu } from './fused.js';
 import { readCheckpointTensors } from './safetensors.js';
 import { checkWeightHeaders } from './validate.js';
 import { HostMatrix, hostMatMul, hostProduct, sharedCopy } from '../../backend/native/host.js';
@@ -294,11 +295,9 @@ export class HfCausalLM implements Policy {
     const p = `model.layers.${l}.`;
     const h = this.rmsNorm(x, p + 'post_attention_layernorm.weight');
     const gate = this.linear(h, p + 'mlp.gate_proj', adapter);
-    return this.linear(
-      gate.mul(tf.sigmoid(gate)).mul(this.linear(h, p + 'mlp.up_proj', adapter)),
-      p + 'mlp.down_proj',
-      adapter,
-    ) as tf.Tensor3D;
+    const up = this.linear(h, p + 'mlp.up_proj', adapter);
+    const product = fusesSwiglu(gate, up) ? fusedSwiglu(gate, up) : gate.mul(tf.sigmoid(gate)).mul(up);
+    return this.linear(product, p + 'mlp.down_proj', adapter) as tf.Tensor3D;
   }
 
   private gpt2Mlp(l: number, x: tf.Tensor3D, adapter?: LoraAdapter): tf.Tensor3D {
@@ -342,6 +341,8 @@ export class HfCausalLM implements Policy {
   }
 
   private rmsNorm(x: tf.Tensor, gain: string): tf.Tensor {
+    const g = this.w(gain);
+    if (fusesRmsNorm(x, g)) return fusedRmsNorm(x, g, this.config.eps);
     return x.mul(tf.rsqrt(x.square().mean(-1, true).add(this.config.eps))).mul(this.w(gain));
   }
 
