@@ -5,7 +5,8 @@
 // one run. Without PyTorch it says why and how to install it. `--shape tiny` for a quick check,
 // `--jobs generate,lora,full` (and `memory`: one base with two adapters against two full
 // copies), `--reps N`, `--rounds N` (alternations; the median ratio), `--micro N` sequences
-// per training pass (default: the whole step in one pass), `--torch off`.
+// per training pass (default: the whole step in one pass), `--torch off`, `--profile` (where
+// each job's time goes, see hf-profile.ts).
 // Each side of each job runs in a fresh process of its own (ours: this script with `--child JOB`,
 // which prints one JSON line), so that neither side's memory or threads are alive while the
 // other runs.
@@ -26,6 +27,7 @@ import { Rng } from '../util/rng.js';
 import { adam } from '../backend/fused/adam.js';
 import { HostAdam } from '../rl/host-adam.js';
 import { HOST_ADAM_VALUES } from '../rl/trainer.js';
+import { countSgemm, profileRun } from './hf-profile.js';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => {
@@ -203,6 +205,12 @@ function memoryJob(): void {
 }
 
 const child = option('child', '');
+// --profile: one more run of each job with its kernels' and products' time (hf-profile.ts)
+const profile = args.includes('--profile');
+if (child && profile) {
+  const lib = loadNative();
+  if (lib) countSgemm(lib);
+}
 // the backend starts only in a child: the parent holds no model, no heap and no native threads
 const info = child
   ? await initBackend(option('backend', 'auto') as BackendChoice)
@@ -216,7 +224,7 @@ const rng = new Rng(1);
 let base: HfCausalLM | undefined;
 
 /** Our tokens/s on `job` (a line printed), or undefined when it failed (said). */
-function ours(job: string): number | undefined {
+async function ours(job: string): Promise<number | undefined> {
   let seconds: number;
   let tokens: number;
   try {
@@ -232,13 +240,14 @@ function ours(job: string): number | undefined {
     }
     if (job === 'generate') {
       const model = base;
-      seconds = time(() =>
+      const run = () =>
         generate(
           model,
           Array.from({ length: gB }, () => randomIds(rng, gP, model.config.vocabSize)),
           { maxNewTokens: gN, temperature: 1, seed: 1 },
-        ),
-      );
+        );
+      seconds = time(run);
+      if (profile) await profileRun(job, run);
       tokens = gB * gN;
     } else {
       const policy = new HfPolicy(
@@ -248,7 +257,9 @@ function ours(job: string): number | undefined {
       // as the trainer picks: moments outside the heap for a model of more than HOST_ADAM_VALUES
       const values = policy.variables().reduce((n, v) => n + v.size, 0);
       const optimizer = values > HOST_ADAM_VALUES ? new HostAdam(1e-5) : adam(1e-5);
-      seconds = time(() => trainStep(policy, optimizer, rng));
+      const run = () => trainStep(policy, optimizer, rng);
+      seconds = time(run);
+      if (profile) await profileRun(job, run);
       optimizer.dispose();
       policy.dispose();
       tokens = tB * tT;
@@ -351,7 +362,7 @@ function oursApart(job: string): number | undefined {
 }
 
 if (child) {
-  ours(child);
+  await ours(child);
   base?.dispose();
 } else {
   const missing = jobs.some((j) => TORCH_JOBS.has(j)) ? torchMissing() : 'no timed job';
