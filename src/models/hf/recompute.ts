@@ -6,6 +6,13 @@ interface EngineState {
   activeTape: unknown;
   gradientDepth: number;
 }
+/** tfjs's Engine.gradients: the gradients of f's output seeded with dy (undefined where none reaches). */
+type Gradients = (
+  f: () => tf.Tensor,
+  xs: tf.Tensor[],
+  dy: tf.Tensor,
+  allowNoGradients: boolean,
+) => { value: tf.Tensor; grads: (tf.Tensor | undefined)[] };
 const engineState = () => (tf.engine() as unknown as { state: EngineState }).state;
 
 /**
@@ -36,14 +43,17 @@ export function recomputed(
         const outer = state.activeTape;
         state.activeTape = null;
         try {
-          const { grads } = tf.variableGrads(
-            () =>
-              f(held as unknown as tf.Tensor3D, saved.slice(1), true)
-                .mul(dy)
-                .sum() as tf.Scalar,
-            [held, ...vars],
+          // dy seeds the backward pass directly (not as the gradient of sum(f dy), which would
+          // add a product, a sum and a tensor of ones the size of the block's output)
+          const xs = [held, ...vars];
+          const { value, grads } = (tf.engine() as unknown as { gradients: Gradients }).gradients(
+            () => f(held as unknown as tf.Tensor3D, saved.slice(1), true),
+            xs,
+            dy,
+            true,
           );
-          return [grads[held.name], ...vars.map((v) => grads[v.name] ?? tf.zerosLike(v))];
+          value.dispose();
+          return grads.map((g, i) => g ?? tf.zerosLike(xs[i]));
         } finally {
           state.activeTape = outer;
           held.dispose();
