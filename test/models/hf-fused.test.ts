@@ -3,6 +3,8 @@ import * as tf from '@tensorflow/tfjs';
 import { initBackend } from '../../src/backend/index.js';
 import { setFusedKernels } from '../../src/backend/fused/index.js';
 import { fusedRmsNorm, fusedSwiglu, fusesRmsNorm, fusesSwiglu } from '../../src/models/hf/fused.js';
+import { attendComposed, attentionBias } from '../../src/models/hf/attention.js';
+import { attendNative, attendsNatively } from '../../src/models/hf/attention-native.js';
 
 // The fused RMSNorm and SwiGLU product of the Hugging Face decoders must give what the
 // composed tfjs operations give (src/models/hf/model.ts's plain path), values and gradients.
@@ -85,4 +87,52 @@ describe('fused RMSNorm and SwiGLU (hf)', () => {
       expect(fusesSwiglu(tf.zeros([2, 3]), tf.zeros([3, 2]))).to.equal(false);
     });
   }
+});
+
+describe('attention as one native operation (hf)', () => {
+  before(async function () {
+    await initBackend('wasm');
+    setFusedKernels('wasm', true);
+    if (!attendsNatively()) this.skip(); // no native library (COEVOLVE_NATIVE=none)
+  });
+  after(async () => {
+    await initBackend('cpu');
+  });
+
+  // grouped-query (3 query heads per kv head) with left padding; plain multi-head; a cache's keys beyond the queries
+  for (const [B, H, KV, T, past, hd] of [
+    [2, 6, 2, 7, 0, 16],
+    [3, 2, 2, 5, 0, 8],
+    [2, 4, 1, 1, 6, 16],
+  ])
+    it(`gives attend()'s composition: values and the gradients of q, k and v (B ${B}, ${H}/${KV} heads, ${T} queries, ${past} cached keys)`, () => {
+      tf.tidy(() => {
+        const S = past + T;
+        const keyMask = new Float32Array(B * S).fill(1);
+        keyMask.fill(0, 0, 2); // the first row left-padded by two
+        const bias = attentionBias(keyMask, B, T, past, H / KV);
+        const q = tf.randomNormal([B, H, T, hd], 0, 1, 'float32', 1) as tf.Tensor4D;
+        const k = tf.randomNormal([B, KV, S, hd], 0, 1, 'float32', 2) as tf.Tensor4D;
+        const v = tf.randomNormal([B, KV, S, hd], 0, 1, 'float32', 3) as tf.Tensor4D;
+        const dy = tf.randomNormal([B, T, H * hd], 0, 1, 'float32', 4);
+        const grads = (fn: typeof attendComposed) =>
+          tf.grads((a: tf.Tensor, b: tf.Tensor, c: tf.Tensor) =>
+            fn(a as tf.Tensor4D, b as tf.Tensor4D, c as tf.Tensor4D, bias)
+              .mul(dy)
+              .sum(),
+          )([q, k, v]);
+        const ref = attendComposed(q, k, v, bias);
+        const got = attendNative(q, k, v, bias);
+        expect(got.shape).to.deep.equal(ref.shape);
+        expect(maxDiff(got, ref) / scale(ref)).to.be.below(1e-5);
+        const [rq, rk, rv] = grads(attendComposed);
+        const [gq, gk, gv] = grads(attendNative);
+        for (const [name, a, b] of [
+          ['dq', gq, rq],
+          ['dk', gk, rk],
+          ['dv', gv, rv],
+        ] as const)
+          expect(maxDiff(a, b) / scale(b), name).to.be.below(1e-5);
+      });
+    });
 });

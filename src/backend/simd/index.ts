@@ -13,6 +13,10 @@ export interface SimdKernels {
   mul(a: number, b: number, y: number, n: number): void;
   /** y = x Φ(x) (GELU) and s = Φ(x) + x φ(x) (its derivative) */
   geluSlope(x: number, y: number, s: number, n: number): void;
+  /** each of `rows` rows of n floats at p becomes softmax(p + b), b a bias of the same layout */
+  biasSoftmax(p: number, b: number, rows: number, n: number): void;
+  /** row by row, dp = p (dp - Σ dp p), the softmax's backward */
+  softmaxGrad(p: number, dp: number, rows: number, n: number): void;
   /** y = g σ(g) u (SwiGLU's product) */
   swiglu(g: number, u: number, y: number, n: number): void;
   /** its gradients: dg = dy u σ (1 + g (1 - σ)), du = dy g σ */

@@ -327,6 +327,90 @@ function causalSoftmax(): string {
 }
 
 /**
+ * Attention's softmax over rows of n scores at $p with a bias at $b of the same layout (the
+ * padding and causal mask, src/models/hf/attention.ts): each row becomes softmax(z + bias) in
+ * place, as tfjs's softmax computes it (exp(z - max) / Σ); and its gradient,
+ * dp = p (dp - Σ dp p) per row, written over dp. Vectors over each row, a scalar tail.
+ */
+function biasSoftmax(): string {
+  const e = exp(op('sub', '(v128.load (local.get $a))', get('$m')), '$e', 'x', true);
+  const eOne = exp(op('sub', '(f32x4.splat (f32.load (local.get $a)))', get('$m')), '$e', 'y', true);
+  const at2 = (base: string) => `(i32.add (local.get ${base}) (i32.sub (local.get $a) (local.get $p)))`;
+  const loop = (name: string, body: string, one: string) => `(local.set $j (i32.const 0))
+      (block $${name}Done (loop $${name}
+        (br_if $${name}Done (i32.gt_s (i32.add (local.get $j) (i32.const 4)) (local.get $n)))
+        (local.set $a (i32.add (local.get $row) (i32.shl (local.get $j) (i32.const 2))))
+        ${body}
+        (local.set $j (i32.add (local.get $j) (i32.const 4)))
+        (br $${name})))
+      (block $${name}OneDone (loop $${name}One
+        (br_if $${name}OneDone (i32.ge_s (local.get $j) (local.get $n)))
+        (local.set $a (i32.add (local.get $row) (i32.shl (local.get $j) (i32.const 2))))
+        ${one}
+        (local.set $j (i32.add (local.get $j) (i32.const 1)))
+        (br $${name}One)))`;
+  const rows = (body: string) => `(local.set $t (i32.const 0))
+    (block $rowsDone (loop $rows
+      (br_if $rowsDone (i32.ge_s (local.get $t) (local.get $rows)))
+      (local.set $row (i32.add (local.get $p) (i32.shl (i32.mul (local.get $t) (local.get $n)) (i32.const 2))))
+      ${body}
+      (local.set $t (i32.add (local.get $t) (i32.const 1)))
+      (br $rows)))`;
+  const locals = (names: string[], type: string) => names.map((l) => `(local ${l} ${type})`).join(' ');
+  // $b and $dp are addressed at the same offset from their start as $a is from $p
+  const forward = `
+  (func (export "biasSoftmax") (param $p i32) (param $b i32) (param $rows i32) (param $n i32) ${locals(['$t', '$j', '$row', '$a'], 'i32')}
+    (local $max f32) (local $sum f32) ${locals(['$m', '$s', '$e', '$v', ...e.locals, ...eOne.locals], 'v128')}
+    ${rows(`(local.set $m (v128.const f32x4 -inf -inf -inf -inf))
+      (local.set $max (f32.const -inf))
+      ${loop(
+        'add',
+        `(local.set $v (f32x4.add (v128.load (local.get $a)) (v128.load ${at2('$b')})))
+        (v128.store (local.get $a) (local.get $v))
+        (local.set $m (f32x4.max (local.get $m) (local.get $v)))`,
+        `(f32.store (local.get $a) (f32.add (f32.load (local.get $a)) (f32.load ${at2('$b')})))
+        (local.set $max (f32.max (local.get $max) (f32.load (local.get $a))))`,
+      )}
+      (local.set $max (f32.max (local.get $max) (f32.max (f32.max (f32x4.extract_lane 0 (local.get $m)) (f32x4.extract_lane 1 (local.get $m)))
+        (f32.max (f32x4.extract_lane 2 (local.get $m)) (f32x4.extract_lane 3 (local.get $m))))))
+      (local.set $m (f32x4.splat (local.get $max)))
+      (local.set $s (v128.const f32x4 0 0 0 0))
+      ${loop(
+        'exp',
+        `${e.code}
+        (local.set $s (f32x4.add (local.get $s) (local.get $e)))
+        (v128.store (local.get $a) (local.get $e))`,
+        `${eOne.code}
+        (local.set $s (f32x4.add (local.get $s) (v128.and (local.get $e) (v128.const i32x4 -1 0 0 0))))
+        (f32.store (local.get $a) (f32x4.extract_lane 0 (local.get $e)))`,
+      )}
+      (local.set $sum (call $hsum (local.get $s)))
+      (local.set $s (f32x4.splat (local.get $sum)))
+      ${loop(
+        'div',
+        '(v128.store (local.get $a) (f32x4.div (v128.load (local.get $a)) (local.get $s)))',
+        '(f32.store (local.get $a) (f32.div (f32.load (local.get $a)) (local.get $sum)))',
+      )}`)})`;
+  const backward = `
+  (func (export "softmaxGrad") (param $p i32) (param $dp i32) (param $rows i32) (param $n i32) ${locals(['$t', '$j', '$row', '$a'], 'i32')} (local $dot f32) (local $s v128) (local $d v128)
+    ${rows(`(local.set $s (v128.const f32x4 0 0 0 0))
+      (local.set $dot (f32.const 0))
+      ${loop(
+        'dot',
+        `(local.set $s (f32x4.add (local.get $s) (f32x4.mul (v128.load (local.get $a)) (v128.load ${at2('$dp')}))))`,
+        `(local.set $dot (f32.add (local.get $dot) (f32.mul (f32.load (local.get $a)) (f32.load ${at2('$dp')}))))`,
+      )}
+      (local.set $dot (f32.add (local.get $dot) (call $hsum (local.get $s))))
+      (local.set $d (f32x4.splat (local.get $dot)))
+      ${loop(
+        'grad',
+        `(v128.store ${at2('$dp')} (f32x4.mul (v128.load (local.get $a)) (f32x4.sub (v128.load ${at2('$dp')}) (local.get $d))))`,
+        `(f32.store ${at2('$dp')} (f32.mul (f32.load (local.get $a)) (f32.sub (f32.load ${at2('$dp')}) (local.get $dot))))`,
+      )}`)})`;
+  return forward + backward;
+}
+
+/**
  * Row kernels of the fused vocabulary head (src/models/hf/head.ts), each over one row of n
  * logits z at $p, two vectors an iteration and a scalar tail: rowMax (the row's largest z),
  * expStats (s = Σ e and q = Σ e z for e = exp(k z - m)) and expGrad, which overwrites the row
@@ -425,6 +509,7 @@ ${elementwise('add', ['$a', '$b'], '$y', ([a, b], out) => ({ locals: [], code: `
 ${elementwise('mul', ['$a', '$b'], '$y', ([a, b], out) => ({ locals: [], code: `(local.set ${out} ${op('mul', a, b)})` }), 4)}
 ${elementwise('geluSlope', ['$x'], ['$y', '$s'], geluSlope, 2)}
 ${causalSoftmax()}
+${biasSoftmax()}
 ${elementwise('swiglu', ['$g', '$u'], '$y', swiglu, 2)}
 ${elementwise('swigluGrad', ['$dy', '$g', '$u'], ['$dg', '$du'], swigluGrad, 2)}
 ${headRows()}
