@@ -14,14 +14,35 @@ import { fusedKernelsActive } from '../../backend/fused/index.js';
 import { activeSgemm } from '../../backend/native/index.js';
 import { simdKernels, wasmBackendMemory } from '../../backend/simd/index.js';
 import type { WasmBackend } from '../../backend/views.js';
+import { releaseKept, type KeptProducts } from './recompute.js';
 
 type Op = Parameters<typeof tf.customGrad>[0];
 
 /** Whether attendNative can run now: the wasm backend with its fused kernels and a native sgemm. */
 export const attendsNatively = () => tf.getBackend() === 'wasm' && fusedKernelsActive() && activeSgemm() !== undefined;
 
-/** softmax(q k^T / sqrt(hd) + bias) v with heads joined, [B, T, H*hd], as attend(); gradients to q, k and v. */
-export function attendNative(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, bias: tf.Tensor): tf.Tensor3D {
+/**
+ * Where a checkpointed pass keeps a block's attention (its probabilities and output) for the
+ * recomputation, under `name`; `again`: this is the recomputation, which takes them back.
+ */
+export interface KeptAttention {
+  kept: KeptProducts;
+  name: string;
+  again: boolean;
+}
+
+/**
+ * softmax(q k^T / sqrt(hd) + bias) v with heads joined, [B, T, H*hd], as attend(); gradients
+ * to q, k and v. With `store`, the forward pass keeps its probabilities and output and the
+ * recomputation takes them instead of computing them again (the same q, k and v).
+ */
+export function attendNative(
+  q: tf.Tensor4D,
+  k: tf.Tensor4D,
+  v: tf.Tensor4D,
+  bias: tf.Tensor,
+  store?: KeptAttention,
+): tf.Tensor3D {
   const sgemm = activeSgemm();
   if (!sgemm || tf.getBackend() !== 'wasm') throw new Error('attendNative: needs the wasm backend and a native sgemm');
   const [B, H, T, hd] = q.shape;
@@ -40,6 +61,14 @@ export function attendNative(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, bia
     for (const t of inputs) be.dataIdMap.get(t.dataId);
     return shapes.map((s) => be.makeOutput(s, 'float32'));
   };
+  const probsName = `${store?.name}.probs`,
+    outName = `${store?.name}.out`;
+  let reused = store?.again ? store.kept.take(probsName) : undefined;
+  const reusedOut = reused && store!.kept.take(outName);
+  if (reused && !reusedOut) {
+    releaseKept(reused.data);
+    reused = undefined;
+  }
   const f = tf.customGrad(((qs: tf.Tensor, ks: tf.Tensor, vs: tf.Tensor, save: tf.GradSaveFunc) => {
     const [oInfo, pInfo] = allocate(
       [qs, ks, vs, bias],
@@ -51,15 +80,25 @@ export function attendNative(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, bia
     const [Q, K, V, O, P] = [qs, ks, vs, oInfo, pInfo].map(view);
     const p0 = offset(pInfo),
       b0 = offset(bias);
-    for (let b = 0; b < B; b++)
-      for (let j = 0; j < KV; j++) {
-        const h = b * KV + j;
-        const Pbj = P.subarray(h * R * S, (h + 1) * R * S);
-        const Kbj = K.subarray(h * S * hd);
-        sgemm(false, true, R, S, hd, Q.subarray(h * R * hd), hd, Kbj, hd, 0, Pbj, S, scale);
-        kernels.biasSoftmax(p0 + 4 * h * R * S, b0 + 4 * b * R * S, R, S);
-        sgemm(false, false, R, hd, S, Pbj, S, V.subarray(h * S * hd), hd, 0, O.subarray(h * R * hd), hd);
-      }
+    if (reused && reusedOut) {
+      P.set(reused.data);
+      O.set(reusedOut.data);
+      releaseKept(reused.data);
+      releaseKept(reusedOut.data);
+    } else
+      for (let b = 0; b < B; b++)
+        for (let j = 0; j < KV; j++) {
+          const h = b * KV + j;
+          const Pbj = P.subarray(h * R * S, (h + 1) * R * S);
+          const Kbj = K.subarray(h * S * hd);
+          sgemm(false, true, R, S, hd, Q.subarray(h * R * hd), hd, Kbj, hd, 0, Pbj, S, scale);
+          kernels.biasSoftmax(p0 + 4 * h * R * S, b0 + 4 * b * R * S, R, S);
+          sgemm(false, false, R, hd, S, Pbj, S, V.subarray(h * S * hd), hd, 0, O.subarray(h * R * hd), hd);
+        }
+    if (store && !store.again && !reused) {
+      store.kept.keepCopy(probsName, P, [B, KV, R, S]);
+      store.kept.keepCopy(outName, O, [B, KV, R, hd]);
+    }
     const probs = tf.engine().makeTensorFromTensorInfo(pInfo);
     save([qs, ks, vs, probs]);
     return {

@@ -267,7 +267,9 @@ export class HfCausalLM implements Policy {
     const q = rotate(proj('q_proj', c.heads), rot);
     const k = cat(cache?.k, rotate(proj('k_proj', c.kvHeads), rot));
     const v = cat(cache?.v, proj('v_proj', c.kvHeads));
-    const y = attend(q, k, v, bias); // [B, T, H*hd]
+    // a checkpointed block keeps its attention for the recomputation, as it keeps its products
+    const store = this.products && { kept: this.products.kept, name: `${p}attn`, again: this.products.again };
+    const y = attend(q, k, v, bias, store); // [B, T, H*hd]
     return { y: this.linear(y, p + 'o_proj', adapter) as tf.Tensor3D, kv: { k, v } };
   }
 
@@ -287,7 +289,8 @@ export class HfCausalLM implements Policy {
       .map((t) => t.reshape([B, T, c.heads, c.headDim]).transpose([0, 2, 1, 3]) as tf.Tensor4D);
     const keys = cat(cache?.k, k);
     const values = cat(cache?.v, v);
-    const y = attend(q, keys, values, bias);
+    const store = this.products && { kept: this.products.kept, name: `${p}attn`, again: this.products.again };
+    const y = attend(q, keys, values, bias, store);
     return { y: this.linear(y, p + 'attn.c_proj', adapter) as tf.Tensor3D, kv: { k: keys, v: values } };
   }
 
