@@ -5,6 +5,7 @@ import { setFusedKernels } from '../../src/backend/fused/index.js';
 import { fusedRmsNorm, fusedSwiglu, fusesRmsNorm, fusesSwiglu } from '../../src/models/hf/fused.js';
 import { attendComposed, attentionBias } from '../../src/models/hf/attention.js';
 import { attendNative, attendsNatively } from '../../src/models/hf/attention-native.js';
+import { loadNative } from '../../src/backend/native/library.js';
 
 // The fused RMSNorm and SwiGLU product of the Hugging Face decoders must give what the
 // composed tfjs operations give (src/models/hf/model.ts's plain path), values and gradients.
@@ -122,7 +123,11 @@ describe('attention as one native operation (hf)', () => {
               .sum(),
           )([q, k, v]);
         const ref = attendComposed(q, k, v, bias);
+        // its products run on one thread, and the library's count comes back after
+        loadNative()!.setThreads(2);
         const got = attendNative(q, k, v, bias);
+        expect(loadNative()!.threads()).to.equal(2);
+        loadNative()!.setThreads(1);
         expect(got.shape).to.deep.equal(ref.shape);
         expect(maxDiff(got, ref) / scale(ref)).to.be.below(1e-5);
         const [rq, rk, rv] = grads(attendComposed);

@@ -12,6 +12,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { fusedKernelsActive } from '../../backend/fused/index.js';
 import { activeSgemm } from '../../backend/native/index.js';
+import { loadNative } from '../../backend/native/library.js';
 import { simdKernels, wasmBackendMemory } from '../../backend/simd/index.js';
 import type { WasmBackend } from '../../backend/views.js';
 import { releaseKept, type KeptProducts } from './recompute.js';
@@ -36,6 +37,24 @@ export interface KeptAttention {
  * to q, k and v. With `store`, the forward pass keeps its probabilities and output and the
  * recomputation takes them instead of computing them again (the same q, k and v).
  */
+/**
+ * `f` with the library's products on one thread: the attention's products are small (for
+ * SmolLM2's shape [768, 64] x [64, 256] per batch row and kv head, 144 of them per block and
+ * step), and two threads wait on each other at every one; with other work on the machine that
+ * wait made them three times slower than one thread (measured: a block's attention forward and
+ * backward 0.16 to 0.28 s on one thread, 0.18 to 0.93 s on two, alternating, load 15).
+ */
+function oneThread<T>(f: () => T): T {
+  const lib = loadNative();
+  const before = lib?.threads() ?? 1;
+  if (before > 1) lib!.setThreads(1);
+  try {
+    return f();
+  } finally {
+    if (before > 1) lib!.setThreads(before);
+  }
+}
+
 export function attendNative(
   q: tf.Tensor4D,
   k: tf.Tensor4D,
@@ -86,15 +105,17 @@ export function attendNative(
       releaseKept(reused.data);
       releaseKept(reusedOut.data);
     } else
-      for (let b = 0; b < B; b++)
-        for (let j = 0; j < KV; j++) {
-          const h = b * KV + j;
-          const Pbj = P.subarray(h * R * S, (h + 1) * R * S);
-          const Kbj = K.subarray(h * S * hd);
-          sgemm(false, true, R, S, hd, Q.subarray(h * R * hd), hd, Kbj, hd, 0, Pbj, S, scale);
-          kernels.biasSoftmax(p0 + 4 * h * R * S, b0 + 4 * b * R * S, R, S);
-          sgemm(false, false, R, hd, S, Pbj, S, V.subarray(h * S * hd), hd, 0, O.subarray(h * R * hd), hd);
-        }
+      oneThread(() => {
+        for (let b = 0; b < B; b++)
+          for (let j = 0; j < KV; j++) {
+            const h = b * KV + j;
+            const Pbj = P.subarray(h * R * S, (h + 1) * R * S);
+            const Kbj = K.subarray(h * S * hd);
+            sgemm(false, true, R, S, hd, Q.subarray(h * R * hd), hd, Kbj, hd, 0, Pbj, S, scale);
+            kernels.biasSoftmax(p0 + 4 * h * R * S, b0 + 4 * b * R * S, R, S);
+            sgemm(false, false, R, hd, S, Pbj, S, V.subarray(h * S * hd), hd, 0, O.subarray(h * R * hd), hd);
+          }
+      });
     if (store && !store.again && !reused) {
       store.kept.keepCopy(probsName, P, [B, KV, R, S]);
       store.kept.keepCopy(outName, O, [B, KV, R, hd]);
@@ -108,16 +129,18 @@ export function attendNative(
         const [DY, Q2, K2, V2, P2, DQ, DK, DV, DP] = [dy, q2, k2, v2, p2, dqInfo, dkInfo, dvInfo, dpInfo].map(view);
         const pp = offset(p2),
           dp = offset(dpInfo);
-        for (let h = 0; h < B * KV; h++) {
-          const dO = DY.subarray(h * R * hd);
-          const Pbj = P2.subarray(h * R * S);
-          // dP = dO V^T, then dS = P (dP - Σ dP P) in place; dq = s dS K, dk = s dS^T q, dv = P^T dO
-          sgemm(false, true, R, S, hd, dO, hd, V2.subarray(h * S * hd), hd, 0, DP, S);
-          kernels.softmaxGrad(pp + 4 * h * R * S, dp, R, S);
-          sgemm(false, false, R, hd, S, DP, S, K2.subarray(h * S * hd), hd, 0, DQ.subarray(h * R * hd), hd, scale);
-          sgemm(true, false, S, hd, R, DP, S, Q2.subarray(h * R * hd), hd, 0, DK.subarray(h * S * hd), hd, scale);
-          sgemm(true, false, S, hd, R, Pbj, S, dO, hd, 0, DV.subarray(h * S * hd), hd);
-        }
+        oneThread(() => {
+          for (let h = 0; h < B * KV; h++) {
+            const dO = DY.subarray(h * R * hd);
+            const Pbj = P2.subarray(h * R * S);
+            // dP = dO V^T, then dS = P (dP - Σ dP P) in place; dq = s dS K, dk = s dS^T q, dv = P^T dO
+            sgemm(false, true, R, S, hd, dO, hd, V2.subarray(h * S * hd), hd, 0, DP, S);
+            kernels.softmaxGrad(pp + 4 * h * R * S, dp, R, S);
+            sgemm(false, false, R, hd, S, DP, S, K2.subarray(h * S * hd), hd, 0, DQ.subarray(h * R * hd), hd, scale);
+            sgemm(true, false, S, hd, R, DP, S, Q2.subarray(h * R * hd), hd, 0, DK.subarray(h * S * hd), hd, scale);
+            sgemm(true, false, S, hd, R, Pbj, S, dO, hd, 0, DV.subarray(h * S * hd), hd);
+          }
+        });
         be.disposeData(dpInfo.dataId);
         return [dqInfo, dkInfo, dvInfo].map((i) => tf.engine().makeTensorFromTensorInfo(i));
       },
