@@ -5,7 +5,11 @@
 // one run. Without PyTorch it says why and how to install it. `--shape tiny` for a quick check,
 // `--jobs generate,lora,full` (and `memory`: one base with two adapters against two full
 // copies), `--reps N`, `--rounds N` (alternations; the median ratio), `--micro N` sequences
-// per training pass (default: the whole step in one pass), `--torch off`.
+// per training pass (default: the whole step in one pass), `--torch off`, `--profile` (where
+// each job's time goes, see hf-profile.ts).
+// Each side of each job runs in a fresh process of its own (ours: this script with `--child JOB`,
+// which prints one JSON line), so that neither side's memory or threads are alive while the
+// other runs.
 import * as tf from '@tensorflow/tfjs';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -23,6 +27,7 @@ import { Rng } from '../util/rng.js';
 import { adam } from '../backend/fused/adam.js';
 import { HostAdam } from '../rl/host-adam.js';
 import { HOST_ADAM_VALUES } from '../rl/trainer.js';
+import { countSgemm, profileRun } from './hf-profile.js';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => {
@@ -199,16 +204,27 @@ function memoryJob(): void {
   );
 }
 
-const info = await initBackend(option('backend', 'auto') as BackendChoice);
+const child = option('child', '');
+// --profile: one more run of each job with its kernels' and products' time (hf-profile.ts)
+const profile = args.includes('--profile');
+if (child && profile) {
+  const lib = loadNative();
+  if (lib) countSgemm(lib);
+}
+// the backend starts only in a child: the parent holds no model, no heap and no native threads
+const info = child
+  ? await initBackend(option('backend', 'auto') as BackendChoice)
+  : { chosen: 'none', native: undefined };
 // the model runs in this one thread, so its native products may use every core (`--threads 1` for one)
 const threads = Number(option('threads', String(cpus().length)));
-if (info.native) loadNative()?.setThreads(threads);
-console.error(`${describeBackend(info)}; ${threads} native threads`);
+if (child && info.native) loadNative()?.setThreads(threads);
+if (child)
+  console.error(`${describeBackend(info as Awaited<ReturnType<typeof initBackend>>)}; ${threads} native threads`);
 const rng = new Rng(1);
 let base: HfCausalLM | undefined;
 
 /** Our tokens/s on `job` (a line printed), or undefined when it failed (said). */
-function ours(job: string): number | undefined {
+async function ours(job: string): Promise<number | undefined> {
   let seconds: number;
   let tokens: number;
   try {
@@ -224,13 +240,14 @@ function ours(job: string): number | undefined {
     }
     if (job === 'generate') {
       const model = base;
-      seconds = time(() =>
+      const run = () =>
         generate(
           model,
           Array.from({ length: gB }, () => randomIds(rng, gP, model.config.vocabSize)),
           { maxNewTokens: gN, temperature: 1, seed: 1 },
-        ),
-      );
+        );
+      seconds = time(run);
+      if (profile) await profileRun(job, run);
       tokens = gB * gN;
     } else {
       const policy = new HfPolicy(
@@ -240,7 +257,9 @@ function ours(job: string): number | undefined {
       // as the trainer picks: moments outside the heap for a model of more than HOST_ADAM_VALUES
       const values = policy.variables().reduce((n, v) => n + v.size, 0);
       const optimizer = values > HOST_ADAM_VALUES ? new HostAdam(1e-5) : adam(1e-5);
-      seconds = time(() => trainStep(policy, optimizer, rng));
+      const run = () => trainStep(policy, optimizer, rng);
+      seconds = time(run);
+      if (profile) await profileRun(job, run);
       optimizer.dispose();
       policy.dispose();
       tokens = tB * tT;
@@ -316,28 +335,73 @@ function theirs(job: string): number | undefined {
   return (JSON.parse(line) as { tokens_per_s: number }).tokens_per_s;
 }
 
-const missing = jobs.some((j) => TORCH_JOBS.has(j)) ? torchMissing() : 'no timed job';
-if (missing) console.error(`bench:hf: no PyTorch comparison in this run: ${missing}`);
-// ours and PyTorch's alternate job by job (and round by round with --rounds), so that both
-// sides of a ratio meet the same load on a shared machine
-const rounds = Number(option('rounds', '1'));
-const ratios: Record<string, number[]> = {};
-for (let round = 0; round < rounds; round++) {
-  for (const job of jobs) {
-    const mine = ours(job);
-    if (missing || !TORCH_JOBS.has(job) || mine === undefined) continue;
-    const other = theirs(job);
-    if (other === undefined) continue;
-    const ratio = mine / other;
-    (ratios[job] ??= []).push(ratio);
-    console.log(JSON.stringify({ job, shape, round, vs: 'pytorch-1-thread', ratio: +ratio.toFixed(3) }));
+/** Our tokens/s on `job` from a fresh process of this script (its line printed), or undefined when it failed or timed nothing. */
+function oursApart(job: string): number | undefined {
+  // the parent's options go on as given; --child names the one job, --jobs and --rounds are the parent's
+  const passed: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    if (['--jobs', '--rounds', '--child', '--torch', '--python'].includes(args[i])) i++;
+    else passed.push(args[i]);
   }
+  const run = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', fileURLToPath(import.meta.url), ...passed, '--child', job],
+    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 },
+  );
+  const lines = (run.stdout ?? '')
+    .trim()
+    .split('\n')
+    .filter((l) => l.startsWith('{'));
+  for (const l of lines) console.log(l);
+  if (run.status !== 0) {
+    console.error(`bench:hf: our ${job} ended with status ${run.status ?? run.signal}`);
+    return undefined;
+  }
+  const last = lines.length ? (JSON.parse(lines[lines.length - 1]) as { tokens_per_s?: number }) : {};
+  return last.tokens_per_s;
 }
-if (rounds > 1)
-  for (const [job, r] of Object.entries(ratios)) {
-    const sorted = [...r].sort((a, b) => a - b);
-    const median = sorted[Math.floor(sorted.length / 2)];
-    console.log(
-      JSON.stringify({ job, shape, vs: 'pytorch-1-thread', rounds: r.length, median_ratio: +median.toFixed(3) }),
-    );
+
+if (child) {
+  await ours(child);
+  base?.dispose();
+} else {
+  const missing = jobs.some((j) => TORCH_JOBS.has(j)) ? torchMissing() : 'no timed job';
+  if (missing) console.error(`bench:hf: no PyTorch comparison in this run: ${missing}`);
+  // ours and PyTorch's alternate job by job (and round by round with --rounds), each in a process
+  // of its own, so that both sides of a ratio meet the same load on a shared machine; which side
+  // goes first alternates from job to job
+  const rounds = Number(option('rounds', '1'));
+  const ratios: Record<string, number[]> = {};
+  let turn = 0;
+  for (let round = 0; round < rounds; round++) {
+    for (const job of jobs) {
+      const compare = !missing && TORCH_JOBS.has(job);
+      const torchFirst = compare && turn++ % 2 === 1;
+      const other0 = torchFirst ? theirs(job) : undefined;
+      const mine = oursApart(job);
+      if (!compare || mine === undefined) continue;
+      const other = torchFirst ? other0 : theirs(job);
+      if (other === undefined) continue;
+      const ratio = mine / other;
+      (ratios[job] ??= []).push(ratio);
+      console.log(
+        JSON.stringify({
+          job,
+          shape,
+          round,
+          vs: 'pytorch-1-thread',
+          first: torchFirst ? 'pytorch' : 'coevolve',
+          ratio: +ratio.toFixed(3),
+        }),
+      );
+    }
   }
+  if (rounds > 1)
+    for (const [job, r] of Object.entries(ratios)) {
+      const sorted = [...r].sort((a, b) => a - b);
+      const median = sorted[Math.floor(sorted.length / 2)];
+      console.log(
+        JSON.stringify({ job, shape, vs: 'pytorch-1-thread', rounds: r.length, median_ratio: +median.toFixed(3) }),
+      );
+    }
+}

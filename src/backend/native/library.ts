@@ -30,6 +30,8 @@ export interface NativeLibrary {
   sgemm: Sgemm;
   /** sets how many threads one product may use (the library's pool is shared by the process) */
   setThreads(n: number): void;
+  /** how many threads one product may use now (1 where the library fixes it at load) */
+  threads(): number;
 }
 
 /**
@@ -102,7 +104,7 @@ export function nativeUnavailable(): string {
 
 type Lib = ReturnType<typeof import('koffi').load>;
 
-function dnnl(lib: Lib): Pick<NativeLibrary, 'sgemm' | 'setThreads'> {
+function dnnl(lib: Lib): Pick<NativeLibrary, 'sgemm' | 'setThreads' | 'threads'> {
   // dnnl_status_t dnnl_sgemm(char transa, char transb, dnnl_dim_t M, N, K, float alpha, const float *A, lda, const float *B, ldb, float beta, float *C, ldc): row-major
   const f = lib.func(
     'int dnnl_sgemm(char, char, int64_t, int64_t, int64_t, float, const float *, int64_t, const float *, int64_t, float, float *, int64_t)',
@@ -114,19 +116,21 @@ function dnnl(lib: Lib): Pick<NativeLibrary, 'sgemm' | 'setThreads'> {
     if (status !== 0) throw new Error(`dnnl_sgemm failed with status ${status} (M ${m}, N ${n}, K ${k})`);
   };
   // its OpenMP threads are fixed at load (OMP_NUM_THREADS): more than one crashed at exit here
-  return { sgemm, setThreads: () => {} };
+  return { sgemm, setThreads: () => {}, threads: () => 1 };
 }
 
-function openblas(lib: Lib): Pick<NativeLibrary, 'sgemm' | 'setThreads'> {
+function openblas(lib: Lib): Pick<NativeLibrary, 'sgemm' | 'setThreads' | 'threads'> {
   // void cblas_sgemm(order, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); CblasRowMajor 101, NoTrans 111, Trans 112
   const f = lib.func(
     'void cblas_sgemm(int, int, int, int, int, int, float, const float *, int, const float *, int, float, float *, int)',
   );
-  const threads = lib.func('void openblas_set_num_threads(int)');
+  const setThreads = lib.func('void openblas_set_num_threads(int)');
+  const getThreads = lib.func('int openblas_get_num_threads()');
   return {
     sgemm: (ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc, alpha = 1) =>
       f(101, ta ? 112 : 111, tb ? 112 : 111, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc),
-    setThreads: (n) => threads(Math.max(1, Math.floor(n))),
+    setThreads: (n) => setThreads(Math.max(1, Math.floor(n))),
+    threads: () => getThreads() as number,
   };
 }
 

@@ -14,6 +14,28 @@ export interface SimdKernels {
   mul(a: number, b: number, y: number, n: number): void;
   /** y = x Φ(x) (GELU) and s = Φ(x) + x φ(x) (its derivative) */
   geluSlope(x: number, y: number, s: number, n: number): void;
+  /** each of `rows` rows of n floats at p becomes softmax(p + b), b a bias of the same layout */
+  biasSoftmax(p: number, b: number, rows: number, n: number): void;
+  /** row by row, dp = p (dp - Σ dp p), the softmax's backward */
+  softmaxGrad(p: number, dp: number, rows: number, n: number): void;
+  /** y = g σ(g) u (SwiGLU's product) */
+  swiglu(g: number, u: number, y: number, n: number): void;
+  /** its gradients: dg = dy u σ (1 + g (1 - σ)), du = dy g σ */
+  swigluGrad(dy: number, g: number, u: number, dg: number, du: number, n: number): void;
+  /** RMSNorm over rows of d floats (d a multiple of 4): y = x g / sqrt(mean(x^2) + eps) */
+  rmsNorm(x: number, g: number, y: number, rows: number, d: number, eps: number): void;
+  /** its gradients; `want`: 1 writes dx, 2 dg */
+  rmsNormGrad(
+    dy: number,
+    x: number,
+    g: number,
+    dx: number,
+    dg: number,
+    rows: number,
+    d: number,
+    eps: number,
+    want: number,
+  ): void;
   /** row t of the n x n block at p: softmax of its first t + 1 entries, 0 beyond */
   causalSoftmax(p: number, n: number): void;
   /** row by row, dp = p (dp - Σ dp p), the softmax's backward (p is 0 where it was masked) */

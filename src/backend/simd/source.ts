@@ -148,6 +148,36 @@ const geluSlope: VectorCode = ([x], out, id) => {
   };
 };
 
+/** σ(g) = 1 / (1 + exp(-g)) into `out` (exp's edges: far below, exp(-g) is infinite and σ exactly 0). */
+function sigmoid(g: string, out: string, id: string): { locals: string[]; code: string } {
+  const e = exp(op('neg', g), `$q${id}`, id, true);
+  return {
+    locals: [...e.locals, `$q${id}`],
+    code: `${e.code}\n      (local.set ${out} ${op('div', k(1), op('add', k(1), get(`$q${id}`)))})`,
+  };
+}
+
+/** SwiGLU's product: silu(g) u = g σ(g) u. */
+const swiglu: VectorCode = ([g, u], out, id) => {
+  const s = sigmoid(g, `$sg${id}`, id);
+  return {
+    locals: [...s.locals, `$sg${id}`],
+    code: `${s.code}\n      (local.set ${out} ${op('mul', op('mul', g, get(`$sg${id}`)), u)})`,
+  };
+};
+
+/** Its gradients: dg = dy u σ (1 + g (1 - σ)), du = dy g σ (into `${out}_1`). */
+const swigluGrad: VectorCode = ([dy, g, u], out, id) => {
+  const s = sigmoid(g, `$sg${id}`, id);
+  const sg = get(`$sg${id}`);
+  return {
+    locals: [...s.locals, `$sg${id}`],
+    code: `${s.code}
+      (local.set ${out} ${op('mul', op('mul', op('mul', dy, u), sg), op('add', k(1), op('mul', g, op('sub', k(1), sg))))})
+      (local.set ${out}_1 ${op('mul', op('mul', dy, g), sg)})`,
+  };
+};
+
 const at = (base: string, i: string, plus = 0) =>
   `(i32.add (local.get ${base}) (i32.shl (i32.add (local.get ${i}) (i32.const ${plus})) (i32.const 2)))`;
 
@@ -293,6 +323,90 @@ function causalSoftmax(): string {
       (local.set $d (f32x4.splat (local.get $dot)))
       ${loop('gradVec', 4, `(v128.store ${dpRow} (f32x4.mul (v128.load (local.get $a)) (f32x4.sub (v128.load ${dpRow}) (local.get $d))))`)}
       ${tail('gradOne', `(f32.store ${dpRow} (f32.mul (f32.load (local.get $a)) (f32.sub (f32.load ${dpRow}) (local.get $dot))))`)}`)})`;
+  return forward + backward;
+}
+
+/**
+ * Attention's softmax over rows of n scores at $p with a bias at $b of the same layout (the
+ * padding and causal mask, src/models/hf/attention.ts): each row becomes softmax(z + bias) in
+ * place, as tfjs's softmax computes it (exp(z - max) / Σ); and its gradient,
+ * dp = p (dp - Σ dp p) per row, written over dp. Vectors over each row, a scalar tail.
+ */
+function biasSoftmax(): string {
+  const e = exp(op('sub', '(v128.load (local.get $a))', get('$m')), '$e', 'x', true);
+  const eOne = exp(op('sub', '(f32x4.splat (f32.load (local.get $a)))', get('$m')), '$e', 'y', true);
+  const at2 = (base: string) => `(i32.add (local.get ${base}) (i32.sub (local.get $a) (local.get $p)))`;
+  const loop = (name: string, body: string, one: string) => `(local.set $j (i32.const 0))
+      (block $${name}Done (loop $${name}
+        (br_if $${name}Done (i32.gt_s (i32.add (local.get $j) (i32.const 4)) (local.get $n)))
+        (local.set $a (i32.add (local.get $row) (i32.shl (local.get $j) (i32.const 2))))
+        ${body}
+        (local.set $j (i32.add (local.get $j) (i32.const 4)))
+        (br $${name})))
+      (block $${name}OneDone (loop $${name}One
+        (br_if $${name}OneDone (i32.ge_s (local.get $j) (local.get $n)))
+        (local.set $a (i32.add (local.get $row) (i32.shl (local.get $j) (i32.const 2))))
+        ${one}
+        (local.set $j (i32.add (local.get $j) (i32.const 1)))
+        (br $${name}One)))`;
+  const rows = (body: string) => `(local.set $t (i32.const 0))
+    (block $rowsDone (loop $rows
+      (br_if $rowsDone (i32.ge_s (local.get $t) (local.get $rows)))
+      (local.set $row (i32.add (local.get $p) (i32.shl (i32.mul (local.get $t) (local.get $n)) (i32.const 2))))
+      ${body}
+      (local.set $t (i32.add (local.get $t) (i32.const 1)))
+      (br $rows)))`;
+  const locals = (names: string[], type: string) => names.map((l) => `(local ${l} ${type})`).join(' ');
+  // $b and $dp are addressed at the same offset from their start as $a is from $p
+  const forward = `
+  (func (export "biasSoftmax") (param $p i32) (param $b i32) (param $rows i32) (param $n i32) ${locals(['$t', '$j', '$row', '$a'], 'i32')}
+    (local $max f32) (local $sum f32) ${locals(['$m', '$s', '$e', '$v', ...e.locals, ...eOne.locals], 'v128')}
+    ${rows(`(local.set $m (v128.const f32x4 -inf -inf -inf -inf))
+      (local.set $max (f32.const -inf))
+      ${loop(
+        'add',
+        `(local.set $v (f32x4.add (v128.load (local.get $a)) (v128.load ${at2('$b')})))
+        (v128.store (local.get $a) (local.get $v))
+        (local.set $m (f32x4.max (local.get $m) (local.get $v)))`,
+        `(f32.store (local.get $a) (f32.add (f32.load (local.get $a)) (f32.load ${at2('$b')})))
+        (local.set $max (f32.max (local.get $max) (f32.load (local.get $a))))`,
+      )}
+      (local.set $max (f32.max (local.get $max) (f32.max (f32.max (f32x4.extract_lane 0 (local.get $m)) (f32x4.extract_lane 1 (local.get $m)))
+        (f32.max (f32x4.extract_lane 2 (local.get $m)) (f32x4.extract_lane 3 (local.get $m))))))
+      (local.set $m (f32x4.splat (local.get $max)))
+      (local.set $s (v128.const f32x4 0 0 0 0))
+      ${loop(
+        'exp',
+        `${e.code}
+        (local.set $s (f32x4.add (local.get $s) (local.get $e)))
+        (v128.store (local.get $a) (local.get $e))`,
+        `${eOne.code}
+        (local.set $s (f32x4.add (local.get $s) (v128.and (local.get $e) (v128.const i32x4 -1 0 0 0))))
+        (f32.store (local.get $a) (f32x4.extract_lane 0 (local.get $e)))`,
+      )}
+      (local.set $sum (call $hsum (local.get $s)))
+      (local.set $s (f32x4.splat (local.get $sum)))
+      ${loop(
+        'div',
+        '(v128.store (local.get $a) (f32x4.div (v128.load (local.get $a)) (local.get $s)))',
+        '(f32.store (local.get $a) (f32.div (f32.load (local.get $a)) (local.get $sum)))',
+      )}`)})`;
+  const backward = `
+  (func (export "softmaxGrad") (param $p i32) (param $dp i32) (param $rows i32) (param $n i32) ${locals(['$t', '$j', '$row', '$a'], 'i32')} (local $dot f32) (local $s v128) (local $d v128)
+    ${rows(`(local.set $s (v128.const f32x4 0 0 0 0))
+      (local.set $dot (f32.const 0))
+      ${loop(
+        'dot',
+        `(local.set $s (f32x4.add (local.get $s) (f32x4.mul (v128.load (local.get $a)) (v128.load ${at2('$dp')}))))`,
+        `(local.set $dot (f32.add (local.get $dot) (f32.mul (f32.load (local.get $a)) (f32.load ${at2('$dp')}))))`,
+      )}
+      (local.set $dot (f32.add (local.get $dot) (call $hsum (local.get $s))))
+      (local.set $d (f32x4.splat (local.get $dot)))
+      ${loop(
+        'grad',
+        `(v128.store ${at2('$dp')} (f32x4.mul (v128.load (local.get $a)) (f32x4.sub (v128.load ${at2('$dp')}) (local.get $d))))`,
+        `(f32.store ${at2('$dp')} (f32.mul (f32.load (local.get $a)) (f32.sub (f32.load ${at2('$dp')}) (local.get $dot))))`,
+      )}`)})`;
   return forward + backward;
 }
 
@@ -508,6 +622,9 @@ ${elementwise('add', ['$a', '$b'], '$y', ([a, b], out) => ({ locals: [], code: `
 ${elementwise('mul', ['$a', '$b'], '$y', ([a, b], out) => ({ locals: [], code: `(local.set ${out} ${op('mul', a, b)})` }), 4)}
 ${elementwise('geluSlope', ['$x'], ['$y', '$s'], geluSlope, 2)}
 ${causalSoftmax()}
+${biasSoftmax()}
+${elementwise('swiglu', ['$g', '$u'], '$y', swiglu, 2)}
+${elementwise('swigluGrad', ['$dy', '$g', '$u'], ['$dg', '$du'], swigluGrad, 2)}
 ${headRows()}
 
   ;; out[j] = sum over r < rows of x[r * inner + j], row by row so that memory is read once in order
@@ -621,6 +738,69 @@ ${headRows()}
         (local.set $xh (f32x4.mul (f32x4.sub (v128.load ${at('$row', '$j')}) (local.get $m)) (local.get $s)))
         (local.set $gd (f32x4.mul (v128.load ${at('$grow', '$j')}) (v128.load ${at('$g', '$j')})))
         (v128.store ${at('$out', '$j')} (f32x4.mul (local.get $s) (f32x4.sub (f32x4.sub (local.get $gd) (local.get $a)) (f32x4.mul (local.get $xh) (local.get $bb)))))
+        (local.set $j (i32.add (local.get $j) (i32.const 4)))
+        (br $each2)))))
+      (local.set $r (i32.add (local.get $r) (i32.const 1)))
+      (br $eachRow))))
+  ;; 1 / sqrt(mean of squares + eps) of the d floats at $row (d a multiple of 4)
+  (func $rms (param $row i32) (param $d i32) (param $eps f32) (result f32) (local $j i32) (local $acc v128) (local $v v128)
+    (block $done (loop $each
+      (br_if $done (i32.ge_s (local.get $j) (local.get $d)))
+      (local.set $v (v128.load ${at('$row', '$j')}))
+      (local.set $acc (f32x4.add (local.get $acc) (f32x4.mul (local.get $v) (local.get $v))))
+      (local.set $j (i32.add (local.get $j) (i32.const 4)))
+      (br $each)))
+    (f32.div (f32.const 1) (f32.sqrt (f32.add (f32.div (call $hsum (local.get $acc)) (f32.convert_i32_s (local.get $d))) (local.get $eps)))))
+
+  ;; RMSNorm: y = x r g over rows of d floats, r = 1 / sqrt(mean(x^2) + eps)
+  (func (export "rmsNorm") (param $x i32) (param $g i32) (param $y i32) (param $rows i32) (param $d i32) (param $eps f32)
+    (local $r i32) (local $j i32) (local $row i32) (local $out i32) (local $s v128)
+    (block $rowsDone (loop $eachRow
+      (br_if $rowsDone (i32.ge_s (local.get $r) (local.get $rows)))
+      (local.set $row (i32.add (local.get $x) (i32.shl (i32.mul (local.get $r) (local.get $d)) (i32.const 2))))
+      (local.set $out (i32.add (local.get $y) (i32.shl (i32.mul (local.get $r) (local.get $d)) (i32.const 2))))
+      (local.set $s (f32x4.splat (call $rms (local.get $row) (local.get $d) (local.get $eps))))
+      (local.set $j (i32.const 0))
+      (block $done (loop $each
+        (br_if $done (i32.ge_s (local.get $j) (local.get $d)))
+        (v128.store ${at('$out', '$j')} (f32x4.mul (f32x4.mul (v128.load ${at('$row', '$j')}) (local.get $s)) (v128.load ${at('$g', '$j')})))
+        (local.set $j (i32.add (local.get $j) (i32.const 4)))
+        (br $each)))
+      (local.set $r (i32.add (local.get $r) (i32.const 1)))
+      (br $eachRow))))
+
+  ;; the gradients of rmsNorm: with xh = x r and gd = dy g, dx = r (gd - xh mean(gd xh)) and
+  ;; dg = sum over rows of dy xh; $want says which to write (1 dx, 2 dg)
+  (func (export "rmsNormGrad") (param $dy i32) (param $x i32) (param $g i32) (param $dx i32) (param $dg i32) (param $rows i32) (param $d i32) (param $eps f32) (param $want i32)
+    (local $r i32) (local $j i32) (local $off i32) (local $row i32) (local $grow i32) (local $out i32)
+    (local $s v128) (local $xh v128) (local $v v128) (local $gd v128) (local $bb v128)
+    (if (i32.and (local.get $want) (i32.const 2)) (then (memory.fill (local.get $dg) (i32.const 0) (i32.shl (local.get $d) (i32.const 2)))))
+    (block $rowsDone (loop $eachRow
+      (br_if $rowsDone (i32.ge_s (local.get $r) (local.get $rows)))
+      (local.set $off (i32.shl (i32.mul (local.get $r) (local.get $d)) (i32.const 2)))
+      (local.set $row (i32.add (local.get $x) (local.get $off)))
+      (local.set $grow (i32.add (local.get $dy) (local.get $off)))
+      (local.set $out (i32.add (local.get $dx) (local.get $off)))
+      (local.set $s (f32x4.splat (call $rms (local.get $row) (local.get $d) (local.get $eps))))
+      (local.set $bb (v128.const f32x4 0 0 0 0))
+      (local.set $j (i32.const 0))
+      (block $done (loop $each
+        (br_if $done (i32.ge_s (local.get $j) (local.get $d)))
+        (local.set $xh (f32x4.mul (v128.load ${at('$row', '$j')}) (local.get $s)))
+        (local.set $v (v128.load ${at('$grow', '$j')}))
+        (local.set $bb (f32x4.add (local.get $bb) (f32x4.mul (f32x4.mul (local.get $v) (v128.load ${at('$g', '$j')})) (local.get $xh))))
+        (if (i32.and (local.get $want) (i32.const 2)) (then
+          (v128.store ${at('$dg', '$j')} (f32x4.add (v128.load ${at('$dg', '$j')}) (f32x4.mul (local.get $v) (local.get $xh))))))
+        (local.set $j (i32.add (local.get $j) (i32.const 4)))
+        (br $each)))
+      (if (i32.and (local.get $want) (i32.const 1)) (then
+      (local.set $bb (f32x4.splat (f32.div (call $hsum (local.get $bb)) (f32.convert_i32_s (local.get $d)))))
+      (local.set $j (i32.const 0))
+      (block $done2 (loop $each2
+        (br_if $done2 (i32.ge_s (local.get $j) (local.get $d)))
+        (local.set $xh (f32x4.mul (v128.load ${at('$row', '$j')}) (local.get $s)))
+        (local.set $gd (f32x4.mul (v128.load ${at('$grow', '$j')}) (v128.load ${at('$g', '$j')})))
+        (v128.store ${at('$out', '$j')} (f32x4.mul (local.get $s) (f32x4.sub (local.get $gd) (f32x4.mul (local.get $xh) (local.get $bb)))))
         (local.set $j (i32.add (local.get $j) (i32.const 4)))
         (br $each2)))))
       (local.set $r (i32.add (local.get $r) (i32.const 1)))

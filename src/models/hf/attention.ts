@@ -5,6 +5,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { ADDRESSABLE, withOutputs } from '../../backend/views.js';
+import { attendNative, attendsNatively, type KeptAttention } from './attention-native.js';
 
 const NEG = -1e9; // added to masked attention scores; finite so a fully masked row stays finite
 
@@ -121,7 +122,18 @@ export function cat(past: tf.Tensor4D | undefined, now: tf.Tensor4D): tf.Tensor4
  * transformers' repeat_kv lays them out), the n query heads of a kv head are stacked as n*T
  * rows against its keys, [B, KV, n*T, hd], instead of copying the keys n times.
  */
-export function attend(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, bias: tf.Tensor): tf.Tensor3D {
+export function attend(
+  q: tf.Tensor4D,
+  k: tf.Tensor4D,
+  v: tf.Tensor4D,
+  bias: tf.Tensor,
+  store?: KeptAttention,
+): tf.Tensor3D {
+  return attendsNatively() ? attendNative(q, k, v, bias, store) : attendComposed(q, k, v, bias);
+}
+
+/** attend() of tfjs operations (any backend). */
+export function attendComposed(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, bias: tf.Tensor): tf.Tensor3D {
   const [B, H, T, hd] = q.shape;
   const KV = k.shape[1];
   const grouped = q.reshape([B, KV, (H / KV) * T, hd]);

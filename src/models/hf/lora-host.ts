@@ -12,6 +12,7 @@ import { activeSgemm } from '../../backend/native/index.js';
 import type { Sgemm } from '../../backend/native/library.js';
 import { smallGemm } from '../../backend/native/matmul.js';
 import { ADDRESSABLE, withOutputs } from '../../backend/views.js';
+import { releaseKept } from './recompute.js';
 
 /** Whether loraHostLinear can run on the backend in use (its tensors addressable in place). */
 export const loraHostFits = () => ADDRESSABLE.has(tf.getBackend());
@@ -45,8 +46,10 @@ export function loraHostLinear(
     const [X, A, B] = v.ins;
     const [Y] = v.outs;
     // the base product, then s (x A) B added in place; or y as the forward pass computed it
-    if (kept) Y.set(kept.data);
-    else {
+    if (kept) {
+      Y.set(kept.data);
+      releaseKept(kept.data);
+    } else {
       gemm(false, transpose, n, out, K, X, K, m.data, m.cols, 0, Y, out);
       const u = new Float32Array(n * r);
       gemm(false, false, n, r, K, X, K, A, r, 0, u, r);

@@ -20,6 +20,7 @@ import type { LoraAdapter } from './lora.js';
 import { attend, attentionBias, cat, geluNew, rotate, rotation } from './attention.js';
 import { KeptProducts, recomputed, reusedProduct, taping } from './recompute.js';
 import { loraHostFits, loraHostLinear } from './lora-host.js';
+import { fusedRmsNorm, fusedSwiglu, fusesRmsNorm, fusesSwiglu } from './fused.js';
 import { readCheckpointTensors } from './safetensors.js';
 import { checkWeightHeaders } from './validate.js';
 import { HostMatrix, hostMatMul, hostProduct, sharedCopy } from '../../backend/native/host.js';
@@ -266,7 +267,9 @@ export class HfCausalLM implements Policy {
     const q = rotate(proj('q_proj', c.heads), rot);
     const k = cat(cache?.k, rotate(proj('k_proj', c.kvHeads), rot));
     const v = cat(cache?.v, proj('v_proj', c.kvHeads));
-    const y = attend(q, k, v, bias); // [B, T, H*hd]
+    // a checkpointed block keeps its attention for the recomputation, as it keeps its products
+    const store = this.products && { kept: this.products.kept, name: `${p}attn`, again: this.products.again };
+    const y = attend(q, k, v, bias, store); // [B, T, H*hd]
     return { y: this.linear(y, p + 'o_proj', adapter) as tf.Tensor3D, kv: { k, v } };
   }
 
@@ -286,7 +289,8 @@ export class HfCausalLM implements Policy {
       .map((t) => t.reshape([B, T, c.heads, c.headDim]).transpose([0, 2, 1, 3]) as tf.Tensor4D);
     const keys = cat(cache?.k, k);
     const values = cat(cache?.v, v);
-    const y = attend(q, keys, values, bias);
+    const store = this.products && { kept: this.products.kept, name: `${p}attn`, again: this.products.again };
+    const y = attend(q, keys, values, bias, store);
     return { y: this.linear(y, p + 'attn.c_proj', adapter) as tf.Tensor3D, kv: { k: keys, v: values } };
   }
 
@@ -294,11 +298,9 @@ export class HfCausalLM implements Policy {
     const p = `model.layers.${l}.`;
     const h = this.rmsNorm(x, p + 'post_attention_layernorm.weight');
     const gate = this.linear(h, p + 'mlp.gate_proj', adapter);
-    return this.linear(
-      gate.mul(tf.sigmoid(gate)).mul(this.linear(h, p + 'mlp.up_proj', adapter)),
-      p + 'mlp.down_proj',
-      adapter,
-    ) as tf.Tensor3D;
+    const up = this.linear(h, p + 'mlp.up_proj', adapter);
+    const product = fusesSwiglu(gate, up) ? fusedSwiglu(gate, up) : gate.mul(tf.sigmoid(gate)).mul(up);
+    return this.linear(product, p + 'mlp.down_proj', adapter) as tf.Tensor3D;
   }
 
   private gpt2Mlp(l: number, x: tf.Tensor3D, adapter?: LoraAdapter): tf.Tensor3D {
@@ -342,6 +344,8 @@ export class HfCausalLM implements Policy {
   }
 
   private rmsNorm(x: tf.Tensor, gain: string): tf.Tensor {
+    const g = this.w(gain);
+    if (fusesRmsNorm(x, g)) return fusedRmsNorm(x, g, this.config.eps);
     return x.mul(tf.rsqrt(x.square().mean(-1, true).add(this.config.eps))).mul(this.w(gain));
   }
 

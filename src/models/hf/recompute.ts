@@ -1,11 +1,19 @@
 import * as tf from '@tensorflow/tfjs';
 import { HostMatrix, hostProduct } from '../../backend/native/host.js';
 import { backProducts } from '../ops.js';
+import type { WasmBackend } from '../../backend/views.js';
 
 interface EngineState {
   activeTape: unknown;
   gradientDepth: number;
 }
+/** tfjs's Engine.gradients: the gradients of f's output seeded with dy (undefined where none reaches). */
+type Gradients = (
+  f: () => tf.Tensor,
+  xs: tf.Tensor[],
+  dy: tf.Tensor,
+  allowNoGradients: boolean,
+) => { value: tf.Tensor; grads: (tf.Tensor | undefined)[] };
 const engineState = () => (tf.engine() as unknown as { state: EngineState }).state;
 
 /**
@@ -36,14 +44,17 @@ export function recomputed(
         const outer = state.activeTape;
         state.activeTape = null;
         try {
-          const { grads } = tf.variableGrads(
-            () =>
-              f(held as unknown as tf.Tensor3D, saved.slice(1), true)
-                .mul(dy)
-                .sum() as tf.Scalar,
-            [held, ...vars],
+          // dy seeds the backward pass directly (not as the gradient of sum(f dy), which would
+          // add a product, a sum and a tensor of ones the size of the block's output)
+          const xs = [held, ...vars];
+          const { value, grads } = (tf.engine() as unknown as { gradients: Gradients }).gradients(
+            () => f(held as unknown as tf.Tensor3D, saved.slice(1), true),
+            xs,
+            dy,
+            true,
           );
-          return [grads[held.name], ...vars.map((v) => grads[v.name] ?? tf.zerosLike(v))];
+          value.dispose();
+          return grads.map((g, i) => g ?? tf.zerosLike(xs[i]));
         } finally {
           state.activeTape = outer;
           held.dispose();
@@ -54,18 +65,49 @@ export function recomputed(
   return op(x, ...vars);
 }
 
+/** A tensor of a kept product; on wasm the data is copied into the heap at once, so its buffer goes back for reuse. */
+function reuse(kept: { data: Float32Array; shape: number[] }): tf.Tensor {
+  const t = tf.tensor(kept.data, kept.shape);
+  if (tf.getBackend() === 'wasm') releaseKept(kept.data);
+  return t;
+}
+
 /** Whether operations run now are recorded for a gradient (tfjs's isTapeOn, outside any kernel). */
 export function taping(): boolean {
   return engineState().gradientDepth > 0;
 }
 
 /**
- * The outputs of a checkpointed pass's large products (x W + b of each projection), kept in
- * Node's memory, outside the backend's heap, up to `budget` bytes: when the backward pass
- * computes a block again it takes them back instead of multiplying again, which saves a third
- * of a training step's products; the cheap operations between them are still recomputed, so
- * the heap holds one block's activations at a time as before. Each is taken once, by the
- * block's backward, and freed then. Beyond the budget the products are computed again.
+ * Buffers of products already taken back, for the next pass's keep: a step keeps the same
+ * sizes again, and a fresh buffer costs its pages' first touch and a collection later.
+ */
+const spare = new Map<number, Float32Array[]>();
+let spareBytes = 0;
+
+function buffer(n: number): Float32Array {
+  const b = spare.get(n)?.pop();
+  if (!b) return new Float32Array(n);
+  spareBytes -= b.byteLength;
+  return b;
+}
+
+/** Gives back a kept product's memory once it has been copied where it is needed (at most 2 GiB are held for reuse). */
+export function releaseKept(data: Float32Array): void {
+  if (spareBytes + data.byteLength > 2 ** 31) return;
+  const list = spare.get(data.length) ?? [];
+  list.push(data);
+  spare.set(data.length, list);
+  spareBytes += data.byteLength;
+}
+
+/**
+ * The outputs of a checkpointed pass's large products (x W + b of each projection) and its
+ * attention probabilities, kept in Node's memory, outside the backend's heap, up to `budget`
+ * bytes: when the backward pass computes a block again it takes them back instead of
+ * multiplying again, which saves a third of a training step's products; the cheap operations
+ * between them are still recomputed, so the heap holds one block's activations at a time as
+ * before. Each is taken once, by the block's backward, and freed then. Beyond the budget the
+ * products are computed again.
  */
 export class KeptProducts {
   private readonly held = new Map<string, { data: Float32Array; shape: number[] }>();
@@ -75,9 +117,33 @@ export class KeptProducts {
 
   /** Keeps `y`, the output of the product named `name`, if the budget allows. */
   keep(name: string, y: tf.Tensor): void {
-    if (this.bytes + 4 * y.size > this.budget || this.held.has(name)) return;
-    this.held.set(name, { data: y.dataSync() as Float32Array, shape: y.shape });
-    this.bytes += 4 * y.size;
+    if (!this.fits(name, y.size)) return;
+    let data: Float32Array;
+    if (tf.getBackend() === 'wasm' && y.dtype === 'float32') {
+      // copied from the heap into a reused buffer, not into a fresh one as dataSync would
+      const be = tf.engine().backend as unknown as WasmBackend;
+      be.dataIdMap.get(y.dataId);
+      data = buffer(y.size);
+      data.set(be.typedArrayFromHeap(y));
+    } else data = y.dataSync() as Float32Array;
+    this.hold(name, data, y.shape);
+  }
+
+  /** Keeps a copy of `data` (a view of the heap, say) under `name`, if the budget allows. */
+  keepCopy(name: string, data: Float32Array, shape: number[]): void {
+    if (!this.fits(name, data.length)) return;
+    const copy = buffer(data.length);
+    copy.set(data);
+    this.hold(name, copy, shape);
+  }
+
+  private fits(name: string, size: number): boolean {
+    return this.bytes + 4 * size <= this.budget && !this.held.has(name);
+  }
+
+  private hold(name: string, data: Float32Array, shape: number[]): void {
+    this.held.set(name, { data, shape });
+    this.bytes += data.byteLength;
   }
 
   /** The kept output of `name`, removed from the keeper, or undefined when it was not kept. */
@@ -112,7 +178,7 @@ export function reusedProduct(
     const xs = args[0] as tf.Tensor;
     save(host ? [] : [xs, args[1] as tf.Tensor]);
     return {
-      value: tf.tensor(kept.data, kept.shape),
+      value: reuse(kept),
       // a custom gradient runs outside any scope (tfjs): its temporaries are freed here
       gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) =>
         tf.tidy(() => {

@@ -1,0 +1,153 @@
+/**
+ * attend() (attention.ts) as one operation on the wasm backend with a native sgemm: per batch
+ * row and kv head, the scores' product (scaled by the product itself), one SIMD pass that adds
+ * the mask and takes the softmax in place, and the product with the values; the probabilities
+ * are kept for the backward pass, which is four products and one SIMD pass (the softmax's
+ * gradient). Composed of tfjs operations the same attention took a scaling, a broadcast add and
+ * a softmax forward, and six passes over the [rows, S] scores backward, each a tape entry.
+ *
+ * Shapes as attend's: q [B, H, T, hd], k and v [B, KV, S, hd], bias [B, 1, n T, S] with
+ * n = H / KV query heads per kv head, stacked as n T rows (transformers' repeat_kv order).
+ */
+import * as tf from '@tensorflow/tfjs';
+import { fusedKernelsActive } from '../../backend/fused/index.js';
+import { activeSgemm } from '../../backend/native/index.js';
+import { loadNative } from '../../backend/native/library.js';
+import { simdKernels, wasmBackendMemory } from '../../backend/simd/index.js';
+import type { WasmBackend } from '../../backend/views.js';
+import { releaseKept, type KeptProducts } from './recompute.js';
+
+type Op = Parameters<typeof tf.customGrad>[0];
+
+/** Whether attendNative can run now: the wasm backend with its fused kernels and a native sgemm. */
+export const attendsNatively = () => tf.getBackend() === 'wasm' && fusedKernelsActive() && activeSgemm() !== undefined;
+
+/**
+ * Where a checkpointed pass keeps a block's attention (its probabilities and output) for the
+ * recomputation, under `name`; `again`: this is the recomputation, which takes them back.
+ */
+export interface KeptAttention {
+  kept: KeptProducts;
+  name: string;
+  again: boolean;
+}
+
+/**
+ * softmax(q k^T / sqrt(hd) + bias) v with heads joined, [B, T, H*hd], as attend(); gradients
+ * to q, k and v. With `store`, the forward pass keeps its probabilities and output and the
+ * recomputation takes them instead of computing them again (the same q, k and v).
+ */
+/**
+ * `f` with the library's products on one thread: the attention's products are small (for
+ * SmolLM2's shape [768, 64] x [64, 256] per batch row and kv head, 144 of them per block and
+ * step), and two threads wait on each other at every one; with other work on the machine that
+ * wait made them three times slower than one thread (measured: a block's attention forward and
+ * backward 0.16 to 0.28 s on one thread, 0.18 to 0.93 s on two, alternating, load 15).
+ */
+function oneThread<T>(f: () => T): T {
+  const lib = loadNative();
+  const before = lib?.threads() ?? 1;
+  if (before > 1) lib!.setThreads(1);
+  try {
+    return f();
+  } finally {
+    if (before > 1) lib!.setThreads(before);
+  }
+}
+
+export function attendNative(
+  q: tf.Tensor4D,
+  k: tf.Tensor4D,
+  v: tf.Tensor4D,
+  bias: tf.Tensor,
+  store?: KeptAttention,
+): tf.Tensor3D {
+  const sgemm = activeSgemm();
+  if (!sgemm || tf.getBackend() !== 'wasm') throw new Error('attendNative: needs the wasm backend and a native sgemm');
+  const [B, H, T, hd] = q.shape;
+  const [, KV, S] = k.shape;
+  const R = (H / KV) * T; // rows of one kv head: its query heads' rows stacked
+  if (bias.size !== B * R * S)
+    throw new Error(`attendNative: a bias of shape ${bias.shape} for ${B} x ${R} rows of ${S} keys`);
+  const scale = 1 / Math.sqrt(hd);
+  const be = tf.engine().backend as unknown as WasmBackend & { disposeData(id: unknown): void };
+  const memory = wasmBackendMemory(be);
+  const kernels = simdKernels(memory);
+  const offset = (t: tf.TensorInfo) => be.dataIdMap.get(t.dataId).memoryOffset;
+  const view = (t: tf.TensorInfo) => new Float32Array(memory.buffer, offset(t), tf.util.sizeFromShape(t.shape));
+  // every input moved onto the heap and every output allocated before any view is taken (growing the heap detaches views)
+  const allocate = (inputs: tf.TensorInfo[], shapes: number[][]) => {
+    for (const t of inputs) be.dataIdMap.get(t.dataId);
+    return shapes.map((s) => be.makeOutput(s, 'float32'));
+  };
+  const probsName = `${store?.name}.probs`,
+    outName = `${store?.name}.out`;
+  let reused = store?.again ? store.kept.take(probsName) : undefined;
+  const reusedOut = reused && store!.kept.take(outName);
+  if (reused && !reusedOut) {
+    releaseKept(reused.data);
+    reused = undefined;
+  }
+  const f = tf.customGrad(((qs: tf.Tensor, ks: tf.Tensor, vs: tf.Tensor, save: tf.GradSaveFunc) => {
+    const [oInfo, pInfo] = allocate(
+      [qs, ks, vs, bias],
+      [
+        [B, KV, R, hd],
+        [B, KV, R, S],
+      ],
+    );
+    const [Q, K, V, O, P] = [qs, ks, vs, oInfo, pInfo].map(view);
+    const p0 = offset(pInfo),
+      b0 = offset(bias);
+    if (reused && reusedOut) {
+      P.set(reused.data);
+      O.set(reusedOut.data);
+      releaseKept(reused.data);
+      releaseKept(reusedOut.data);
+    } else
+      oneThread(() => {
+        for (let b = 0; b < B; b++)
+          for (let j = 0; j < KV; j++) {
+            const h = b * KV + j;
+            const Pbj = P.subarray(h * R * S, (h + 1) * R * S);
+            const Kbj = K.subarray(h * S * hd);
+            sgemm(false, true, R, S, hd, Q.subarray(h * R * hd), hd, Kbj, hd, 0, Pbj, S, scale);
+            kernels.biasSoftmax(p0 + 4 * h * R * S, b0 + 4 * b * R * S, R, S);
+            sgemm(false, false, R, hd, S, Pbj, S, V.subarray(h * S * hd), hd, 0, O.subarray(h * R * hd), hd);
+          }
+      });
+    if (store && !store.again && !reused) {
+      store.kept.keepCopy(probsName, P, [B, KV, R, S]);
+      store.kept.keepCopy(outName, O, [B, KV, R, hd]);
+    }
+    const probs = tf.engine().makeTensorFromTensorInfo(pInfo);
+    save([qs, ks, vs, probs]);
+    return {
+      value: tf.engine().makeTensorFromTensorInfo(oInfo),
+      gradFunc: (dy: tf.Tensor, [q2, k2, v2, p2]: tf.Tensor[]) => {
+        const [dqInfo, dkInfo, dvInfo, dpInfo] = allocate([dy, q2, k2, v2, p2], [q2.shape, k2.shape, v2.shape, [R, S]]);
+        const [DY, Q2, K2, V2, P2, DQ, DK, DV, DP] = [dy, q2, k2, v2, p2, dqInfo, dkInfo, dvInfo, dpInfo].map(view);
+        const pp = offset(p2),
+          dp = offset(dpInfo);
+        oneThread(() => {
+          for (let h = 0; h < B * KV; h++) {
+            const dO = DY.subarray(h * R * hd);
+            const Pbj = P2.subarray(h * R * S);
+            // dP = dO V^T, then dS = P (dP - Σ dP P) in place; dq = s dS K, dk = s dS^T q, dv = P^T dO
+            sgemm(false, true, R, S, hd, dO, hd, V2.subarray(h * S * hd), hd, 0, DP, S);
+            kernels.softmaxGrad(pp + 4 * h * R * S, dp, R, S);
+            sgemm(false, false, R, hd, S, DP, S, K2.subarray(h * S * hd), hd, 0, DQ.subarray(h * R * hd), hd, scale);
+            sgemm(true, false, S, hd, R, DP, S, Q2.subarray(h * R * hd), hd, 0, DK.subarray(h * S * hd), hd, scale);
+            sgemm(true, false, S, hd, R, Pbj, S, dO, hd, 0, DV.subarray(h * S * hd), hd);
+          }
+        });
+        be.disposeData(dpInfo.dataId);
+        return [dqInfo, dkInfo, dvInfo].map((i) => tf.engine().makeTensorFromTensorInfo(i));
+      },
+    };
+  }) as unknown as Op) as unknown as (q: tf.Tensor, k: tf.Tensor, v: tf.Tensor) => tf.Tensor;
+  return f(q, k, v)
+    .reshape([B, H, T, hd])
+    .transpose([0, 2, 1, 3])
+    .reshape([B, T, H * hd]) as tf.Tensor3D;
+}
