@@ -52,19 +52,42 @@ export function keysOf(rows: readonly MetricsRow[], test: (k: string) => boolean
 const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : undefined);
 const f3 = (x: number) => x.toFixed(3);
 
-/** The mean of `s` over iterations in (from, to]. */
-function meanIn(s: ReadonlyArray<[number, number]>, from: number, to: number): number | undefined {
-  return mean(s.filter(([i]) => i > from && i <= to).map(([, v]) => v));
+/** The values of `s` at iterations in (from, to]. */
+function valuesIn(s: ReadonlyArray<[number, number]>, from: number, to: number): number[] {
+  return s.filter(([i]) => i > from && i <= to).map(([, v]) => v);
+}
+
+/** The sample variance of the mean of `xs` (0 for one value). */
+function varianceOfMean(xs: readonly number[]): number {
+  if (xs.length < 2) return 0;
+  const m = mean(xs)!;
+  return xs.reduce((a, x) => a + (x - m) ** 2, 0) / (xs.length - 1) / xs.length;
 }
 
 /**
- * Held-out accuracy falling while the training reward rises: label-free RL's rise-then-fall
- * (self-certainty, a majority vote past its use) and a solver paid by a judge it fools. For
- * each held-out accuracy, its latest measurement against its best (the latest best on ties):
- * flagged when it fell by `heldOut.drop` and by `heldOut.relative` of the best while some
- * role's training reward, averaged over the `heldOut.window` iterations up to now, is above
- * its mean over the window up to the best (or just after it, when the best is the start and
- * no reward came before it; the windows never overlap). The reading is the largest fall.
+ * A reward's mean over `window` iterations up to `at` (or just after it, when nothing came
+ * before: the start) against its mean over the window up to `now`, the two never overlapping;
+ * `held` when the later mean is no lower than the earlier less two standard errors of their
+ * difference (a flat reward holds; a falling one does not).
+ */
+function rewardTrend(s: ReadonlyArray<[number, number]>, at: number, now: number, window: number) {
+  const from = valuesIn(s, at - window, at).length ? at : at + window;
+  const [a, b] = [valuesIn(s, from - window, from), valuesIn(s, Math.max(now - window, from), now)];
+  if (!a.length || !b.length) return undefined;
+  const [before, after] = [mean(a)!, mean(b)!];
+  const held = after >= before - 2 * Math.sqrt(varianceOfMean(a) + varianceOfMean(b));
+  return { before, after, held };
+}
+
+/**
+ * Held-out accuracy falling while the training reward rises or holds: label-free RL's
+ * rise-then-fall (self-certainty, a majority vote past its use) and a solver paid by a judge
+ * that cannot tell (its reward flat while its skill goes). For each held-out accuracy, its
+ * latest measurement against its best (the latest best on ties): flagged when it fell by
+ * `heldOut.drop` and by `heldOut.relative` of the best while some role's training reward,
+ * averaged over the `heldOut.window` iterations up to now, did not fall below its mean over the
+ * window at the best (see rewardTrend). A run whose reward falls with its held-out accuracy
+ * is failing in another way (divergence), not fooling its reward. The reading is the largest fall.
  */
 export const heldOutFalls: Detector = {
   id: 'held_out_falls',
@@ -79,22 +102,19 @@ export const heldOutFalls: Detector = {
       const [at, best] = s.reduce((b, p) => (p[1] >= b[1] ? p : b), s[0]);
       const fall = best - latest;
       // the reward where the best was measured (or just after it: a start has no reward before it) against now
-      const risen = rewards.flatMap(([r, rs]) => {
-        const from = meanIn(rs, at - window, at) !== undefined ? at : at + window;
-        const before = meanIn(rs, from - window, from);
-        // the two windows never overlap: a reward compared with itself has not risen
-        const after = meanIn(rs, Math.max(now - window, from), now);
-        return before !== undefined && after !== undefined && after > before
-          ? [`${r} ${f3(before)} to ${f3(after)}`]
-          : [];
+      const held = rewards.flatMap(([r, rs]) => {
+        const t = rewardTrend(rs, at, now, window);
+        return t?.held ? [`${r} ${f3(t.before)} to ${f3(t.after)}`] : [];
       });
       return [
         {
           value: fall,
-          flagged: fall >= drop && best > 0 && fall / best >= relative && risen.length > 0,
+          flagged: fall >= drop && best > 0 && fall / best >= relative && held.length > 0,
           detail:
             `${key} ${f3(latest)} at ${now}, from its best ${f3(best)} at ${at}` +
-            (risen.length ? `, while ${risen.join(', ')}` : ', and no training reward rose'),
+            (held.length
+              ? `, while the training reward held or rose: ${held.join(', ')}`
+              : ', and every training reward fell with it'),
         },
       ];
     });

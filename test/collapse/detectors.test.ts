@@ -27,7 +27,7 @@ const every = (k: number, f: (i: number) => number) => (i: number) => (i % k ===
 const options = (over: object) => CollapseSchema.parse(over);
 
 describe('collapse detectors', () => {
-  it('held-out falls while the reward rises: flagged; the same fall with the reward falling too: not', () => {
+  it('held-out falls while the reward rises or holds: flagged; the same fall with the reward falling too: not', () => {
     const pass1 = every(5, (i) => (i < 10 ? 0.5 : 0.3));
     const rising = rows(16, { 'eval/pass1': pass1, 'reward/solver': (i) => (i === 0 ? undefined : 0.1 * i) });
     const r = read(heldOutFalls, rising)!;
@@ -36,6 +36,12 @@ describe('collapse detectors', () => {
     expect(r.detail).to.include('eval/pass1 0.300 at 15, from its best 0.500 at 5').and.include('reward/solver');
     const falling = rows(16, { 'eval/pass1': pass1, 'reward/solver': (i) => (i === 0 ? undefined : 2 - 0.1 * i) });
     expect(read(heldOutFalls, falling)!.flagged).to.equal(false);
+    // a flat reward, up and down by its noise (a judge at chance pays about half of anything), holds
+    const flat = rows(16, {
+      'eval/pass1': pass1,
+      'reward/solver': (i) => (i === 0 ? undefined : 0.5 + (i % 2 ? 0.05 : -0.05)),
+    });
+    expect(read(heldOutFalls, flat)!.flagged).to.equal(true);
   });
 
   it('held-out falls: a fall under the thresholds is noise, and a best at the start compares windows that do not overlap', () => {
