@@ -39,6 +39,19 @@ describe('the collapse watch on recorded runs (defaults)', () => {
     expect([...watch.first.keys()].sort()).to.deep.equal(['entropy_collapse', 'held_out_falls']);
   });
 
+  it('the judge-paid solver on the chat base (0.488 to 0.125): flagged at the first evaluation that shows the fall, before the run ends', () => {
+    const rows = trace('judge-paid-solver');
+    const { watch } = replay(rows, DEFAULT_COLLAPSE);
+    const falls = watch.first.get('held_out_falls')!;
+    // the judge trains for 10 iterations, the solver from 11; 0.453 at 15 is within noise, 0.125 at 20 is not
+    const firstFall = rows.find((r) => (r['eval/pass1'] as number) <= 0.488 - 0.1)!.iteration;
+    expect(falls.iteration).to.equal(firstFall).and.equal(20);
+    expect(falls.iteration).to.be.below(rows[rows.length - 1].iteration);
+    expect(falls.detail).to.include('reward/solver');
+    // its judge is at chance, not constant: a coin's verdicts are not one verdict
+    expect(watch.first.has('constant_verdict')).to.equal(false);
+  });
+
   it('healthy RLVR on the chat base (LoRA, 0.488 to 0.688): nothing flagged at any iteration', () => {
     const rows = trace('hf-rlvr-lora');
     const { watch, watched } = replay(rows, DEFAULT_COLLAPSE);
