@@ -32,6 +32,11 @@ const VERDICT = /(^|\/)constant_verdict$/;
 const CELL = /(^|\/)top_cell_share$/;
 const ENTROPY = 'rollout/entropy';
 
+/** Whether any detector reads `key` (the watch keeps only these, so a long run's reads stay cheap). */
+export const isRead = (key: string) =>
+  !key.startsWith('collapse/') &&
+  (HELD_OUT.test(key) || REWARD.test(key) || VERDICT.test(key) || CELL.test(key) || key === ENTROPY);
+
 /** The rows holding a finite `key`, as [iteration, value]. */
 export function series(rows: readonly MetricsRow[], key: string): Array<[number, number]> {
   const out: Array<[number, number]> = [];

@@ -5,7 +5,7 @@
  * the watched held-out metric is named in run.json and the report.
  */
 import type { CheckpointRecord, MetricsRow, RunRecord, RunStore } from '../store/run.js';
-import { DETECTORS, HELD_OUT, keysOf, type Detector } from './detectors.js';
+import { DETECTORS, HELD_OUT, isRead, keysOf, type Detector } from './detectors.js';
 import type { CollapseOptions } from './options.js';
 
 /** A detector past its threshold at an iteration. */
@@ -38,7 +38,9 @@ export class CollapseWatch {
 
   /** Adds a row (an iteration's metrics, in order) and reads every detector on the rows so far. */
   observe(row: MetricsRow): Watched {
-    this.rows.push(row);
+    this.rows.push(
+      Object.fromEntries(Object.entries(row).filter(([k]) => k === 'iteration' || isRead(k))) as MetricsRow,
+    );
     const metrics: Record<string, number> = {};
     const flagged: Finding[] = [];
     const fresh: Finding[] = [];
