@@ -3,6 +3,7 @@ import type { Episode, Task, Turn } from '../src/core/types.js';
 import type { TaskFamily } from '../src/core/task-family.js';
 import { invalid } from '../src/core/role.js';
 import { bigramEntropy } from '../src/util/bigram.js';
+import { topCellShare } from '../src/util/cells.js';
 import { z } from 'zod';
 import { arenaOptions, positiveInt } from './options.js';
 import type { Arena, ArenaContext } from '../src/core/arena.js';
@@ -90,6 +91,7 @@ function proposalMetrics(episodes: readonly Episode[], family: TaskFamily<unknow
   const prompts = tasks.map((t) => t.prompt);
   m['proposals/distinct'] = new Set(prompts).size / prompts.length;
   m['proposals/cells'] = new Set(measures.map((x) => JSON.stringify(x))).size;
+  m['proposals/top_cell_share'] = topCellShare(measures);
   m['proposals/bigram_entropy'] = bigramEntropy(prompts);
   const success = proposals.flatMap((e) => {
     const task = proposedTask(e);

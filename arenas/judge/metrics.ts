@@ -6,8 +6,8 @@ import { OWN_SCOPE, type JudgeArenaOptions } from './options.js';
 /**
  * The judge's rollout metrics: its accuracy, valid rate and F1 (pairwise the mean of both
  * letters' F1; pointwise F1 of flagging a wrong answer), position consistency (pairwise),
- * pair accuracy (pointwise), its own answers' accuracy (solveFirst), and the share of
- * episodes that gave something to judge.
+ * pair accuracy (pointwise), its own answers' accuracy (solveFirst), how constant its
+ * verdict is (`constant_verdict`, below), and the share of episodes that gave something to judge.
  */
 export function judgeMetrics(
   episodes: readonly Episode[],
@@ -29,6 +29,8 @@ export function judgeMetrics(
   const said = (t: Turn) => (t.action.valid ? t.action.value : null);
   m['judge/accuracy'] = verdicts.filter((t) => said(t) === t.task!.answer).length / verdicts.length;
   m['judge/valid_rate'] = verdicts.filter((t) => t.action.valid).length / verdicts.length;
+  const same = constantVerdict(verdicts.map((t) => ({ said: said(t), truth: t.task!.answer! })));
+  if (same !== undefined) m['judge/constant_verdict'] = same;
   const f1 = (positive: string) => {
     const tp = verdicts.filter((t) => said(t) === positive && t.task!.answer === positive).length;
     const fp = verdicts.filter((t) => said(t) === positive && t.task!.answer !== positive).length;
@@ -65,4 +67,25 @@ export function judgeMetrics(
   }
   if (pairs.length) m['judge/position_consistency'] = pairs.reduce((a, b) => a + b, 0) / pairs.length;
   return m;
+}
+
+/**
+ * How far a judge gives one verdict whatever it is shown: its most common valid verdict v,
+ * and the least share of v among the showings of any one truth (an invalid verdict is not v).
+ * A judge that names v on everything scores 1; one that follows the truth scores 0 (it never
+ * says v where the truth is the other); one guessing at a coin's odds scores about 1/2.
+ * Undefined unless at least two truths were shown (the src/collapse watcher reads it).
+ */
+export function constantVerdict(verdicts: ReadonlyArray<{ said: string | null; truth: string }>): number | undefined {
+  const counts = new Map<string, number>();
+  for (const { said } of verdicts) if (said !== null) counts.set(said, (counts.get(said) ?? 0) + 1);
+  const top = [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0];
+  const truths = [...new Set(verdicts.map((v) => v.truth))];
+  if (top === undefined || truths.length < 2) return undefined;
+  return Math.min(
+    ...truths.map((truth) => {
+      const shown = verdicts.filter((v) => v.truth === truth);
+      return shown.filter((v) => v.said === top).length / shown.length;
+    }),
+  );
 }

@@ -12,6 +12,7 @@
 import { z } from 'zod';
 import { always, id, int, isRecord, nonNegInt, posInt, SAFE_NAME, safeName, unsafe } from './fields.js';
 import { inferenceServerIssues } from './inference.js';
+import { CollapseSchema, STOP_ON } from '../collapse/options.js';
 import { ModelSchema } from './model-schema.js';
 import { ADVANTAGES, AGG_MODES, KL_KINDS, KlRewardSchema, LR_SCHEDULES, TrainerSchema } from './trainer-schema.js';
 import type { BackendChoice } from '../backend/index.js';
@@ -188,6 +189,8 @@ export const ExperimentSchema = z
     trainer: TrainerSchema.prefault({}), // RL update settings (unset fields take DEFAULT_TRAINER)
     eval: EvalSchema.prefault({}), // periodic evaluation
     checkpointEvery: posInt().default(5), // save a checkpoint every this many iterations
+    collapse: CollapseSchema.prefault({}), // the collapse watch's thresholds (src/collapse, docs/collapse.md); every run keeps the watch
+    stopOn: z.enum(STOP_ON).optional(), // 'collapse': end the run at the first collapse flagged, and name the best checkpoint
     opponents: OpponentsSchema.optional(), // the learner against a pool of its past selves instead of itself
     episodesEvery: posInt().default(1), // store the episodes of every this many iterations (a game plays thousands an iteration)
     phases: z.array(PhaseSchema).min(1).optional(), // which roles train when, cycled (default: every training role, always)

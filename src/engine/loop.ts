@@ -41,6 +41,7 @@ import type { Plan } from './plan.js';
 import { rolloutMetrics, scoreEpisodes, toSamples } from './rewards.js';
 import { addMagnetLogProbs, learnerUpdates, makeLearners } from './learners.js';
 import { ActServer } from '../serving/act-server.js';
+import { CollapseWatch, recordBest, stopLine, warning } from '../collapse/watch.js';
 import { Opponents } from './opponents.js';
 
 export interface LoopOptions {
@@ -223,6 +224,10 @@ async function iterateWith(
     for (const ev of evaluators) ev.track?.(context(0, true));
     store.appendMetrics({ iteration: 0, ...(await evaluate(0, () => true, true)) });
   }
+  // the watch reads the metrics so far: a resumed run's rebuild it as the run first saw them
+  const history = store.readMetrics();
+  const watch = new CollapseWatch(c.collapse);
+  for (const row of history) watch.observe(row);
   for (let it = start + 1; it <= c.iterations; it++) {
     const t0 = performance.now();
     const roles = trainingRoles(c, it);
@@ -371,12 +376,19 @@ async function iterateWith(
     for (const ev of evaluators) ev.track?.(context(it, false));
     Object.assign(metrics, await evaluate(it, (e) => it % e.every === 0 || last || synced, last || synced));
     metrics['time/iteration_s'] = (performance.now() - t0) / 1000;
+    const seen = watch.observe({ iteration: it, ...finite(metrics) });
+    Object.assign(metrics, seen.metrics);
+    for (const f of seen.fresh) log(`collapse: ${f.id} at iteration ${it}: ${f.detail}`);
+    const stop = c.stopOn === 'collapse' && seen.flagged.length > 0;
+    const end = last || stop;
     // what each turn earned and was trained with goes out with it (coevolve export, the dashboard)
     for (const s of judged) s.episode.turns[s.turn].reward = s.reward;
     for (const { turn, advantage } of credited) turn.advantage = advantage;
-    if (it % c.episodesEvery === 0 || last) store.appendEpisodes(it, episodes);
-    store.appendMetrics({ iteration: it, ...finite(metrics) });
-    if (it % c.checkpointEvery === 0 || last) {
+    if (it % c.episodesEvery === 0 || end) store.appendEpisodes(it, episodes);
+    const row = { iteration: it, ...finite(metrics) };
+    store.appendMetrics(row);
+    history.push(row);
+    if (it % c.checkpointEvery === 0 || end) {
       const dir = store.checkpointDir(it);
       mkdirSync(dir, { recursive: true });
       const optimizers = Object.fromEntries(
@@ -392,8 +404,14 @@ async function iterateWith(
       if (opponents) state.opponents = await opponents.save(dir, tokenizer);
       saveLoopState(dir, state);
       await store.recordCheckpoint(it, dir);
+      await recordBest(store, history, c.collapse.watch);
     }
-    progress.tick(it, pickShown(metrics, plan.arena.progress ?? []));
+    progress.tick(it, pickShown(metrics, plan.arena.progress ?? []), warning(seen.flagged));
+    if (stop) {
+      progress.done();
+      log(await stopLine(store, seen.flagged));
+      break;
+    }
   }
   progress.done();
   await store.setStatus('done');

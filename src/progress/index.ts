@@ -31,8 +31,8 @@ export interface ProgressOptions {
 }
 
 export interface Progress {
-  /** reports that `iteration` (1-based, of `total`) finished, with its metrics */
-  tick(iteration: number, metrics?: Record<string, number>): void;
+  /** reports that `iteration` (1-based, of `total`) finished, with its metrics and a warning shown before them (a collapse flagged) */
+  tick(iteration: number, metrics?: Record<string, number>, warning?: string): void;
   /** ends the bar (a newline on a TTY); further ticks are ignored */
   done(): void;
 }
@@ -81,7 +81,7 @@ export function createProgress(total: number, options: ProgressOptions = {}): Pr
   };
 
   return {
-    tick(iteration, metrics = {}) {
+    tick(iteration, metrics = {}, warning) {
       if (finished) return;
       const t = now();
       if (first === undefined) {
@@ -89,7 +89,8 @@ export function createProgress(total: number, options: ProgressOptions = {}): Pr
         // counts only the iterations this process ran
         first = iteration - 1;
       }
-      const m = metricText(metrics);
+      // a warning goes first, so a narrow terminal cuts metrics, never it
+      const m = [warning, metricText(metrics)].filter(Boolean).join(' ');
       if (!tty) {
         if (options.plainEvery !== undefined && iteration < total && iteration - lastPlain < options.plainEvery * total)
           return;

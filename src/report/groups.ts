@@ -21,6 +21,7 @@ const RULES: Array<{ id: string; title: string; test: (k: string) => boolean }> 
   { id: 'time', title: 'Time per iteration (s)', test: (k) => /^time\/.*_s$/.test(k) },
   { id: 'turns', title: 'Turns per role', test: (k) => k.startsWith('turns/') },
   { id: 'lr', title: 'Learning rate', test: (k) => k === 'lr' },
+  { id: 'collapse', title: 'Collapse watch (docs/collapse.md)', test: (k) => k.startsWith('collapse/') },
 ];
 const SKIP = (k: string) => k === 'iteration' || k === 'samples' || k === 'phase' || /^losses\/[^/]+\/skipped$/.test(k);
 

@@ -1,4 +1,6 @@
 import { RunStore, type MetricsRow } from '../store/run.js';
+import { collapseSection } from '../collapse/report.js';
+import type { ExperimentConfig } from '../config/schema.js';
 
 /** What proposer metrics a report shows beside the evaluations, averaged over the iterations since the row before. */
 const PROPOSAL_KEYS = ['proposals/valid_rate', 'proposals/digits', 'proposals/distinct', 'proposals/solver_success'];
@@ -8,7 +10,8 @@ const PROPOSAL_KEYS = ['proposals/valid_rate', 'proposals/digits', 'proposals/di
  * iteration that has any of the keys (every evaluation by default), plus wall time. With a
  * proposer, the default also shows what it wrote (validity, difficulty, diversity, the
  * solver's success on it), averaged over the iterations up to the row, so a proposer that
- * drifts or collapses shows in its difficulty and diversity columns.
+ * drifts or collapses shows in its difficulty and diversity columns. Then the collapse watch's
+ * section (src/collapse/report.ts).
  */
 export async function reportCommand(dir: string, keys?: string[]): Promise<string> {
   const store = await RunStore.open(dir, { kind: 'any' });
@@ -32,6 +35,9 @@ export async function reportCommand(dir: string, keys?: string[]): Promise<strin
     window = [];
   }
   if (averaged.length) lines.push('* mean over the iterations since the row before');
+  // an experiment's report says what the collapse watch saw (a pretrain has no rewards to watch)
+  if (!keys && store.kind === 'experiment')
+    lines.push('', collapseSection(rows, store.record, (store.config as ExperimentConfig).collapse));
   return lines.join('\n');
 }
 

@@ -64,6 +64,10 @@ export interface RunRecord {
   error?: string;
   /** which kernels the process that last wrote the run computed on (e.g. `wasm + native sgemm (OpenBLAS)`): they round differently */
   compute?: string;
+  /** the best checkpoint by the collapse watch's held-out metric (src/collapse); no `dir`: the starting weights */
+  best?: { metric: string; iteration: number; dir?: string; value: number };
+  /** why the run ended before its planned iterations (`stopOn`), at which iteration */
+  stopped?: { on: string; iteration: number; detail: string };
 }
 
 /** A metrics row: any JSON fields plus the iteration it belongs to. */
@@ -351,6 +355,18 @@ export class RunStore<C = ExperimentConfig> {
     await this.write();
   }
 
+  /** Names the best checkpoint so far (src/collapse); it changes as checkpoints are saved. */
+  async recordBest(best: NonNullable<RunRecord['best']>): Promise<void> {
+    this.db.data.best = best;
+    await this.write();
+  }
+
+  /** Records why the run ends early; the caller then marks it done. */
+  async recordStop(stopped: NonNullable<RunRecord['stopped']>): Promise<void> {
+    this.db.data.stopped = stopped;
+    await this.write();
+  }
+
   async setStatus(status: RunStatus, error?: string): Promise<void> {
     this.db.data.status = status;
     if (error !== undefined) this.db.data.error = error;
@@ -412,6 +428,9 @@ export class RunStore<C = ExperimentConfig> {
     d.checkpoints = d.checkpoints.filter((c) => c.iteration <= n);
     d.lastCheckpoint = d.checkpoints[d.checkpoints.length - 1] ?? null;
     d.iterations = Math.min(d.iterations, n);
+    // a best or a stop past the cut was measured on iterations that are replayed
+    if (d.best && d.best.iteration > n) delete d.best;
+    if (d.stopped && d.stopped.iteration >= n) delete d.stopped;
     await this.write();
   }
 

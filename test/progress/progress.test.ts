@@ -36,6 +36,19 @@ describe('progress', () => {
     });
   });
 
+  it('puts a warning before the metrics, so a narrow terminal cuts the metrics and never it', () => {
+    const plain = new FakeStream(false);
+    const p = createProgress(4, { stream: plain, label: 'run' });
+    p.tick(1, { solver: 0.5 });
+    p.tick(2, { solver: 0.9 }, 'COLLAPSE: held_out_falls');
+    expect(plain.text).to.equal('run iter 1/4 solver=0.5\nrun iter 2/4 COLLAPSE: held_out_falls solver=0.9\n');
+    const tty = new FakeStream(true, 80);
+    const q = createProgress(4, { stream: tty, now: clock(1000).now });
+    q.tick(2, { solver: 0.123456, pass1: 0.25, valid: 1 }, 'COLLAPSE: entropy_collapse');
+    expect(tty.text).to.include('COLLAPSE: entropy_collapse');
+    expect(tty.text).to.not.include('valid=1'); // cut at the terminal's width
+  });
+
   it('formatDuration reads as seconds, minutes or hours', () => {
     expect(formatDuration(4.4)).to.equal('4s');
     expect(formatDuration(185)).to.equal('3m05s');

@@ -2,6 +2,7 @@ import { firstValueFrom, from, mergeMap, toArray } from 'rxjs';
 import { Agents } from '../../core/agents.js';
 import { BatchingServer } from '../../serving/server.js';
 import { bigramEntropy } from '../../util/bigram.js';
+import { topCellShare } from '../../util/cells.js';
 import { z } from 'zod';
 import {
   evaluatorKind,
@@ -17,7 +18,7 @@ import type { Role } from '../../core/role.js';
 /**
  * What a proposer writes, measured apart from training: `samples` proposals at `temperature`,
  * each read by the family within `limits`. Metrics: `valid`, `distinct`, `cells` (distinct
- * difficulty cells), `bigram_entropy`, and the mean of each measure of the valid ones.
+ * difficulty cells), `top_cell_share` (the share in the most common cell), `bigram_entropy`, and the mean of each measure of the valid ones.
  */
 export class ProposalsEvaluator implements Evaluator {
   constructor(
@@ -66,6 +67,7 @@ export class ProposalsEvaluator implements Evaluator {
     for (const key of Object.keys(measures[0])) m[key] = measures.reduce((a, x) => a + x[key], 0) / measures.length;
     m.distinct = new Set(tasks.map((t) => t.prompt)).size / tasks.length;
     m.cells = new Set(measures.map((x) => JSON.stringify(x))).size;
+    m.top_cell_share = topCellShare(measures);
     m.bigram_entropy = bigramEntropy(tasks.map((t) => t.prompt));
     return m;
   }
