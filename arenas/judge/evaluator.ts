@@ -18,6 +18,9 @@ import { JudgeArena } from './index.js';
  * still be measured on the answers it started from), the verdicts at `temperature` when given
  * (default the arena's; 0: greedy), each task played `repeats` times (default 1) for a steadier figure;
  * the arena's planted slips are left out (the judge is measured on the solver's own answers).
+ * With `answers: fixed` no solver answers: each task is judged on its own answer and a slip of
+ * it (`slip`, default the arena's), drawn from the task id, so the set is the same at every
+ * evaluation and in every run, half right and half wrong, whatever the solver has become.
  */
 export function verdictsKind(check: (where: string) => TaskCheck): EvaluatorKind {
   const options = z.strictObject({
@@ -25,6 +28,8 @@ export function verdictsKind(check: (where: string) => TaskCheck): EvaluatorKind
     temperature: temperature().optional(),
     answerTemperature: z.number().positive().optional(),
     repeats: positiveInt().default(1),
+    answers: z.enum(['solver', 'fixed']).default('solver'),
+    slip: z.enum(['any', 'adjacent']).optional(),
   });
   return evaluatorKind(options, (spec, c, plan, where) => {
     if (!(plan.arena instanceof JudgeArena))
@@ -38,10 +43,17 @@ export function verdictsKind(check: (where: string) => TaskCheck): EvaluatorKind
     const arenaTemperature = c.arena.temperature > 0 ? c.arena.temperature : 1;
     const sampled = spec.options.answerTemperature ?? arenaTemperature;
     const judge = { ...seatOf(c, plan, 'judge'), temperature: spec.options.temperature ?? arenaTemperature };
-    // held out means the solver's own answers: nothing planted
-    const arena = plan.arena.options.plant
-      ? new JudgeArena({ ...plan.arena.options, plant: 0 }, plan.family)
-      : plan.arena;
+    // held out means the solver's own answers, nothing planted; or a fixed set: each task's answer and a slip of it
+    const { answers, slip } = spec.options;
+    const arena =
+      answers === 'fixed'
+        ? new JudgeArena(
+            { ...plan.arena.options, plant: 0, judgeAll: false, answers, slip: slip ?? plan.arena.options.slip },
+            plan.family,
+          )
+        : plan.arena.options.plant
+          ? new JudgeArena({ ...plan.arena.options, plant: 0 }, plan.family)
+          : plan.arena;
     return new VerdictsEvaluator(
       spec.name,
       spec.every ?? c.eval.every,

@@ -26,7 +26,8 @@ import type { Arena, ArenaContext } from '../../src/core/arena.js';
  * (pairwise: the share of verdict pairs, the k-th of each order, that pick the same answer),
  * pair accuracy (pointwise: the share of k-th verdict pairs that say 'y' to the right answer
  * and 'n' to the wrong one; each answer is judged alone, so no position can sway it), and
- * the share of tasks that gave something to judge.
+ * the share of tasks that gave something to judge. With `answers: 'fixed'` no solver plays: the
+ * task's answer and a slip of it are judged, as above (a held-out set in known shares).
  */
 export class JudgeArena implements Arena {
   readonly kind = 'judge';
@@ -46,9 +47,12 @@ export class JudgeArena implements Arena {
 
   private async run(task: Task, ctx: ArenaContext, emit: (t: Turn) => void): Promise<void> {
     const all = this.options.judgeAll;
+    const fixed = this.options.answers === 'fixed';
+    if (fixed && task.answer === undefined)
+      throw new Error(`judge arena: answers 'fixed' needs task ${task.id}'s answer`);
     // judging every answer: each answer's turn is filed under its own id, shared with the verdicts on it
     const answers = await Promise.all(
-      Array.from({ length: this.options.candidates }, (_, k) =>
+      Array.from({ length: fixed ? 0 : this.options.candidates }, (_, k) =>
         ctx.act(
           'solver',
           { task },
@@ -126,23 +130,23 @@ export class JudgeArena implements Arena {
       }
       return;
     }
-    // a planted slip of a right answer stands in for the solver's wrong one (a curriculum of the errors it rarely makes)
-    const planted =
-      this.options.plant > 0 && right.length && rng.next() < this.options.plant
+    // fixed: the task's answer and a slip of it; else a planted slip of a right answer stands in for the solver's wrong one (a curriculum of the errors it rarely makes)
+    const planted = fixed
+      ? this.slip(task, task.answer!, rng)
+      : this.options.plant > 0 && right.length && rng.next() < this.options.plant
         ? this.slip(task, right[0].text, rng)
         : undefined;
     // only tasks with a right and a wrong answer: the two verdicts' truths are balanced, so chance is 1/2
-    if (!right.length || (!wrong.length && planted === undefined)) return;
+    if (fixed ? planted === undefined : !right.length || (!wrong.length && planted === undefined)) return;
+    const r = fixed ? task.answer! : right[0].text;
     const w = planted ?? wrong[0].text;
     if (this.options.mode === 'pairwise') {
-      const r = right[0].text;
       const rightFirst = rng.next() < 0.5;
       // both orders, the drawn one first: the second is the position-consistency check
       for (const first of [rightFirst, !rightFirst])
         await ask(first ? [r, w] : [w, r], first ? 'A' : 'B', first ? 'AB' : 'BA');
       return;
     }
-    const r = right[0].text;
     for (const isRight of rng.next() < 0.5 ? [true, false] : [false, true])
       await ask([isRight ? r : w], isRight ? 'y' : 'n', isRight ? 'right' : 'wrong');
   }

@@ -43,6 +43,13 @@ export interface JudgeArenaOptions extends Record<string, unknown> {
    * shown one, where a judge trained by RL compared only the last digit)
    */
   solveFirst: boolean;
+  /**
+   * where the judged answers come from: 'solver', the solver's own (sampled `candidates` times);
+   * 'fixed', no solver at all: the task's answer and one wrong answer made from it (a slip, as
+   * `slip` says, drawn from the task id), so every task is judged on one right and one wrong
+   * answer whatever a solver does (a held-out set in known shares, that a collapsed solver cannot empty)
+   */
+  answers: 'solver' | 'fixed';
 }
 
 /** {@link JudgeArenaOptions} with their defaults; options that need another say why. */
@@ -56,6 +63,7 @@ export const JudgeArenaOptionsSchema: z.ZodType<JudgeArenaOptions> = z
     plant: z.number().min(0).max(1).default(0),
     slip: z.enum(['any', 'adjacent']).default('any'),
     solveFirst: z.boolean().default(false),
+    answers: z.enum(['solver', 'fixed']).default('solver'),
   })
   .superRefine((o, ctx) => {
     const need = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
@@ -64,4 +72,9 @@ export const JudgeArenaOptionsSchema: z.ZodType<JudgeArenaOptions> = z
     if (o.judgeAll && o.plant > 0)
       need('plant', "judgeAll judges the solver's own answers only; plant needs judgeAll false");
     if (o.judgeAll && o.mode !== 'pointwise') need('judgeAll', "needs mode 'pointwise' (each answer judged alone)");
+    if (o.answers === 'fixed' && (o.judgeAll || o.plant > 0))
+      need(
+        'answers',
+        "'fixed' judges the task's answer and a slip of it: judgeAll and plant need the solver's answers",
+      );
   });

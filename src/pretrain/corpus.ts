@@ -1,9 +1,10 @@
 import { rolePrompt } from '../core/prompt.js';
 import { SolverRole } from '../core/solver.js';
-import { invalid } from '../core/role.js';
+import { invalid, type Observation } from '../core/role.js';
 import type { Task } from '../core/types.js';
 import type { PolicyInput } from '../models/types.js';
 import { drawUnseen, mixtureSource, type MixtureCell } from '../tasks/common.js';
+import { digitSlip } from '../tasks/slips.js';
 import { ROLE_KINDS, taskFamily } from '../registry.js';
 import type { TaskFamily } from '../core/task-family.js';
 import type { Tokenizer } from '../tokenizer/types.js';
@@ -25,6 +26,8 @@ export interface Verdict {
   task: Task;
   answers: string[];
   verdict: string;
+  /** solve-first: the judge's own answer, written first (the task's), that the verdict compares the shown one with */
+  own?: string;
 }
 
 /**
@@ -92,36 +95,42 @@ export function pretrainCorpus(
         drawUnseen(rng, solver, nVerdicts, new Set([...test, ...Object.values(sets).flat()].map((t) => t.prompt)), {
           what: 'verdicts',
         }),
-        config.verdicts.pairwise,
+        config.verdicts,
         'verdict',
       )
     : [];
   const verdictTest = config.verdicts
-    ? verdictExamples(rng, test.slice(0, config.verdicts.heldOut), config.verdicts.pairwise, 'verdict-test')
+    ? verdictExamples(rng, test.slice(0, config.verdicts.heldOut), config.verdicts, 'verdict-test')
     : [];
   return { train, proposals, test, sets, verdicts, verdictTest };
 }
 
 /**
  * Verdict examples on `tasks` (each with an answer): a wrong answer is another task's answer
- * that differs from the right one (any family: no answer is made up); `pairwise` of them show
- * two answers, the rest one.
+ * that differs from the right one (any family: no answer is made up), or with `slips` the
+ * right one with one digit changed; `pairwise` of them show two answers, the rest one. With
+ * solve-first the judge's own answer is the task's.
  */
-function verdictExamples(rng: Rng, tasks: Task[], pairwise: number, tag: string): Verdict[] {
+function verdictExamples(rng: Rng, tasks: Task[], o: NonNullable<PretrainConfig['verdicts']>, tag: string): Verdict[] {
   const answers = [...new Set(tasks.map((t) => t.answer).filter((a): a is string => a !== undefined))];
   if (answers.length < 2)
     throw new Error(`verdicts: the tasks have fewer than two distinct answers; a wrong answer cannot be drawn`);
+  // drawn only when asked, so a config without slips draws the corpus it always did
+  const slip = (right: string) => (o.slips > 0 && rng.next() < o.slips ? digitSlip(right, rng) : undefined);
   return tasks.map((task, i) => {
     const right = task.answer;
     if (right === undefined) throw new Error(`verdicts: task ${task.id} has no answer`);
-    let wrong = right;
+    let wrong = slip(right) ?? right;
     while (wrong === right) wrong = answers[rng.int(answers.length)];
     const t = { ...task, id: `${task.family}-${tag}-${i}` };
-    if (rng.next() < pairwise)
+    const own = o.working === 'solve-first' ? { own: right } : {};
+    if (rng.next() < o.pairwise)
       return rng.next() < 0.5
         ? { task: t, answers: [right, wrong], verdict: 'A' }
         : { task: t, answers: [wrong, right], verdict: 'B' };
-    return rng.next() < 0.5 ? { task: t, answers: [right], verdict: 'y' } : { task: t, answers: [wrong], verdict: 'n' };
+    return rng.next() < 0.5
+      ? { task: t, answers: [right], verdict: 'y', ...own }
+      : { task: t, answers: [wrong], verdict: 'n', ...own };
   });
 }
 
@@ -153,10 +162,19 @@ export function trainingExamples(
   }));
   const prompt = proposerPrompt(tokenizer, family);
   const judge = ROLE_KINDS.judge(() => invalid('a judge parses its own output'));
-  const verdicts = corpus.verdicts.map((v) => ({
-    prompt: rolePrompt(tokenizer, judge, judge.render({ task: v.task, answers: v.answers })),
-    completion: [...tokenizer.encode(v.verdict), tokenizer.eos],
-  }));
+  const line = (observation: Observation, text: string): PolicyInput => ({
+    prompt: rolePrompt(tokenizer, judge, judge.render(observation)),
+    completion: [...tokenizer.encode(text), tokenizer.eos],
+  });
+  // solve-first: the task alone answered, then the verdict shown that answer beside the one judged
+  const verdicts = corpus.verdicts.flatMap((v) =>
+    v.own === undefined
+      ? [line({ task: v.task, answers: v.answers }, v.verdict)]
+      : [
+          line({ task: v.task, answers: [] }, v.own),
+          line({ task: v.task, working: v.own, answers: v.answers }, v.verdict),
+        ],
+  );
   return [
     ...solver,
     ...corpus.proposals.map((t) => ({ prompt, completion: [...tokenizer.encode(t.prompt), tokenizer.eos] })),

@@ -100,7 +100,7 @@ export async function evaluateBase(b: Base, config: PretrainConfig, seed: number
       seed,
     }));
   const verdicts = b.corpus.verdictTest.length
-    ? await verdictAccuracy(b.model, b.tokenizer, b.corpus.verdictTest)
+    ? await verdictAccuracy(b.model, b.tokenizer, b.corpus.verdictTest, config.maxNewTokens)
     : undefined;
   return {
     // a memory or game base is measured by its formats: it answers no task
@@ -113,17 +113,27 @@ export async function evaluateBase(b: Base, config: PretrainConfig, seed: number
 }
 
 /** The share of `examples` whose greedy verdict is the right one (the judge role, as a run asks it). */
-async function verdictAccuracy(model: LanguageModel, tokenizer: Tokenizer, examples: Verdict[]): Promise<number> {
+async function verdictAccuracy(
+  model: LanguageModel,
+  tokenizer: Tokenizer,
+  examples: Verdict[],
+  ownTokens: number,
+): Promise<number> {
   const server = new BatchingServer('judge', model, 0);
   const agents = new Agents(
     { judge: { role: ROLE_KINDS.judge(() => invalid('a judge parses its own output')), model: 'judge', server } },
     tokenizer,
-    {
-      temperature: 0,
-      maxNewTokens: 2,
-    },
+    // a verdict is one token; an own answer (solve-first) as long as a solver's
+    { temperature: 0, maxNewTokens: examples.some((v) => v.own !== undefined) ? ownTokens : 2 },
   );
-  const turns = await Promise.all(examples.map((v) => agents.act('judge', { task: v.task, answers: v.answers })));
+  // solve-first: the judge's own greedy answer first (it may be wrong), then the verdict beside it
+  const turns = await Promise.all(
+    examples.map(async (v) => {
+      if (v.own === undefined) return agents.act('judge', { task: v.task, answers: v.answers });
+      const own = await agents.act('judge', { task: v.task, answers: [] });
+      return agents.act('judge', { task: v.task, working: own.text.trim(), answers: v.answers });
+    }),
+  );
   return turns.filter((t, i) => t.action.valid && t.action.value === examples[i].verdict).length / examples.length;
 }
 

@@ -51,6 +51,7 @@ export function baseRecord(config: PretrainConfig, steps: number, e: BaseEvaluat
     ...(config.memory && { memory: { ...config.memory, heldOutValid: e.memory } }),
     ...(config.game && { game: { ...config.game, ...e.game } }),
     ...(config.verdicts && { verdicts: { ...config.verdicts, heldOutAccuracy: e.verdicts } }),
+    ...(config.init !== undefined && !config.judge && !config.critic && { from: config.init }),
     ...(Object.keys(sets).length > 0 && { heldOutSets: sets }),
   };
 }

@@ -48,6 +48,18 @@ export const PretrainSchema = z
         share: z.number().gt(0).lt(1),
         pairwise: z.number().min(0).max(1).default(0.5),
         heldOut: z.number().int().positive().default(64),
+        /**
+         * solve-first (pointwise only): each verdict is two turns, as the judge arena's solveFirst
+         * asks: shown the task alone the judge writes the right answer, then shown its own answer
+         * beside the one judged (`task own|shown?`) it says y or n, so a verdict is a comparison
+         */
+        working: z.enum(['none', 'solve-first']).default('none'),
+        /** the share of wrong answers that are the right one with one digit changed (a near miss, as a solver errs), else another task's answer */
+        slips: z.number().min(0).max(1).default(0),
+      })
+      .refine((v) => v.working !== 'solve-first' || v.pairwise === 0, {
+        message: 'working: solve-first judges one answer at a time: set pairwise: 0',
+        path: ['working'],
       })
       .optional(),
     /** corpus size (solver, proposer and verdict examples together) and a held-out set (no prompt shared with the corpus) */
@@ -88,7 +100,10 @@ export const PretrainSchema = z
     out: z.string(),
     /** where the run directory goes: `<outDir>/pretrain/<name>` (its curves and resumable state) */
     outDir: z.string().default('runs'),
-    /** start from this checkpoint's weights instead of a fresh model (same architecture and tokenizer): a base that gains a skill */
+    /**
+     * start from this checkpoint's weights instead of a fresh model (same architecture and
+     * tokenizer): a base that gains a skill; with architecture, a Hugging Face directory it makes
+     */
     init: z.string().optional(),
     /** modules that define task families (paths from the working directory, or package names), as an experiment's `plugins` */
     plugins: z.array(z.string().min(1)).default([]),
@@ -155,11 +170,11 @@ export const PretrainSchema = z
         path: ['model'],
         message: 'give model (a TinyLM) or architecture (a Hugging Face model), one of them',
       });
-    if (c.architecture && (c.init || c.judge))
+    if (c.architecture && c.judge)
       ctx.addIssue({
         code: 'custom',
         path: ['architecture'],
-        message: 'a new architecture starts from its own initialisation: drop init and judge',
+        message: 'a Hugging Face base learns its judging from verdicts (verdicts:), not a judge corpus: drop judge',
       });
   });
 export type PretrainConfig = z.output<typeof PretrainSchema>;

@@ -1,9 +1,14 @@
 /**
  * What a pretrain trains, built from its config alone: the model (a new TinyLM, a new Hugging
- * Face model, or `init:`), its tokenizer, and the supervised examples. A resume builds the same
+ * Face model, or `init:`'s, either kind), its tokenizer, and the supervised examples. A resume builds the same
  * again and then loads the checkpoint's weights into it (state.ts).
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { createHfModel } from '../models/hf/create.js';
+import { readHfConfig } from '../models/hf/config.js';
+import { HfCausalLM } from '../models/hf/model.js';
+import { readCheckpointTensors } from '../models/hf/safetensors.js';
 import { HfPolicy } from '../models/hf/policy.js';
 import { roleTokenizer } from '../models/hf/text.js';
 import { loadModel } from '../models/store.js';
@@ -30,6 +35,7 @@ export interface Trainee {
 export async function buildModel(config: PretrainConfig): Promise<Trainee> {
   if (config.architecture) {
     const made = createHfModel(config.architecture, config.seed);
+    if (config.init) made.model = initialHfModel(config.init, made.model);
     return {
       model: new HfPolicy(made.model),
       tokenizer: roleTokenizer(made.tokenizer, config.architecture.tokenizer),
@@ -90,4 +96,22 @@ async function initialModel(config: PretrainConfig): Promise<{ model: TinyLM; to
   if (JSON.stringify(loaded.tokenizer?.spec) !== JSON.stringify(tokenizer.spec))
     throw new Error(`init: ${config.init} has another tokenizer than the default one pretrain uses`);
   return { model: loaded.model, tokenizer };
+}
+
+/**
+ * The Hugging Face directory `init` as the model to train on: it must be the model the config's
+ * `architecture` makes (the same config.json fields and tokenizer size), so a base that gains a
+ * skill keeps the shape its config says; `fresh` (the seeded initialisation) is dropped.
+ */
+function initialHfModel(init: string, fresh: HfCausalLM): HfCausalLM {
+  if (!existsSync(join(init, 'config.json')))
+    throw new Error(`init: ${init} is not a Hugging Face directory (no config.json)`);
+  const have = readHfConfig(init);
+  for (const [k, v] of Object.entries(fresh.config)) {
+    const got = (have as unknown as Record<string, unknown>)[k];
+    if (JSON.stringify(got) !== JSON.stringify(v))
+      throw new Error(`init: ${init} has ${k} ${JSON.stringify(got)}, architecture makes ${JSON.stringify(v)}`);
+  }
+  fresh.dispose();
+  return new HfCausalLM(have, readCheckpointTensors(init), init);
 }

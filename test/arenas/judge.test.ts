@@ -5,7 +5,7 @@ import { scriptedTurn } from './scripted.js';
 import { firstValueFrom, toArray } from 'rxjs';
 import { JudgeArena, playGroups, type ArenaContext } from '../../arenas/index.js';
 import { JudgeRole, SolverRole } from '../../roles/index.js';
-import type { Episode, Turn } from '../../src/core/types.js';
+import type { Episode, Task, Turn } from '../../src/core/types.js';
 import { arithmetic } from '../../src/tasks/arithmetic.js';
 
 /** A context whose solver writes the answers of `answers` in turn and whose judge says what `judge` says. */
@@ -33,7 +33,7 @@ function scripted(
 }
 
 const task = { id: 't1', family: 'arithmetic', prompt: '2+3=', answer: '5' };
-const play = async (arena: JudgeArena, ctx: ArenaContext, tasks = [task]): Promise<Episode[]> =>
+const play = async (arena: JudgeArena, ctx: ArenaContext, tasks: Task[] = [task]): Promise<Episode[]> =>
   firstValueFrom(playGroups(arena, tasks, 1, ctx).pipe(toArray()));
 
 describe('judge arena', () => {
@@ -193,6 +193,106 @@ describe('judge arena', () => {
     );
     expect(arena.metrics([w])).to.include({ 'judge/accuracy': 0.5, 'judge/own_accuracy': 0 });
     expect(() => new JudgeArena({ solveFirst: true }, arithmetic)).to.throw(/solveFirst: needs mode 'pointwise'/);
+  });
+
+  it("answers 'fixed': no solver; each task judged on its answer and a one-digit slip of it, the same slip every time, half right", async () => {
+    const tasks = Array.from({ length: 30 }, (_, i) => ({
+      id: `h${i}`,
+      family: 'arithmetic',
+      prompt: `${40 + i}+${17 + i}=`,
+      answer: String(57 + 2 * i),
+    }));
+    const pointwise = new JudgeArena(
+      { mode: 'pointwise', verdicts: 1, solveFirst: true, answers: 'fixed' },
+      arithmetic,
+    );
+    // a judge that solves right and compares: its own sum, then y exactly when the shown one matches
+    const sums = new Map(tasks.map((t) => [t.prompt, t.answer]));
+    const judging = (lie: (prompt: string) => boolean) => {
+      const ctx = scripted([], () => '');
+      let prompt = '';
+      return {
+        shown: ctx.shown,
+        act: (r: string, o: Parameters<ArenaContext['act']>[1], opt?: Parameters<ArenaContext['act']>[2]) => {
+          prompt = o.task.prompt;
+          const answers = (o.answers as string[] | undefined) ?? [];
+          const own = lie(prompt) ? '1' : sums.get(prompt)!;
+          const say = answers.length === 0 ? own : answers[0] === o.working ? 'y' : 'n';
+          return scripted([], () => say).act(r, o, opt);
+        },
+      } as ArenaContext & { shown: string[][] };
+    };
+    const episodes = await play(
+      pointwise,
+      judging(() => false),
+      tasks,
+    );
+    expect(episodes.every((e) => e.turns.every((t) => t.role === 'judge'))).to.equal(true);
+    const verdicts = episodes.flatMap((e) => e.turns.filter((t) => t.compare === 'episode'));
+    expect(verdicts).to.have.length(60);
+    expect(verdicts.filter((t) => t.task!.answer === 'y')).to.have.length(30);
+    const m = pointwise.metrics(episodes);
+    expect(m).to.include({
+      'judge/judged_share': 1,
+      'judge/accuracy': 1,
+      'judge/own_accuracy': 1,
+      'judge/pair_accuracy': 1,
+    });
+    // a judge whose own sum is wrong on a third of the tasks says n to both answers there: right on half of those verdicts
+    const third = await play(
+      pointwise,
+      judging((p) => Number(p.split('+')[0]) % 3 === 0),
+      tasks,
+    );
+    expect(pointwise.metrics(third)['judge/accuracy']).to.be.closeTo(1 - 10 / 60, 1e-12);
+    // the wrong answers: one digit changed, drawn from the task id, the same in every play
+    const wrongOf = async () => {
+      const wrong: [string, string][] = [];
+      const ctx = scripted([], (shown, n) => (n % 2 === 0 ? 'y' : 'n'));
+      const arena = new JudgeArena({ mode: 'pointwise', verdicts: 1, answers: 'fixed' }, arithmetic);
+      await play(
+        arena,
+        {
+          act: (r, o, opt) => {
+            const shown = (o.answers as string[])[0];
+            if (shown !== o.task.answer) wrong.push([o.task.answer!, shown]);
+            return ctx.act(r, o, opt);
+          },
+        },
+        tasks,
+      );
+      return wrong;
+    };
+    const wrong = await wrongOf();
+    expect(wrong).to.have.length(30);
+    expect(await wrongOf()).to.deep.equal(wrong);
+    for (const [right, w] of wrong) {
+      expect(w).to.have.length(right.length);
+      expect(
+        [...w].filter((ch, k) => ch !== right[k]),
+        `${w} against ${right}`,
+      ).to.have.length(1);
+    }
+    expect(new Set(wrong.map(([right, w]) => [...w].findIndex((ch, k) => ch !== right[k])))).to.deep.equal(
+      new Set([0, 1, 2]),
+    );
+    // pairwise: both orders of the pair, so position consistency is measured on the fixed set too
+    const pairwise = new JudgeArena({ verdicts: 1, answers: 'fixed' }, arithmetic);
+    const always = await play(
+      pairwise,
+      scripted([], () => 'A'),
+      tasks,
+    );
+    expect(pairwise.metrics(always)).to.include({ 'judge/accuracy': 0.5, 'judge/position_consistency': 0 });
+    expect(() => new JudgeArena({ mode: 'pointwise', judgeAll: true, answers: 'fixed' }, arithmetic)).to.throw(
+      /answers: 'fixed' judges the task's answer and a slip of it/,
+    );
+    const [none] = await play(
+      pairwise,
+      scripted([], () => 'A'),
+      [{ id: 't1', family: 'arithmetic', prompt: '2+3=' }],
+    ).catch((e: Error) => [e]);
+    expect(String(none)).to.match(/answers 'fixed' needs task t1's answer/);
   });
 
   it('checks its options by name, and is known to configs', () => {

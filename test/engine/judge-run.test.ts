@@ -47,6 +47,7 @@ describe('a judge run', function () {
         judgeRun(root, [
           { kind: 'verdicts', name: 'heldout', options: { data } },
           { kind: 'verdicts', name: 'cold', options: { data, answerTemperature: 0.01, repeats: 2 } },
+          { kind: 'verdicts', name: 'fixed', options: { data, answers: 'fixed', temperature: 0 } },
         ]),
       ),
     );
@@ -66,6 +67,12 @@ describe('a judge run', function () {
     const cold = last['eval/cold/judged_share'];
     expect(cold).to.be.below(last['eval/heldout/judged_share'] / 2);
     expect(cold * 512).to.be.closeTo(Math.round(cold * 512), 1e-9);
+    // the fixed set: every held-out task judged on its answer and a slip of it, whatever the solver writes
+    for (const r of rows.filter((r) => r['eval/fixed/accuracy'] !== undefined)) {
+      expect(r['eval/fixed/judged_share']).to.equal(1);
+      expect(r['eval/fixed/accuracy'] * 512).to.be.closeTo(Math.round(r['eval/fixed/accuracy'] * 512), 1e-9);
+    }
+    expect(rows.filter((r) => r['eval/fixed/accuracy'] !== undefined)).to.have.length(2);
   });
 
   it('refuses a verdicts evaluator on another arena, or without its data, before any work', async () => {

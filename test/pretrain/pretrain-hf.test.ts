@@ -4,8 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pretrain, pretrainCorpus, PretrainSchema } from '../../src/pretrain/index.js';
 import { HfCausalLM } from '../../src/models/hf/model.js';
+import { HfPolicy } from '../../src/models/hf/policy.js';
 import { readTasksJsonl } from '../../src/tasks/jsonl.js';
 import { writeTinyHf } from '../models/hf-tiny.js';
+import { buildModel } from '../../src/pretrain/setup.js';
+import { trainingExamples } from '../../src/pretrain/corpus.js';
+import { taskFamily } from '../../src/registry.js';
 import { TEST_BACKEND } from '../needs.js';
 
 // `coevolve pretrain` with `architecture:` makes a real-architecture base with a real
@@ -116,6 +120,80 @@ describe('pretraining a new Hugging Face model', function () {
     const r = await pretrain(config, { log: () => {} });
     expect(r.verdicts).to.be.within(0, 1);
     expect(Number.isInteger(r.verdicts! * 8)).to.equal(true);
+  });
+
+  it('verdicts solve-first: the judge writes the sum, then compares it with the one shown; wrong ones are near misses; it trains from init:', async () => {
+    const raw = {
+      name: 'sf',
+      seed: 3,
+      backend: TEST_BACKEND,
+      task: { family: 'arithmetic', difficulty: { digits: 2, operands: 2, operators: '+' } },
+      corpus: { train: 200, heldOut: 16 },
+      verdicts: { share: 0.5, pairwise: 0, heldOut: 8, working: 'solve-first', slips: 1 },
+      architecture: {
+        kind: 'Qwen3ForCausalLM',
+        hidden: 32,
+        layers: 1,
+        heads: 2,
+        kvHeads: 1,
+        intermediate: 64,
+        maxPositions: 192,
+        tokenizer,
+      },
+      train: { steps: 4, batchSize: 8, lr: 0.01 },
+      evalEvery: 4,
+      maxNewTokens: 4,
+      out: join(root, 'sf'),
+      outDir: join(root, 'runs'),
+    };
+    const config = PretrainSchema.parse(raw);
+    const corpus = pretrainCorpus(config);
+    expect(corpus.verdicts).to.have.length(100);
+    for (const v of [...corpus.verdicts, ...corpus.verdictTest]) {
+      expect(v.own).to.equal(v.task.answer);
+      expect(v.answers).to.have.length(1);
+      const [shown] = v.answers;
+      expect(v.verdict).to.equal(shown === v.task.answer ? 'y' : 'n');
+      // slips: 1, so every wrong answer is the sum with one digit changed
+      if (shown !== v.task.answer) {
+        expect(shown).to.have.length(v.task.answer!.length);
+        expect([...shown].filter((ch, k) => ch !== v.task.answer![k])).to.have.length(1);
+      }
+    }
+    const ys = corpus.verdicts.filter((v) => v.verdict === 'y').length;
+    expect(ys).to.be.within(30, 70);
+    // each verdict is two examples, the judge's turns as the arena's solveFirst asks them
+    const t = await buildModel(config);
+    const family = taskFamily('arithmetic');
+    const examples = trainingExamples(corpus, t.tokenizer, family);
+    expect(examples).to.have.length(corpus.train.length + 2 * corpus.verdicts.length);
+    const [v] = corpus.verdicts;
+    const judgeTurns = examples.slice(corpus.train.length, corpus.train.length + 2).map((e) => ({
+      prompt: t.tokenizer.decode(e.prompt),
+      completion: t.tokenizer.decode(e.completion.slice(0, -1)),
+    }));
+    expect(judgeTurns[0].prompt).to.contain('You are the judge').and.contain(`user\n${v.task.prompt}\nassistant`);
+    expect(judgeTurns[0].completion).to.equal(v.task.answer);
+    expect(judgeTurns[1].prompt).to.contain(`user\n${v.task.prompt}${v.task.answer}|${v.answers[0]}?\nassistant`);
+    expect(judgeTurns[1].completion).to.equal(v.verdict);
+    expect(() => PretrainSchema.parse({ ...raw, verdicts: { ...raw.verdicts, pairwise: 0.5 } })).to.throw(
+      /working: solve-first judges one answer at a time: set pairwise: 0/,
+    );
+    // init: the first test's base, its weights as training starts; another shape is refused by name
+    const init = join(root, 'base');
+    const from = { ...raw, task: { ...raw.task, difficulty: { digits: 1, operands: 2, operators: '+' } }, init };
+    const started = await buildModel(PretrainSchema.parse(from));
+    const base = HfCausalLM.load(init);
+    const model = (started.model as HfPolicy).base;
+    for (const [n, w] of Object.entries(base.weights))
+      expect(Array.from(model.weights[n].dataSync()), n).to.deep.equal(Array.from(w.dataSync()));
+    base.dispose();
+    const other = PretrainSchema.parse({ ...from, architecture: { ...raw.architecture, hidden: 16 } });
+    const err = await buildModel(other).then(
+      () => null,
+      (e: Error) => e,
+    );
+    expect(err?.message).to.match(/init: .*base has hidden 32, architecture makes 16/);
   });
 
   it('refuses a config with both model and architecture, and an out folder of other files', async () => {
