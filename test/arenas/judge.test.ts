@@ -67,6 +67,7 @@ describe('judge arena', () => {
       'judge/valid_rate': 1,
       'judge/f1': 1,
       'judge/position_consistency': 1,
+      'judge/constant_verdict': 0, // it follows the truth
     });
   });
 
