@@ -5,8 +5,9 @@
 import { parseArgs } from 'node:util';
 import { defineJudge, runExperiment, type ExperimentInput } from 'coevolve';
 
-// a format reward, as RL recipes add beside the verifier: output the family can read at all
-const format = defineJudge('format', { reward: (turn) => (turn.action.valid ? 1 : 0) });
+// a reward for output the family can read at all, beside the verifier (the built-in `format`
+// judge checks <think>/<answer> tags; a script's kinds may not take a built-in name)
+const parses = defineJudge('parses', { reward: (turn) => (turn.action.valid ? 1 : 0) });
 
 const { values } = parseArgs({ options: { iterations: { type: 'string', default: '10' }, out: { type: 'string' } } });
 
@@ -25,12 +26,12 @@ const config: ExperimentInput = {
     perIteration: 8,
   },
   arena: { groupSize: 4, maxNewTokens: 2 },
-  judges: [{ kind: 'verifier' }, { kind: 'format', weight: 0.2 }],
+  judges: [{ kind: 'verifier' }, { kind: 'parses', weight: 0.2 }],
   eval: { every: 5, samples: 4 },
   checkpointEvery: 5,
   outDir: 'runs/examples',
 };
 
-const { dir, metrics } = await runExperiment(config, { out: values.out, definitions: [format] });
+const { dir, metrics } = await runExperiment(config, { out: values.out, definitions: [parses] });
 const last = metrics[metrics.length - 1];
 console.log(JSON.stringify({ dir, iteration: last.iteration, pass1: last['eval/pass1'] }));
