@@ -27,6 +27,16 @@ export function invalid(error: string): ParsedAnswer {
 /** An integer in [min, max]: a difficulty field's schema. */
 export const intIn = (min: number, max: number) => z.number().int().min(min).max(max);
 
+/** A family's difficulty parsed by `schema` (defaults filled), or an error naming `where` and each bad field. */
+export function parseDifficulty<D>(schema: z.ZodType<D>, d: unknown, where: string): D {
+  const r = schema.safeParse(d ?? {});
+  if (!r.success)
+    throw new Error(
+      `${where}: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
+    );
+  return r.data;
+}
+
 /** The shared verify rule: parse, then compare exactly with the reference answer. */
 export function verifyWith(
   family: string,

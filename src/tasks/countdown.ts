@@ -12,7 +12,7 @@ import { z } from 'zod';
 import type { Task } from '../core/types.js';
 import type { ParsedAnswer, TaskFamily } from '../core/task-family.js';
 import type { Rng } from '../util/rng.js';
-import { intIn, invalid, show } from './common.js';
+import { intIn, invalid, parseDifficulty, show } from './common.js';
 
 /** The generator's knobs: how many numbers, their largest value, and the largest target. */
 export interface CountdownDifficulty {
@@ -178,14 +178,7 @@ export const countdown: TaskFamily<CountdownDifficulty> = {
   name: NAME,
   defaults: { numbers: 3, maxNumber: 20, maxTarget: 100 },
   difficulty: DIFFICULTY,
-  validate(d: unknown, where = 'tasks.difficulty') {
-    const r = DIFFICULTY.safeParse(d ?? {});
-    if (!r.success)
-      throw new Error(
-        `${where}: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
-      );
-    return r.data;
-  },
+  validate: (d: unknown, where = 'tasks.difficulty') => parseDifficulty(DIFFICULTY, d, where),
   /**
    * Numbers drawn from 1..maxNumber, then random expressions over them until one reaches an
    * integer target in 1..maxTarget: every task has a solution, its answer. The prompt is

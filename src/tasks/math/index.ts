@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import type { TaskFamily } from '../../core/task-family.js';
-import { intIn, invalid } from '../common.js';
+import { intIn, invalid, parseDifficulty } from '../common.js';
 import { mathEqual } from './equal.js';
 import { extractAnswer, lastBoxed } from './extract.js';
 
@@ -48,14 +48,7 @@ export const math: TaskFamily<MathDifficulty> = {
   name: NAME,
   defaults: { terms: 2, maxDenominator: 9 },
   difficulty: DIFFICULTY,
-  validate(d: unknown, where = 'tasks.difficulty') {
-    const r = DIFFICULTY.safeParse(d ?? {});
-    if (!r.success)
-      throw new Error(
-        `${where}: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
-      );
-    return r.data;
-  },
+  validate: (d: unknown, where = 'tasks.difficulty') => parseDifficulty(DIFFICULTY, d, where),
   generate(rng, d, index) {
     let [p, q] = [0, 1];
     const parts: string[] = [];
