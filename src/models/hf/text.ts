@@ -30,7 +30,7 @@ export function roleTokenizer(tk: HfTokenizer, where: string): Tokenizer {
     // thinking off (Qwen3's templates read enable_thinking; others ignore it): a role answers at once; saved models keep it as the default (chat-defaults.ts)
     ...(tk.hasChatTemplate
       ? {
-          chat: (system: string, user: string) =>
+          chat: memo((system: string, user: string) =>
             tk.chatIds(
               [
                 { role: 'system', content: system },
@@ -38,9 +38,33 @@ export function roleTokenizer(tk: HfTokenizer, where: string): Tokenizer {
               ],
               { ...CHAT_KWARGS, addGenerationPrompt: true },
             ),
+          ),
         }
       : {}),
     encode: (text) => tk.encode(text, { addSpecialTokens: false }),
     decode: (ids) => tk.decode(ids, { skipSpecialTokens: true }),
+  };
+}
+
+/** How many distinct chat prompts a role tokenizer remembers (memo). */
+export const CHAT_MEMO = 1024;
+
+/**
+ * `chat` remembering its last CHAT_MEMO answers: a group's episodes ask for the same prompt
+ * (groupSize of them per task), and rendering the template and encoding it, about a
+ * millisecond a prompt, ran serially on the learner's thread while replicas waited. Each
+ * call gets its own copy, so a caller that edits its ids cannot change another's.
+ */
+function memo(chat: (system: string, user: string) => number[]): (system: string, user: string) => number[] {
+  const known = new Map<string, number[]>();
+  return (system, user) => {
+    const key = JSON.stringify([system, user]);
+    let ids = known.get(key);
+    if (ids)
+      known.delete(key); // re-inserted below: the map's order is the order of last use
+    else ids = chat(system, user);
+    known.set(key, ids);
+    if (known.size > CHAT_MEMO) known.delete(known.keys().next().value!);
+    return [...ids];
   };
 }
