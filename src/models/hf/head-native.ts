@@ -15,7 +15,7 @@ import * as tf from '@tensorflow/tfjs';
 import { HostMatrix } from '../../backend/native/host.js';
 import type { Sgemm } from '../../backend/native/library.js';
 import { simdKernels } from '../../backend/simd/index.js';
-import { taping } from './recompute.js';
+import { keptBuffer, releaseKept, taping } from './recompute.js';
 
 /** The memory chunks are computed in (the SIMD kernels address it); grown as needed, never shrunk. */
 let scratch: WebAssembly.Memory | undefined;
@@ -75,7 +75,9 @@ export function nativeHeadScores(
         value[2 * r] = k * z[i * V + targets[r]] - lse[r];
         value[2 * r + 1] = lse[r] - (k * q) / s;
       }
-      if (keep) kept.push(z.slice());
+      // into a reused buffer: a fresh one for each chunk of each step costs its pages' first touch
+      if (keep) kept.push(keptBuffer(n * V));
+      if (keep) kept[kept.length - 1]!.set(z);
     }
     return {
       value: tf.tensor2d(value, [N, 2]),
@@ -89,6 +91,7 @@ export function nativeHeadScores(
           if (keep) {
             ({ memory, z } = scratchView(n * V));
             z.set(kept[c]!);
+            releaseKept(kept[c]!);
             kept[c] = undefined;
           } else ({ memory, z } = logits(r0, n));
           const simd = simdKernels(memory);
