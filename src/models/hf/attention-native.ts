@@ -51,9 +51,9 @@ function oneThread<T>(f: () => T): T {
 }
 
 /** Rows of the product a row block of the scores takes at once (the last block of a head may be shorter). */
-const BLOCK = Number(process.env.XB ?? 64);
+const BLOCK = 64;
 /** Rows of a softmax call: the unmasked prefix is taken per group this size, finer than the products' blocks. */
-const GROUP = Number(process.env.XG ?? 8);
+const GROUP = 8;
 
 /**
  * Per batch row and score row of `bias` [B, R, S] (R = n T stacked rows), how many leading

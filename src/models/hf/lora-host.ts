@@ -22,6 +22,9 @@ export const loraHostFits = () => ADDRESSABLE.has(tf.getBackend());
  * plus the adapter term of `a` [in, r], `b` [r, out] scaled by `scaling`; `kept`, when given,
  * is this output as the forward pass computed it (a checkpointed block's recomputation, with
  * the same x, a and b), used instead of multiplying again. Gradients flow to x, a and b.
+ * `u`: the adapter's s x A [rows, r], which the backward pass needs too: `keep` receives it when
+ * this pass computes it, and `kept` is it as a forward pass computed it, so that a
+ * recomputation with a kept output need not multiply x A again for the gradient.
  */
 export function loraHostLinear(
   x: tf.Tensor,
@@ -31,6 +34,7 @@ export function loraHostLinear(
   b: tf.Tensor2D,
   scaling: number,
   kept?: { data: Float32Array },
+  u?: { keep?: (u: Float32Array, shape: number[]) => void; kept?: { data: Float32Array } },
 ): tf.Tensor {
   const lead = x.shape.slice(0, -1);
   const [K, r] = a.shape;
@@ -46,15 +50,18 @@ export function loraHostLinear(
     const [X, A, B] = v.ins;
     const [Y] = v.outs;
     // the base product, then s (x A) B added in place; or y as the forward pass computed it
+    // s x A as this pass computed it, or a forward pass did (the same bits), for the backward pass
+    let sxa: Float32Array | undefined = u?.kept?.data;
     if (kept) {
       Y.set(kept.data);
       releaseKept(kept.data);
     } else {
       gemm(false, transpose, n, out, K, X, K, m.data, m.cols, 0, Y, out);
-      const u = new Float32Array(n * r);
-      gemm(false, false, n, r, K, X, K, A, r, 0, u, r);
-      for (let i = 0; i < u.length; i++) u[i] *= scaling;
-      gemm(false, false, n, out, r, u, r, B, out, 1, Y, out);
+      sxa = new Float32Array(n * r);
+      gemm(false, false, n, r, K, X, K, A, r, 0, sxa, r);
+      for (let i = 0; i < sxa.length; i++) sxa[i] *= scaling;
+      gemm(false, false, n, out, r, sxa, r, B, out, 1, Y, out);
+      u?.keep?.(sxa, [n, r]);
     }
     const y = tf.engine().makeTensorFromTensorInfo(v.infos[0]) as tf.Tensor2D;
     save([xs, as, bs]);
@@ -81,10 +88,14 @@ export function loraHostLinear(
         gemm(false, !transpose, n, K, out, DY, out, m.data, m.cols, 0, DX, K);
         gemm(false, true, n, K, r, w, r, As, r, 1, DX, K);
         gemm(true, false, K, r, n, Xs, K, w, r, 0, DA, r);
-        const us = new Float32Array(n * r);
-        gemm(false, false, n, r, K, Xs, K, As, r, 0, us, r);
-        for (let i = 0; i < us.length; i++) us[i] *= scaling;
+        let us = sxa;
+        if (!us) {
+          us = new Float32Array(n * r);
+          gemm(false, false, n, r, K, Xs, K, As, r, 0, us, r);
+          for (let i = 0; i < us.length; i++) us[i] *= scaling;
+        }
         gemm(true, false, r, out, n, us, r, DY, out, 0, DB, out);
+        if (us === u?.kept?.data) releaseKept(us);
         return g.infos.map((info) => tf.engine().makeTensorFromTensorInfo(info));
       },
     };
