@@ -12,7 +12,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { fusedKernelsActive } from '../../backend/fused/index.js';
 import { activeSgemm } from '../../backend/native/index.js';
-import { loadNative } from '../../backend/native/library.js';
+import { oneThread } from '../../backend/native/library.js';
 import { simdKernels, wasmBackendMemory } from '../../backend/simd/index.js';
 import type { WasmBackend } from '../../backend/views.js';
 import { releaseKept, type KeptProducts } from './recompute.js';
@@ -30,24 +30,6 @@ export interface KeptAttention {
   kept: KeptProducts;
   name: string;
   again: boolean;
-}
-
-/**
- * `f` with the library's products on one thread: the attention's products are small (for
- * SmolLM2's shape [768, 64] x [64, 256] per batch row and kv head, 144 of them per block and
- * step), and two threads wait on each other at every one; with other work on the machine that
- * wait made them three times slower than one thread (measured: a block's attention forward and
- * backward 0.16 to 0.28 s on one thread, 0.18 to 0.93 s on two, alternating, load 15).
- */
-function oneThread<T>(f: () => T): T {
-  const lib = loadNative();
-  const before = lib?.threads() ?? 1;
-  if (before > 1) lib!.setThreads(1);
-  try {
-    return f();
-  } finally {
-    if (before > 1) lib!.setThreads(before);
-  }
 }
 
 /** Rows of the product a row block of the scores takes at once (the last block of a head may be shorter). */

@@ -9,7 +9,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { HostMatrix } from '../../backend/native/host.js';
 import { activeSgemm } from '../../backend/native/index.js';
-import type { Sgemm } from '../../backend/native/library.js';
+import { oneThread, type Sgemm } from '../../backend/native/library.js';
 import { smallGemm } from '../../backend/native/matmul.js';
 import { ADDRESSABLE, withOutputs } from '../../backend/views.js';
 import { releaseKept } from './recompute.js';
@@ -57,11 +57,15 @@ export function loraHostLinear(
       releaseKept(kept.data);
     } else {
       gemm(false, transpose, n, out, K, X, K, m.data, m.cols, 0, Y, out);
-      sxa = new Float32Array(n * r);
-      gemm(false, false, n, r, K, X, K, A, r, 0, sxa, r);
-      for (let i = 0; i < sxa.length; i++) sxa[i] *= scaling;
-      gemm(false, false, n, out, r, sxa, r, B, out, 1, Y, out);
-      u?.keep?.(sxa, [n, r]);
+      const xa = new Float32Array(n * r);
+      // the adapter's rank-r products on one thread (see oneThread)
+      oneThread(() => {
+        gemm(false, false, n, r, K, X, K, A, r, 0, xa, r);
+        for (let i = 0; i < xa.length; i++) xa[i] *= scaling;
+        gemm(false, false, n, out, r, xa, r, B, out, 1, Y, out);
+      });
+      u?.keep?.(xa, [n, r]);
+      sxa = xa;
     }
     const y = tf.engine().makeTensorFromTensorInfo(v.infos[0]) as tf.Tensor2D;
     save([xs, as, bs]);
@@ -82,20 +86,24 @@ export function loraHostLinear(
         const [DY, Xs, As, Bs] = g.ins;
         const [DX, DA, DB] = g.outs;
         // w = s dy B^T [n, r]; dx = dy W + w A^T; dA = x^T w; dB = (s x A)^T dy
-        const w = new Float32Array(n * r);
-        gemm(false, true, n, r, out, DY, out, Bs, out, 0, w, r);
-        for (let i = 0; i < w.length; i++) w[i] *= scaling;
+        // the frozen matrix's product on the library's threads, the rank-r ones on one
         gemm(false, !transpose, n, K, out, DY, out, m.data, m.cols, 0, DX, K);
-        gemm(false, true, n, K, r, w, r, As, r, 1, DX, K);
-        gemm(true, false, K, r, n, Xs, K, w, r, 0, DA, r);
+        const w = new Float32Array(n * r);
         let us = sxa;
-        if (!us) {
-          us = new Float32Array(n * r);
-          gemm(false, false, n, r, K, Xs, K, As, r, 0, us, r);
-          for (let i = 0; i < us.length; i++) us[i] *= scaling;
-        }
-        gemm(true, false, r, out, n, us, r, DY, out, 0, DB, out);
-        if (us === u?.kept?.data) releaseKept(us);
+        oneThread(() => {
+          gemm(false, true, n, r, out, DY, out, Bs, out, 0, w, r);
+          for (let i = 0; i < w.length; i++) w[i] *= scaling;
+          gemm(false, true, n, K, r, w, r, As, r, 1, DX, K);
+          gemm(true, false, K, r, n, Xs, K, w, r, 0, DA, r);
+          if (!us) {
+            const xa = new Float32Array(n * r);
+            gemm(false, false, n, r, K, Xs, K, As, r, 0, xa, r);
+            for (let i = 0; i < xa.length; i++) xa[i] *= scaling;
+            us = xa;
+          }
+          gemm(true, false, r, out, n, us, r, DY, out, 0, DB, out);
+        });
+        if (us && us === u?.kept?.data) releaseKept(us);
         return g.infos.map((info) => tf.engine().makeTensorFromTensorInfo(info));
       },
     };
