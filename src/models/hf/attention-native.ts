@@ -110,10 +110,13 @@ export function attendNative(
     return shapes.map((s) => be.makeOutput(s, 'float32'));
   };
   const ends = keyEnds(be, bias, B * R, S);
-  // row blocks within each of the n stacked heads (a block across two heads would see all keys)
+  // row blocks within each of the n stacked heads (a block across two heads would see all keys);
+  // rows of a head that fit one block (generation's steps) stay one product over the stack
   const blocks: [number, number][] = [];
-  for (let r = 0; r < R; r += T)
-    for (let r0 = r; r0 < r + T; r0 += BLOCK) blocks.push([r0, Math.min(r + T, r0 + BLOCK)]);
+  if (T <= BLOCK) blocks.push([0, R]);
+  else
+    for (let r = 0; r < R; r += T)
+      for (let r0 = r; r0 < r + T; r0 += BLOCK) blocks.push([r0, Math.min(r + T, r0 + BLOCK)]);
   const probsName = `${store?.name}.probs`,
     outName = `${store?.name}.out`;
   let reused = store?.again ? store.kept.take(probsName) : undefined;
