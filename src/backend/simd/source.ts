@@ -401,7 +401,8 @@ function biasSoftmax(): string {
       '$p',
     )})`;
   const backward = `
-  (func (export "softmaxGrad") (param $p i32) (param $dp i32) (param $rows i32) (param $n i32) (param $stride i32) ${locals(['$t', '$j', '$row', '$a'], 'i32')} (local $dot f32) (local $s v128) (local $d v128)
+  (func (export "softmaxGrad") (param $p i32) (param $dp i32) (param $rows i32) (param $n i32) (param $stride i32)
+    ${locals(['$t', '$j', '$row', '$a'], 'i32')} (local $dot f32) (local $s v128) (local $d v128)
     ${rows(
       `(local.set $s (v128.const f32x4 0 0 0 0))
       (local.set $dot (f32.const 0))
