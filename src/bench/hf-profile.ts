@@ -4,6 +4,8 @@
 // and floating-point work; what neither covers is JavaScript between kernels (tape
 // bookkeeping, copies out of the heap, loops outside kernels) and garbage collection.
 import * as tf from '@tensorflow/tfjs';
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import type { NativeLibrary, Sgemm } from '../backend/native/library.js';
 
 interface Tally {
@@ -12,7 +14,17 @@ interface Tally {
   flops: number;
 }
 const sgemmCalls = new Map<string, Tally>();
+// the same calls by shape (op(A) op(B), M x N x K): which products of a kind take the time
+const sgemmShapes = new Map<string, Tally>();
 let counting = false;
+
+function tally(map: Map<string, Tally>, key: string, ms: number, flops: number): void {
+  const t = map.get(key) ?? { ms: 0, calls: 0, flops: 0 };
+  t.ms += ms;
+  t.calls++;
+  t.flops += flops;
+  map.set(key, t);
+}
 
 /** Wraps the library's sgemm (before the backend takes it) so that a profiled run counts each call. */
 export function countSgemm(lib: NativeLibrary): void {
@@ -23,11 +35,9 @@ export function countSgemm(lib: NativeLibrary): void {
     inner(ta, tb, M, N, K, ...rest);
     // by size: the products of one kind (large projections, adapters, attention) land together
     const kind = M * N * K >= 2 ** 27 ? 'large (>= 2^27 mul-adds)' : M * N * K >= 2 ** 22 ? 'medium' : 'small (< 2^22)';
-    const t = sgemmCalls.get(kind) ?? { ms: 0, calls: 0, flops: 0 };
-    t.ms += performance.now() - t0;
-    t.calls++;
-    t.flops += 2 * M * N * K;
-    sgemmCalls.set(kind, t);
+    const ms = performance.now() - t0;
+    tally(sgemmCalls, kind, ms, 2 * M * N * K);
+    tally(sgemmShapes, `${ta ? 'T' : 'N'}${tb ? 'T' : 'N'} ${M}x${N}x${K}`, ms, 2 * M * N * K);
   };
 }
 
@@ -51,13 +61,27 @@ export async function profileRun(job: string, run: () => void): Promise<void> {
     return out;
   };
   sgemmCalls.clear();
+  sgemmShapes.clear();
   counting = true;
+  // COEVOLVE_CPU_PROFILE=FILE: V8's sampling profile of the same run (its JavaScript and wasm), for Chrome's DevTools
+  const cpuFile = process.env.COEVOLVE_CPU_PROFILE;
+  const session = cpuFile ? new Session() : undefined;
+  if (session) {
+    session.connect();
+    await session.post('Profiler.enable');
+    await session.post('Profiler.start');
+  }
   const t0 = performance.now();
   try {
     await tf.profile(run);
   } finally {
     counting = false;
     profiler.profileKernel = original;
+  }
+  if (session) {
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(cpuFile!, JSON.stringify(profile));
+    session.disconnect();
   }
   const wall = performance.now() - t0;
   const kernelMs = [...kernels.values()].reduce((n, t) => n + t.ms, 0);
@@ -66,6 +90,21 @@ export async function profileRun(job: string, run: () => void): Promise<void> {
     flops: 0,
   });
   const round = (x: number) => Math.round(x);
+  const byTime = (m: Map<string, Tally>, n: number) =>
+    Object.fromEntries(
+      [...m]
+        .sort((a, b) => b[1].ms - a[1].ms)
+        .slice(0, n)
+        .map(([k, t]) => [
+          k,
+          {
+            ms: round(t.ms),
+            calls: t.calls,
+            gflop: +(t.flops / 1e9).toFixed(1),
+            gflops_per_s: +(t.flops / 1e6 / t.ms).toFixed(1),
+          },
+        ]),
+    );
   console.log(
     JSON.stringify({
       job,
@@ -77,17 +116,9 @@ export async function profileRun(job: string, run: () => void): Promise<void> {
       sgemm_gflop: +(sgemm.flops / 1e9).toFixed(1),
       sgemm_gflops_per_s: +(sgemm.flops / 1e6 / sgemm.ms).toFixed(1),
       gflops_per_s_of_wall: +(sgemm.flops / 1e6 / wall).toFixed(1),
-      sgemm_by_size: Object.fromEntries(
-        [...sgemmCalls].map(([k, t]) => [
-          k,
-          {
-            ms: round(t.ms),
-            calls: t.calls,
-            gflop: +(t.flops / 1e9).toFixed(1),
-            gflops_per_s: +(t.flops / 1e6 / t.ms).toFixed(1),
-          },
-        ]),
-      ),
+      sgemm_by_size: byTime(sgemmCalls, 3),
+      // the 20 shapes that took longest
+      sgemm_by_shape: byTime(sgemmShapes, 20),
       // kernels' self time (an sgemm inside a kernel counts in that kernel too)
       kernels: Object.fromEntries(
         [...kernels]

@@ -3,7 +3,7 @@ import * as tf from '@tensorflow/tfjs';
 import { initBackend } from '../../src/backend/index.js';
 import { setFusedKernels } from '../../src/backend/fused/index.js';
 import { fusedRmsNorm, fusedSwiglu, fusesRmsNorm, fusesSwiglu } from '../../src/models/hf/fused.js';
-import { attendComposed, attentionBias } from '../../src/models/hf/attention.js';
+import { attendComposed, attentionBias, rotate, rotation } from '../../src/models/hf/attention.js';
 import { attendNative, attendsNatively } from '../../src/models/hf/attention-native.js';
 import { loadNative } from '../../src/backend/native/library.js';
 
@@ -90,6 +90,40 @@ describe('fused RMSNorm and SwiGLU (hf)', () => {
   }
 });
 
+describe('RoPE rotation (hf)', () => {
+  after(async () => {
+    await initBackend('cpu');
+  });
+
+  it('gives the same bits on the wasm heap (its SIMD kernel) as the JS loop on cpu, values and the gradient', async () => {
+    const positions = Int32Array.from({ length: 2 * 9 }, (_, i) => (i * 7) % 40);
+    const invFreq = Float32Array.from({ length: 8 }, (_, i) => 1 / 10000 ** (i / 8));
+    const run = async (backend: 'wasm' | 'cpu') => {
+      await initBackend(backend);
+      return tf.tidy(() => {
+        const rot = rotation(invFreq, positions, 2, 9);
+        const x = tf.randomNormal([2, 3, 9, 16], 0, 1, 'float32', 5) as tf.Tensor4D;
+        const dy = tf.randomNormal([2, 3, 9, 16], 0, 1, 'float32', 6);
+        const y = rotate(x, rot);
+        const [dx] = tf.grads((a: tf.Tensor) =>
+          rotate(a as tf.Tensor4D, rot)
+            .mul(dy)
+            .sum(),
+        )([x]);
+        return [y.dataSync().slice(), dx.dataSync().slice(), x.dataSync().slice()] as Float32Array[];
+      });
+    };
+    const [wy, wdx, wx] = await run('wasm');
+    const [cy, cdx, cx] = await run('cpu');
+    expect(Array.from(wx)).to.deep.equal(Array.from(cx)); // the same input on both
+    expect(Array.from(wy)).to.deep.equal(Array.from(cy));
+    expect(Array.from(wdx)).to.deep.equal(Array.from(cdx));
+    // and it rotates: a position-0 row is unchanged, others are not
+    expect(Array.from(wy.subarray(0, 16))).to.deep.equal(Array.from(wx.subarray(0, 16)));
+    expect(Array.from(wy.subarray(16, 32))).to.not.deep.equal(Array.from(wx.subarray(16, 32)));
+  });
+});
+
 describe('attention as one native operation (hf)', () => {
   before(async function () {
     await initBackend('wasm');
@@ -100,11 +134,14 @@ describe('attention as one native operation (hf)', () => {
     await initBackend('cpu');
   });
 
-  // grouped-query (3 query heads per kv head) with left padding; plain multi-head; a cache's keys beyond the queries
+  // grouped-query (3 query heads per kv head) with left padding; plain multi-head; a cache's keys beyond the queries;
+  // rows of more than one block (64), where each block's products skip the keys its causal mask hides
   for (const [B, H, KV, T, past, hd] of [
     [2, 6, 2, 7, 0, 16],
     [3, 2, 2, 5, 0, 8],
     [2, 4, 1, 1, 6, 16],
+    [2, 6, 2, 150, 0, 16],
+    [1, 4, 2, 70, 5, 8],
   ])
     it(`gives attend()'s composition: values and the gradients of q, k and v (B ${B}, ${H}/${KV} heads, ${T} queries, ${past} cached keys)`, () => {
       tf.tidy(() => {

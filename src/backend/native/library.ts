@@ -154,3 +154,22 @@ function cpuFlags(): Set<string> {
     return new Set();
   }
 }
+
+/**
+ * `f` with the library's products on one thread, for small ones: two threads wait on each other
+ * at every small product, and with other work on the machine that wait made them slower than
+ * one thread. Measured: a block's attention forward and backward (SmolLM2's shape, [768, 64] x
+ * [64, 256] per batch row and kv head) 0.16 to 0.28 s on one thread, 0.18 to 0.93 s on two,
+ * alternating, load 15; a LoRA adapter's rank-16 products ([2040, 576] x [576, 16] and the
+ * like) 40 to 68 GFLOP/s on one thread, 14 to 42 on two, load 20.
+ */
+export function oneThread<T>(f: () => T): T {
+  const lib = loadNative();
+  const before = lib?.threads() ?? 1;
+  if (before > 1) lib!.setThreads(1);
+  try {
+    return f();
+  } finally {
+    if (before > 1) lib!.setThreads(before);
+  }
+}

@@ -14,10 +14,10 @@ export interface SimdKernels {
   mul(a: number, b: number, y: number, n: number): void;
   /** y = x Φ(x) (GELU) and s = Φ(x) + x φ(x) (its derivative) */
   geluSlope(x: number, y: number, s: number, n: number): void;
-  /** each of `rows` rows of n floats at p becomes softmax(p + b), b a bias of the same layout */
-  biasSoftmax(p: number, b: number, rows: number, n: number): void;
-  /** row by row, dp = p (dp - Σ dp p), the softmax's backward */
-  softmaxGrad(p: number, dp: number, rows: number, n: number): void;
+  /** the first n floats of each of `rows` rows at p (`stride` apart) become softmax(p + b), b a bias of the same layout; the rest of each row 0 */
+  biasSoftmax(p: number, b: number, rows: number, n: number, stride: number): void;
+  /** row by row over the first n, dp = p (dp - Σ dp p), the softmax's backward; the rest of each dp row 0 */
+  softmaxGrad(p: number, dp: number, rows: number, n: number, stride: number): void;
   /** y = g σ(g) u (SwiGLU's product) */
   swiglu(g: number, u: number, y: number, n: number): void;
   /** its gradients: dg = dy u σ (1 + g (1 - σ)), du = dy g σ */
@@ -41,6 +41,8 @@ export interface SimdKernels {
   /** row by row, dp = p (dp - Σ dp p), the softmax's backward (p is 0 where it was masked) */
   causalSoftmaxGrad(p: number, dp: number, n: number): void;
   sumRows(x: number, out: number, rows: number, inner: number): void;
+  /** RoPE on T rows of hd floats: y1 = x1 c - x2 s', y2 = x2 c + x1 s' (s' = sign s), in doubles rounded once */
+  rotateHalves(x: number, c: number, s: number, y: number, T: number, hd: number, sign: number): void;
   /** the largest of the n floats at p */
   rowMax(p: number, n: number): number;
   /** [Σ e, Σ e z] over the n floats z at p, e = exp(k z - m) */

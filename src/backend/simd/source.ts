@@ -327,10 +327,13 @@ function causalSoftmax(): string {
 }
 
 /**
- * Attention's softmax over rows of n scores at $p with a bias at $b of the same layout (the
- * padding and causal mask, src/models/hf/attention.ts): each row becomes softmax(z + bias) in
- * place, as tfjs's softmax computes it (exp(z - max) / Σ); and its gradient,
- * dp = p (dp - Σ dp p) per row, written over dp. Vectors over each row, a scalar tail.
+ * Attention's softmax over rows of scores at $p with a bias at $b of the same layout (the
+ * padding and causal mask, src/models/hf/attention.ts): the first n of each row (rows $stride
+ * apart) become softmax(z + bias) in place, as tfjs's softmax computes it (exp(z - max) / Σ),
+ * and the rest of the row 0; and its gradient, dp = p (dp - Σ dp p) over the first n, 0 beyond.
+ * A caller passes n < stride only where every entry past n is masked (its probability exactly
+ * 0): a multiple of 4 then leaves each vector lane's sums as the whole row's (adding 0 changes
+ * no sum). Vectors over each row, a scalar tail.
  */
 function biasSoftmax(): string {
   const e = exp(op('sub', '(v128.load (local.get $a))', get('$m')), '$e', 'x', true);
@@ -349,19 +352,23 @@ function biasSoftmax(): string {
         ${one}
         (local.set $j (i32.add (local.get $j) (i32.const 1)))
         (br $${name}One)))`;
-  const rows = (body: string) => `(local.set $t (i32.const 0))
+  // rows $stride floats apart; after each row's first $n, the rest of it up to $stride is zeroed at $zero's row
+  const rows = (body: string, zero: string) => `(local.set $t (i32.const 0))
     (block $rowsDone (loop $rows
       (br_if $rowsDone (i32.ge_s (local.get $t) (local.get $rows)))
-      (local.set $row (i32.add (local.get $p) (i32.shl (i32.mul (local.get $t) (local.get $n)) (i32.const 2))))
+      (local.set $row (i32.add (local.get $p) (i32.shl (i32.mul (local.get $t) (local.get $stride)) (i32.const 2))))
       ${body}
+      (memory.fill (i32.add (local.get ${zero}) (i32.add (i32.sub (local.get $row) (local.get $p)) (i32.shl (local.get $n) (i32.const 2))))
+        (i32.const 0) (i32.shl (i32.sub (local.get $stride) (local.get $n)) (i32.const 2)))
       (local.set $t (i32.add (local.get $t) (i32.const 1)))
       (br $rows)))`;
   const locals = (names: string[], type: string) => names.map((l) => `(local ${l} ${type})`).join(' ');
   // $b and $dp are addressed at the same offset from their start as $a is from $p
   const forward = `
-  (func (export "biasSoftmax") (param $p i32) (param $b i32) (param $rows i32) (param $n i32) ${locals(['$t', '$j', '$row', '$a'], 'i32')}
+  (func (export "biasSoftmax") (param $p i32) (param $b i32) (param $rows i32) (param $n i32) (param $stride i32) ${locals(['$t', '$j', '$row', '$a'], 'i32')}
     (local $max f32) (local $sum f32) ${locals(['$m', '$s', '$e', '$v', ...e.locals, ...eOne.locals], 'v128')}
-    ${rows(`(local.set $m (v128.const f32x4 -inf -inf -inf -inf))
+    ${rows(
+      `(local.set $m (v128.const f32x4 -inf -inf -inf -inf))
       (local.set $max (f32.const -inf))
       ${loop(
         'add',
@@ -390,10 +397,14 @@ function biasSoftmax(): string {
         'div',
         '(v128.store (local.get $a) (f32x4.div (v128.load (local.get $a)) (local.get $s)))',
         '(f32.store (local.get $a) (f32.div (f32.load (local.get $a)) (local.get $sum)))',
-      )}`)})`;
+      )}`,
+      '$p',
+    )})`;
   const backward = `
-  (func (export "softmaxGrad") (param $p i32) (param $dp i32) (param $rows i32) (param $n i32) ${locals(['$t', '$j', '$row', '$a'], 'i32')} (local $dot f32) (local $s v128) (local $d v128)
-    ${rows(`(local.set $s (v128.const f32x4 0 0 0 0))
+  (func (export "softmaxGrad") (param $p i32) (param $dp i32) (param $rows i32) (param $n i32) (param $stride i32)
+    ${locals(['$t', '$j', '$row', '$a'], 'i32')} (local $dot f32) (local $s v128) (local $d v128)
+    ${rows(
+      `(local.set $s (v128.const f32x4 0 0 0 0))
       (local.set $dot (f32.const 0))
       ${loop(
         'dot',
@@ -406,7 +417,9 @@ function biasSoftmax(): string {
         'grad',
         `(v128.store ${at2('$dp')} (f32x4.mul (v128.load (local.get $a)) (f32x4.sub (v128.load ${at2('$dp')}) (local.get $d))))`,
         `(f32.store ${at2('$dp')} (f32.mul (f32.load (local.get $a)) (f32.sub (f32.load ${at2('$dp')}) (local.get $dot))))`,
-      )}`)})`;
+      )}`,
+      '$dp',
+    )})`;
   return forward + backward;
 }
 
@@ -613,6 +626,45 @@ function draw(): string {
     (i32.const -1))`;
 }
 
+/**
+ * RoPE's rotation of T rows of hd floats at $x into $y, with the rows' cos and sin at $c and $s
+ * (hd each, their halves equal): y1 = x1 c - x2 s', y2 = x2 c + x1 s' on each row's halves,
+ * s' = sign s. Computed in doubles, two at a time, and rounded to float32 once, as the JS loop
+ * it replaces computes them (a float32 product of two floats is exact in a double), so the
+ * results are the same bits.
+ */
+function rotateHalves(): string {
+  const two = (at: string) => `(f64x2.promote_low_f32x4 (v128.load64_zero ${at}))`;
+  const at = (base: string, half: string) =>
+    `(i32.add (local.get ${base}) (i32.shl (i32.add (local.get $i) ${half}) (i32.const 2)))`;
+  return `
+  (func (export "rotateHalves") (param $x i32) (param $c i32) (param $s i32) (param $y i32) (param $T i32) (param $hd i32) (param $sign f64)
+    (local $t i32) (local $i i32) (local $h2 i32) (local $x1 v128) (local $x2 v128) (local $cv v128) (local $sv v128)
+    (local.set $h2 (i32.shr_u (local.get $hd) (i32.const 1)))
+    (block $rowsDone (loop $rows
+      (br_if $rowsDone (i32.ge_s (local.get $t) (local.get $T)))
+      (local.set $i (i32.const 0))
+      (block $done (loop $pairs
+        (br_if $done (i32.ge_s (local.get $i) (local.get $h2)))
+        (local.set $x1 ${two(at('$x', '(i32.const 0)'))})
+        (local.set $x2 ${two(at('$x', '(local.get $h2)'))})
+        (local.set $cv ${two(at('$c', '(i32.const 0)'))})
+        (local.set $sv (f64x2.mul ${two(at('$s', '(i32.const 0)'))} (f64x2.splat (local.get $sign))))
+        (v128.store64_lane 0 ${at('$y', '(i32.const 0)')} (f32x4.demote_f64x2_zero
+          (f64x2.sub (f64x2.mul (local.get $x1) (local.get $cv)) (f64x2.mul (local.get $x2) (local.get $sv)))))
+        (v128.store64_lane 0 ${at('$y', '(local.get $h2)')} (f32x4.demote_f64x2_zero
+          (f64x2.add (f64x2.mul (local.get $x2) (local.get $cv)) (f64x2.mul (local.get $x1) (local.get $sv)))))
+        (local.set $i (i32.add (local.get $i) (i32.const 2)))
+        (br $pairs)))
+      (local.set $x (i32.add (local.get $x) (i32.shl (local.get $hd) (i32.const 2))))
+      (local.set $y (i32.add (local.get $y) (i32.shl (local.get $hd) (i32.const 2))))
+      (local.set $c (i32.add (local.get $c) (i32.shl (local.get $hd) (i32.const 2))))
+      (local.set $s (i32.add (local.get $s) (i32.shl (local.get $hd) (i32.const 2))))
+      (local.set $t (i32.add (local.get $t) (i32.const 1)))
+      (br $rows)))
+  )`;
+}
+
 export const SIMD_SOURCE = `(module
   (import "env" "memory" (memory 0))
 ${elementwise('exp', ['$x'], '$y', expAll, 4)}
@@ -626,6 +678,7 @@ ${biasSoftmax()}
 ${elementwise('swiglu', ['$g', '$u'], '$y', swiglu, 2)}
 ${elementwise('swigluGrad', ['$dy', '$g', '$u'], ['$dg', '$du'], swigluGrad, 2)}
 ${headRows()}
+${rotateHalves()}
 
   ;; out[j] = sum over r < rows of x[r * inner + j], row by row so that memory is read once in order
   (func (export "sumRows") (param $x i32) (param $out i32) (param $rows i32) (param $inner i32) (local $r i32) (local $j i32) (local $row i32)

@@ -12,7 +12,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { fusedKernelsActive } from '../../backend/fused/index.js';
 import { activeSgemm } from '../../backend/native/index.js';
-import { loadNative } from '../../backend/native/library.js';
+import { oneThread } from '../../backend/native/library.js';
 import { simdKernels, wasmBackendMemory } from '../../backend/simd/index.js';
 import type { WasmBackend } from '../../backend/views.js';
 import { releaseKept, type KeptProducts } from './recompute.js';
@@ -32,29 +32,58 @@ export interface KeptAttention {
   again: boolean;
 }
 
+/** Rows of the product a row block of the scores takes at once (the last block of a head may be shorter). */
+const BLOCK = 64;
+/** Rows of a softmax call: the unmasked prefix is taken per group this size, finer than the products' blocks. */
+const GROUP = 8;
+
+/**
+ * Per batch row and score row of `bias` [B, R, S] (R = n T stacked rows), how many leading
+ * keys the softmax must read: up to the row's last unmasked key, rounded up to a multiple of
+ * 4 (so that the SIMD kernel's lanes sum what they sum over the whole row), at most S; a row
+ * with no unmasked key reads all S (its softmax is then over the mask's values, as before).
+ * Past that prefix every entry is masked, its probability exactly 0 (exp of -1e9 is 0 in
+ * float32), so the products that skip those keys (a causal mask's upper triangle, about half
+ * of each score block) compute what the whole rows did, bit for bit.
+ */
+function unmaskedEnds(bias: Float32Array, rows: number, S: number): Int32Array {
+  const ends = new Int32Array(rows);
+  for (let r = 0; r < rows; r++) {
+    const row = r * S;
+    let j = S;
+    while (j > 0 && !(bias[row + j - 1] > MASKED)) j--;
+    ends[r] = j === 0 ? S : Math.min(S, (j + 3) & ~3);
+  }
+  return ends;
+}
+/** A bias entry at or below this is a masked key (attention.ts adds -1e9). */
+const MASKED = -1e8;
+
+/** unmaskedEnds of a bias tensor, once per tensor (every block of a pass shares one bias). */
+const endsOf = new WeakMap<object, Int32Array>();
+function keyEnds(be: WasmBackend, bias: tf.Tensor, rows: number, S: number): Int32Array {
+  let ends = endsOf.get(bias.dataId);
+  if (!ends) {
+    const { memoryOffset } = be.dataIdMap.get(bias.dataId);
+    const memory = wasmBackendMemory(be);
+    ends = unmaskedEnds(new Float32Array(memory.buffer, memoryOffset, rows * S), rows, S);
+    endsOf.set(bias.dataId, ends);
+  }
+  return ends;
+}
+
+/** The largest of ends[from, to). */
+function maxEnd(ends: Int32Array, from: number, to: number): number {
+  let m = 0;
+  for (let r = from; r < to; r++) if (ends[r] > m) m = ends[r];
+  return m;
+}
+
 /**
  * softmax(q k^T / sqrt(hd) + bias) v with heads joined, [B, T, H*hd], as attend(); gradients
  * to q, k and v. With `store`, the forward pass keeps its probabilities and output and the
  * recomputation takes them instead of computing them again (the same q, k and v).
  */
-/**
- * `f` with the library's products on one thread: the attention's products are small (for
- * SmolLM2's shape [768, 64] x [64, 256] per batch row and kv head, 144 of them per block and
- * step), and two threads wait on each other at every one; with other work on the machine that
- * wait made them three times slower than one thread (measured: a block's attention forward and
- * backward 0.16 to 0.28 s on one thread, 0.18 to 0.93 s on two, alternating, load 15).
- */
-function oneThread<T>(f: () => T): T {
-  const lib = loadNative();
-  const before = lib?.threads() ?? 1;
-  if (before > 1) lib!.setThreads(1);
-  try {
-    return f();
-  } finally {
-    if (before > 1) lib!.setThreads(before);
-  }
-}
-
 export function attendNative(
   q: tf.Tensor4D,
   k: tf.Tensor4D,
@@ -80,6 +109,14 @@ export function attendNative(
     for (const t of inputs) be.dataIdMap.get(t.dataId);
     return shapes.map((s) => be.makeOutput(s, 'float32'));
   };
+  const ends = keyEnds(be, bias, B * R, S);
+  // row blocks within each of the n stacked heads (a block across two heads would see all keys);
+  // rows of a head that fit one block (generation's steps) stay one product over the stack
+  const blocks: [number, number][] = [];
+  if (T <= BLOCK) blocks.push([0, R]);
+  else
+    for (let r = 0; r < R; r += T)
+      for (let r0 = r; r0 < r + T; r0 += BLOCK) blocks.push([r0, Math.min(r + T, r0 + BLOCK)]);
   const probsName = `${store?.name}.probs`,
     outName = `${store?.name}.out`;
   let reused = store?.again ? store.kept.take(probsName) : undefined;
@@ -109,11 +146,34 @@ export function attendNative(
         for (let b = 0; b < B; b++)
           for (let j = 0; j < KV; j++) {
             const h = b * KV + j;
-            const Pbj = P.subarray(h * R * S, (h + 1) * R * S);
-            const Kbj = K.subarray(h * S * hd);
-            sgemm(false, true, R, S, hd, Q.subarray(h * R * hd), hd, Kbj, hd, 0, Pbj, S, scale);
-            kernels.biasSoftmax(p0 + 4 * h * R * S, b0 + 4 * b * R * S, R, S);
-            sgemm(false, false, R, hd, S, Pbj, S, V.subarray(h * S * hd), hd, 0, O.subarray(h * R * hd), hd);
+            const Kbj = K.subarray(h * S * hd),
+              Vbj = V.subarray(h * S * hd);
+            // by row blocks, each over the keys its rows may see: scores, softmax (zeros past them), P V
+            for (const [r0, r1] of blocks) {
+              const keys = maxEnd(ends, b * R + r0, b * R + r1);
+              const at = h * R * S + r0 * S;
+              sgemm(
+                false,
+                true,
+                r1 - r0,
+                keys,
+                hd,
+                Q.subarray((h * R + r0) * hd),
+                hd,
+                Kbj,
+                hd,
+                0,
+                P.subarray(at),
+                S,
+                scale,
+              );
+              for (let g = r0; g < r1; g += GROUP) {
+                const g1 = Math.min(r1, g + GROUP);
+                const n = maxEnd(ends, b * R + g, b * R + g1);
+                kernels.biasSoftmax(p0 + 4 * (h * R * S + g * S), b0 + 4 * (b * R + g) * S, g1 - g, n, S);
+              }
+              sgemm(false, false, r1 - r0, hd, keys, P.subarray(at), S, Vbj, hd, 0, O.subarray((h * R + r0) * hd), hd);
+            }
           }
       });
     if (store && !store.again && !reused) {
@@ -131,12 +191,23 @@ export function attendNative(
           dp = offset(dpInfo);
         oneThread(() => {
           for (let h = 0; h < B * KV; h++) {
+            const b = Math.floor(h / KV);
             const dO = DY.subarray(h * R * hd);
             const Pbj = P2.subarray(h * R * S);
-            // dP = dO V^T, then dS = P (dP - Σ dP P) in place; dq = s dS K, dk = s dS^T q, dv = P^T dO
-            sgemm(false, true, R, S, hd, dO, hd, V2.subarray(h * S * hd), hd, 0, DP, S);
-            kernels.softmaxGrad(pp + 4 * h * R * S, dp, R, S);
-            sgemm(false, false, R, hd, S, DP, S, K2.subarray(h * S * hd), hd, 0, DQ.subarray(h * R * hd), hd, scale);
+            // dP = dO V^T, then dS = P (dP - Σ dP P) in place (zeros past the seen keys); dq = s dS K,
+            // by row blocks over the keys their rows see; dk = s dS^T q, dv = P^T dO over all rows
+            for (const [r0, r1] of blocks) {
+              const keys = maxEnd(ends, b * R + r0, b * R + r1);
+              const dP = DP.subarray(r0 * S);
+              sgemm(false, true, r1 - r0, keys, hd, dO.subarray(r0 * hd), hd, V2.subarray(h * S * hd), hd, 0, dP, S);
+              for (let g = r0; g < r1; g += GROUP) {
+                const g1 = Math.min(r1, g + GROUP);
+                const n = maxEnd(ends, b * R + g, b * R + g1);
+                kernels.softmaxGrad(pp + 4 * (h * R * S + g * S), dp + 4 * g * S, g1 - g, n, S);
+              }
+              const dq = DQ.subarray((h * R + r0) * hd);
+              sgemm(false, false, r1 - r0, hd, keys, dP, S, K2.subarray(h * S * hd), hd, 0, dq, hd, scale);
+            }
             sgemm(true, false, S, hd, R, DP, S, Q2.subarray(h * R * hd), hd, 0, DK.subarray(h * S * hd), hd, scale);
             sgemm(true, false, S, hd, R, Pbj, S, dO, hd, 0, DV.subarray(h * S * hd), hd);
           }

@@ -5,6 +5,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { ADDRESSABLE, withOutputs } from '../../backend/views.js';
+import { kernelsOver } from '../../backend/simd/index.js';
 import { attendNative, attendsNatively, type KeptAttention } from './attention-native.js';
 
 const NEG = -1e9; // added to masked attention scores; finite so a fully masked row stays finite
@@ -74,6 +75,25 @@ function rotateInPlace(x: tf.Tensor4D, cos: tf.Tensor, sin: tf.Tensor): tf.Tenso
     const o = withOutputs(backendName, tf.engine().backend, [v.shape], [v, cos, sin]);
     const [X, C, S] = o.ins;
     const Y = o.outs[0];
+    // on the wasm heap, a SIMD kernel per head (the same bits as the loop below)
+    const simd = h2 % 2 === 0 ? kernelsOver(X) : undefined;
+    if (simd && [C, S, Y].every((v) => v.buffer === X.buffer)) {
+      for (let b = 0; b < B; b++)
+        for (let h = 0; h < H; h++) {
+          const row = 4 * (b * H + h) * T * hd,
+            angle = 4 * b * T * hd;
+          simd.kernels.rotateHalves(
+            X.byteOffset + row,
+            C.byteOffset + angle,
+            S.byteOffset + angle,
+            Y.byteOffset + row,
+            T,
+            hd,
+            sign,
+          );
+        }
+      return tf.engine().makeTensorFromTensorInfo(o.infos[0]) as tf.Tensor4D;
+    }
     for (let b = 0; b < B; b++)
       for (let h = 0; h < H; h++)
         for (let t = 0; t < T; t++) {

@@ -15,7 +15,8 @@ import * as tf from '@tensorflow/tfjs';
 import { HostMatrix } from '../../backend/native/host.js';
 import type { Sgemm } from '../../backend/native/library.js';
 import { simdKernels } from '../../backend/simd/index.js';
-import { taping } from './recompute.js';
+import { readView, withOutputs } from '../../backend/views.js';
+import { keptBuffer, releaseKept, taping } from './recompute.js';
 
 /** The memory chunks are computed in (the SIMD kernels address it); grown as needed, never shrunk. */
 let scratch: WebAssembly.Memory | undefined;
@@ -47,10 +48,13 @@ export function nativeHeadScores(
   const k = 1 / (temperature === 0 ? 1 : temperature); // greedy scores at 1, as the sampler reports greedy tokens
   for (const t of targets)
     if (!(t >= 0 && t < V)) throw new Error(`head: target ${t} outside the vocabulary [0, ${V})`);
+  const backendName = tf.getBackend();
   const f = tf.customGrad(((...args: unknown[]) => {
-    const h = (args[0] as tf.Tensor2D).dataSync() as Float32Array;
     // a frozen head is not an input of the op (no gradient of it is formed): read from the closure
-    const W = host ? w.data : ((trainHead ? (args[1] as tf.Tensor2D) : w).dataSync() as Float32Array);
+    const wt = host ? undefined : trainHead ? (args[1] as tf.Tensor2D) : w;
+    // views of the backend's memory, valid until it allocates (the tensor of the values, after the loop)
+    let h = readView(args[0] as tf.Tensor2D);
+    let W = wt ? readView(wt) : (w as HostMatrix).data;
     // logits of rows [r0, r0 + n) into the scratch memory
     const logits = (r0: number, n: number) => {
       const s = scratchView(n * V);
@@ -75,20 +79,29 @@ export function nativeHeadScores(
         value[2 * r] = k * z[i * V + targets[r]] - lse[r];
         value[2 * r + 1] = lse[r] - (k * q) / s;
       }
-      if (keep) kept.push(z.slice());
+      // into a reused buffer: a fresh one for each chunk of each step costs its pages' first touch
+      if (keep) kept.push(keptBuffer(n * V));
+      if (keep) kept[kept.length - 1]!.set(z);
     }
     return {
       value: tf.tensor2d(value, [N, 2]),
       gradFunc: (dy: tf.Tensor2D) => {
         const g = dy.dataSync() as Float32Array;
-        const dh = new Float32Array(N * d);
-        const dW = trainHead ? new Float32Array(V * d) : undefined;
+        // the gradients written where the backend keeps them (no fresh arrays to copy in), then views taken again
+        const inputs = [args[0] as tf.Tensor2D, ...(wt ? [wt] : [])];
+        const shapes = [[N, d], ...(trainHead ? [tied ? [V, d] : [d, V]] : [])];
+        const o = withOutputs(backendName, tf.engine().backend, shapes, inputs);
+        const [dh, dW] = o.outs;
+        dW?.fill(0);
+        h = o.ins[0];
+        if (wt) W = o.ins[1];
         for (let r0 = 0, c = 0; r0 < N; r0 += rows, c++) {
           const n = Math.min(rows, N - r0);
           let memory: WebAssembly.Memory, z: Float32Array;
           if (keep) {
             ({ memory, z } = scratchView(n * V));
             z.set(kept[c]!);
+            releaseKept(kept[c]!);
             kept[c] = undefined;
           } else ({ memory, z } = logits(r0, n));
           const simd = simdKernels(memory);
@@ -105,8 +118,7 @@ export function nativeHeadScores(
           if (dW && tied) sgemm(true, false, V, d, n, dz, V, h.subarray(r0 * d), d, 1, dW, d);
           else if (dW) sgemm(true, false, d, V, n, h.subarray(r0 * d), d, dz, V, 1, dW, V);
         }
-        const dHidden = tf.tensor2d(dh, [N, d]);
-        return dW ? [dHidden, tf.tensor2d(dW, tied ? [V, d] : [d, V])] : [dHidden];
+        return o.infos.map((i) => tf.engine().makeTensorFromTensorInfo(i));
       },
     };
   }) as unknown as Parameters<typeof tf.customGrad>[0]) as unknown as (...x: tf.Tensor[]) => tf.Tensor2D;

@@ -9,7 +9,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { HostMatrix } from '../../backend/native/host.js';
 import { activeSgemm } from '../../backend/native/index.js';
-import type { Sgemm } from '../../backend/native/library.js';
+import { oneThread, type Sgemm } from '../../backend/native/library.js';
 import { smallGemm } from '../../backend/native/matmul.js';
 import { ADDRESSABLE, withOutputs } from '../../backend/views.js';
 import { releaseKept } from './recompute.js';
@@ -22,6 +22,9 @@ export const loraHostFits = () => ADDRESSABLE.has(tf.getBackend());
  * plus the adapter term of `a` [in, r], `b` [r, out] scaled by `scaling`; `kept`, when given,
  * is this output as the forward pass computed it (a checkpointed block's recomputation, with
  * the same x, a and b), used instead of multiplying again. Gradients flow to x, a and b.
+ * `u`: the adapter's s x A [rows, r], which the backward pass needs too: `keep` receives it when
+ * this pass computes it, and `kept` is it as a forward pass computed it, so that a
+ * recomputation with a kept output need not multiply x A again for the gradient.
  */
 export function loraHostLinear(
   x: tf.Tensor,
@@ -31,6 +34,7 @@ export function loraHostLinear(
   b: tf.Tensor2D,
   scaling: number,
   kept?: { data: Float32Array },
+  u?: { keep?: (u: Float32Array, shape: number[]) => void; kept?: { data: Float32Array } },
 ): tf.Tensor {
   const lead = x.shape.slice(0, -1);
   const [K, r] = a.shape;
@@ -46,15 +50,22 @@ export function loraHostLinear(
     const [X, A, B] = v.ins;
     const [Y] = v.outs;
     // the base product, then s (x A) B added in place; or y as the forward pass computed it
+    // s x A as this pass computed it, or a forward pass did (the same bits), for the backward pass
+    let sxa: Float32Array | undefined = u?.kept?.data;
     if (kept) {
       Y.set(kept.data);
       releaseKept(kept.data);
     } else {
       gemm(false, transpose, n, out, K, X, K, m.data, m.cols, 0, Y, out);
-      const u = new Float32Array(n * r);
-      gemm(false, false, n, r, K, X, K, A, r, 0, u, r);
-      for (let i = 0; i < u.length; i++) u[i] *= scaling;
-      gemm(false, false, n, out, r, u, r, B, out, 1, Y, out);
+      const xa = new Float32Array(n * r);
+      // the adapter's rank-r products on one thread (see oneThread)
+      oneThread(() => {
+        gemm(false, false, n, r, K, X, K, A, r, 0, xa, r);
+        for (let i = 0; i < xa.length; i++) xa[i] *= scaling;
+        gemm(false, false, n, out, r, xa, r, B, out, 1, Y, out);
+      });
+      u?.keep?.(xa, [n, r]);
+      sxa = xa;
     }
     const y = tf.engine().makeTensorFromTensorInfo(v.infos[0]) as tf.Tensor2D;
     save([xs, as, bs]);
@@ -75,16 +86,24 @@ export function loraHostLinear(
         const [DY, Xs, As, Bs] = g.ins;
         const [DX, DA, DB] = g.outs;
         // w = s dy B^T [n, r]; dx = dy W + w A^T; dA = x^T w; dB = (s x A)^T dy
-        const w = new Float32Array(n * r);
-        gemm(false, true, n, r, out, DY, out, Bs, out, 0, w, r);
-        for (let i = 0; i < w.length; i++) w[i] *= scaling;
+        // the frozen matrix's product on the library's threads, the rank-r ones on one
         gemm(false, !transpose, n, K, out, DY, out, m.data, m.cols, 0, DX, K);
-        gemm(false, true, n, K, r, w, r, As, r, 1, DX, K);
-        gemm(true, false, K, r, n, Xs, K, w, r, 0, DA, r);
-        const us = new Float32Array(n * r);
-        gemm(false, false, n, r, K, Xs, K, As, r, 0, us, r);
-        for (let i = 0; i < us.length; i++) us[i] *= scaling;
-        gemm(true, false, r, out, n, us, r, DY, out, 0, DB, out);
+        const w = new Float32Array(n * r);
+        let us = sxa;
+        oneThread(() => {
+          gemm(false, true, n, r, out, DY, out, Bs, out, 0, w, r);
+          for (let i = 0; i < w.length; i++) w[i] *= scaling;
+          gemm(false, true, n, K, r, w, r, As, r, 1, DX, K);
+          gemm(true, false, K, r, n, Xs, K, w, r, 0, DA, r);
+          if (!us) {
+            const xa = new Float32Array(n * r);
+            gemm(false, false, n, r, K, Xs, K, As, r, 0, xa, r);
+            for (let i = 0; i < xa.length; i++) xa[i] *= scaling;
+            us = xa;
+          }
+          gemm(true, false, r, out, n, us, r, DY, out, 0, DB, out);
+        });
+        if (us && us === u?.kept?.data) releaseKept(us);
         return g.infos.map((info) => tf.engine().makeTensorFromTensorInfo(info));
       },
     };

@@ -320,6 +320,11 @@ export class HfCausalLM implements Policy {
     // an adapted projection of a host matrix: one operation (lora-host.ts), its adapter term included
     const a = adapter?.a[name];
     if (h && a && !adapter.dropping && loraHostFits()) {
+      // the adapter's s x A kept with the product, for the recomputation's backward pass
+      const keeper = this.products;
+      const u = keeper?.again
+        ? { kept: keeper.kept.take(`${name}.sxa`) }
+        : keeper && { keep: (d: Float32Array, shape: number[]) => keeper.kept.keepCopy(`${name}.sxa`, d, shape) };
       const y = loraHostLinear(
         x,
         h,
@@ -328,6 +333,7 @@ export class HfCausalLM implements Policy {
         adapter.b[name] as tf.Tensor2D,
         adapter.scaling,
         kept,
+        u,
       );
       if (this.products && !this.products.again) this.products.kept.keep(name, y);
       return bias ? y.add(bias) : y;

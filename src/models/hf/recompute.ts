@@ -84,16 +84,20 @@ export function taping(): boolean {
 const spare = new Map<number, Float32Array[]>();
 let spareBytes = 0;
 
-function buffer(n: number): Float32Array {
+/** A buffer of n floats, a released one when there is (its contents are stale); give it back with releaseKept. */
+export function keptBuffer(n: number): Float32Array {
   const b = spare.get(n)?.pop();
   if (!b) return new Float32Array(n);
   spareBytes -= b.byteLength;
   return b;
 }
 
-/** Gives back a kept product's memory once it has been copied where it is needed (at most 2 GiB are held for reuse). */
+/**
+ * Gives back a kept product's memory once it has been copied where it is needed: at most 3 GiB
+ * are held for reuse, what a pass keeps at most (2 GiB of products, 1 GiB of the head's logits).
+ */
 export function releaseKept(data: Float32Array): void {
-  if (spareBytes + data.byteLength > 2 ** 31) return;
+  if (spareBytes + data.byteLength > 3 * 2 ** 30) return;
   const list = spare.get(data.length) ?? [];
   list.push(data);
   spare.set(data.length, list);
@@ -123,7 +127,7 @@ export class KeptProducts {
       // copied from the heap into a reused buffer, not into a fresh one as dataSync would
       const be = tf.engine().backend as unknown as WasmBackend;
       be.dataIdMap.get(y.dataId);
-      data = buffer(y.size);
+      data = keptBuffer(y.size);
       data.set(be.typedArrayFromHeap(y));
     } else data = y.dataSync() as Float32Array;
     this.hold(name, data, y.shape);
@@ -132,7 +136,7 @@ export class KeptProducts {
   /** Keeps a copy of `data` (a view of the heap, say) under `name`, if the budget allows. */
   keepCopy(name: string, data: Float32Array, shape: number[]): void {
     if (!this.fits(name, data.length)) return;
-    const copy = buffer(data.length);
+    const copy = keptBuffer(data.length);
     copy.set(data);
     this.hold(name, copy, shape);
   }
