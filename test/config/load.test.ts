@@ -85,6 +85,7 @@ describe('config/load', () => {
       kind: 'solve',
       groupSize: 8,
       maxNewTokens: 8,
+      stop: [],
       temperature: 1,
       topK: 0,
       topP: 1,
