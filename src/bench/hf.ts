@@ -4,7 +4,8 @@
 // interpreter of `--python`, default /usr/bin/python3) alternating with ours, each ratio from
 // one run. Without PyTorch it says why and how to install it. `--shape tiny` for a quick check,
 // `--jobs generate,lora,full` (and `long`: 16 x 512-token answers, `--long B,P,N`, the key/value
-// cache holding P + N positions; and `memory`: one base with two adapters against two full
+// cache holding P + N positions; `early` and `early-kept`: the same with rows ending early, one
+// id in 64 a stop token, finished rows dropped from the batch or kept in it, ours only; and `memory`: one base with two adapters against two full
 // copies), `--reps N`, `--rounds N` (alternations; the median ratio), `--micro N` sequences
 // per training pass (default: the whole step in one pass), `--torch off`, `--profile` (where
 // each job's time goes, see hf-profile.ts).
@@ -241,19 +242,30 @@ async function ours(job: string): Promise<number | undefined> {
       memoryJob();
       return undefined;
     }
-    if (job === 'generate' || job === 'long') {
+    if (job === 'generate' || job === 'long' || job.startsWith('early')) {
       const model = base;
       const [B, P, N] = job === 'generate' ? [gB, gP, gN] : [lB, lP, lN];
-      const run = (n = N) =>
-        generate(
-          model,
-          Array.from({ length: B }, () => randomIds(rng, P, model.config.vocabSize)),
-          { maxNewTokens: n, temperature: 1, seed: 1 },
+      const V = model.config.vocabSize;
+      // early: near-uniform random logits stop a row with chance 1/64 a token, so rows end at
+      // many lengths; the same prompts and seed each run, so both early jobs sample the same tokens
+      const early = job.startsWith('early')
+        ? { stop: Array.from({ length: V / 64 }, (_, i) => 64 * i), dropFinished: job === 'early' }
+        : {};
+      const prompts = (n: number) =>
+        early.stop
+          ? Array.from({ length: B }, (_, b) => randomIds(new Rng(b + 1), P, V))
+          : Array.from({ length: n }, () => randomIds(rng, P, V));
+      let generated = 0;
+      const run = (n = N) => {
+        generated = generate(model, prompts(B), { maxNewTokens: n, temperature: 1, seed: 1, ...early }).reduce(
+          (k, g) => k + g.tokens.length,
+          0,
         );
+      };
       // long answers warm up on 8 tokens: a whole warm-up run would double the job's minutes
-      seconds = time(run, job === 'long' ? () => run(8) : run);
+      seconds = time(run, job === 'generate' ? run : () => run(8));
       if (profile) await profileRun(job, run);
-      tokens = B * N;
+      tokens = early.stop ? generated : B * N;
     } else {
       const policy = new HfPolicy(
         base,
