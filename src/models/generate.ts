@@ -53,9 +53,9 @@ export interface Generation {
 /**
  * Batched generation with a key/value cache. Prompts of different lengths share one
  * batch: they are left-padded and the padding is masked, so each row gets what it would
- * get alone. One forward pass per new token for the batch's unfinished rows: a row that ends
- * (EOS, a stop token, a stop string) leaves the batch and its cache, so it costs nothing
- * after. Only the last position's logits leave the backend, and sampling runs on the host
+ * get alone. One forward pass per new token for the batch's rows: rows that end (EOS, a stop
+ * token, a stop string) leave the batch and its cache once they are a quarter of it (see
+ * narrows), so they stop costing compute. Only the last position's logits leave the backend, and sampling runs on the host
  * with a seeded generator (rows draw in order, so dropping finished ones changes no draw).
  */
 export function generate(
@@ -121,7 +121,7 @@ export function generate(
       }
       const going = live.flatMap((b, i) => (out[b].stopped ? [] : [i]));
       if (going.length === 0 || step === o.maxNewTokens - 1) return out;
-      if (drop && going.length < live.length) {
+      if (drop && narrows(live.length, going.length)) {
         forward.keep(going);
         live = going.map((i) => live[i]);
       }
@@ -136,6 +136,14 @@ export function generate(
     forward.dispose();
   }
 }
+
+/**
+ * Whether a batch of `rows` rows, `going` of them unfinished, is narrowed to those: once a
+ * quarter or more have finished. Narrowing copies the whole cache, so narrowing at every row's
+ * end cost more than the rows saved (measured at SmolLM2-135M's shape, 64 rows of up to 128
+ * tokens: 106 s against 83 s keeping them); a quarter at a time copies it about four times in all.
+ */
+export const narrows = (rows: number, going: number): boolean => going === 0 || 4 * (rows - going) >= rows;
 
 /**
  * A model's forward pass during generation: feed tokens [B, T] after the cached ones, get the
@@ -229,10 +237,18 @@ function cachedForward<C extends { k: tf.Tensor; v: tf.Tensor }>(
       pads = rows.map((i) => before[i]);
       if (!cache) return;
       const old = cache;
-      cache = tidyKeep(() => {
-        const index = tf.tensor1d(Int32Array.from(rows), 'int32');
-        return old.map((c) => ({ ...c, k: tf.gather(c.k, index), v: tf.gather(c.v, index) }));
-      });
+      // runs of consecutive rows, each one slice (a row's keys are contiguous): a copy, where a gather went element by element
+      const runs: [number, number][] = [];
+      for (const r of rows) {
+        const last = runs[runs.length - 1];
+        if (last && last[0] + last[1] === r) last[1]++;
+        else runs.push([r, 1]);
+      }
+      const take = (x: tf.Tensor) => {
+        const parts = runs.map(([start, n]) => x.slice(start, n));
+        return parts.length === 1 ? parts[0] : tf.concat(parts, 0);
+      };
+      cache = tidyKeep(() => old.map((c) => ({ ...c, k: take(c.k), v: take(c.v) })));
       disposeCache(old);
     },
     dispose() {

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initBackend } from '../../src/backend/index.js';
-import { generate, type GenerateOptions, type Generation } from '../../src/models/generate.js';
+import { generate, narrows, type GenerateOptions, type Generation } from '../../src/models/generate.js';
 import { HfCausalLM } from '../../src/models/hf/model.js';
 import { loadHfTokenizer } from '../../src/models/hf/text.js';
 import { completionText, StopStrings } from '../../src/models/stop-strings.js';
@@ -13,6 +13,7 @@ import { NativeDecoder } from '../../src/models/native/decode.js';
 import { activeSgemm } from '../../src/backend/native/index.js';
 import { TokenPieces, tokenPieces } from '../../src/tokenizer/pieces.js';
 import { writeTinyHf } from './hf-tiny.js';
+import { Replicas } from '../../src/parallel/replicas.js';
 
 const small: TinyLMConfig = { vocabSize: 20, dModel: 32, nHeads: 4, nLayers: 2, context: 40, seed: 3 };
 const prompts = [[1, 5, 6, 7], [1], [1, 3, 4, 12, 13, 14], [1, 19, 18]];
@@ -189,15 +190,49 @@ describe('stop strings', () => {
         dropped.some((g) => !g.stopped),
         'some row runs to the limit',
       ).to.equal(true);
-      // pass j + 1 (after step j) runs exactly the rows still going after it; keeping them, every pass runs all
+      // pass j + 1 (after step j) runs the rows still going once a quarter of the batch has finished (narrows)
       const mine = rows.slice(0, passes);
-      expect(mine[0]).to.equal(prompts.length);
-      mine
-        .slice(1)
-        .forEach((n, j) => expect(n, `pass ${j + 1}`).to.equal(dropped.filter((g) => g.tokens.length > j + 1).length));
+      let width = prompts.length;
+      const expected = [width];
+      for (let j = 0; j + 1 < passes; j++) {
+        const going = dropped.filter((g) => g.tokens.length > j + 1).length;
+        if (narrows(width, going)) width = going;
+        expected.push(width);
+      }
+      expect(mine).to.deep.equal(expected);
+      expect(Math.min(...mine)).to.be.below(prompts.length);
       expect(rows.slice(passes).every((n) => n === prompts.length)).to.equal(true);
     });
   }
+
+  it('a replica thread stops where this thread does: the pieces reach it in shared memory', async () => {
+    const replicas = await Replicas.start(1, { backend: 'cpu', accelerate: 'auto' }, { m: model });
+    try {
+      const o: GenerateOptions = {
+        maxNewTokens: N,
+        temperature: 0,
+        stopStrings: [decode(base[2].tokens).slice(6, 9)],
+        pieces,
+      };
+      const local = generate(model, prompts, o);
+      const [remote] = replicas.generate('m', [prompts], [o])();
+      expect(remote.map((g) => [g.tokens, g.stopString])).to.deep.equal(local.map((g) => [g.tokens, g.stopString]));
+      expect(local.some((g) => g.stopString !== undefined)).to.equal(true);
+    } finally {
+      await replicas.close();
+    }
+  });
+
+  it('narrows a batch once a quarter of it has finished, not at every row', () => {
+    expect([
+      narrows(64, 63),
+      narrows(64, 49),
+      narrows(64, 48),
+      narrows(4, 3),
+      narrows(4, 4),
+      narrows(5, 0),
+    ]).to.deep.equal([false, false, true, true, false, true]);
+  });
 
   it('refuses an empty stop string, and stop strings without the pieces to read them', () => {
     expect(() => generate(model, prompts, { maxNewTokens: 4, stopStrings: ['ab', ''], pieces })).to.throw(
