@@ -2,7 +2,7 @@
 import { MANAGERS, MemoryDialogueArena } from './memory-dialogue.js';
 import type { Task } from '../src/core/types.js';
 import { Rng } from '../src/util/rng.js';
-import { VerdictsEvaluator } from '../src/engine/evaluators/verdicts.js';
+import { seatOf, VerdictsEvaluator } from '../src/engine/evaluators/verdicts.js';
 import { z } from 'zod';
 import { evaluatorKind, positiveInt, temperature } from '../src/engine/evaluators/types.js';
 
@@ -36,15 +36,11 @@ export const memoryQaKind = evaluatorKind(MemoryQaOptions, (spec, c, plan, where
     id: `dialogue-heldout-${i}`,
   }));
   const arena = new MemoryDialogueArena({ ...plan.arena.options, manager: o.manager, rerollouts: 0 }, plan.family);
-  const seats = Object.fromEntries(
-    Object.keys(arena.roles).map((id) => [
-      id,
-      { role: plan.roles[id], model: c.roles[id].model, maxNewTokens: c.roles[id].maxNewTokens },
-    ]),
-  );
+  const seats = Object.fromEntries(Object.keys(arena.roles).map((id) => [id, seatOf(c, plan, id)]));
   return new VerdictsEvaluator(spec.name, spec.every ?? c.eval.every, 'memory', arena, tasks, seats, {
     temperature: o.temperature,
     maxNewTokens: c.arena.maxNewTokens,
+    stopStrings: c.arena.stop,
     seed: c.seed,
   });
 });

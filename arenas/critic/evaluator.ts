@@ -49,7 +49,12 @@ export function criticKind(check: (where: string) => TaskCheck): EvaluatorKind {
       arena,
       tasks,
       { critic: seatOf(c, plan, 'critic'), ...(checker ? { checker: seatOf(c, plan, 'checker') } : {}) },
-      { temperature: spec.options.temperature, maxNewTokens: c.arena.maxNewTokens, seed: c.seed },
+      {
+        temperature: spec.options.temperature,
+        maxNewTokens: c.arena.maxNewTokens,
+        stopStrings: c.arena.stop,
+        seed: c.seed,
+      },
     );
   });
 }

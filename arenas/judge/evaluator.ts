@@ -61,7 +61,7 @@ export function verdictsKind(check: (where: string) => TaskCheck): EvaluatorKind
       arena,
       tasks,
       { solver: seatOf(c, plan, 'solver'), judge },
-      { temperature: sampled, maxNewTokens: c.arena.maxNewTokens, seed: c.seed },
+      { temperature: sampled, maxNewTokens: c.arena.maxNewTokens, stopStrings: c.arena.stop, seed: c.seed },
     );
   });
 }

@@ -3,7 +3,9 @@
 // step with LoRA and in full; and the same jobs in plain PyTorch (./torch_hf.py, with the
 // interpreter of `--python`, default /usr/bin/python3) alternating with ours, each ratio from
 // one run. Without PyTorch it says why and how to install it. `--shape tiny` for a quick check,
-// `--jobs generate,lora,full` (and `memory`: one base with two adapters against two full
+// `--jobs generate,lora,full` (and `long`: 16 x 512-token answers, `--long B,P,N`, the key/value
+// cache holding P + N positions; `early` and `early-kept`: the same with rows ending early, one
+// id in 64 a stop token, finished rows dropped from the batch or kept in it, ours only; and `memory`: one base with two adapters against two full
 // copies), `--reps N`, `--rounds N` (alternations; the median ratio), `--micro N` sequences
 // per training pass (default: the whole step in one pass), `--torch off`, `--profile` (where
 // each job's time goes, see hf-profile.ts).
@@ -65,6 +67,8 @@ if (!(shape in SHAPES)) throw new Error(`bench:hf: --shape is one of ${Object.ke
 const jobs = option('jobs', 'generate,lora,full').split(',');
 const reps = Number(option('reps', '3'));
 const [gB, gP, gN] = option('gen', '16,64,64').split(',').map(Number);
+// long answers: B prompts of P tokens, N new tokens each (no end token: every row runs to N)
+const [lB, lP, lN] = option('long', '16,64,512').split(',').map(Number);
 const [tB, tT] = option('train', '8,256').split(',').map(Number);
 // sequences per forward/backward pass: the step's gradients add up over passes, as the trainer's
 // micro-batches do; by default the whole step is one pass, as PyTorch's is
@@ -158,8 +162,8 @@ function trainStep(policy: HfPolicy, optimizer: tf.Optimizer, rng: Rng): void {
   tf.dispose(Object.values(sum!));
 }
 
-function time(run: () => void): number {
-  run(); // warm-up
+function time(run: () => void, warmUp = run): number {
+  warmUp();
   const t0 = performance.now();
   for (let r = 0; r < reps; r++) run();
   return (performance.now() - t0) / 1000 / reps;
@@ -238,17 +242,30 @@ async function ours(job: string): Promise<number | undefined> {
       memoryJob();
       return undefined;
     }
-    if (job === 'generate') {
+    if (job === 'generate' || job === 'long' || job.startsWith('early')) {
       const model = base;
-      const run = () =>
-        generate(
-          model,
-          Array.from({ length: gB }, () => randomIds(rng, gP, model.config.vocabSize)),
-          { maxNewTokens: gN, temperature: 1, seed: 1 },
+      const [B, P, N] = job === 'generate' ? [gB, gP, gN] : [lB, lP, lN];
+      const V = model.config.vocabSize;
+      // early: near-uniform random logits stop a row with chance 1/64 a token, so rows end at
+      // many lengths; the same prompts and seed each run, so both early jobs sample the same tokens
+      const early = job.startsWith('early')
+        ? { stop: Array.from({ length: V / 64 }, (_, i) => 64 * i), dropFinished: job === 'early' }
+        : {};
+      const prompts = (n: number) =>
+        early.stop
+          ? Array.from({ length: B }, (_, b) => randomIds(new Rng(b + 1), P, V))
+          : Array.from({ length: n }, () => randomIds(rng, P, V));
+      let generated = 0;
+      const run = (n = N) => {
+        generated = generate(model, prompts(B), { maxNewTokens: n, temperature: 1, seed: 1, ...early }).reduce(
+          (k, g) => k + g.tokens.length,
+          0,
         );
-      seconds = time(run);
+      };
+      // long answers warm up on 8 tokens: a whole warm-up run would double the job's minutes
+      seconds = time(run, job === 'generate' ? run : () => run(8));
       if (profile) await profileRun(job, run);
-      tokens = gB * gN;
+      tokens = early.stop ? generated : B * N;
     } else {
       const policy = new HfPolicy(
         base,
@@ -300,7 +317,7 @@ async function ours(job: string): Promise<number | undefined> {
 // the interpreter of --python; it has the timed jobs only (no memory job, no Qwen2.5 shape)
 const python = option('python', existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
 const torchScript = fileURLToPath(new URL('./torch_hf.py', import.meta.url));
-const TORCH_JOBS = new Set(['generate', 'lora', 'full']);
+const TORCH_JOBS = new Set(['generate', 'long', 'lora', 'full']);
 const torchNeeds = `PyTorch and a threaded BLAS for ${python}: apt-get install -y python3-torch libopenblas0-pthread (Debian), or pip install torch; or name another interpreter with --python`;
 
 /** Why PyTorch's side cannot run, or undefined when it can. */
@@ -322,7 +339,7 @@ function theirs(job: string): number | undefined {
     [
       torchScript,
       ...['--threads', '1', '--shape', shape, '--jobs', job, '--reps', String(reps)],
-      ...['--gen', `${gB},${gP},${gN}`, '--train', `${tB},${tT}`],
+      ...['--gen', `${gB},${gP},${gN}`, '--long', `${lB},${lP},${lN}`, '--train', `${tB},${tT}`],
     ],
     { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
   );

@@ -11,6 +11,8 @@ vocabulary 49152, theta 100000) and tiny (a quick check).
 Jobs, each run once to warm up and then timed as the mean of --reps runs:
   generate  --gen B,P,N: B prompts of P random tokens, N new tokens each sampled at
             temperature 1 with a key/value cache; figure: B*N / seconds
+  long      --long B,P,N (default 16,64,512): the same with long answers, the cache holding
+            P + N positions; warmed up on 8 new tokens, not a whole run
   lora      --train B,T: one clipped policy-gradient step (clip 0.2, one advantage per
             sequence, mean over tokens) on B sequences of T random tokens, LoRA rank 16,
             alpha 32 on the seven projections of every block, base frozen, AdamW;
@@ -159,8 +161,8 @@ def train_step(model, optimizer, B, T):
     optimizer.step()
 
 
-def timed(run, reps):
-    run()  # warm-up
+def timed(run, reps, warm_up=None):
+    (warm_up or run)()
     t0 = time.perf_counter()
     for _ in range(reps):
         run()
@@ -174,17 +176,23 @@ def main():
     ap.add_argument("--jobs", default="generate,lora,full")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--gen", default="16,64,64", help="B,P,N")
+    ap.add_argument("--long", default="16,64,512", help="B,P,N")
     ap.add_argument("--train", default="8,256", help="B,T")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
     s = SHAPES[a.shape]
     gB, gP, gN = map(int, a.gen.split(","))
+    lB, lP, lN = map(int, a.long.split(","))
     tB, tT = map(int, a.train.split(","))
     for job in a.jobs.split(","):
         if job == "generate":
             model = Decoder(s)
             seconds, tokens = timed(lambda: generate(model, gB, gP, gN), a.reps), gB * gN
+        elif job == "long":
+            model = Decoder(s)
+            run = lambda: generate(model, lB, lP, lN)
+            seconds, tokens = timed(run, a.reps, lambda: generate(model, lB, lP, 8)), lB * lN
         elif job in ("lora", "full"):
             model = Decoder(s, 16, 32) if job == "lora" else Decoder(s)
             trained = [p for n, p in model.named_parameters() if job == "full" or "lora_" in n]
@@ -193,7 +201,7 @@ def main():
             optimizer = torch.optim.AdamW(trained, lr=1e-5)
             seconds, tokens = timed(lambda: train_step(model, optimizer, tB, tT), a.reps), tB * tT
         else:
-            raise SystemExit(f"torch_hf.py: unknown job '{job}' (generate, lora, full)")
+            raise SystemExit(f"torch_hf.py: unknown job '{job}' (generate, long, lora, full)")
         row = dict(impl=f"pytorch-{torch.__version__}", threads=a.threads, shape=a.shape, job=job)
         print(json.dumps(dict(row, seconds=round(seconds, 4), tokens_per_s=round(tokens / seconds, 1))), flush=True)
 

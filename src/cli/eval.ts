@@ -7,6 +7,7 @@ import type { HfPolicy } from '../models/hf/policy.js';
 import type { TinyLM } from '../models/tinylm.js';
 import type { Tokenizer } from '../tokenizer/types.js';
 import { readTasksJsonl } from '../tasks/jsonl.js';
+import { stopStringsProblem } from '../models/stop-strings.js';
 import { startReplicas } from '../parallel/replicas.js';
 import { resolveTaskFamily } from '../registry.js';
 import { createProgress, type ProgressStream } from '../progress/index.js';
@@ -22,6 +23,8 @@ export interface EvalOptions {
   temperature: number;
   seed?: number;
   maxNewTokens: number;
+  /** stop strings (see GenerateOptions.stopStrings) */
+  stop?: string[];
   backend: string;
   accelerate?: string;
   workers?: string;
@@ -31,6 +34,8 @@ export interface EvalOptions {
 export async function evalCommand(o: EvalOptions): Promise<EvalResult & { checkpoint: string; data: string }> {
   if (!Number.isInteger(o.maxNewTokens) || o.maxNewTokens < 1)
     throw new Error(`eval: --max-new-tokens must be a positive integer, got ${o.maxNewTokens}`);
+  const problem = stopStringsProblem(o.stop ?? []);
+  if (problem) throw new Error(`eval: --stop: ${problem}`);
   const family = await resolveTaskFamily(o.family, o.plugin ?? [], '--family');
   const tasks = readTasksJsonl(o.data, o.family);
   if (tasks.length === 0) throw new Error(`eval: ${o.data} holds no tasks`);
@@ -62,6 +67,7 @@ export async function evalCommand(o: EvalOptions): Promise<EvalResult & { checkp
     const result = await evaluateSolver(loaded.model, loaded.tokenizer, family, tasks, {
       samples: o.samples,
       maxNewTokens: o.maxNewTokens,
+      stopStrings: o.stop ?? [],
       temperature: o.temperature,
       seed: o.seed ?? 0,
       replicas,

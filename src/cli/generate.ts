@@ -9,6 +9,8 @@
 import { describeBackend, initBackend, type BackendChoice } from '../backend/index.js';
 import { generate, type LanguageModel } from '../models/generate.js';
 import { openModel } from '../models/open.js';
+import { completionText } from '../models/stop-strings.js';
+import { tokenPieces, type TokenPieces } from '../tokenizer/pieces.js';
 
 export interface GenerateCommandOptions {
   adapter?: string;
@@ -17,6 +19,8 @@ export interface GenerateCommandOptions {
   /** render the prompt as a user message through the model's chat template */
   chat?: boolean;
   maxNewTokens: number;
+  /** stop strings: the text is cut before the first, the ids keep the token that completed it */
+  stop?: string[];
   temperature: number;
   seed: number;
   json?: boolean;
@@ -28,6 +32,8 @@ interface Loaded {
   encode(text: string, chat: boolean): number[];
   decode(ids: number[]): string | null;
   ends: number[];
+  /** each token's text, for stop strings (none without a tokenizer) */
+  pieces(): TokenPieces | undefined;
 }
 
 /** Loads `path` (see src/models/open.ts) with what the command needs of it. */
@@ -51,6 +57,13 @@ async function load(path: string, adapter?: string): Promise<Loaded> {
             : tk.encode(text),
       decode: (ids) => (tk ? tk.decode(ids, { skipSpecialTokens: true }) : null),
       ends: tk?.endOfTurnIds.length ? tk.endOfTurnIds : opened.policy.config.eosIds,
+      pieces: () =>
+        tk &&
+        tokenPieces({
+          size: tk.vocabSize,
+          decode: (ids) => tk.decode(ids, { skipSpecialTokens: true }),
+          bytes: (id) => tk.tokenBytes(id),
+        }),
     };
   }
   const tk = opened.tokenizer;
@@ -62,6 +75,7 @@ async function load(path: string, adapter?: string): Promise<Loaded> {
     },
     decode: (ids) => tk.decode(ids),
     ends: [tk.eos],
+    pieces: () => tokenPieces(tk),
   };
 }
 
@@ -76,13 +90,19 @@ export async function generateCommand(path: string, o: GenerateCommandOptions): 
   if (!o.json) console.error(describeBackend(info));
   const m = await load(path, o.adapter);
   const prompt = ids ?? m.encode(o.prompt!, Boolean(o.chat));
+  const stopStrings = o.stop ?? [];
+  const pieces = stopStrings.length ? m.pieces() : undefined;
+  if (stopStrings.length && !pieces) throw new Error(`generate: --stop reads text, and ${path} has no tokenizer.json`);
   const [g] = generate(m.model, [prompt], {
     maxNewTokens: o.maxNewTokens,
     temperature: o.temperature,
     seed: o.seed,
     eos: m.ends[0],
     stop: m.ends.slice(1),
+    ...(stopStrings.length ? { stopStrings, pieces } : {}),
   });
-  const text = m.decode(g.tokens);
+  // stopped on a stop string: the text before it (the ids keep the token that completed it)
+  const text =
+    g.stopString === undefined ? m.decode(g.tokens) : m.decode(g.tokens) && completionText((x) => m.decode([...x])!, g);
   return o.json ? JSON.stringify({ ids: g.tokens, logprobs: g.logProbs, text }) : (text ?? g.tokens.join(','));
 }

@@ -74,6 +74,12 @@ program
   .option('--temperature <t>', 'sampling temperature for maj@N', finiteNumber, 1)
   .option('--seed <n>', 'sampling seed for maj@N', nonNegativeInt, 0)
   .option('--max-new-tokens <n>', 'longest answer', positiveInt, 8)
+  .option(
+    '--stop <text>',
+    'a stop string: an answer ends once its text holds it, cut before it (repeatable)',
+    collect,
+    [],
+  )
   .option('--backend <name>', 'auto | gpu | node | wasm | cpu', 'auto')
   .option('--accelerate <mode>', 'auto (native matrix products when a library loads) | off', 'auto')
   .option(
@@ -97,6 +103,12 @@ program
   .option('--prompt-ids <ids>', 'the prompt as token ids, e.g. 1,2,3')
   .option('--chat', 'render --prompt as a user message through the chat template, with the generation prompt')
   .option('--max-new-tokens <n>', 'most new tokens', positiveInt, 32)
+  .option(
+    '--stop <text>',
+    'a stop string: generation ends once the text holds it, cut before it (repeatable)',
+    collect,
+    [],
+  )
   .option('--temperature <t>', '0 is greedy', finiteNumber, 0)
   .option('--seed <n>', 'sampling seed', nonNegativeInt, 0)
   .option('--json', 'print {"ids", "logprobs", "text"} on one line')

@@ -194,6 +194,7 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
           model: r.model,
           server: servers[r.model] ?? remotes[r.model],
           maxNewTokens: r.maxNewTokens,
+          stopStrings: r.stop,
           tokenizer: local[r.model]?.tokenizer,
           system: r.system,
         },
@@ -203,7 +204,13 @@ export async function startWorker(o: WorkerOptions): Promise<RunningWorker> {
     const agents = new Agents(
       bindings,
       chars,
-      { maxNewTokens: c.arena.maxNewTokens, temperature: c.arena.temperature, topK: c.arena.topK, topP: c.arena.topP },
+      {
+        maxNewTokens: c.arena.maxNewTokens,
+        temperature: c.arena.temperature,
+        topK: c.arena.topK,
+        topP: c.arena.topP,
+        stopStrings: c.arena.stop,
+      },
       (p) => recent.has(p),
     );
     const bad = data.members.find(([t]) => t >= data.tasks.length);

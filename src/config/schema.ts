@@ -32,6 +32,11 @@ export const TASK_SOURCES = ['generate', 'file', 'none'] as const;
 /** The model id a role's adapter becomes (src/config/adapters.ts). */
 export const adapterModelId = (model: string, adapter: string) => `${model}-${adapter}`;
 
+/** A stop string: an empty one would end every answer before it starts. */
+const stopString = z
+  .string()
+  .min(1, 'a stop string must be non-empty text (an empty one would end every answer at once)');
+
 export const RoleSchema = z.strictObject({
   kind: z.string().min(1), // role implementation, e.g. 'solver', 'proposer'
   model: z.string().min(1), // a key of `models`: the policy that plays this role
@@ -39,6 +44,7 @@ export const RoleSchema = z.strictObject({
   adapter: safeName().optional(), // kind hf: this role's own LoRA adapter on the model's frozen base, by name (roles naming one adapter share it); see src/config/adapters.ts
   train: z.boolean().default(true), // false: the role plays but never learns (a frozen proposer)
   maxNewTokens: posInt().optional(), // this role's longest completion (default arena.maxNewTokens): a one-token verdict beside long working
+  stop: z.array(stopString).optional(), // this role's stop strings, in place of arena.stop ([] for none)
   advantage: z.enum(ADVANTAGES).optional(), // this role's advantage estimator (default trainer.advantage)
   klCoef: z.number().nonnegative().optional(), // this role's KL loss weight (default trainer.klCoef)
   klReward: KlRewardSchema.optional(), // KL to the reference as a reward penalty (verl's apply_kl_penalty)
@@ -104,7 +110,8 @@ export const ArenaSchema = z.strictObject({
   kind: z.string().min(1).default('solve'), // arena implementation
   groupSize: posInt().default(8), // episodes per task (G of GRPO); all of them are judged
   trainPerGroup: posInt().optional(), // train on only the first this many of each group (TTRL votes on more than it trains on)
-  maxNewTokens: posInt().default(8), // longest completion per turn
+  maxNewTokens: posInt().default(8), // longest completion per turn (prompt + this must fit the model's positions)
+  stop: z.array(stopString).default([]), // stop strings (vLLM's stop): an answer ends once its text holds one, cut before it; the tokens keep the one that completed it
   temperature: z.number().nonnegative().default(1), // sampling temperature (0 = greedy)
   topK: nonNegInt().default(0), // keep the k most likely tokens (0 = off)
   topP: z.number().gt(0).max(1).default(1), // nucleus sampling mass (1 = off)

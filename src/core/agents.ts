@@ -5,6 +5,8 @@ import type { GenerateOptions, GenerateServer } from '../serving/server.js';
 import type { ActServer } from '../serving/act-server.js';
 import type { Tokenizer } from '../tokenizer/types.js';
 import type { ActOptions, ArenaContext } from './arena.js';
+import { completionText } from '../models/stop-strings.js';
+import { tokenPieces } from '../tokenizer/pieces.js';
 
 export interface AgentBinding {
   role: Role;
@@ -15,6 +17,8 @@ export interface AgentBinding {
   actor?: ActServer;
   /** this role's longest completion, when not the sampling's (a one-token verdict beside long working) */
   maxNewTokens?: number;
+  /** this role's stop strings, in place of the sampling's (`[]`: none) */
+  stopStrings?: readonly string[];
   /** this role's sampling temperature, when not the sampling's (a greedy judge of sampled answers) */
   temperature?: number;
   /** the tokenizer of this role's model, when not the shared one (each Hugging Face model has its own) */
@@ -123,15 +127,18 @@ export class Agents implements ArenaContext {
       ...(b.role.stops?.(observation) ?? []).map((ch) => this.stopToken(tokenizer, ch, b.role.kind)),
       ...tokenizer.stops,
     ];
+    const { stopStrings: shared, pieces: _, ...sampling } = this.sampling;
+    const strings = b.stopStrings ?? shared ?? [];
     const g = await b.server.generate(prompt, {
-      ...this.sampling,
+      ...sampling,
       maxNewTokens,
       temperature: b.temperature ?? this.sampling.temperature,
       eos: tokenizer.eos,
       ...(stop.length ? { stop } : {}),
+      ...(strings.length ? { stopStrings: strings, pieces: tokenPieces(tokenizer) } : {}),
     });
-    const body = g.stopped ? g.tokens.slice(0, -1) : g.tokens;
-    const text = tokenizer.decode(body);
+    // what the role parses and the judges read: before the end token or the stop string (the completion keeps them)
+    const text = completionText((ids) => tokenizer.decode(ids), g);
     const answer = tokenizer.chat ? assistantAnswer(text) : text;
     const action = g.stopped
       ? b.role.parse(answer, observation)

@@ -30,6 +30,15 @@ export interface Shared {
   onEpisode?: () => void;
 }
 
+/** How an evaluation samples: `stopStrings` end answers as in a run (see GenerateOptions). */
+type Sampled = {
+  samples: number;
+  maxNewTokens: number;
+  temperature?: number;
+  seed?: number;
+  stopStrings?: readonly string[];
+} & Shared;
+
 /** Plays the solve arena on `tasks` through a batching server and returns the episodes. */
 export async function solveEpisodes(
   model: LanguageModel,
@@ -37,7 +46,7 @@ export async function solveEpisodes(
   family: TaskFamily<unknown>,
   tasks: readonly Task[],
   group: number,
-  sampling: { temperature: number; maxNewTokens: number; seed?: number } & Shared,
+  sampling: { temperature: number; maxNewTokens: number; seed?: number; stopStrings?: readonly string[] } & Shared,
 ): Promise<Episode[]> {
   const { replicas, id, onEpisode, ...options } = sampling; // the options travel with every request; the replicas stay here
   const server = new BatchingServer(id ?? 'eval', model, options.seed ?? 0, undefined, replicas);
@@ -63,12 +72,13 @@ export async function evaluateSolver(
   tokenizer: Tokenizer,
   family: TaskFamily<unknown>,
   tasks: readonly Task[],
-  o: { samples: number; maxNewTokens: number; temperature?: number; seed?: number } & Shared,
+  o: Sampled,
 ): Promise<EvalResult> {
   if (tasks.length === 0) throw new Error('evaluate: no tasks');
   const greedy = await solveEpisodes(model, tokenizer, family, tasks, 1, {
     temperature: 0,
     maxNewTokens: o.maxNewTokens,
+    stopStrings: o.stopStrings,
     replicas: o.replicas,
     id: o.id,
     onEpisode: o.onEpisode,
@@ -89,11 +99,12 @@ async function majorityAccuracy(
   tokenizer: Tokenizer,
   family: TaskFamily<unknown>,
   tasks: readonly Task[],
-  o: { samples: number; maxNewTokens: number; temperature?: number; seed?: number } & Shared,
+  o: Sampled,
 ): Promise<number> {
   const episodes = await solveEpisodes(model, tokenizer, family, tasks, o.samples, {
     temperature: o.temperature ?? 1,
     maxNewTokens: o.maxNewTokens,
+    stopStrings: o.stopStrings,
     seed: o.seed,
     replicas: o.replicas,
     id: o.id,

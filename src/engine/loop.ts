@@ -198,6 +198,7 @@ async function iterateWith(
     temperature: c.arena.temperature,
     topK: c.arena.topK,
     topP: c.arena.topP,
+    stopStrings: c.arena.stop,
   };
   const progress = createProgress(c.iterations, { stream: o.stream, label: c.name });
   const context = (it: number, thorough: boolean) => ({
@@ -254,6 +255,7 @@ async function iterateWith(
                   inference?.server(r.model) ?? (servers[r.model] as BatchingServer | undefined) ?? remotes[r.model],
               }),
           maxNewTokens: r.maxNewTokens,
+          stopStrings: r.stop,
           tokenizer: tokenizers[r.model],
           system: r.system,
         },

@@ -39,6 +39,18 @@ export async function preflight(c: ExperimentConfig, plan: Plan, warn: (line: st
   // a judge's own loading (a reward function's module) fails here, naming it, before any model loads
   await Promise.all(plan.judges.map((j) => j.judge.ready?.()));
   const readers = await modelReaders(c, plan);
+  // a token budget no prompt could fit beside is the config's mistake, said once rather than task by task
+  for (const [roleId, r] of Object.entries(c.roles)) {
+    const most = r.maxNewTokens ?? c.arena.maxNewTokens;
+    const { context } = readers[r.model];
+    if (most >= context) {
+      const field = r.maxNewTokens === undefined ? 'arena' : `roles.${roleId}`;
+      throw new Error(
+        `${field}.maxNewTokens: ${most} new tokens leave no room for a prompt in model ${r.model}'s ${context} positions ` +
+          `(role ${roleId}); at most ${context - 1}, less each prompt's length`,
+      );
+    }
+  }
   const fits: TaskCheck = (task) => {
     const shown =
       plan.arena.observations?.(task) ?? Object.keys(plan.arena.roles).map((role) => ({ role, observation: { task } }));

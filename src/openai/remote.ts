@@ -57,6 +57,8 @@ export class RemoteServer {
   }
 
   async generate(prompt: number[], options: GenerateOptions): Promise<Generation> {
+    // stop tokens as their characters, and the stop strings: the endpoint cuts the text before either
+    const stop = [...(options.stop ?? []).map((t) => this.tokenizer.decode([t])), ...(options.stopStrings ?? [])];
     let r: OpenAI.Completion;
     try {
       r = await this.client.completions.create({
@@ -66,7 +68,7 @@ export class RemoteServer {
         temperature: options.temperature ?? 1,
         top_p: options.topP ?? 1,
         logprobs: 0,
-        ...(options.stop?.length ? { stop: options.stop.map((t) => this.tokenizer.decode([t])) } : {}),
+        ...(stop.length ? { stop } : {}),
       });
     } catch (e) {
       // a 4xx other than 408/409/429 is this request's fault (the config's): not transient

@@ -17,6 +17,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Generation } from '../models/generate.js';
+import { completionText } from '../models/stop-strings.js';
 import type { HfPolicy } from '../models/hf/policy.js';
 import type { GenerateOptions, GenerateServer } from '../serving/server.js';
 import type { Tokenizer } from '../tokenizer/types.js';
@@ -46,6 +47,8 @@ interface CompletionChoice {
   index: number;
   text: string;
   finish_reason: string | null;
+  /** vLLM's: the stop string (or stop token id) that ended the choice, null for EOS and length */
+  stop_reason?: string | number | null;
   logprobs?: { tokens?: unknown[]; token_logprobs?: Array<number | null> } | null;
 }
 
@@ -200,6 +203,8 @@ export class InferenceRollouts {
       logprobs: 0,
       return_tokens_as_token_ids: true,
       ...(ends.length ? { stop_token_ids: ends } : {}),
+      // the text comes back cut before the stop string, the token ids whole (vLLM's default)
+      ...(o.stopStrings?.length ? { stop: o.stopStrings } : {}),
     });
     if (res.status >= 500 || res.status === 429)
       throw new RemoteModelError(`rollout: ${route} answered ${res.status}: ${res.text.slice(0, 200)}`);
@@ -215,7 +220,7 @@ export class InferenceRollouts {
     const choices = [...body.choices].sort((a, b) => a.index - b.index);
     if (choices.length !== batch.length)
       throw new Error(`rollout: ${route} answered ${choices.length} choices for ${batch.length} prompts`);
-    const gens = choices.map((c) => this.generation(c, ends, o, route, first ? tk : undefined));
+    const gens = choices.map((c) => this.generation(c, ends, o, route, tk, first));
     this.checked.add(id);
     this.generated += gens.reduce((a, g) => a + g.tokens.length, 0);
     return gens;
@@ -227,7 +232,8 @@ export class InferenceRollouts {
     ends: readonly number[],
     o: GenerateOptions,
     route: string,
-    check?: Tokenizer,
+    tk: Tokenizer,
+    first: boolean,
   ): Generation {
     const given = c.logprobs?.tokens;
     const logProbs = c.logprobs?.token_logprobs;
@@ -243,17 +249,20 @@ export class InferenceRollouts {
     const ids = tokens.map(Number);
     const lps = logProbs.map((x) => (typeof x === 'number' ? x : NaN));
     const stopped = c.finish_reason === 'stop';
+    const stopString = stopped ? this.stopString(c, ids, ends, o, tk) : undefined;
     // a server that leaves out the end token it stopped on: the eos stands for it, its log-prob unknown (the learner's is used)
-    if (stopped && !ends.includes(ids[ids.length - 1]) && o.eos !== undefined) {
+    if (stopped && stopString === undefined && !ends.includes(ids[ids.length - 1]) && o.eos !== undefined) {
       ids.push(o.eos);
       lps.push(NaN);
     }
     if (ids.length > o.maxNewTokens)
       throw new Error(`rollout: ${route} returned ${ids.length} tokens for max_tokens ${o.maxNewTokens}`);
-    if (check) {
+    const g: Generation = { tokens: ids, logProbs: lps, entropy: [], selfCertainty: [], stopped };
+    if (stopString !== undefined) g.stopString = stopString;
+    if (first) {
+      const check = tk;
       const outside = ids.find((t) => t >= check.size);
-      const shown = stopped ? ids.slice(0, -1) : ids;
-      const decoded = outside === undefined ? check.decode(shown) : undefined;
+      const decoded = outside === undefined ? completionText((x) => check.decode(x), g) : undefined;
       // text cut inside a character decodes to U+FFFD on either side: only whole text is compared
       if (outside !== undefined || (decoded !== c.text && !c.text.includes('\uFFFD')))
         throw new Error(
@@ -264,8 +273,29 @@ export class InferenceRollouts {
             ": the server has another tokenizer; serve the run's base",
         );
     }
-    const zeros = ids.map(() => 0);
-    return { tokens: ids, logProbs: lps, entropy: zeros, selfCertainty: zeros, stopped };
+    g.entropy = ids.map(() => 0);
+    g.selfCertainty = ids.map(() => 0);
+    return g;
+  }
+
+  /**
+   * The stop string that ended a choice: vLLM's stop_reason, or, from a server that does not
+   * say, the first of the request's stop strings in the text of a choice that did not end on an
+   * end token.
+   */
+  private stopString(
+    c: CompletionChoice,
+    ids: readonly number[],
+    ends: readonly number[],
+    o: GenerateOptions,
+    tk: Tokenizer,
+  ): string | undefined {
+    if (!o.stopStrings?.length) return undefined;
+    if (typeof c.stop_reason === 'string') return c.stop_reason;
+    if (ids.length === 0 || ends.includes(ids[ids.length - 1])) return undefined;
+    const text = tk.decode(ids);
+    const at = o.stopStrings.map((s) => ({ s, at: text.indexOf(s) })).filter((x) => x.at >= 0);
+    return at.sort((a, b) => a.at - b.at)[0]?.s;
   }
 
   private post(path: string, body: unknown) {

@@ -12,6 +12,7 @@ import { HfPolicy } from '../models/hf/policy.js';
 import type { HfTokenizer } from '../models/hf/tokenizer.js';
 import type { TinyLM } from '../models/tinylm.js';
 import type { CharTokenizer } from '../tokenizer/index.js';
+import { tokenPieces, type TokenPieces } from '../tokenizer/pieces.js';
 
 export interface ChatTurn {
   role: string;
@@ -30,12 +31,29 @@ export interface ServedModel {
   tokenText(id: number): string;
   eos: number;
   stops: number[];
+  /** each token's text, for stop strings (undefined without a tokenizer: token ids only) */
+  pieces(): TokenPieces | undefined;
   /** log-softmax of the next-token logits at each completion position, [Tc, V] */
   positionLogProbs(prompt: readonly number[], completion: readonly number[]): tf.Tensor2D;
   /** this model's base with the PEFT adapter in `dir` applied (Hugging Face models; runtime LoRA loading) */
   withAdapter?(dir: string): ServedModel;
   /** frees what withAdapter made (the adapter; the base stays) */
   dispose?(): void;
+}
+
+const vocabularies = new WeakMap<HfTokenizer, Parameters<typeof tokenPieces>[0]>();
+/** The pieces of a Hugging Face tokenizer's vocabulary as decoded text holds them (special tokens skipped). */
+function hfPieces(tk: HfTokenizer): TokenPieces {
+  let v = vocabularies.get(tk);
+  if (!v) {
+    v = {
+      size: tk.vocabSize,
+      decode: (ids) => tk.decode(ids, { skipSpecialTokens: true }),
+      bytes: (id) => tk.tokenBytes(id),
+    };
+    vocabularies.set(tk, v);
+  }
+  return tokenPieces(v);
 }
 
 /** A token id list as given, checked against the vocabulary. */
@@ -57,6 +75,7 @@ export function servedTinyLM(model: TinyLM, tokenizer: CharTokenizer, role: stri
     chat: (messages) => tokenizer.prompt([...messages].reverse().find((m) => m.role === 'user')!.content, role),
     decode: (t) => tokenizer.decode(t),
     tokenText: (id) => tokenizer.decode([id], true),
+    pieces: () => tokenPieces(tokenizer),
     positionLogProbs: (prompt, completion) =>
       tf.logSoftmax(model.completionLogits([{ prompt, completion }]).logits.squeeze([0]) as tf.Tensor2D),
   };
@@ -83,6 +102,7 @@ export function servedHf(policy: HfPolicy, tokenizer: HfTokenizer | undefined, w
     },
     decode: (t) => (tokenizer ? tokenizer.decode(t, { skipSpecialTokens: true }) : ''),
     tokenText: (id) => (tokenizer ? tokenizer.decode([id]) : `<${id}>`),
+    pieces: () => (tokenizer ? hfPieces(tokenizer) : undefined),
     positionLogProbs: (prompt, completion) => {
       const { B, P, Tc, L, tokens, positions, leftPad } = layoutBatch([{ prompt, completion }]);
       const keyMask = new Float32Array(B * L).fill(1).fill(0, 0, leftPad[0]);

@@ -10,6 +10,7 @@ import * as tf from '@tensorflow/tfjs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Generation } from '../models/generate.js';
+import { completionText } from '../models/stop-strings.js';
 import { BatchingServer } from '../serving/server.js';
 import type { ServedModel } from './served.js';
 import { bearerToken, keyMatches } from '../util/api-key.js';
@@ -55,6 +56,8 @@ interface Choice {
   text: string;
   logProbs: number[];
   finish: 'stop' | 'length';
+  /** vLLM's stop_reason */
+  reason: string | number | null;
   top?: Array<Array<{ id: number; logprob: number }>>;
 }
 
@@ -144,6 +147,7 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
             message: { role: 'assistant', content: c.text },
             logprobs: r.logprobs === undefined ? null : { content: chatLogprobs(m, r, c) },
             finish_reason: c.finish,
+            stop_reason: c.reason,
           })),
         }
       : {
@@ -156,6 +160,7 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
             text: c.text,
             logprobs: r.logprobs === undefined ? null : completionLogprobs(m, r, c),
             finish_reason: c.finish,
+            stop_reason: c.reason,
           })),
         };
     return json(res, 200, {
@@ -222,6 +227,8 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   async function generate(n: Named, prompts: number[][], r: Request): Promise<Choice[]> {
     const m = n.served;
     const stop = [...new Set([...m.stops, ...r.stopIds])];
+    const pieces = r.stop.length ? m.pieces() : undefined;
+    if (r.stop.length && !pieces) throw badRequest('stop', "'stop' needs the model's tokenizer to read the text");
     const options = {
       maxNewTokens: r.maxTokens,
       temperature: r.temperature,
@@ -229,6 +236,8 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
       ...(r.topK > 0 ? { topK: r.topK } : {}),
       eos: m.eos,
       ...(stop.length ? { stop } : {}),
+      // a choice ends once its text holds a stop string, rather than being cut after max_tokens
+      ...(r.stop.length ? { stopStrings: r.stop, pieces } : {}),
     };
     const runs = prompts.flatMap((p) =>
       Array.from({ length: r.n }, () => ({ prompt: p, gen: n.batching.generate(p, options) })),
@@ -237,25 +246,32 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
     return gens.map((g, i) => choice(m, runs[i].prompt, g, r));
   }
 
+  /**
+   * A generation as a choice: its text without the end token and cut before a stop string
+   * (OpenAI's and vLLM's default); with return_tokens_as_token_ids, every sampled token, the end
+   * token or the one that completed the stop string included (as vLLM's token ids have them),
+   * else the tokens the text shows (those wholly before a stop string).
+   */
   function choice(m: ServedModel, prompt: number[], g: Generation, r: Request): Choice {
-    let tokens = g.stopped ? g.tokens.slice(0, -1) : g.tokens;
-    let finish: Choice['finish'] = g.stopped ? 'stop' : 'length';
-    let kept = g.stopped && r.tokenIds; // the end token goes out with the ids, as vLLM's token_ids have it
-    // cut at the first stop string, as OpenAI does (the stop string itself is not returned)
-    let text = m.decode(tokens);
-    const cut = Math.min(...r.stop.map((s) => text.indexOf(s)).filter((k) => k >= 0));
-    if (Number.isFinite(cut)) {
-      // the tokens wholly before the stop string, and the text up to it (a token may hold several characters)
-      let k = 0;
-      while (k < tokens.length && m.decode(tokens.slice(0, k + 1)).length <= cut) k++;
-      tokens = tokens.slice(0, k);
-      text = text.slice(0, cut);
-      finish = 'stop';
-      kept = false;
+    const text = completionText((ids) => m.decode(ids), g);
+    let shown = g.stopped && g.stopString === undefined ? g.tokens.length - 1 : g.tokens.length;
+    if (g.stopString !== undefined) {
+      // the tokens wholly before the stop string (a token may hold several characters)
+      shown = 0;
+      while (shown < g.tokens.length && m.decode(g.tokens.slice(0, shown + 1)).length <= text.length) shown++;
     }
-    const shown = tokens.length;
-    if (kept) tokens = g.tokens;
-    const c: Choice = { tokens, shown, text, logProbs: g.logProbs.slice(0, tokens.length), finish };
+    const tokens = r.tokenIds ? g.tokens : g.tokens.slice(0, shown);
+    const last = g.tokens.at(-1)!;
+    // vLLM's stop_reason: the stop string or stop_token_ids id that ended the choice; none for EOS and length
+    const reason = g.stopString ?? (g.stopped && r.stopIds.includes(last) ? last : null);
+    const c: Choice = {
+      tokens,
+      shown,
+      text,
+      logProbs: g.logProbs.slice(0, tokens.length),
+      finish: g.stopped ? 'stop' : 'length',
+      reason,
+    };
     if (r.logprobs) c.top = topAlternatives(m, prompt, tokens, r.logprobs);
     return c;
   }

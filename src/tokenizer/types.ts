@@ -22,4 +22,9 @@ export interface Tokenizer {
   encode(text: string): number[];
   /** ids to text, special tokens dropped */
   decode(ids: readonly number[]): string;
+  /**
+   * the bytes token `id` adds to decoded text (none for a special token), when decoding it
+   * alone would not give them (a byte-level token holding part of a character); see pieces.ts
+   */
+  bytes?(id: number): Uint8Array;
 }

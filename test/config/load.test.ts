@@ -85,6 +85,7 @@ describe('config/load', () => {
       kind: 'solve',
       groupSize: 8,
       maxNewTokens: 8,
+      stop: [],
       temperature: 1,
       topK: 0,
       topP: 1,
@@ -151,6 +152,22 @@ describe('config/load', () => {
     const e = configError(() => loadConfig(write(VALID + 'arena:\n  groupSize: 8\n  trainPerGroup: 9\n')));
     expect(e.issues).to.deep.include({ path: 'arena.trainPerGroup', message: 'must be at most arena.groupSize (8)' });
     expect(loadConfig(write(VALID + 'arena:\n  groupSize: 8\n  trainPerGroup: 8\n')).arena.trainPerGroup).to.equal(8);
+  });
+
+  it('takes stop strings for the arena and per role, and refuses an empty one naming its path', () => {
+    const c = loadConfig(write(VALID + 'arena:\n  maxNewTokens: 512\n  stop: ["</answer>", "\\n\\n"]\n'));
+    expect(c.arena.stop).to.deep.equal(['</answer>', '\n\n']);
+    expect(c.arena.maxNewTokens).to.equal(512);
+    const role = minimal();
+    (role.roles as Record<string, Record<string, unknown>>).solver.stop = [];
+    expect(parseConfig(role).roles.solver.stop).to.deep.equal([]);
+    const e = configError(() => loadConfig(write(VALID + 'arena:\n  stop: ["ok", ""]\n')));
+    expect(e.issues).to.deep.include({
+      path: 'arena.stop.1',
+      message: 'a stop string must be non-empty text (an empty one would end every answer at once)',
+    });
+    (role.roles as Record<string, Record<string, unknown>>).solver.stop = [''];
+    expect(configError(() => parseConfig(role)).issues.map((i) => i.path)).to.deep.equal(['roles.solver.stop.0']);
   });
 
   it('checks the learning-rate schedule: its kind, a fractional warmup, a floor above 1', () => {

@@ -71,6 +71,34 @@ describe('Agents.act', () => {
     expect(turn.logProbs).to.have.length(tokens.length);
   });
 
+  it("sends the run's stop strings (a role's own in their place) and parses the text before the one that ended the answer", async () => {
+    const tokens = tokenizer.encode('42=1');
+    const { server, requests } = fakeServer(tokens, true);
+    const ended = {
+      ...server,
+      generate: async (p: number[], o: GenerateOptions) => ({ ...(await server.generate(p, o)), stopString: '=1' }),
+    };
+    const role = recordingRole();
+    const shared = { ...sampling, stopStrings: ['=1', '+'] };
+    const agents = new Agents(
+      {
+        solver: { role, model: 'm', server: ended as unknown as BatchingServer },
+        plain: { role, model: 'm', server, stopStrings: [] },
+      },
+      tokenizer,
+      shared,
+    );
+    const turn = await agents.act('solver', { task });
+    expect(requests[0].options.stopStrings).to.deep.equal(['=1', '+']);
+    expect(requests[0].options.pieces?.offsets.length).to.equal(tokenizer.size + 1);
+    // the text before the stop string is parsed and judged; the completion keeps every token, its '=' and '1' too
+    expect(role.parsed).to.deep.equal(['42']);
+    expect(turn).to.deep.include({ text: '42', completion: tokens, action: { valid: true, value: '42' } });
+    await agents.act('plain', { task });
+    expect(requests[1].options).to.not.have.property('stopStrings');
+    expect(requests[1].options).to.not.have.property('pieces');
+  });
+
   it('does not parse a completion that never reached EOS: the action is invalid', async () => {
     // guards against: parsing output that was cut off by maxNewTokens
     const tokens = tokenizer.encode('4242');

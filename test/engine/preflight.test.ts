@@ -63,6 +63,16 @@ describe('run: everything is checked before the run folder is made', () => {
     expect(r.made).to.equal(false);
   });
 
+  it("maxNewTokens beyond the model's positions is refused naming both numbers, the arena's or the role's", async () => {
+    const arena = await attempt(() => ({ arena: { ...tinyConfig('').arena, maxNewTokens: 30 } }));
+    expect(arena.message).to.match(
+      /arena\.maxNewTokens: 30 new tokens leave no room for a prompt in model main's 24 positions \(role solver\); at most 23/,
+    );
+    expect(arena.made).to.equal(false);
+    const role = await attempt(() => ({ roles: { solver: { kind: 'solver', model: 'main', maxNewTokens: 24 } } }));
+    expect(role.message).to.match(/roles\.solver\.maxNewTokens: 24 new tokens leave no room .* 24 positions/);
+  });
+
   it('a missing checkpoint or task file names the config field', async () => {
     const ck = await attempt((root) => ({ models: { main: { checkpoint: join(root, 'no-such-base') } } }));
     expect(ck.message).to.match(/models\.main\.checkpoint: .*no-such-base does not exist/);

@@ -196,7 +196,7 @@ describe('models/generate', () => {
     it('prompt + new tokens beyond the context throws; exactly the context is fine', () => {
       const long = Array.from({ length: 30 }, (_, i) => 1 + (i % 19));
       expect(() => generate(model, [[1, 2], long], { maxNewTokens: 3, temperature: 0 })).to.throw(
-        /prompt of 30 tokens \+ 3 new exceeds context 32/,
+        /a prompt of 30 tokens and maxNewTokens 3 need 33 positions; the model has 32/,
       );
       const [g] = generate(model, [long], { maxNewTokens: 2, temperature: 0 });
       expect(g.tokens).to.have.length(2);

@@ -28,7 +28,9 @@ function config(root: string, base: string, url: string, over: Partial<Experimen
 }
 
 /** A server that claims the OpenAI routes and answers completions with `choice` (a misconfigured or other server). */
-async function fakeServer(choice: (prompt: number[]) => unknown): Promise<{ url: string; server: Server }> {
+async function fakeServer(
+  choice: (prompt: number[], body: Record<string, unknown>) => unknown,
+): Promise<{ url: string; server: Server }> {
   const server = createServer((req, res) => {
     let body = '';
     req.on('data', (d) => (body += d));
@@ -37,7 +39,7 @@ async function fakeServer(choice: (prompt: number[]) => unknown): Promise<{ url:
       if (req.url === '/v1/models') return send({ object: 'list', data: [{ id: 'base' }] });
       if (req.url?.endsWith('_lora_adapter')) return res.writeHead(200).end('Success');
       const r = JSON.parse(body) as { prompt: number[][] };
-      send({ choices: r.prompt.map((p, index) => ({ index, ...(choice(p) as object) })) });
+      send({ choices: r.prompt.map((p, index) => ({ index, ...(choice(p, r) as object) })) });
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -147,6 +149,34 @@ describe('rollout engine openai', function () {
     const m = metrics.find((r) => r.iteration === 1)!;
     expect(m['turns/solver']).to.equal(16);
     expect(m['rollout_is/tokens']).to.equal(32); // 'A' and the eos, each turn
+  });
+
+  it("sends the arena's stop strings and trains on vLLM's token ids through the one that completed the stop string", async () => {
+    const asked: unknown[] = [];
+    const { url, server } = await fakeServer((_, body) => {
+      asked.push(body.stop);
+      // vLLM's answer: the text cut before the stop string, the token ids ('A', 'B') whole, stop_reason the string
+      return {
+        text: 'A',
+        finish_reason: 'stop',
+        stop_reason: 'B',
+        logprobs: { tokens: ['token_id:65', 'token_id:66'], token_logprobs: [-1, -1] },
+      };
+    });
+    servers.push(server);
+    const c = config(root, base, url, { iterations: 1, checkpointEvery: 1 });
+    const { metrics } = await runExperiment(
+      { ...c, arena: { ...c.arena, stop: ['B'] } },
+      {
+        out: join(root, 'stop'),
+        log: () => {},
+      },
+    );
+    expect(asked.length).to.be.above(0);
+    expect(asked.every((s) => JSON.stringify(s) === '["B"]')).to.equal(true);
+    const m = metrics.find((r) => r.iteration === 1)!;
+    expect(m['turns/solver']).to.equal(16);
+    expect(m['rollout_is/tokens']).to.equal(32); // 'A' and 'B' each turn, no eos put in for the stop
   });
 
   it('refuses, at the config check, full fine-tuning and models the server cannot serve', () => {

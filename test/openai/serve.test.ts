@@ -52,6 +52,27 @@ describe('coevolve serve (OpenAI API)', function () {
     expect(tokenizer.decode(g.tokens)).to.equal(greedy.slice(0, greedy.indexOf(greedy[1])));
   });
 
+  it("a stop string ends the choice at the token that completes it: the text before it, the token ids through it, vLLM's stop_reason", async () => {
+    const stop = greedy[1];
+    const r = (await client.completions.create({
+      model: 'base-add2',
+      prompt: '12+34=',
+      max_tokens: 8,
+      temperature: 0,
+      stop: [stop],
+      logprobs: 0,
+      return_tokens_as_token_ids: true,
+    } as OpenAI.CompletionCreateParamsNonStreaming)) as OpenAI.Completion;
+    const c = r.choices[0] as OpenAI.CompletionChoice & { stop_reason?: unknown };
+    expect(c.text).to.equal(greedy.slice(0, greedy.indexOf(stop)));
+    expect(c.finish_reason).to.equal('stop');
+    expect(c.stop_reason).to.equal(stop);
+    const ids = (c.logprobs?.tokens ?? []).map((t) => Number(/^token_id:(\d+)$/.exec(t)![1]));
+    expect(tokenizer.decode(ids)).to.equal(greedy.slice(0, greedy.indexOf(stop) + 1));
+    expect(c.logprobs?.token_logprobs).to.have.length(ids.length);
+    expect(r.usage?.completion_tokens).to.equal(ids.length); // generation ended there, not at max_tokens
+  });
+
   it('lists its model', async () => {
     const models = await client.models.list();
     expect(models.data.map((m) => m.id)).to.deep.equal(['base-add2']);

@@ -24,7 +24,15 @@ export class AccuracyEvaluator implements Evaluator {
     readonly role: string,
     readonly every: number,
     private readonly tasks: readonly Task[],
-    private readonly o: { samples: number; temperature: number; maxNewTokens: number; seed: number; model: string },
+    private readonly o: {
+      samples: number;
+      temperature: number;
+      maxNewTokens: number;
+      seed: number;
+      model: string;
+      /** the role's stop strings */
+      stopStrings?: readonly string[];
+    },
   ) {}
 
   /** the prompts it scores, which no training task may share */
@@ -43,6 +51,7 @@ export class AccuracyEvaluator implements Evaluator {
         samples,
         temperature: this.o.temperature,
         maxNewTokens: this.o.maxNewTokens,
+        stopStrings: this.o.stopStrings,
         seed: this.o.seed + ctx.iteration,
         replicas: ctx.replicas,
         id: this.o.model,
@@ -75,6 +84,7 @@ export function accuracyKind(check: (where: string) => TaskCheck): EvaluatorKind
       samples,
       temperature,
       maxNewTokens: c.arena.maxNewTokens,
+      stopStrings: c.roles[role].stop ?? c.arena.stop,
       seed: c.seed,
       model: c.roles[role].model,
     });

@@ -29,6 +29,7 @@ export function buildEvaluators(
         samples: c.eval.samples,
         temperature,
         maxNewTokens: c.arena.maxNewTokens,
+        stopStrings: c.roles[role].stop ?? c.arena.stop,
         seed: c.seed,
         model: c.roles[role].model,
       }),

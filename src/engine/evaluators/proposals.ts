@@ -30,6 +30,7 @@ export class ProposalsEvaluator implements Evaluator {
       samples: number;
       temperature: number;
       maxNewTokens: number;
+      stopStrings?: readonly string[];
       seed: number;
       model: string;
       limits: unknown;
@@ -47,7 +48,7 @@ export class ProposalsEvaluator implements Evaluator {
     const agents = new Agents(
       { [this.role]: { role: this.proposer, model: this.o.model, server, tokenizer: tokenizerOf(ctx, this.o.model) } },
       ctx.tokenizer,
-      { temperature: this.o.temperature, maxNewTokens: this.o.maxNewTokens },
+      { temperature: this.o.temperature, maxNewTokens: this.o.maxNewTokens, stopStrings: this.o.stopStrings },
     );
     const seed = { id: 'seed', family: ctx.family.name, prompt: '' };
     const turns = await firstValueFrom(
@@ -91,6 +92,7 @@ export const proposalsKind = evaluatorKind(ProposalsOptions, (spec, c, plan, whe
     samples: spec.options.samples,
     temperature: spec.options.temperature,
     maxNewTokens: c.arena.maxNewTokens,
+    stopStrings: c.roles[role].stop ?? c.arena.stop,
     seed: c.seed,
     model: c.roles[role].model,
     limits,

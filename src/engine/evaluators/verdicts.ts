@@ -39,8 +39,11 @@ export class VerdictsEvaluator implements Evaluator {
     readonly role: string,
     private readonly arena: Arena,
     private readonly tasks: readonly Task[],
-    private readonly seats: Record<string, { role: Role; model: string; maxNewTokens?: number; temperature?: number }>,
-    private readonly o: { temperature: number; maxNewTokens: number; seed: number },
+    private readonly seats: Record<
+      string,
+      { role: Role; model: string; maxNewTokens?: number; temperature?: number; stopStrings?: readonly string[] }
+    >,
+    private readonly o: { temperature: number; maxNewTokens: number; seed: number; stopStrings?: readonly string[] },
   ) {}
 
   async run(ctx: EvalContext): Promise<Record<string, number>> {
@@ -67,6 +70,7 @@ export class VerdictsEvaluator implements Evaluator {
           model: s.model,
           maxNewTokens: s.maxNewTokens,
           temperature: s.temperature,
+          stopStrings: s.stopStrings,
           server: serverOf(s.model),
           tokenizer: tokenizerOf(ctx, s.model),
         },
@@ -75,6 +79,7 @@ export class VerdictsEvaluator implements Evaluator {
     const agents = new Agents(bindings, ctx.tokenizer, {
       maxNewTokens: this.o.maxNewTokens,
       temperature: this.o.temperature,
+      stopStrings: this.o.stopStrings,
     });
     const episodes = await firstValueFrom(playGroups(this.arena, this.tasks, 1, agents).pipe(toArray()));
     const prefix = `${this.role}/`;
@@ -88,7 +93,12 @@ export class VerdictsEvaluator implements Evaluator {
 
 /** A role's seat at a held-out table: the run's own role, model and token budget. */
 export function seatOf(c: Parameters<EvaluatorFactory>[1], plan: Parameters<EvaluatorFactory>[2], id: string) {
-  return { role: plan.roles[id], model: c.roles[id].model, maxNewTokens: c.roles[id].maxNewTokens };
+  return {
+    role: plan.roles[id],
+    model: c.roles[id].model,
+    maxNewTokens: c.roles[id].maxNewTokens,
+    stopStrings: c.roles[id].stop,
+  };
 }
 
 /** The labeled held-out tasks of an evaluator's `data` option. */

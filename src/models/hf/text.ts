@@ -43,6 +43,7 @@ export function roleTokenizer(tk: HfTokenizer, where: string): Tokenizer {
       : {}),
     encode: (text) => tk.encode(text, { addSpecialTokens: false }),
     decode: (ids) => tk.decode(ids, { skipSpecialTokens: true }),
+    bytes: (id) => tk.tokenBytes(id),
   };
 }
 

@@ -39,6 +39,10 @@ export class HfTokenizer {
   readonly padId?: number;
   /** ids that end an assistant turn: the eos ids and the chat template's end-of-turn token */
   readonly endOfTurnIds: number[];
+  /** whether tokens are written in GPT-2's byte-to-unicode alphabet (a ByteLevel decoder) */
+  private readonly byteLevel: boolean;
+  /** added tokens by id: their text, and whether they are special (dropped from decoded text) */
+  private readonly added = new Map<number, { content: string; special: boolean }>();
 
   /** From parsed files; `where` names the directory in errors. */
   constructor(
@@ -57,7 +61,13 @@ export class HfTokenizer {
     let top = Array.isArray(vocab) ? vocab.length - 1 : -1;
     if (!Array.isArray(vocab))
       for (const id of Object.values((vocab ?? {}) as Record<string, number>)) top = Math.max(top, id);
-    for (const t of (tokenizerJson.added_tokens ?? []) as { id: number }[]) top = Math.max(top, t.id);
+    for (const t of (tokenizerJson.added_tokens ?? []) as { id: number; content: string; special?: boolean }[]) {
+      top = Math.max(top, t.id);
+      this.added.set(t.id, { content: t.content, special: t.special === true });
+    }
+    const decoder = tokenizerJson.decoder as Json | null | undefined;
+    const decoders = decoder?.type === 'Sequence' ? ((decoder.decoders ?? []) as Json[]) : decoder ? [decoder] : [];
+    this.byteLevel = decoders.some((d) => d.type === 'ByteLevel');
     this.vocabSize = top + 1;
     this.specials = { bos: tokenText(config.bos_token), eos: tokenText(config.eos_token) };
     this.bosId = this.specials.bos === undefined ? undefined : this.tokenizer.token_to_id(this.specials.bos);
@@ -112,6 +122,28 @@ export class HfTokenizer {
     return this.tokenizer.decode([...ids], { skip_special_tokens: o.skipSpecialTokens ?? false });
   }
 
+  /**
+   * The bytes token `id` adds to text decoded with special tokens skipped: a byte-level token's
+   * bytes through GPT-2's byte-to-unicode table (one may hold part of a character), a byte
+   * fallback token's <0xNN> byte, a SentencePiece token with its ▁ as a space; none for a
+   * special token. Decoding a whole text may differ only where a decoder cleans it (the first
+   * token's leading space, for some).
+   */
+  tokenBytes(id: number): Uint8Array {
+    const added = this.added.get(id);
+    if (added) return added.special ? new Uint8Array(0) : utf8.encode(added.content);
+    const token = this.tokenizer.id_to_token(id);
+    if (token === undefined || token === null) return new Uint8Array(0);
+    if (this.byteLevel) {
+      const bytes = [...token].map((ch) => UNICODE_BYTES.get(ch));
+      if (bytes.every((b) => b !== undefined)) return Uint8Array.from(bytes as number[]);
+    }
+    const hex = /^<0x([0-9A-Fa-f]{2})>$/.exec(token);
+    if (hex) return Uint8Array.of(parseInt(hex[1], 16));
+    if (token.includes('\u2581')) return utf8.encode(token.replaceAll('\u2581', ' '));
+    return utf8.encode(this.decode([id], { skipSpecialTokens: true }));
+  }
+
   idOf(token: string): number | undefined {
     return this.tokenizer.token_to_id(token);
   }
@@ -156,6 +188,17 @@ export class HfTokenizer {
     return first === undefined ? [] : [first];
   }
 }
+
+const utf8 = new TextEncoder();
+
+/** GPT-2's byte-to-unicode table inverted: byte-level vocabularies write byte b as one character, printable bytes as themselves and the rest from U+0100 on. */
+const UNICODE_BYTES = (() => {
+  const printable = (b: number) => (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
+  const map = new Map<string, number>();
+  let extra = 0;
+  for (let b = 0; b < 256; b++) map.set(String.fromCodePoint(printable(b) ? b : 256 + extra++), b);
+  return map;
+})();
 
 /** The template source: a string, or the one named `default` of a list (transformers allows both). */
 function chatTemplate(v: unknown, where: string): string | undefined {

@@ -22,13 +22,20 @@ export class NativeDecoder {
   private step?: Scratch;
   private readonly shape: string;
   private past = 0;
+  /** rows fed now: the first B of the arrays' rows (keep() narrows it) */
+  private B: number;
+  private leftPad: readonly number[];
+  /** rows the arrays hold (the shape they are kept under for the next decode) */
+  private readonly allocated: number;
 
   constructor(
     private readonly model: TinyLM,
     private readonly sgemm: Sgemm,
-    private readonly B: number,
-    private readonly leftPad: readonly number[],
+    B: number,
+    leftPad: readonly number[],
   ) {
+    this.B = this.allocated = B;
+    this.leftPad = leftPad;
     for (const [name, v] of Object.entries(model.weights)) this.w[name] = v.dataSync() as Float32Array;
     const { context, dModel: d, nLayers, nHeads: H, vocabSize } = model.config;
     this.shape = `${B} ${context} ${d} ${H} ${nLayers} ${vocabSize}`;
@@ -52,6 +59,23 @@ export class NativeDecoder {
     idle.give(`kv ${this.shape}`, this.cache);
     if (this.step) idle.give(`step ${this.step.T} ${this.shape}`, this.step);
     this.step = undefined;
+  }
+
+  /**
+   * Narrows the batch to `rows` (indices of the rows fed now, in increasing order): their
+   * cached keys and values move up to the first rows, and later steps compute only those.
+   */
+  keep(rows: readonly number[]): void {
+    const { dModel: d, context } = this.model.config;
+    const { keys, vals } = this.cache;
+    rows.forEach((from, to) => {
+      if (from < to || (to > 0 && from <= rows[to - 1])) throw new Error('NativeDecoder.keep: rows must increase');
+      if (from === to) return;
+      for (const a of [...keys, ...vals])
+        a.copyWithin(to * context * d, from * context * d, (from * context + this.past) * d);
+    });
+    this.leftPad = rows.map((i) => this.leftPad[i]);
+    this.B = rows.length;
   }
 
   /** Feeds `tokens` [B, T] (row-major) after the cached ones; returns the last position's logits [B, V], valid until the next feed. */
@@ -116,7 +140,7 @@ export class NativeDecoder {
     if (this.step) idle.give(`step ${this.step.T} ${this.shape}`, this.step);
     this.step = idle.take(`step ${T} ${this.shape}`) as Scratch | undefined;
     if (this.step) return this.step;
-    const { B } = this;
+    const B = this.allocated;
     const { dModel: d, nHeads: H, context, vocabSize: V } = this.model.config;
     const R = B * T,
       f = (n: number) => new Float32Array(n);
