@@ -71,6 +71,7 @@ import { arithmetic } from './tasks/arithmetic.js';
 import { countdown } from './tasks/countdown.js';
 import { dialogue } from './tasks/dialogue.js';
 import { math } from './tasks/math/index.js';
+import { wordProblems } from './tasks/word-problems.js';
 import { readTasksJsonl, type TaskCheck } from './tasks/jsonl.js';
 import { strings } from './tasks/strings.js';
 import type { TaskFamily } from './core/task-family.js';
@@ -106,6 +107,7 @@ export const TASK_FAMILIES: Readonly<Record<string, TaskFamily<any>>> = Object.f
   dialogue,
   math,
   countdown,
+  'word-problems': wordProblems,
 });
 
 /** The built-in family called `name`; throws listing the known names otherwise. */
