@@ -36,9 +36,9 @@ describe('arena conformance', () => {
           dModel: 16,
           nHeads: 2,
           nLayers: 1,
-          context: 128,
+          context: 512,
           seed: 1,
-        }); // room for a game's observation text
+        }); // room for a game's observation text and a word problem in characters
         for (const seed of [1, 2, 3]) {
           const server = new BatchingServer('m', model, seed);
           const bindings = Object.fromEntries(

@@ -104,7 +104,7 @@ describe('plugins named in config', function () {
       (e: Error) => e,
     );
     expect(err?.message).to.equal(
-      "--family: unknown task family 'compare'; known: arithmetic, countdown, dialogue, math, strings",
+      "--family: unknown task family 'compare'; known: arithmetic, countdown, dialogue, math, strings, word-problems",
     );
   });
 

@@ -4,8 +4,15 @@ import { Rng } from '../../src/util/rng.js';
 import { arithmetic, strings } from '../../src/tasks/index.js';
 
 describe('tasks/registry', () => {
-  it('lists arithmetic, strings, dialogue, math and countdown under their own names', () => {
-    expect(Object.keys(TASK_FAMILIES)).to.deep.equal(['arithmetic', 'strings', 'dialogue', 'math', 'countdown']);
+  it('lists arithmetic, strings, dialogue, math, countdown and word-problems under their own names', () => {
+    expect(Object.keys(TASK_FAMILIES)).to.deep.equal([
+      'arithmetic',
+      'strings',
+      'dialogue',
+      'math',
+      'countdown',
+      'word-problems',
+    ]);
     expect(taskFamily('arithmetic')).to.equal(arithmetic);
     expect(taskFamily('strings')).to.equal(strings);
     for (const [name, family] of Object.entries(TASK_FAMILIES)) expect(family.name).to.equal(name);
