@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CriticCorpusSchema, criticExamples, showings } from '../../arenas/critic/corpus.js';
@@ -125,6 +125,8 @@ describe('role corpora on a Hugging Face base', function () {
       expect(critic.critic![set].check).to.be.within(0, 1);
     }
     expect(existsSync(join(root, 'critic', 'model.safetensors'))).to.equal(true);
+    const record = JSON.parse(readFileSync(join(root, 'critic', 'coevolve-pretrain.json'), 'utf8'));
+    expect(record.critic).to.deep.include({ share: 0.25, perStep: true, heldOutAccuracy: critic.critic });
     const memory = await pretrain(
       PretrainSchema.parse({
         name: 'm',
