@@ -35,8 +35,7 @@ export class AccuracyEvaluator implements Evaluator {
     },
   ) {}
 
-  /** the prompts it scores, which no training task may share */
-  prompts(): string[] {
+  heldOutPrompts(): string[] {
     return this.tasks.map((t) => t.prompt);
   }
 

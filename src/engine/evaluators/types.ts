@@ -42,6 +42,8 @@ export interface Evaluator {
   /** what an evaluator that remembers between runs (a snapshot pool) keeps in each checkpoint: plain JSON */
   state?(): unknown;
   restore?(state: unknown): void;
+  /** the task prompts it scores, which no training task may share (preflight drops them from tasks.train) */
+  heldOutPrompts?(): readonly string[];
 }
 
 /** What a factory gets: the evaluator's config entry, the experiment and its resolved plan. */

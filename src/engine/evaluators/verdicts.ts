@@ -46,6 +46,10 @@ export class VerdictsEvaluator implements Evaluator {
     private readonly o: { temperature: number; maxNewTokens: number; seed: number; stopStrings?: readonly string[] },
   ) {}
 
+  heldOutPrompts(): string[] {
+    return this.tasks.map((t) => t.prompt);
+  }
+
   async run(ctx: EvalContext): Promise<Record<string, number>> {
     const servers = new Map<string, BatchingServer>();
     const serverOf = (model: string) => {
