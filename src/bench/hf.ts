@@ -257,7 +257,11 @@ async function ours(job: string): Promise<number | undefined> {
           : Array.from({ length: n }, () => randomIds(rng, P, V));
       let generated = 0;
       const run = (n = N) => {
-        generated = generate(model, prompts(B), { maxNewTokens: n, temperature: 1, seed: 1, ...early }).reduce(
+        // a long answer says how far it got every 64 tokens (PyTorch's side does the same)
+        const onStep = (done: number) => {
+          if (n > 64 && done % 64 === 0 && done < n) console.error(`coevolve: ${done}/${n} tokens`);
+        };
+        generated = generate(model, prompts(B), { maxNewTokens: n, temperature: 1, seed: 1, onStep, ...early }).reduce(
           (k, g) => k + g.tokens.length,
           0,
         );
@@ -341,10 +345,10 @@ function theirs(job: string): number | undefined {
       ...['--threads', '1', '--shape', shape, '--jobs', job, '--reps', String(reps)],
       ...['--gen', `${gB},${gP},${gN}`, '--long', `${lB},${lP},${lN}`, '--train', `${tB},${tT}`],
     ],
-    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }, // its progress and errors show as they come
   );
   if (run.status !== 0) {
-    console.error(`bench:hf: PyTorch's ${job} failed: ${(run.stderr ?? '').trim().split('\n').pop()}`);
+    console.error(`bench:hf: PyTorch's ${job} failed (its error is above)`);
     return undefined;
   }
   const line = run.stdout.trim().split('\n').pop()!;

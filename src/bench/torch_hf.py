@@ -26,6 +26,7 @@ Prints one JSON line per job.
 import argparse
 import json
 import math
+import sys
 import time
 
 import torch
@@ -144,6 +145,8 @@ def generate(model, B, P, N):
     caches = [[] for _ in model.layers]
     ids = torch.randint(0, model.s["vocab"], (B, P))
     for step in range(N):
+        if N > 64 and step > 0 and step % 64 == 0:  # a long answer says how far it got
+            print(f"torch: {step}/{N} tokens", file=sys.stderr, flush=True)
         h = model.hidden(ids, 0 if step == 0 else P + step - 1, caches)
         probs = model.logits(h[:, -1]).softmax(-1)
         ids = torch.multinomial(probs, 1)

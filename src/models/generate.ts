@@ -34,6 +34,8 @@ export interface GenerateOptions extends SamplingOptions {
   dropFinished?: boolean;
   /** seed of the sampler: same seed, same backend, same tokens */
   seed?: number;
+  /** called after each decoding step with the number of steps done (a long generation's progress) */
+  onStep?: (done: number) => void;
 }
 
 export interface Generation {
@@ -119,6 +121,7 @@ export function generate(
         const reached = !row.stopped && matcher?.push(live[i], token);
         if (reached) [row.stopped, row.stopString] = [true, reached];
       }
+      o.onStep?.(step + 1);
       const going = live.flatMap((b, i) => (out[b].stopped ? [] : [i]));
       if (going.length === 0 || step === o.maxNewTokens - 1) return out;
       if (drop && narrows(live.length, going.length)) {
