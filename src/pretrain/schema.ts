@@ -124,6 +124,8 @@ export const PretrainSchema = z
      * `corpus.train` examples; the legal mass and exploitability of its table measure it, not solving
      */
     game: ROLE_CORPORA.game.schema.optional(),
+    /** teach a model the spy arena's clue and vote prompts instead (arenas/spy-corpus.ts): `corpus.train` examples */
+    spy: ROLE_CORPORA.spy.schema.optional(),
   })
   .superRefine((c, ctx) => {
     if (c.judge && c.init === undefined)
@@ -132,7 +134,7 @@ export const PretrainSchema = z
         path: ['init'],
         message: 'a judge base starts from a solver: name its checkpoint',
       });
-    const roleCorpora = (['judge', 'critic', 'memory', 'game'] as const).filter((k) => c[k] !== undefined);
+    const roleCorpora = (['judge', 'critic', 'memory', 'game', 'spy'] as const).filter((k) => c[k] !== undefined);
     if (roleCorpora.length > 1)
       ctx.addIssue({
         code: 'custom',
@@ -145,7 +147,7 @@ export const PretrainSchema = z
         path: ['init'],
         message: 'a critic base starts from a solver that writes working: name its checkpoint',
       });
-    for (const k of ['critic', 'memory', 'game'] as const)
+    for (const k of ['critic', 'memory', 'game', 'spy'] as const)
       if (c[k] && (c.verdicts || c.proposer || c.architecture))
         ctx.addIssue({
           code: 'custom',
