@@ -20,7 +20,7 @@ import { CharTokenizer } from '../tokenizer/index.js';
 import type { Tokenizer } from '../tokenizer/types.js';
 import { trainingExamples, type PretrainCorpus } from './corpus.js';
 import { ROLE_CORPORA } from '../registry.js';
-import { roleCorpus, type RoleProbes } from './corpora/role.js';
+import { criticTasks, roleCorpus, type RoleProbes } from './corpora/role.js';
 import type { TrainedBase } from './save.js';
 import type { PretrainConfig } from './schema.js';
 
@@ -74,8 +74,14 @@ export async function buildExamples(
       ),
       probes: {},
     };
+  if (config.critic?.share !== undefined) {
+    // a base that solves and criticises: the tasks the critic is not shown stay solver examples
+    const role = await roleCorpus(config, t.model, t.tokenizer, corpus, log);
+    const solved = { ...corpus, train: corpus.train.slice(criticTasks(config, corpus.train).length) };
+    return { examples: [...trainingExamples(solved, t.tokenizer, family), ...role.examples], probes: role.probes };
+  }
   if (config.critic || config.memory || config.game || config.spy)
-    return roleCorpus(config, t.model as TinyLM, t.tokenizer as CharTokenizer, corpus, log);
+    return roleCorpus(config, t.model, t.tokenizer, corpus, log);
   return { examples: trainingExamples(corpus, t.tokenizer, family), probes: {} };
 }
 

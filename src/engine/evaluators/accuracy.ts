@@ -55,6 +55,7 @@ export class AccuracyEvaluator implements Evaluator {
         seed: this.o.seed + ctx.iteration,
         replicas: ctx.replicas,
         id: this.o.model,
+        onEpisode: ctx.onEpisode,
       },
     );
     return { pass1: r.pass1, ...(r.majN !== undefined ? { [`maj${r.samples}`]: r.majN } : {}) };

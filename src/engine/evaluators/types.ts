@@ -22,6 +22,8 @@ export interface EvalContext {
   thorough: boolean;
   /** replicas of the models in other threads, when the run has them: batching servers share their batches with them */
   replicas?: GenerateReplicas;
+  /** called as each evaluation episode ends, so a long evaluation can say how far it got */
+  onEpisode?: () => void;
 }
 
 /**
