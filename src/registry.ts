@@ -33,6 +33,9 @@ import { verdictsKind } from '../arenas/judge/evaluator.js';
 import { MemoryDialogueArena, MemoryDialogueOptionsSchema } from '../arenas/memory-dialogue.js';
 import { memoryQaKind } from '../arenas/memory-qa.js';
 import { PeerArena, PeerArenaOptionsSchema } from '../arenas/peer.js';
+import { SpyArena, SpyArenaOptionsSchema } from '../arenas/spy.js';
+import { spyEvalKind } from '../arenas/spy-eval.js';
+import { spyExamples, SpyCorpusSchema } from '../arenas/spy-corpus.js';
 import { ProposeSolveArena, ProposeSolveOptionsSchema } from '../arenas/propose-solve.js';
 import { CoverageJudge } from '../judges/coverage.js';
 import { FormatJudge } from '../judges/format.js';
@@ -135,6 +138,7 @@ export const ARENA_KINDS: Readonly<Record<string, ArenaKind>> = Object.freeze({
     (options, family) => new AdversarialCriticArena(options, family),
   ),
   peer: arena(PeerArenaOptionsSchema, (options, family) => new PeerArena(options, family)),
+  spy: arena(SpyArenaOptionsSchema, (options) => new SpyArena(options)),
   'memory-dialogue': arena(MemoryDialogueOptionsSchema, (options, family) => new MemoryDialogueArena(options, family)),
 });
 
@@ -315,6 +319,7 @@ export function evaluatorKinds(check: (where: string) => TaskCheck): Registry<Ev
     verdicts: verdictsKind(check),
     critic: criticKind(check),
     'memory-qa': memoryQaKind,
+    spy: spyEvalKind,
   });
 }
 
@@ -337,6 +342,7 @@ export const ROLE_CORPORA = Object.freeze({
     validRates: memoryValidRates,
   },
   game: { schema: GameCorpusSchema, examples: gameExamples, evaluate: gameEvaluation },
+  spy: { schema: SpyCorpusSchema, examples: spyExamples },
 });
 export type { Showing as CriticShowing } from '../arenas/critic/corpus.js';
 export type { MemoryShowing } from '../arenas/memory-corpus.js';

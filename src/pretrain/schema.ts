@@ -125,6 +125,8 @@ export const PretrainSchema = z
      * `corpus.train` examples; the legal mass and exploitability of its table measure it, not solving
      */
     game: ROLE_CORPORA.game.schema.optional(),
+    /** teach a model the spy arena's clue and vote prompts instead (arenas/spy-corpus.ts): `corpus.train` examples */
+    spy: ROLE_CORPORA.spy.schema.optional(),
   })
   .superRefine((c, ctx) => {
     if (c.judge && c.init === undefined)
@@ -133,7 +135,7 @@ export const PretrainSchema = z
         path: ['init'],
         message: 'a judge base starts from a solver: name its checkpoint',
       });
-    const roleCorpora = (['judge', 'critic', 'memory', 'game'] as const).filter((k) => c[k] !== undefined);
+    const roleCorpora = (['judge', 'critic', 'memory', 'game', 'spy'] as const).filter((k) => c[k] !== undefined);
     if (roleCorpora.length > 1)
       ctx.addIssue({
         code: 'custom',
@@ -146,7 +148,7 @@ export const PretrainSchema = z
         path: ['init'],
         message: 'a critic base starts from a solver that writes working: name its checkpoint, or give critic.share',
       });
-    for (const k of ['critic', 'memory', 'game'] as const)
+    for (const k of ['critic', 'memory', 'game', 'spy'] as const)
       if (c[k] && (c.verdicts || c.proposer))
         ctx.addIssue({
           code: 'custom',
@@ -160,6 +162,9 @@ export const PretrainSchema = z
         path: ['game'],
         message: 'a game base is a TinyLM (its measure reads a TinyLM table): drop architecture',
       });
+    // the spy corpus writes its prompts in the character tokenizer
+    if (c.spy && c.architecture)
+      ctx.addIssue({ code: 'custom', path: ['spy'], message: 'a spy base is a TinyLM: drop architecture' });
     if (c.judge && c.verdicts)
       ctx.addIssue({
         code: 'custom',

@@ -15,7 +15,7 @@ import { Rng } from '../../util/rng.js';
 import type { PretrainConfig } from '../schema.js';
 import { ROLE_CORPORA, type CriticShowing as Showing, type GameCorpus, type MemoryShowing } from '../../registry.js';
 
-const { critic: criticCorpus, memory: memoryCorpus, game: gameCorpus } = ROLE_CORPORA;
+const { critic: criticCorpus, memory: memoryCorpus, game: gameCorpus, spy: spyCorpus } = ROLE_CORPORA;
 
 /** A role base's own measures (part of a base's evaluation, src/pretrain/evaluate.ts). */
 export interface RoleEvaluation {
@@ -51,6 +51,11 @@ export async function roleCorpus(
     const examples = gameCorpus.examples(tokenizer as CharTokenizer, config.game, config.corpus.train, rng, context);
     return { examples, probes: { game: config.game } };
   }
+  if (config.spy)
+    return {
+      examples: spyCorpus.examples(tokenizer as CharTokenizer, config.spy, config.corpus.train, rng, context),
+      probes: {},
+    };
   if (config.critic) {
     const { examples, dropped } = await criticCorpus.examples(
       tokenizer,

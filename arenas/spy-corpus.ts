@@ -1,0 +1,51 @@
+/**
+ * The spy game's text base (`spy:` in a pretrain config): a language model taught to answer
+ * the spy arena's clue and vote prompts, as the player role renders them, with a legal code
+ * and the end of sequence. As for the game corpus (game-corpus.ts), each prompt's moves are
+ * drawn from a mixed policy of its own (each legal move's weight uniform in [0.25, 1], fixed
+ * by a hash of the prompt and the move), so the base reads its prompt and self-play starts
+ * from play that is legal and varied but knows nothing of the game.
+ */
+import { z } from 'zod';
+import { CLUE_LETTERS, SpyArena, spyDeal } from './spy.js';
+import { PlayerRole } from '../roles/player.js';
+import { hashText } from '../src/util/hash.js';
+import type { PolicyInput } from '../src/models/types.js';
+import type { CharTokenizer } from '../src/tokenizer/index.js';
+import type { Rng } from '../src/util/rng.js';
+
+export const SpyCorpusSchema = z.strictObject({
+  players: z.number().int().min(3).max(9).default(4), // the arena's `players`
+  told: z.boolean().default(true), // the arena's `told`
+  votes: z.number().min(0).max(1).default(0.5), // the share of examples that are votes (the rest clues)
+});
+export type SpyCorpus = z.output<typeof SpyCorpusSchema>;
+
+/** `n` examples: a random deal and seat, its clue or (with random clues of the others) its vote prompt, and a move. */
+export function spyExamples(
+  tokenizer: CharTokenizer,
+  o: SpyCorpus,
+  n: number,
+  rng: Rng,
+  context: number,
+): PolicyInput[] {
+  const arena = new SpyArena({ players: o.players, told: o.told });
+  const role = new PlayerRole();
+  const examples = Array.from({ length: n }, (_, i) => {
+    const task = { id: `spy-base-${i}-${rng.int(1 << 30)}`, family: '', prompt: '' };
+    const deal = spyDeal(task.id, o.players);
+    const seat = rng.int(o.players);
+    const clues = rng.next() < o.votes ? deal.words.map(() => CLUE_LETTERS[rng.int(CLUE_LETTERS.length)]) : undefined;
+    const observation = arena.observation(task, deal, seat, clues);
+    const text = role.render({ ...observation });
+    const w = observation.legal.map((m) => 0.25 + 0.75 * ((hashText(`${text}|${m.code}`) % 1000) / 1000));
+    let u = rng.next() * w.reduce((a, b) => a + b, 0);
+    const k = w.findIndex((x) => (u -= x) < 0);
+    const move = observation.legal[k < 0 ? w.length - 1 : k].code;
+    return { prompt: tokenizer.prompt(text, role.kind), completion: [...tokenizer.encode(move), tokenizer.eos] };
+  });
+  const longest = Math.max(...examples.map((e) => e.prompt.length + e.completion.length - 1));
+  if (longest > context)
+    throw new Error(`spy: a prompt and its move take ${longest} tokens; model.context ${context} is too short`);
+  return examples;
+}

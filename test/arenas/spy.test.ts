@@ -1,0 +1,206 @@
+import { expect } from 'chai';
+import { firstValueFrom, toArray } from 'rxjs';
+import { scriptedTurn } from './scripted.js';
+import { playGroups, type ArenaContext, type GameObservation } from '../../arenas/index.js';
+import { SPY_GROUPS, SpyArena, spyDeal, tally } from '../../arenas/spy.js';
+import { spyExamples } from '../../arenas/spy-corpus.js';
+import { OutcomeJudge } from '../../judges/outcome.js';
+import { PlayerRole } from '../../roles/player.js';
+import { TrainerSchema } from '../../src/config/trainer-schema.js';
+import { toSamples, type ScoredTurn } from '../../src/engine/rewards.js';
+import { RoleBaseline } from '../../src/rl/role-baseline.js';
+import type { Episode, Turn } from '../../src/core/types.js';
+import { CharTokenizer } from '../../src/tokenizer/index.js';
+import { Rng } from '../../src/util/rng.js';
+
+/** A context whose players write what `choose` says (given the role, observation and seat's word), parsed by the player role. */
+function scripted(choose: (role: string, o: GameObservation) => string, model = () => 'm') {
+  const role = new PlayerRole();
+  const seen: { role: string; o: GameObservation }[] = [];
+  const ctx: ArenaContext = {
+    async act(r, observation, options) {
+      const o = observation as unknown as GameObservation;
+      seen.push({ role: r, o });
+      const text = choose(r, o);
+      const turn: Turn = { ...scriptedTurn(r, text, role.parse(text, observation)), model: model() };
+      if (options?.compare) turn.compare = options.compare;
+      return turn;
+    },
+  };
+  return { ctx, seen };
+}
+
+const seeds = (n: number) =>
+  Array.from({ length: n }, (_, i) => ({ id: `seed-1-${i}`, family: 'arithmetic', prompt: '' }));
+const play = (arena: SpyArena, ctx: ArenaContext, n = 8, group = 1) =>
+  firstValueFrom(playGroups(arena, seeds(n), group, ctx).pipe(toArray()));
+/** Civilians say 'a', the spy 'b'; everyone votes for a seat that said 'b' (else the next seat). */
+const exposing = (role: string, o: GameObservation) =>
+  o.text.endsWith('clue') ? (role === 'spy' ? 'b' : 'a') : (o.legal.find((m) => m.name === 'b') ?? o.legal[0]).code;
+
+describe('spy arena', () => {
+  it('deals one word to the civilians and another of its group to the spy, from the task id', () => {
+    const spies = new Set<number>();
+    for (let i = 0; i < 200; i++) {
+      const d = spyDeal(`t${i}`, 5);
+      spies.add(d.spy);
+      const civ = d.words.filter((_, s) => s !== d.spy);
+      expect(new Set(civ).size).to.equal(1);
+      expect(d.words[d.spy]).to.not.equal(civ[0]);
+      expect(
+        SPY_GROUPS.some((g) => (g as readonly string[]).includes(civ[0]) && g.includes(d.words[d.spy] as never)),
+      ).to.equal(true);
+      expect(spyDeal(`t${i}`, 5)).to.deep.equal(d);
+    }
+    expect([...spies].sort()).to.deep.equal([0, 1, 2, 3, 4]);
+  });
+
+  it('shows each seat its own word and role tag, then the other seats clues to vote on', async () => {
+    const arena = new SpyArena({});
+    const { ctx, seen } = scripted(exposing);
+    const [e] = await play(arena, ctx, 1);
+    const { words, spy, clues } = e.info as { words: string[]; spy: number; clues: string[] };
+    const role = new PlayerRole();
+    const cluesSeen = seen.filter((s) => s.o.text.endsWith('clue'));
+    expect(cluesSeen).to.have.length(4);
+    for (const s of cluesSeen) {
+      expect(s.o.text).to.match(s.role === 'spy' ? /^spy / : /^civ /);
+      expect(s.o.text.split(' ')[1]).to.equal(s.role === 'spy' ? words[spy] : words[(spy + 1) % 4]);
+      expect(role.render({ ...s.o })).to.match(/clue a=a b=b c=c d=d e=e f=f g=g h=h:$/);
+    }
+    expect(clues).to.deep.equal(words.map((_, i) => (i === spy ? 'b' : 'a')));
+    // a voter sees every other seat's clue, never its own seat
+    const votes = seen.filter((s) => s.o.text.endsWith('vote'));
+    expect(votes.map((s) => s.o.legal.length)).to.deep.equal([3, 3, 3, 3]);
+    expect(votes[spy].o.legal.map((m) => m.name)).to.deep.equal(['a', 'a', 'a']);
+    // untold, every seat is 'you'
+    const untold = scripted(exposing);
+    await play(new SpyArena({ told: false }), untold.ctx, 1);
+    expect(untold.seen.every((s) => s.o.text.startsWith('you '))).to.equal(true);
+  });
+
+  it('tallies by plurality: a tie or no vote puts nobody out', () => {
+    expect(tally([1, 1, 2, 0])).to.equal(1);
+    expect(tally([1, 2, 2, 1])).to.equal(null);
+    expect(tally([null, 3, null, null])).to.equal(3);
+    expect(tally([null, null, null])).to.equal(null);
+  });
+
+  it('pays the sides zero-sum: the spy voted out loses, a spy that survives a tie wins', async () => {
+    const arena = new SpyArena({});
+    const caught = await play(arena, scripted(exposing).ctx);
+    for (const e of caught) {
+      expect(e.outcome).to.deep.equal({ spy: -1, civilian: 1 });
+      expect(e.info!.out).to.equal(e.info!.spy);
+      expect(e.turns.map((t) => t.role).filter((r) => r === 'spy')).to.have.length(2);
+      expect(e.turns.every((t) => t.compare === 'batch')).to.equal(true);
+    }
+    expect(arena.metrics(caught)).to.include({ 'spy/survival': 0, 'spy/vote_accuracy': 1, 'spy/valid_rate': 1 });
+    // everyone votes for the first seat listed: seat 0 gets three votes, seat 1 one
+    const first = await play(arena, scripted((_, o) => (o.text.endsWith('clue') ? 'c' : o.legal[0].code)).ctx);
+    for (const e of first) {
+      const spy = e.info!.spy as number;
+      expect(e.info!.out).to.equal(0);
+      expect(e.outcome).to.deep.equal(spy === 0 ? { spy: -1, civilian: 1 } : { spy: 1, civilian: -1 });
+    }
+    // everyone votes for the next seat: one vote each, a tie, the spy survives
+    const next = (role: string, o: GameObservation) => {
+      if (o.text.endsWith('clue')) return 'c';
+      const codes = o.legal.map((m) => Number(m.code));
+      const self = [0, 1, 2, 3].find((s) => !codes.includes(s))!;
+      return String((self + 1) % 4);
+    };
+    const tied = await play(arena, scripted(next).ctx);
+    for (const e of tied) expect([e.info!.out, e.outcome]).to.deep.equal([null, { spy: 1, civilian: -1 }]);
+    expect(arena.metrics(tied)['spy/survival']).to.equal(1);
+  });
+
+  it('an invalid clue shows as ? and an invalid vote abstains; that turn alone gets -penalty', async () => {
+    const arena = new SpyArena({ penalty: 2 });
+    const bad = (role: string, o: GameObservation) =>
+      role === 'spy' ? (o.text.endsWith('clue') ? 'z' : '9') : exposing(role, o);
+    const episodes = await play(arena, scripted(bad).ctx, 4);
+    const judge = new OutcomeJudge({ role: ['spy', 'civilian'] });
+    const rewards = judge.score(episodes);
+    episodes.forEach((e, i) => {
+      const info = e.info as { spy: number; clues: string[]; votes: (number | null)[] };
+      expect(info.clues[info.spy]).to.equal('?');
+      expect(info.votes[info.spy]).to.equal(null);
+      // nobody said 'b', so every civilian votes its first listed seat: the spy survives unless that is the spy three times
+      e.turns.forEach((t, k) =>
+        expect(rewards[i][k]).to.equal(t.role === 'spy' ? -2 : (e.outcome as Record<string, number>).civilian),
+      );
+    });
+    expect(arena.metrics(episodes)['spy/valid_rate']).to.equal(6 / 8);
+  });
+
+  it('plays a side uniformly itself when asked: its moves are not turns', async () => {
+    const arena = new SpyArena({ uniform: ['civilian'] });
+    const episodes = await play(arena, scripted(exposing).ctx, 32);
+    expect(episodes.every((e) => e.turns.length === 2 && e.turns.every((t) => t.role === 'spy'))).to.equal(true);
+    const votes = episodes.flatMap((e) => (e.info!.votes as number[]).filter((_, s) => s !== e.info!.spy));
+    expect(new Set(votes).size).to.equal(4); // uniform voters name every seat, their own never
+    const accuracy = arena.metrics(episodes)['spy/vote_accuracy'];
+    expect(accuracy).to.be.within(0.15, 0.55); // chance: 1/3
+  });
+
+  it('splits survival and vote accuracy by the side a frozen snapshot played', async () => {
+    const arena = new SpyArena({});
+    const asSpy = scripted(exposing, () => 'm'); // learner spy, snapshot civilians below
+    let calls = 0;
+    const mixed: ArenaContext = {
+      act: async (r, o, opt) => {
+        const t = await asSpy.ctx.act(r, o, opt);
+        if (r === 'civilian') t.model = 'm@it0';
+        calls++;
+        return t;
+      },
+    };
+    const episodes = await play(arena, mixed, 4);
+    expect(calls).to.equal(4 * 8);
+    const m = arena.metrics(episodes);
+    expect(m['spy/vs_snapshot/survival']).to.equal(0);
+    expect(m).to.not.have.property('spy/vs_snapshot/vote_accuracy');
+  });
+
+  it('keeps a role-conditioned baseline per side (rae): each side is scored against its own', async () => {
+    const episodes: Episode[] = await play(new SpyArena({}), scripted(exposing).ctx, 4);
+    const rewards = new OutcomeJudge({ role: ['spy', 'civilian'] }).score(episodes);
+    const scored: ScoredTurn[] = episodes.flatMap((e, i) =>
+      e.turns.map((t, k) => ({
+        episode: e,
+        turn: k,
+        reward: rewards[i][k]!,
+        parts: { rewards: [rewards[i][k]], weights: [1] },
+        group: `batch/${t.role}`,
+      })),
+    );
+    const trainer = TrainerSchema.parse({ advantage: 'rae', raeDecay: 0.5 });
+    const baselines = new RoleBaseline(0.5);
+    const { samples, metrics } = toSamples(scored, trainer, {}, baselines);
+    expect(samples).to.have.length(32);
+    // the spy always loses (-1), the civilians always win (+1): the baselines move apart
+    expect(baselines.baseline('spy')).to.be.below(-0.99);
+    expect(baselines.baseline('civilian')).to.be.above(0.99);
+    expect(metrics['rae/spy/baseline']).to.equal(0);
+    // the first spy turn is scored against 0, the next against -0.5 (its own side's baseline only)
+    const spy = samples
+      .filter((s) => s.role === 'spy')
+      .map((s) => (typeof s.advantages === 'number' ? s.advantages : s.advantages[0]));
+    expect(spy.slice(0, 2)).to.deep.equal([-1, -0.5]);
+  });
+
+  it('teaches a base legal clues and votes, varied per prompt', () => {
+    const tokenizer = new CharTokenizer();
+    const examples = spyExamples(tokenizer, { players: 4, told: true, votes: 0.5 }, 400, new Rng(1), 64);
+    const text = (ids: readonly number[]) => tokenizer.decode([...ids].filter((t) => t !== tokenizer.eos));
+    const moves = examples.map((e) => ({ prompt: text(e.prompt), move: text(e.completion) }));
+    for (const { prompt, move } of moves) expect(prompt).to.include(` ${move}=`); // a listed code
+    const clues = new Set(moves.filter((m) => m.prompt.includes('clue')).map((m) => m.move));
+    expect(clues.size).to.equal(8);
+    expect(moves.filter((m) => m.prompt.includes('vote')).length).to.be.within(150, 250);
+    expect(() => spyExamples(tokenizer, { players: 9, told: true, votes: 1 }, 10, new Rng(1), 30)).to.throw(
+      /model.context 30 is too short/,
+    );
+  });
+});
