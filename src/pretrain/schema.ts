@@ -124,6 +124,11 @@ export const PretrainSchema = z
      * `corpus.train` examples; the legal mass and exploitability of its table measure it, not solving
      */
     game: ROLE_CORPORA.game.schema.optional(),
+    /**
+     * teach a model the flow arena's planner format on the training sums instead (arenas/flow-corpus.ts):
+     * random steps of two numbers its memory holds; the share of sampled steps that do measures it
+     */
+    flow: ROLE_CORPORA.flow.schema.optional(),
   })
   .superRefine((c, ctx) => {
     if (c.judge && c.init === undefined)
@@ -132,7 +137,7 @@ export const PretrainSchema = z
         path: ['init'],
         message: 'a judge base starts from a solver: name its checkpoint',
       });
-    const roleCorpora = (['judge', 'critic', 'memory', 'game'] as const).filter((k) => c[k] !== undefined);
+    const roleCorpora = (['judge', 'critic', 'memory', 'game', 'flow'] as const).filter((k) => c[k] !== undefined);
     if (roleCorpora.length > 1)
       ctx.addIssue({
         code: 'custom',
@@ -145,7 +150,7 @@ export const PretrainSchema = z
         path: ['init'],
         message: 'a critic base starts from a solver that writes working: name its checkpoint',
       });
-    for (const k of ['critic', 'memory', 'game'] as const)
+    for (const k of ['critic', 'memory', 'game', 'flow'] as const)
       if (c[k] && (c.verdicts || c.proposer || c.architecture))
         ctx.addIssue({
           code: 'custom',

@@ -74,7 +74,7 @@ export async function buildExamples(
       ),
       probes: {},
     };
-  if (config.critic || config.memory || config.game)
+  if (config.critic || config.memory || config.game || config.flow)
     return roleCorpus(config, t.model as TinyLM, t.tokenizer as CharTokenizer, corpus, log);
   return { examples: trainingExamples(corpus, t.tokenizer, family), probes: {} };
 }

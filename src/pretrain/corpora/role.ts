@@ -9,9 +9,15 @@ import type { PolicyInput } from '../../models/types.js';
 import type { CharTokenizer } from '../../tokenizer/index.js';
 import { Rng } from '../../util/rng.js';
 import type { PretrainConfig } from '../schema.js';
-import { ROLE_CORPORA, type CriticShowing as Showing, type GameCorpus, type MemoryShowing } from '../../registry.js';
+import {
+  ROLE_CORPORA,
+  type CriticShowing as Showing,
+  type FlowShowing,
+  type GameCorpus,
+  type MemoryShowing,
+} from '../../registry.js';
 
-const { critic: criticCorpus, memory: memoryCorpus, game: gameCorpus } = ROLE_CORPORA;
+const { critic: criticCorpus, memory: memoryCorpus, game: gameCorpus, flow: flowCorpus } = ROLE_CORPORA;
 
 /** A role base's own measures (part of a base's evaluation, src/pretrain/evaluate.ts). */
 export interface RoleEvaluation {
@@ -21,6 +27,8 @@ export interface RoleEvaluation {
   memory?: { manager: number; answer: number };
   /** a game base: the mass its table puts on legal moves, and the table's exploitability */
   game?: { legalMass: number; exploitability: number };
+  /** a planner base: the share of sampled steps that add two numbers its memory holds, on the held-out sums */
+  flow?: number;
 }
 
 /** What a critic or memory base is measured on: held-out showings of its role. */
@@ -28,6 +36,7 @@ export interface RoleProbes {
   critic?: { slip: Showing[]; random: Showing[] };
   memory?: MemoryShowing[];
   game?: GameCorpus;
+  flow?: FlowShowing[];
 }
 
 /**
@@ -45,6 +54,16 @@ export async function roleCorpus(
   if (config.game) {
     const examples = gameCorpus.examples(tokenizer, config.game, config.corpus.train, rng, model.config.context);
     return { examples, probes: { game: config.game } };
+  }
+  if (config.flow) {
+    const examples = flowCorpus.examples(tokenizer, await flowCorpus.showings(corpus.train, config.flow, rng));
+    const longest = Math.max(...examples.map((e) => e.prompt.length + e.completion.length - 1));
+    if (longest > model.config.context)
+      throw new Error(`flow: an example takes ${longest} tokens; model.context ${model.config.context} is too short`);
+    return {
+      examples,
+      probes: { flow: await flowCorpus.showings(corpus.test, config.flow, new Rng(config.seed + 1)) },
+    };
   }
   if (config.critic) {
     const { examples, dropped } = await criticCorpus.examples(
@@ -80,8 +99,9 @@ export function roleEvaluation(
   config: PretrainConfig,
   seed: number,
 ): RoleEvaluation {
-  const { critic, memory, game } = probes;
+  const { critic, memory, game, flow } = probes;
   return {
+    ...(flow && { flow: flowCorpus.validRate(model, tokenizer, flow, seed) }),
     ...(game && { game: gameCorpus.evaluate(model, tokenizer, game) }),
     ...(critic && {
       critic: {

@@ -1,0 +1,91 @@
+/**
+ * A planner base's corpus (`flow:` in a pretrain config): the flow arena's planner format taught
+ * with random choices, not right ones (format only, as the memory base): shown the memory, an
+ * addition of two numbers drawn at random, with replacement, from those it holds (the query's
+ * numbers and each step's result). So it copies numbers from the memory into a step and knows
+ * nothing of which pair is the next one: that is left to RL from the flow's outcome. The
+ * memories come from playing the corpus tasks through the flow with that random planner.
+ */
+import { firstValueFrom, toArray } from 'rxjs';
+import { z } from 'zod';
+import { FlowArena } from './flow.js';
+import type { ArenaContext } from '../src/core/arena.js';
+import type { Observation } from '../src/core/role.js';
+import type { Task, Turn } from '../src/core/types.js';
+import { generate } from '../src/models/generate.js';
+import type { TinyLM } from '../src/models/tinylm.js';
+import type { PolicyInput } from '../src/models/types.js';
+import { arithmetic } from '../src/tasks/arithmetic.js';
+import type { CharTokenizer } from '../src/tokenizer/index.js';
+import type { Rng } from '../src/util/rng.js';
+import { PlannerRole } from '../roles/planner.js';
+
+export const FlowCorpusSchema = z.strictObject({
+  /** the flow's planner turns at most, as the arena that will train the base has them */
+  maxTurns: z.number().int().positive().default(3),
+});
+export type FlowCorpus = z.output<typeof FlowCorpusSchema>;
+
+/** One planner turn: what it was shown and the random step taught for it. */
+export interface FlowShowing {
+  o: Observation;
+  text: string;
+}
+
+const planner = new PlannerRole();
+
+/** The numbers a memory holds for a step: the query's, then each step's result. */
+export function memoryNumbers(memory: readonly string[]): string[] {
+  return [...memory[0].split('+'), ...memory.slice(1).map((line) => line.split('=')[1])];
+}
+
+/** A random step: two of the memory's numbers, drawn with replacement. */
+export function randomStep(o: Observation, rng: Rng): string {
+  const xs = memoryNumbers(o.memory as string[]);
+  return `${xs[rng.int(xs.length)]}+${xs[rng.int(xs.length)]}`;
+}
+
+/** Every planner turn of `tasks` played through the flow by the random planner. */
+export async function flowShowings(tasks: readonly Task[], o: FlowCorpus, rng: Rng): Promise<FlowShowing[]> {
+  const seen: FlowShowing[] = [];
+  const random: ArenaContext = {
+    act(role, obs) {
+      const text = randomStep(obs, rng);
+      seen.push({ o: obs, text });
+      const empty = { prompt: [], completion: [], logProbs: [], entropy: [], selfCertainty: [] };
+      const turn: Turn = { index: 0, role, model: 'random', ...empty, text, action: planner.parse(text) };
+      return Promise.resolve(turn);
+    },
+  };
+  const arena = new FlowArena({ maxTurns: o.maxTurns }, arithmetic as never);
+  for (const task of tasks) await firstValueFrom(arena.play(task, random).pipe(toArray()));
+  return seen;
+}
+
+const prompt = (tokenizer: CharTokenizer, s: FlowShowing) => tokenizer.prompt(planner.render(s.o), planner.token);
+
+/** The supervised examples of showings: each prompt and its random step. */
+export function flowExamples(tokenizer: CharTokenizer, seen: readonly FlowShowing[]): PolicyInput[] {
+  return seen.map((s) => ({ prompt: prompt(tokenizer, s), completion: [...tokenizer.encode(s.text), tokenizer.eos] }));
+}
+
+/** The share of sampled outputs (temperature 1) that end, parse, and add two numbers the memory holds: the format is learned near 1. */
+export function flowValidRate(
+  model: TinyLM,
+  tokenizer: CharTokenizer,
+  set: readonly FlowShowing[],
+  seed: number,
+): number {
+  const outs = generate(
+    model,
+    set.map((s) => prompt(tokenizer, s)),
+    { maxNewTokens: 10, temperature: 1, seed, eos: tokenizer.eos },
+  );
+  const ok = set.filter((s, i) => {
+    const g = outs[i].tokens;
+    const action = planner.parse(tokenizer.decode(g.slice(0, -1)));
+    const held = memoryNumbers(s.o.memory as string[]);
+    return g.at(-1) === tokenizer.eos && action.valid && action.value!.split('+').every((x) => held.includes(x));
+  });
+  return set.length ? +(ok.length / set.length).toFixed(3) : 0;
+}

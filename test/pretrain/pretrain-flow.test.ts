@@ -1,0 +1,61 @@
+import { expect } from 'chai';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FlowCorpusSchema, flowExamples, flowShowings } from '../../arenas/flow-corpus.js';
+import { pretrain, PretrainSchema } from '../../src/pretrain/index.js';
+import { loadModel } from '../../src/models/store.js';
+import { arithmetic } from '../../src/tasks/arithmetic.js';
+import { CharTokenizer } from '../../src/tokenizer/index.js';
+import { Rng } from '../../src/util/rng.js';
+import { TEST_BACKEND } from '../needs.js';
+
+describe('pretrain corpus for the flow planner', function () {
+  this.timeout(120000);
+
+  it("shows each planner turn of a flow played by random steps, and teaches that step after the proposer's token", async () => {
+    const rng = new Rng(3);
+    const d = arithmetic.validate({ digits: 2, operands: 3, operators: '+' });
+    const tasks = Array.from({ length: 20 }, (_, i) => arithmetic.generate(rng, d, i));
+    const seen = await flowShowings(tasks, FlowCorpusSchema.parse({}), new Rng(4));
+    expect(seen).to.have.length(40); // two steps a sum: random steps always run
+    const second = seen.filter((s) => (s.o.memory as string[]).length === 2);
+    expect(second).to.have.length(20);
+    for (const s of second) {
+      const [query, step] = s.o.memory as string[];
+      expect(tasks.map((t) => t.prompt.slice(0, -1))).to.include(query);
+      const [a, b] = step.split('=')[0].split('+').map(Number);
+      expect(Number(step.split('=')[1])).to.equal(a + b);
+    }
+    const tokenizer = new CharTokenizer();
+    const examples = flowExamples(tokenizer, seen);
+    expect(examples[1].prompt.slice(0, 2)).to.deep.equal([tokenizer.bos, tokenizer.roleToken('proposer')]);
+    expect(tokenizer.decode(examples[1].prompt)).to.equal(`${(seen[1].o.memory as string[]).join('|')}>`);
+    expect(tokenizer.decode(examples[1].completion)).to.equal(seen[1].text);
+  });
+
+  it('pretrain makes a planner base from scratch, measured by its valid steps, not by solving', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'coevolve-ptflow-'));
+    const config = {
+      name: 'f',
+      backend: TEST_BACKEND,
+      workers: 1,
+      task: { family: 'arithmetic', difficulty: { digits: 2, operands: 3, operators: '+' } },
+      corpus: { train: 8, heldOut: 4 },
+      model: { dModel: 8, nHeads: 2, nLayers: 1, context: 40 },
+      flow: {},
+      train: { steps: 2, batchSize: 8, lr: 0.001 },
+      evalEvery: 2,
+      out: join(root, 'flow'),
+      outDir: join(root, 'runs'),
+    };
+    const base = await pretrain(PretrainSchema.parse(config), { log: () => {} });
+    expect(base.heldOut, 'sums are not solved by a planner').to.equal(undefined);
+    expect(base.flow).to.be.within(0, 1);
+    const saved = await loadModel(join(root, 'flow'));
+    expect((saved.extra.flow as { heldOutValid: number }).heldOutValid).to.equal(base.flow);
+    saved.model.dispose();
+    const issues = PretrainSchema.safeParse({ ...config, proposer: { share: 0.5 } }).error?.issues ?? [];
+    expect(issues.map((i) => i.message)[0]).to.match(/a flow base teaches its role only/);
+  });
+});
