@@ -1,0 +1,16 @@
+#!/bin/bash
+# The flow study (docs/flow.md), resumable: run it again after a kill and each part goes on from
+# its last checkpoint. The planner base first (pretrain resumes an unfinished run of its config),
+# then for seeds 1..3 the broadcast run and its final-turn-only ablation at the same budget. The
+# untrained planner is iteration 0 of every run's held-out evaluation. From the repository root:
+#   setsid nohup bash experiments/flow.sh > runs/flow.log 2>&1 &   (then its autogroup at nice 19)
+set -euo pipefail
+[ -f checkpoints/base-flow/model.json ] || node bin/coevolve.js pretrain configs/pretrain/base-flow.yaml
+for seed in 1 2 3; do
+  for credit in broadcast final; do
+    dir="runs/flow/$credit-s$seed"
+    if grep -qs '"status": "done"' "$dir/run.json"; then continue; fi
+    if grep -qs lastCheckpoint "$dir/run.json"; then node bin/coevolve.js run --resume "$dir"
+    else rm -rf "$dir" && node bin/coevolve.js run "configs/runs/flow/$credit.yaml" --out "$dir" --set "seed=$seed"; fi
+  done
+done
