@@ -52,7 +52,7 @@ export class FlowArena implements Arena {
   private async run(task: Task, ctx: ArenaContext, emit: (x: Turn | EpisodeEnd) => void): Promise<void> {
     const operands = querySum(task);
     const memory = [task.prompt.slice(0, -1)];
-    const widest = String(operands.reduce((s, x) => s + 10 ** String(x).length - 1, 0)).length;
+    const widest = widestOf(operands);
     const turns: Turn[] = [];
     const results: number[] = [];
     while (turns.length < this.options.maxTurns && results.length < operands.length - 1) {
@@ -73,13 +73,13 @@ export class FlowArena implements Arena {
     emit({ end: true, outcome: { planner: right }, info: { memory, answer, steps: results.length } });
   }
 
-  /** The longest memory the planner is shown: the query and one step fewer than it needs, each of the widest numbers. */
+  /** The longest memory the planner is shown: the query and one step fewer than it needs, of the widest numbers (a sum one digit wider). */
   observations(task: Task): Array<{ role: string; observation: { task: Task; memory: string[] } }> {
     const operands = querySum(task);
-    const n = '9'.repeat(String(operands.reduce((s, x) => s + 10 ** String(x).length - 1, 0)).length);
+    const n = '9'.repeat(widestOf(operands));
     const steps = Array.from(
       { length: Math.min(operands.length - 2, this.options.maxTurns - 1) },
-      () => `${n}+${n}=${n}`,
+      () => `${n}+${n}=1${n}`,
     );
     return [{ role: 'planner', observation: { task, memory: [task.prompt.slice(0, -1), ...steps] } }];
   }
@@ -98,6 +98,10 @@ function querySum(task: Task): number[] {
     );
   return operands;
 }
+
+/** The most digits a number of a step may have: those of the query's sum with every digit of its numbers a 9. */
+const widestOf = (operands: readonly number[]) =>
+  String(operands.reduce((s, x) => s + 10 ** String(x).length - 1, 0)).length;
 
 /** The executor: the planner's `a+b` added exactly (read, never evaluated), or why it cannot run. */
 function execute(turn: Turn, widest: number): { sum: number; line: string } | { error: string } {
