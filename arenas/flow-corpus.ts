@@ -1,6 +1,6 @@
 /**
  * A planner base's corpus (`flow:` in a pretrain config): the flow arena's planner format taught
- * with random choices, not right ones (format only, as the memory base): shown the memory, an
+ * with random choices (format only, as the memory base; `right` of them right instead): shown the memory, an
  * addition of two numbers drawn at random, with replacement, from those it holds (the query's
  * numbers and each step's result). So it copies numbers from the memory into a step and knows
  * nothing of which pair is the next one: that is left to RL from the flow's outcome. The
@@ -23,6 +23,8 @@ import { PlannerRole } from '../roles/planner.js';
 export const FlowCorpusSchema = z.strictObject({
   /** the flow's planner turns at most, as the arena that will train the base has them */
   maxTurns: z.number().int().positive().default(3),
+  /** the share of turns taught a right step (two numbers still to be added) instead of a random one: a partly right planner */
+  right: z.number().min(0).max(1).default(0),
 });
 export type FlowCorpus = z.output<typeof FlowCorpusSchema>;
 
@@ -45,12 +47,33 @@ export function randomStep(o: Observation, rng: Rng): string {
   return `${xs[rng.int(xs.length)]}+${xs[rng.int(xs.length)]}`;
 }
 
-/** Every planner turn of `tasks` played through the flow by the random planner. */
+/**
+ * A right step, when the memory's steps so far were right: two different numbers of those still
+ * to be added (the query's, each step's two taken out and its result put in); else a random one.
+ */
+export function rightStep(o: Observation, rng: Rng): string {
+  const [query, ...steps] = o.memory as string[];
+  const pool = query.split('+');
+  for (const line of steps) {
+    const [sum, result] = line.split('=');
+    for (const x of sum.split('+')) {
+      const i = pool.indexOf(x);
+      if (i < 0) return randomStep(o, rng);
+      pool.splice(i, 1);
+    }
+    pool.push(result);
+  }
+  const i = rng.int(pool.length);
+  const j = (i + 1 + rng.int(pool.length - 1)) % pool.length;
+  return `${pool[i]}+${pool[j]}`;
+}
+
+/** Every planner turn of `tasks` played through the flow by a planner that steps right `o.right` of the time, else at random. */
 export async function flowShowings(tasks: readonly Task[], o: FlowCorpus, rng: Rng): Promise<FlowShowing[]> {
   const seen: FlowShowing[] = [];
   const random: ArenaContext = {
     act(role, obs) {
-      const text = randomStep(obs, rng);
+      const text = o.right > 0 && rng.next() < o.right ? rightStep(obs, rng) : randomStep(obs, rng); // right: 0 draws as before it existed
       seen.push({ o: obs, text });
       const empty = { prompt: [], completion: [], logProbs: [], entropy: [], selfCertainty: [] };
       const turn: Turn = { index: 0, role, model: 'random', ...empty, text, action: planner.parse(text) };

@@ -34,6 +34,30 @@ describe('pretrain corpus for the flow planner', function () {
     expect(tokenizer.decode(examples[1].completion)).to.equal(seen[1].text);
   });
 
+  it('with right: 1 every taught step is right, so every flow of the corpus adds up; with right: 0 none is chosen for it', async () => {
+    const rng = new Rng(5);
+    const d = arithmetic.validate({ digits: 2, operands: 3, operators: '+' });
+    const tasks = Array.from({ length: 30 }, (_, i) => arithmetic.generate(rng, d, i));
+    const right = await flowShowings(tasks, FlowCorpusSchema.parse({ right: 1 }), new Rng(6));
+    for (const task of tasks) {
+      const last = right.filter((s) => s.o.task === task).at(-1)!;
+      const [a, b] = last.text.split('+').map(Number);
+      expect(String(a + b), `${task.prompt} ${last.text}`).to.equal(task.answer);
+      // the first step adds two different numbers of the query (positions, not values)
+      const [x, y] = right.find((s) => s.o.task === task)!.text.split('+');
+      const query = task.prompt.slice(0, -1).split('+');
+      expect(query).to.include(x);
+      query.splice(query.indexOf(x), 1);
+      expect(query).to.include(y);
+    }
+    const random = await flowShowings(tasks, FlowCorpusSchema.parse({}), new Rng(6));
+    const wrong = tasks.filter((task) => {
+      const last = random.filter((s) => s.o.task === task).at(-1)!;
+      return String(last.text.split('+').reduce((x, y) => x + Number(y), 0)) !== task.answer;
+    });
+    expect(wrong.length, 'random steps mostly miss').to.be.greaterThan(20);
+  });
+
   it('pretrain makes a planner base from scratch, measured by its valid steps, not by solving', async () => {
     const root = mkdtempSync(join(tmpdir(), 'coevolve-ptflow-'));
     const config = {
