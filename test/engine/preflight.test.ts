@@ -187,7 +187,7 @@ describe('run: everything is checked before the run folder is made', () => {
     this.timeout(60000);
     const files = [
       'configs/default.yaml',
-      ...['rlvr', 'ttrl', 'self-certainty', 'selfplay'].flatMap((topic) =>
+      ...['rlvr', 'ttrl', 'self-certainty', 'selfplay', 'flow'].flatMap((topic) =>
         readdirSync(join('configs/runs', topic)).map((n) => join('configs/runs', topic, n)),
       ),
     ];
