@@ -1,14 +1,15 @@
 /**
  * A planner base's corpus (`flow:` in a pretrain config): the flow arena's planner format taught
- * with random choices (format only, as the memory base; `right` of them right instead): shown the memory, an
- * addition of two numbers drawn at random, with replacement, from those it holds (the query's
- * numbers and each step's result). So it copies numbers from the memory into a step and knows
- * nothing of which pair is the next one: that is left to RL from the flow's outcome. The
- * memories come from playing the corpus tasks through the flow with that random planner.
+ * with random choices (format only, as the memory base; `right` of them right instead): shown the
+ * numbered memory, two entry indices drawn at random, with replacement, from those it holds. So it
+ * names entries and knows nothing of which pair is the next one: that is left to RL from the
+ * flow's outcome. The memories come from playing the corpus tasks through the flow with that
+ * random planner.
  */
 import { firstValueFrom, toArray } from 'rxjs';
 import { z } from 'zod';
-import { FlowArena } from './flow.js';
+import { entryArgs, FlowArena, rightSteps } from './flow.js';
+import { sumOperands } from '../src/tasks/scratchpad.js';
 import type { ArenaContext } from '../src/core/arena.js';
 import type { Observation } from '../src/core/role.js';
 import type { Task, Turn } from '../src/core/types.js';
@@ -23,7 +24,7 @@ import { PlannerRole } from '../roles/planner.js';
 export const FlowCorpusSchema = z.strictObject({
   /** the flow's planner turns at most, as the arena that will train the base has them */
   maxTurns: z.number().int().positive().default(3),
-  /** the share of turns taught a right step (two numbers still to be added) instead of a random one: a partly right planner */
+  /** the share of turns taught a right step (two entries not used yet) instead of a random one: a partly right planner */
   right: z.number().min(0).max(1).default(0),
 });
 export type FlowCorpus = z.output<typeof FlowCorpusSchema>;
@@ -36,33 +37,19 @@ export interface FlowShowing {
 
 const planner = new PlannerRole();
 
-/** The numbers a memory holds for a step: the query's, then each step's result. */
-export function memoryNumbers(memory: readonly string[]): string[] {
-  return [...memory[0].split('+'), ...memory.slice(1).map((line) => line.split('=')[1])];
-}
-
-/** A random step: two of the memory's numbers, drawn with replacement. */
+/** A random step: two of the memory's entry indices, drawn with replacement. */
 export function randomStep(o: Observation, rng: Rng): string {
-  const xs = memoryNumbers(o.memory as string[]);
-  return `${xs[rng.int(xs.length)]}+${xs[rng.int(xs.length)]}`;
+  const n = (o.memory as string[]).length;
+  return `${rng.int(n)}+${rng.int(n)}`;
 }
 
-/**
- * A right step, when the memory's steps so far were right: two different numbers of those still
- * to be added (the query's, each step's two taken out and its result put in); else a random one.
- */
+/** A right step, when the memory's steps so far were right: two different entries no step has used yet; else a random one. */
 export function rightStep(o: Observation, rng: Rng): string {
-  const [query, ...steps] = o.memory as string[];
-  const pool = query.split('+');
-  for (const line of steps) {
-    const [sum, result] = line.split('=');
-    for (const x of sum.split('+')) {
-      const i = pool.indexOf(x);
-      if (i < 0) return randomStep(o, rng);
-      pool.splice(i, 1);
-    }
-    pool.push(result);
-  }
+  const memory = o.memory as string[];
+  const n = sumOperands(o.task.prompt)!.length;
+  if (!rightSteps(memory, n).every(Boolean)) return randomStep(o, rng);
+  const used = new Set(memory.flatMap(entryArgs));
+  const pool = memory.map((_, i) => i).filter((i) => !used.has(i));
   const i = rng.int(pool.length);
   const j = (i + 1 + rng.int(pool.length - 1)) % pool.length;
   return `${pool[i]}+${pool[j]}`;
@@ -92,7 +79,7 @@ export function flowExamples(tokenizer: CharTokenizer, seen: readonly FlowShowin
   return seen.map((s) => ({ prompt: prompt(tokenizer, s), completion: [...tokenizer.encode(s.text), tokenizer.eos] }));
 }
 
-/** The share of sampled outputs (temperature 1) that end, parse, and add two numbers the memory holds: the format is learned near 1. */
+/** The share of sampled outputs (temperature 1) that end, parse, and name two entries the memory holds: the format is learned near 1. */
 export function flowValidRate(
   model: TinyLM,
   tokenizer: CharTokenizer,
@@ -102,13 +89,13 @@ export function flowValidRate(
   const outs = generate(
     model,
     set.map((s) => prompt(tokenizer, s)),
-    { maxNewTokens: 10, temperature: 1, seed, eos: tokenizer.eos },
+    { maxNewTokens: 6, temperature: 1, seed, eos: tokenizer.eos },
   );
   const ok = set.filter((s, i) => {
     const g = outs[i].tokens;
     const action = planner.parse(tokenizer.decode(g.slice(0, -1)));
-    const held = memoryNumbers(s.o.memory as string[]);
-    return g.at(-1) === tokenizer.eos && action.valid && action.value!.split('+').every((x) => held.includes(x));
+    const held = (s.o.memory as string[]).length;
+    return g.at(-1) === tokenizer.eos && action.valid && action.value!.split('+').every((x) => Number(x) < held);
   });
   return set.length ? +(ok.length / set.length).toFixed(3) : 0;
 }

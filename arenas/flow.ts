@@ -15,13 +15,17 @@ export const FlowOptionsSchema = z.strictObject({
 export type FlowOptions = z.output<typeof FlowOptionsSchema>;
 
 /**
- * A flow of four modules over one shared memory (AgentFlow): each turn the planner, shown
- * the memory (the query, then every step done), names one addition `a+b`; the executor (a
- * tool: exact integer addition of the numbers named, refusing numbers longer than the
- * query's sum can be) writes `a+b=s` to the memory; the verifier (a rule) ends the flow once
- * the memory holds as many steps as the query has additions, else the planner goes on, up to
- * `maxTurns`. Then the generator (a rule) answers with the last step's result. Only the
- * planner is a model; the other three are deterministic, so they never train.
+ * A flow of four modules over one shared memory (AgentFlow): the memory is a numbered list of
+ * entries, first the query's numbers (`0:12|1:34|2:56`). Each turn the planner, shown the
+ * memory, picks the tool's arguments by reference: two entry indices, `0+2`; the executor (a
+ * tool: exact integer addition of the two entries named, refusing an index the memory does not
+ * hold) appends a new entry recording the call and its result, `3:0+2=68`; the verifier (a
+ * rule) ends the flow once the memory holds as many steps as the query has additions, else the
+ * planner goes on, up to `maxTurns`. Then the generator (a rule) answers with the last entry's
+ * number. Only the planner is a model; the other three are deterministic, so they never train.
+ * The planner never copies a number: a step is right when it names two different entries that
+ * no step has used yet, so a random planner's flow is right often enough for GRPO's groups to
+ * differ (a sum of three: 2/3 for the first step times 1/8 for the second).
  *
  * The outcome, whether the answer is right, is the whole trajectory's: every planner turn is
  * paid it (`credit: all`, each turn marked `broadcast`, so its group advantage counts the
@@ -51,37 +55,33 @@ export class FlowArena implements Arena {
 
   private async run(task: Task, ctx: ArenaContext, emit: (x: Turn | EpisodeEnd) => void): Promise<void> {
     const operands = querySum(task);
-    const memory = [task.prompt.slice(0, -1)];
-    const widest = widestOf(operands);
+    const memory = operands.map(String);
     const turns: Turn[] = [];
-    const results: number[] = [];
-    while (turns.length < this.options.maxTurns && results.length < operands.length - 1) {
+    while (turns.length < this.options.maxTurns && memory.length < 2 * operands.length - 1) {
       const turn = await ctx.act('planner', { task, memory: [...memory] }, { compare: 'group' });
       turn.broadcast = true;
       turns.push(turn);
-      const step = execute(turn, widest);
+      const step = execute(turn, memory);
       if ('error' in step) turn.action = invalid(step.error);
-      else {
-        results.push(step.sum);
-        memory.push(step.line);
-      }
+      else memory.push(step.entry);
     }
-    const answer = results.length ? String(results[results.length - 1]) : '';
+    const steps = memory.length - operands.length;
+    const answer = steps ? String(entryValue(memory[memory.length - 1])) : '';
     const right = answer !== '' && this.family.verify(task, answer) ? 1 : 0;
     if (this.options.credit === 'final') turns.slice(0, -1).forEach((t) => (t.outcome = null));
     turns.forEach(emit);
-    emit({ end: true, outcome: { planner: right }, info: { memory, answer, steps: results.length } });
+    emit({ end: true, outcome: { planner: right }, info: { memory, answer, steps } });
   }
 
-  /** The longest memory the planner is shown: the query and one step fewer than it needs, of the widest numbers (a sum one digit wider). */
+  /** The longest memory the planner is shown: the query's numbers and one step fewer than it needs, of the widest numbers (a sum one digit wider). */
   observations(task: Task): Array<{ role: string; observation: { task: Task; memory: string[] } }> {
     const operands = querySum(task);
-    const n = '9'.repeat(widestOf(operands));
+    const n = String(operands.reduce((s, x) => s + 10 ** String(x).length - 1, 0));
     const steps = Array.from(
       { length: Math.min(operands.length - 2, this.options.maxTurns - 1) },
-      () => `${n}+${n}=1${n}`,
+      (_, i) => `${operands.length - 2 + i}+${operands.length - 1 + i}=${n}`,
     );
-    return [{ role: 'planner', observation: { task, memory: [task.prompt.slice(0, -1), ...steps] } }];
+    return [{ role: 'planner', observation: { task, memory: [...operands.map(String), ...steps] } }];
   }
 
   metrics(episodes: readonly Episode[]): Record<string, number> {
@@ -99,25 +99,40 @@ function querySum(task: Task): number[] {
   return operands;
 }
 
-/** The most digits a number of a step may have: those of the query's sum with every digit of its numbers a 9. */
-const widestOf = (operands: readonly number[]) =>
-  String(operands.reduce((s, x) => s + 10 ** String(x).length - 1, 0)).length;
+/** An entry's number: the query's number, or the result of the step it records (`0+2=68`). */
+export const entryValue = (entry: string) => Number(entry.split('=').at(-1));
 
-/** The executor: the planner's `a+b` added exactly (read, never evaluated), or why it cannot run. */
-function execute(turn: Turn, widest: number): { sum: number; line: string } | { error: string } {
+/** The entries a step entry used (`0+2=68`: 0 and 2); none for a query number. */
+export const entryArgs = (entry: string) => (entry.includes('=') ? entry.split('=')[0].split('+').map(Number) : []);
+
+/** The executor: the two entries the planner's `i+j` names, added exactly (read, never evaluated), as the new entry; or why it cannot run. */
+function execute(turn: Turn, memory: readonly string[]): { entry: string } | { error: string } {
   if (!turn.action.valid || turn.action.value === null) return { error: turn.action.error ?? 'no step' };
-  const [a, b] = turn.action.value.split('+');
-  if (a.length > widest || b.length > widest)
-    return { error: `executor: numbers of at most ${widest} digits, got ${turn.action.value}` };
-  const sum = Number(a) + Number(b);
-  return { sum, line: `${Number(a)}+${Number(b)}=${sum}` };
+  const [i, j] = turn.action.value.split('+').map(Number);
+  if (i >= memory.length || j >= memory.length)
+    return { error: `executor: the memory holds entries 0 to ${memory.length - 1}, got ${turn.action.value}` };
+  return { entry: `${i}+${j}=${entryValue(memory[i]) + entryValue(memory[j])}` };
+}
+
+/**
+ * Whether each step of a memory is right: two different entries that no earlier step used
+ * (so the flow adds each of the query's numbers once). The query's `n` numbers come first.
+ */
+export function rightSteps(memory: readonly string[], n: number): boolean[] {
+  const used = new Set<number>();
+  return memory.slice(n).map((entry) => {
+    const [i, j] = entryArgs(entry);
+    const ok = i !== j && !used.has(i) && !used.has(j);
+    used.add(i).add(j);
+    return ok;
+  });
 }
 
 /**
  * `flow/accuracy` (right answers), `flow/valid_rate` (planner turns the executor ran),
  * `flow/turns` (planner turns per episode), `flow/first_step` (episodes whose first step adds
- * two of the query's numbers) and `flow/second_step` (of those with a second step, the share
- * that adds the first step's result to a query number the first did not use).
+ * two different entries) and `flow/second_step` (of those with a right first step and a second,
+ * the share whose second is right too: two entries not used yet).
  */
 export function flowMetrics(episodes: readonly Episode[]): Record<string, number> {
   const flows = episodes.filter((e) => e.turns.some((t) => t.role === 'planner'));
@@ -126,12 +141,10 @@ export function flowMetrics(episodes: readonly Episode[]): Record<string, number
   const first: number[] = [];
   const second: number[] = [];
   for (const e of flows) {
-    const steps = ((e.info?.memory as string[] | undefined) ?? []).slice(1);
-    const left = steps.length ? remove(sumOperands(e.task.prompt)!, stepOperands(steps[0])) : null;
-    first.push(left ? 1 : 0);
-    if (!left || steps.length < 2) continue;
-    const rest = remove(stepOperands(steps[1]), [Number(steps[0].split('=')[1])]);
-    second.push(rest && rest.length === 1 && left.includes(rest[0]) ? 1 : 0);
+    const memory = (e.info?.memory as string[] | undefined) ?? [];
+    const right = rightSteps(memory, sumOperands(e.task.prompt)!.length);
+    first.push(right[0] ? 1 : 0);
+    if (right[0] && right.length > 1) second.push(right[1] ? 1 : 0);
   }
   return {
     'flow/accuracy': mean(flows.map((e) => e.outcome?.planner ?? 0)),
@@ -142,15 +155,4 @@ export function flowMetrics(episodes: readonly Episode[]): Record<string, number
   };
 }
 
-const stepOperands = (line: string) => line.split('=')[0].split('+').map(Number);
-/** `xs` with each of `drop` taken out once; null when one is missing. */
-function remove(xs: readonly number[], drop: readonly number[]): number[] | null {
-  const left = [...xs];
-  for (const d of drop) {
-    const i = left.indexOf(d);
-    if (i < 0) return null;
-    left.splice(i, 1);
-  }
-  return left;
-}
 const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);

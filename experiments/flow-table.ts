@@ -1,7 +1,8 @@
 /**
- * The flow study's table (docs/flow.md): per run of runs/flow, the held-out flow accuracy of the
- * untrained planner (iteration 0), its best and its last, with the first and second steps' rates
- * at the last evaluation; then per credit the mean and sample std over seeds of the last.
+ * The flow study's table (docs/flow.md): per run of runs/flow, the held-out flow accuracy,
+ * greedy (`heldout`) and sampled at temperature 1 (`sampled`), of the untrained planner
+ * (iteration 0) and at the last evaluation, with the sampled first and second steps' rates at
+ * both; then per credit the mean and sample std over seeds of the last.
  *   npx tsx experiments/flow-table.ts [--dir runs/flow]
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -9,11 +10,17 @@ import { join } from 'node:path';
 import { arg } from './script.js';
 
 const dir = arg('dir', 'runs/flow');
-const last: Record<string, number[]> = {};
+const last: Record<string, { greedy: number[]; sampled: number[] }> = {};
 const f3 = (x: number | undefined) => (x === undefined ? '-' : x.toFixed(3));
+const stats = (xs: number[]) => {
+  const m = xs.reduce((a, b) => a + b, 0) / xs.length;
+  const sd = xs.length > 1 ? Math.sqrt(xs.reduce((a, x) => a + (x - m) ** 2, 0) / (xs.length - 1)) : NaN;
+  return `${m.toFixed(3)} ± ${sd.toFixed(3)}`;
+};
 console.log(
-  '| run | iterations | untrained | best | last | first step | second step |\n| --- | --- | --- | --- | --- | --- | --- |',
+  '| run | iterations | greedy, untrained | greedy, last | sampled, untrained | sampled, last | sampled first step, untrained / last | sampled second step, untrained / last |',
 );
+console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
 for (const run of readdirSync(dir).sort()) {
   const file = join(dir, run, 'metrics.jsonl');
   if (!existsSync(file)) continue;
@@ -23,15 +30,24 @@ for (const run of readdirSync(dir).sort()) {
     .map((l) => JSON.parse(l) as Record<string, number>)
     .filter((r) => r['eval/heldout/accuracy'] !== undefined);
   if (!evals.length) continue;
-  const end = evals[evals.length - 1];
-  const acc = evals.map((r) => r['eval/heldout/accuracy']);
-  (last[run.replace(/-s\d+$/, '')] ??= []).push(end['eval/heldout/accuracy']);
+  const [start, end] = [evals[0], evals[evals.length - 1]];
+  const credit = (last[run.replace(/-s\d+$/, '')] ??= { greedy: [], sampled: [] });
+  credit.greedy.push(end['eval/heldout/accuracy']);
+  credit.sampled.push(end['eval/sampled/accuracy']);
+  const s = (r: Record<string, number>, k: string) => f3(r[`eval/sampled/${k}`]);
+  const cells = [
+    run,
+    end.iteration,
+    f3(start['eval/heldout/accuracy']),
+    f3(end['eval/heldout/accuracy']),
+    s(start, 'accuracy'),
+    s(end, 'accuracy'),
+    `${s(start, 'first_step')} / ${s(end, 'first_step')}`,
+    `${s(start, 'second_step')} / ${s(end, 'second_step')}`,
+  ];
+  console.log(`| ${cells.join(' | ')} |`);
+}
+for (const [credit, xs] of Object.entries(last))
   console.log(
-    `| ${run} | ${end.iteration} | ${f3(acc[0])} | ${f3(Math.max(...acc))} | ${f3(acc[acc.length - 1])} | ${f3(end['eval/heldout/first_step'])} | ${f3(end['eval/heldout/second_step'])} |`,
+    `${credit}: last greedy ${stats(xs.greedy)}, sampled ${stats(xs.sampled)} over ${xs.greedy.length} seeds`,
   );
-}
-for (const [credit, xs] of Object.entries(last)) {
-  const m = xs.reduce((a, b) => a + b, 0) / xs.length;
-  const sd = xs.length > 1 ? Math.sqrt(xs.reduce((a, x) => a + (x - m) ** 2, 0) / (xs.length - 1)) : NaN;
-  console.log(`${credit}: last ${m.toFixed(3)} ± ${sd.toFixed(3)} over ${xs.length} seeds`);
-}

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { entryValue, rightSteps } from '../../arenas/flow.js';
 import { FlowCorpusSchema, flowExamples, flowShowings } from '../../arenas/flow-corpus.js';
 import { pretrain, PretrainSchema } from '../../src/pretrain/index.js';
 import { loadModel } from '../../src/models/store.js';
@@ -19,18 +20,20 @@ describe('pretrain corpus for the flow planner', function () {
     const tasks = Array.from({ length: 20 }, (_, i) => arithmetic.generate(rng, d, i));
     const seen = await flowShowings(tasks, FlowCorpusSchema.parse({}), new Rng(4));
     expect(seen).to.have.length(40); // two steps a sum: random steps always run
-    const second = seen.filter((s) => (s.o.memory as string[]).length === 2);
+    const second = seen.filter((s) => (s.o.memory as string[]).length === 4);
     expect(second).to.have.length(20);
     for (const s of second) {
-      const [query, step] = s.o.memory as string[];
-      expect(tasks.map((t) => t.prompt.slice(0, -1))).to.include(query);
-      const [a, b] = step.split('=')[0].split('+').map(Number);
-      expect(Number(step.split('=')[1])).to.equal(a + b);
+      const memory = s.o.memory as string[];
+      expect(memory.slice(0, 3).join('+')).to.equal(s.o.task.prompt.slice(0, -1));
+      const [i, j] = memory[3].split('=')[0].split('+').map(Number);
+      expect(entryValue(memory[3])).to.equal(entryValue(memory[i]) + entryValue(memory[j]));
     }
     const tokenizer = new CharTokenizer();
     const examples = flowExamples(tokenizer, seen);
     expect(examples[1].prompt.slice(0, 2)).to.deep.equal([tokenizer.bos, tokenizer.roleToken('proposer')]);
-    expect(tokenizer.decode(examples[1].prompt)).to.equal(`${(seen[1].o.memory as string[]).join('|')}>`);
+    expect(tokenizer.decode(examples[1].prompt)).to.equal(
+      `${(seen[1].o.memory as string[]).map((e, i) => `${i}:${e}`).join('|')}>`,
+    );
     expect(tokenizer.decode(examples[1].completion)).to.equal(seen[1].text);
   });
 
@@ -41,19 +44,17 @@ describe('pretrain corpus for the flow planner', function () {
     const right = await flowShowings(tasks, FlowCorpusSchema.parse({ right: 1 }), new Rng(6));
     for (const task of tasks) {
       const last = right.filter((s) => s.o.task === task).at(-1)!;
-      const [a, b] = last.text.split('+').map(Number);
-      expect(String(a + b), `${task.prompt} ${last.text}`).to.equal(task.answer);
-      // the first step adds two different numbers of the query (positions, not values)
-      const [x, y] = right.find((s) => s.o.task === task)!.text.split('+');
-      const query = task.prompt.slice(0, -1).split('+');
-      expect(query).to.include(x);
-      query.splice(query.indexOf(x), 1);
-      expect(query).to.include(y);
+      const memory = [...(last.o.memory as string[]), `${last.text}=0`];
+      expect(rightSteps(memory, 3), `${task.prompt} ${memory.join('|')}`).to.deep.equal([true, true]);
+      const [i, j] = last.text.split('+').map(Number);
+      expect(String(entryValue(memory[i]) + entryValue(memory[j]))).to.equal(task.answer);
     }
     const random = await flowShowings(tasks, FlowCorpusSchema.parse({}), new Rng(6));
     const wrong = tasks.filter((task) => {
       const last = random.filter((s) => s.o.task === task).at(-1)!;
-      return String(last.text.split('+').reduce((x, y) => x + Number(y), 0)) !== task.answer;
+      const memory = last.o.memory as string[];
+      const [i, j] = last.text.split('+').map(Number);
+      return String(entryValue(memory[i]) + entryValue(memory[j])) !== task.answer;
     });
     expect(wrong.length, 'random steps mostly miss').to.be.greaterThan(20);
   });
