@@ -12,7 +12,8 @@ export interface OutcomeOptions {
  * The arena's own outcome as each turn's reward: every turn of a role gets that role's
  * outcome in its episode (a game's return for the seat), so a role's moves share the game's
  * result; a turn with an outcome of its own (a re-rollout's result) gets that instead.
- * Abstains on turns with neither and on roles it does not name.
+ * Abstains on turns with neither, on turns whose own outcome is null (not credited: a flow's
+ * earlier planner turns when only its final turn is paid) and on roles it does not name.
  */
 export class OutcomeJudge implements Judge {
   readonly name: string;
@@ -27,7 +28,9 @@ export class OutcomeJudge implements Judge {
 
   score(batch: readonly Episode[]): BatchRewards {
     return batch.map((e) =>
-      e.turns.map((t) => (this.roles.has(t.role) ? (t.outcome ?? e.outcome?.[t.role] ?? null) : null)),
+      e.turns.map((t) =>
+        this.roles.has(t.role) && t.outcome !== null ? (t.outcome ?? e.outcome?.[t.role] ?? null) : null,
+      ),
     );
   }
 }

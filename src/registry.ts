@@ -27,11 +27,14 @@ import { criticAccuracy, criticExamples, CriticCorpusSchema, showings } from '..
 import { gameEvaluation, gameExamples, GameCorpusSchema } from '../arenas/game-corpus.js';
 import { judgeExamples, JudgeCorpusSchema } from '../arenas/judge/corpus.js';
 import { memoryExamples, MemoryCorpusSchema, memoryShowings, memoryValidRates } from '../arenas/memory-corpus.js';
+import { flowExamples, FlowCorpusSchema, flowShowings, flowValidRate } from '../arenas/flow-corpus.js';
 import { GameArena, GameArenaOptionsSchema } from '../arenas/game.js';
 import { JudgeArena, JudgeArenaOptionsSchema } from '../arenas/judge/index.js';
 import { verdictsKind } from '../arenas/judge/evaluator.js';
 import { MemoryDialogueArena, MemoryDialogueOptionsSchema } from '../arenas/memory-dialogue.js';
 import { memoryQaKind } from '../arenas/memory-qa.js';
+import { FlowArena, FlowOptionsSchema } from '../arenas/flow.js';
+import { flowKind } from '../arenas/flow-eval.js';
 import { PeerArena, PeerArenaOptionsSchema } from '../arenas/peer.js';
 import { SpyArena, SpyArenaOptionsSchema } from '../arenas/spy.js';
 import { spyEvalKind } from '../arenas/spy-eval.js';
@@ -52,6 +55,7 @@ import { VerifierJudge } from '../judges/verifier.js';
 import { AnswerRole, MemoryManagerRole } from '../roles/memory.js';
 import { CriticRole, JudgeRole, ProposerRole, SneakyRole } from '../roles/others.js';
 import { PlayerRole } from '../roles/player.js';
+import { PlannerRole } from '../roles/planner.js';
 import { parseOptions } from './config/issues.js';
 import { kindOf } from './config/kind.js';
 import type { ModelSchema } from './config/model-schema.js';
@@ -140,6 +144,7 @@ export const ARENA_KINDS: Readonly<Record<string, ArenaKind>> = Object.freeze({
   peer: arena(PeerArenaOptionsSchema, (options, family) => new PeerArena(options, family)),
   spy: arena(SpyArenaOptionsSchema, (options) => new SpyArena(options)),
   'memory-dialogue': arena(MemoryDialogueOptionsSchema, (options, family) => new MemoryDialogueArena(options, family)),
+  flow: arena(FlowOptionsSchema, (options, family) => new FlowArena(options, family)),
 });
 
 /** Builds the built-in arena `name` from raw options, parsed as `arena.options` (what the resolver does, for code and tests). */
@@ -163,6 +168,7 @@ export const ROLE_KINDS: Readonly<Record<string, RoleFactory>> = Object.freeze({
   memory: () => new MemoryManagerRole(),
   answer: () => new AnswerRole(),
   player: () => new PlayerRole(),
+  planner: () => new PlannerRole(),
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -320,11 +326,12 @@ export function evaluatorKinds(check: (where: string) => TaskCheck): Registry<Ev
     critic: criticKind(check),
     'memory-qa': memoryQaKind,
     spy: spyEvalKind,
+    flow: flowKind(check),
   });
 }
 
 // ---------------------------------------------------------------------------------------------
-// role corpora (the `judge:`, `critic:`, `memory:` and `game:` sections of a pretrain config)
+// role corpora (the `judge:`, `critic:`, `memory:`, `game:` and `flow:` sections of a pretrain config)
 
 /**
  * The role corpora of `coevolve pretrain`: each teaches one role's format, in place of (judge:
@@ -343,9 +350,11 @@ export const ROLE_CORPORA = Object.freeze({
   },
   game: { schema: GameCorpusSchema, examples: gameExamples, evaluate: gameEvaluation },
   spy: { schema: SpyCorpusSchema, examples: spyExamples },
+  flow: { schema: FlowCorpusSchema, examples: flowExamples, showings: flowShowings, validRate: flowValidRate },
 });
 export type { Showing as CriticShowing } from '../arenas/critic/corpus.js';
 export type { MemoryShowing } from '../arenas/memory-corpus.js';
+export type { FlowShowing } from '../arenas/flow-corpus.js';
 export type { GameCorpus } from '../arenas/game-corpus.js';
 
 // ---------------------------------------------------------------------------------------------

@@ -69,8 +69,13 @@ export interface Turn {
   compare?: CompareScope;
   /** true when the completion was given (ActOptions.given), not sampled: its entropy and self-certainty are zeros, and accuracy metrics leave it out */
   given?: boolean;
-  /** the arena's own outcome for this turn alone, when it has one (a re-rollout's result); the `outcome` judge prefers it to the episode's */
-  outcome?: number;
+  /** the arena's own outcome for this turn alone, when it has one (a re-rollout's result); the `outcome` judge prefers it to the episode's; null: the turn earns no outcome (the judge abstains) */
+  outcome?: number | null;
+  /**
+   * true when its reward is its episode's one outcome, paid to each of the role's turns in it
+   * (a flow's planner turns): group advantages count the episode once, not once per turn
+   */
+  broadcast?: boolean;
   /** as stored: the reward the judges gave it, combined by weight (absent when every judge abstained) */
   reward?: number;
   /** as stored: the advantage it was trained with, the mean over its completion tokens (every token's, for outcome estimators); absent when its role did not train */

@@ -130,6 +130,12 @@ export function toSamples(
       Object.assign(metrics, { [`kl_reward/${role}/kl`]: k.currentKl, [`kl_reward/${role}/coef`]: k.beta });
     }
     const ids = items.map((s) => s.group);
+    // a broadcast outcome is one sample of its episode, however many turns it pays
+    const units = items.map((s, i) => (turns[i].broadcast ? s.episode.id : `${s.episode.id}#${s.turn}`));
+    if (turns.some((x) => x.broadcast) && !['grpo', 'drgrpo'].includes(r.advantage))
+      throw new Error(
+        `roles.${role}: its turns share one broadcast outcome per episode; advantage '${r.advantage}' would count it once per turn: use grpo or drgrpo`,
+      );
     let adv: { advantages: number[][] };
     if (t.rewardAggregation === 'normalize-then-sum') {
       // TRL's normalize_then_sum over this role's turns: the batch it normalises is the role's
@@ -175,7 +181,7 @@ export function toSamples(
             ? reinforcePlusPlusBaselineAdvantage(rewards, mask, ids)
             : r.advantage === 'reinforce++'
               ? reinforcePlusPlusAdvantage(rewards, mask, 1)
-              : grpoOutcomeAdvantage(rewards, mask, ids, { normAdvByStd: r.advantage !== 'drgrpo' });
+              : grpoOutcomeAdvantage(rewards, mask, ids, { normAdvByStd: r.advantage !== 'drgrpo', units });
     turns.forEach((x, i) => {
       const sample: TrainSample = {
         model: x.model,

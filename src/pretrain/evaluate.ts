@@ -102,7 +102,7 @@ export async function evaluateBase(b: Base, config: PretrainConfig, seed: number
     : undefined;
   return {
     // a memory or game base is measured by its formats: it answers no task
-    ...(!b.probes.memory && !b.probes.game && { heldOut: await solve(b.corpus.test) }),
+    ...(!b.probes.memory && !b.probes.game && !b.probes.flow && { heldOut: await solve(b.corpus.test) }),
     sets,
     proposer,
     ...(verdicts !== undefined && { verdicts }),
@@ -145,6 +145,7 @@ export function describeEvaluation(e: BaseEvaluation): string {
   for (const [set, a] of Object.entries(e.critic ?? {}))
     fields.push(`critic_${set}_accuracy=${a.verdict}${a.check === undefined ? '' : ` critic_${set}_check=${a.check}`}`);
   if (e.memory) fields.push(`manager_valid=${e.memory.manager} answer_valid=${e.memory.answer}`);
+  if (e.flow !== undefined) fields.push(`planner_valid=${e.flow}`);
   if (e.game)
     fields.push(`legal_mass=${e.game.legalMass.toFixed(4)} exploitability=${e.game.exploitability.toFixed(4)}`);
   if (e.proposer)
@@ -164,6 +165,7 @@ export function evaluationMetrics(e: BaseEvaluation): Record<string, number> {
   }
   if (e.memory)
     Object.assign(m, { 'eval/memory/manager_valid': e.memory.manager, 'eval/memory/answer_valid': e.memory.answer });
+  if (e.flow !== undefined) m['eval/flow/planner_valid'] = e.flow;
   if (e.game)
     Object.assign(m, { 'eval/game/legal_mass': e.game.legalMass, 'eval/game/exploitability': e.game.exploitability });
   if (e.proposer) m['eval/proposer/valid'] = e.proposer.valid;

@@ -32,6 +32,7 @@ export interface PretrainResult {
   critic?: BaseEvaluation['critic'];
   memory?: BaseEvaluation['memory'];
   game?: BaseEvaluation['game'];
+  flow?: BaseEvaluation['flow'];
   /** training seconds, over every process that trained the run */
   seconds: number;
 }
@@ -246,6 +247,7 @@ function result(
     ...(e.critic && { critic: e.critic }),
     ...(e.memory && { memory: e.memory }),
     ...(e.game && { game: e.game }),
+    ...(e.flow !== undefined && { flow: e.flow }),
     seconds,
   };
 }

@@ -50,6 +50,7 @@ export function baseRecord(config: PretrainConfig, steps: number, e: BaseEvaluat
     ...(config.critic && { critic: { ...config.critic, heldOutAccuracy: e.critic }, from: config.init }),
     ...(config.memory && { memory: { ...config.memory, heldOutValid: e.memory } }),
     ...(config.game && { game: { ...config.game, ...e.game } }),
+    ...(config.flow && { flow: { ...config.flow, heldOutValid: e.flow } }),
     ...(config.verdicts && { verdicts: { ...config.verdicts, heldOutAccuracy: e.verdicts } }),
     ...(config.init !== undefined && !config.judge && !config.critic && { from: config.init }),
     ...(Object.keys(sets).length > 0 && { heldOutSets: sets }),

@@ -127,6 +127,11 @@ export const PretrainSchema = z
     game: ROLE_CORPORA.game.schema.optional(),
     /** teach a model the spy arena's clue and vote prompts instead (arenas/spy-corpus.ts): `corpus.train` examples */
     spy: ROLE_CORPORA.spy.schema.optional(),
+    /**
+     * teach a model the flow arena's planner format on the training sums instead (arenas/flow-corpus.ts):
+     * random steps of two numbers its memory holds; the share of sampled steps that do measures it
+     */
+    flow: ROLE_CORPORA.flow.schema.optional(),
   })
   .superRefine((c, ctx) => {
     if (c.judge && c.init === undefined)
@@ -135,7 +140,9 @@ export const PretrainSchema = z
         path: ['init'],
         message: 'a judge base starts from a solver: name its checkpoint',
       });
-    const roleCorpora = (['judge', 'critic', 'memory', 'game', 'spy'] as const).filter((k) => c[k] !== undefined);
+    const roleCorpora = (['judge', 'critic', 'memory', 'game', 'spy', 'flow'] as const).filter(
+      (k) => c[k] !== undefined,
+    );
     if (roleCorpora.length > 1)
       ctx.addIssue({
         code: 'custom',
@@ -148,7 +155,7 @@ export const PretrainSchema = z
         path: ['init'],
         message: 'a critic base starts from a solver that writes working: name its checkpoint, or give critic.share',
       });
-    for (const k of ['critic', 'memory', 'game', 'spy'] as const)
+    for (const k of ['critic', 'memory', 'game', 'spy', 'flow'] as const)
       if (c[k] && (c.verdicts || c.proposer))
         ctx.addIssue({
           code: 'custom',
@@ -165,6 +172,9 @@ export const PretrainSchema = z
     // the spy corpus writes its prompts in the character tokenizer
     if (c.spy && c.architecture)
       ctx.addIssue({ code: 'custom', path: ['spy'], message: 'a spy base is a TinyLM: drop architecture' });
+    // the flow corpus's measure samples a TinyLM's steps in the character tokenizer
+    if (c.flow && c.architecture)
+      ctx.addIssue({ code: 'custom', path: ['flow'], message: 'a flow base is a TinyLM: drop architecture' });
     if (c.judge && c.verdicts)
       ctx.addIssue({
         code: 'custom',

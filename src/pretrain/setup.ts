@@ -80,7 +80,7 @@ export async function buildExamples(
     const solved = { ...corpus, train: corpus.train.slice(criticTasks(config, corpus.train).length) };
     return { examples: [...trainingExamples(solved, t.tokenizer, family), ...role.examples], probes: role.probes };
   }
-  if (config.critic || config.memory || config.game || config.spy)
+  if (config.critic || config.memory || config.game || config.spy || config.flow)
     return roleCorpus(config, t.model, t.tokenizer, corpus, log);
   return { examples: trainingExamples(corpus, t.tokenizer, family), probes: {} };
 }

@@ -73,6 +73,13 @@ export interface GrpoOptions {
   epsilon?: number;
   /** Divide by the group std (GRPO, default) or not (Dr.GRPO). verl `norm_adv_by_std_in_grpo`. */
   normAdvByStd?: boolean;
+  /**
+   * The sample each row belongs to, when several rows share one outcome (the planner turns of
+   * one trajectory, each paid the trajectory's outcome): a group's mean and std are taken over
+   * its samples, each counted once, and each row gets its sample's advantage. Default: every
+   * row is its own sample (verl).
+   */
+  units?: readonly GroupId[];
 }
 
 /**
@@ -84,23 +91,40 @@ export interface GrpoOptions {
  * A group of equal scores has `std = 0` and advantage `0 / ε = 0`.
  * `A_i = (score_i − mean) / (std + ε)` when `normAdvByStd` (default), else
  * `score_i − mean` (Dr.GRPO). The scalar is broadcast over tokens × mask.
+ * With `units`, mean and std are over the group's units, one score each, and every row gets
+ * its unit's advantage: Flow-GRPO's `A_i = (R(τ_i) − mean_k R(τ_k)) / std_k R(τ_k)` over the
+ * G trajectories of one query, given to each turn of τ_i (a verl batch with one row per turn
+ * would count a trajectory once per turn instead).
  */
 export function grpoOutcomeAdvantage(
   tokenRewards: Matrix,
   mask: Matrix,
   groupIds: readonly GroupId[],
-  { epsilon = 1e-6, normAdvByStd = true }: GrpoOptions = {},
+  { epsilon = 1e-6, normAdvByStd = true, units }: GrpoOptions = {},
 ): AdvantageResult {
   const { scores, groups } = outcomeScores(tokenRewards, mask, groupIds);
+  if (units && units.length !== scores.length) throw new Error(`${units.length} units for ${scores.length} rows`);
   const adv = new Array<number>(scores.length);
   for (const members of groups.values()) {
-    const xs = members.map((i) => scores[i]);
+    const xs = units ? unitScores(members, scores, units) : members.map((i) => scores[i]);
     const single = xs.length === 1;
     const m = single ? 0 : mean(xs);
     const s = single ? 1 : unbiasedStd(xs);
     for (const i of members) adv[i] = normAdvByStd ? (scores[i] - m) / (s + epsilon) : scores[i] - m;
   }
   return same(broadcastOverTokens(adv, mask));
+}
+
+/** One score per sample of a group (first-seen order); the rows of one sample must share their score. */
+function unitScores(members: readonly number[], scores: readonly number[], units: readonly GroupId[]): number[] {
+  const byUnit = new Map<GroupId, number>();
+  for (const i of members) {
+    const had = byUnit.get(units[i]);
+    if (had === undefined) byUnit.set(units[i], scores[i]);
+    else if (had !== scores[i])
+      throw new Error(`unit ${String(units[i])}: its rows score ${had} and ${scores[i]}; one outcome per unit`);
+  }
+  return [...byUnit.values()];
 }
 
 /** TRL `GRPOConfig.scale_rewards`; `true` means `'group'` and `false` means `'none'`, as TRL maps them. */

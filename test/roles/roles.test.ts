@@ -54,12 +54,24 @@ describe('roles', () => {
     expect(mem.parse('NOOP 1', o).valid).to.equal(false);
   });
 
+  it('the planner names one addition of two numbers from the memory, with the proposer token', () => {
+    const planner = ROLE_KINDS.planner(digits);
+    const task = { id: 't', family: 'arithmetic', prompt: '1+2+3=' };
+    expect(planner.render({ task, memory: ['1+2+3', '1+3=4'] })).to.equal('1+2+3|1+3=4>');
+    expect(planner.render({ task })).to.equal('1+2+3>');
+    expect(planner.parse(' 4+2 ', { task })).to.deep.equal({ valid: true, value: '4+2' });
+    for (const bad of ['4+', '4+2+1', '4-2', '', '12345+1'])
+      expect(planner.parse(bad, { task }).valid, bad).to.equal(false);
+    expect(planner.token).to.equal('proposer');
+  });
+
   it('knows every role kind by name', () => {
     expect(Object.keys(ROLE_KINDS).sort()).to.deep.equal([
       'answer',
       'critic',
       'judge',
       'memory',
+      'planner',
       'player',
       'proposer',
       'sneaky',

@@ -13,9 +13,15 @@ import type { CharTokenizer } from '../../tokenizer/index.js';
 import type { Tokenizer } from '../../tokenizer/types.js';
 import { Rng } from '../../util/rng.js';
 import type { PretrainConfig } from '../schema.js';
-import { ROLE_CORPORA, type CriticShowing as Showing, type GameCorpus, type MemoryShowing } from '../../registry.js';
+import {
+  ROLE_CORPORA,
+  type CriticShowing as Showing,
+  type FlowShowing,
+  type GameCorpus,
+  type MemoryShowing,
+} from '../../registry.js';
 
-const { critic: criticCorpus, memory: memoryCorpus, game: gameCorpus, spy: spyCorpus } = ROLE_CORPORA;
+const { critic: criticCorpus, memory: memoryCorpus, game: gameCorpus, spy: spyCorpus, flow: flowCorpus } = ROLE_CORPORA;
 
 /** A role base's own measures (part of a base's evaluation, src/pretrain/evaluate.ts). */
 export interface RoleEvaluation {
@@ -25,6 +31,8 @@ export interface RoleEvaluation {
   memory?: { manager: number; answer: number };
   /** a game base: the mass its table puts on legal moves, and the table's exploitability */
   game?: { legalMass: number; exploitability: number };
+  /** a planner base: the share of sampled steps that add two numbers its memory holds, on the held-out sums */
+  flow?: number;
 }
 
 /** What a critic or memory base is measured on: held-out showings of its role. */
@@ -32,6 +40,7 @@ export interface RoleProbes {
   critic?: { slip: Showing[]; random: Showing[] };
   memory?: MemoryShowing[];
   game?: GameCorpus;
+  flow?: FlowShowing[];
 }
 
 /**
@@ -56,6 +65,19 @@ export async function roleCorpus(
       examples: spyCorpus.examples(tokenizer as CharTokenizer, config.spy, config.corpus.train, rng, context),
       probes: {},
     };
+  if (config.flow) {
+    const examples = flowCorpus.examples(
+      tokenizer as CharTokenizer,
+      await flowCorpus.showings(corpus.train, config.flow, rng),
+    );
+    const longest = Math.max(...examples.map((e) => e.prompt.length + e.completion.length - 1));
+    if (longest > context)
+      throw new Error(`flow: an example takes ${longest} tokens; the model's context ${context} is too short`);
+    return {
+      examples,
+      probes: { flow: await flowCorpus.showings(corpus.test, config.flow, new Rng(config.seed + 1)) },
+    };
+  }
   if (config.critic) {
     const { examples, dropped } = await criticCorpus.examples(
       tokenizer,
@@ -96,8 +118,10 @@ export function roleEvaluation(
   config: PretrainConfig,
   seed: number,
 ): RoleEvaluation {
-  const { critic, memory, game } = probes;
+  const { critic, memory, game, flow } = probes;
   return {
+    ...(flow && { flow: flowCorpus.validRate(model as TinyLM, tokenizer as CharTokenizer, flow, seed) }),
+
     ...(game && { game: gameCorpus.evaluate(model as TinyLM, tokenizer as CharTokenizer, game) }),
     ...(critic && {
       critic: {
