@@ -10,3 +10,4 @@ export { JudgeArena } from './judge/index.js';
 export { AdversarialCriticArena } from './critic/index.js';
 export { PeerArena } from './peer.js';
 export { MemoryDialogueArena } from './memory-dialogue.js';
+export { ObserverArena } from './observer/index.js';

@@ -33,6 +33,10 @@ import { verdictsKind } from '../arenas/judge/evaluator.js';
 import { MemoryDialogueArena, MemoryDialogueOptionsSchema } from '../arenas/memory-dialogue.js';
 import { memoryQaKind } from '../arenas/memory-qa.js';
 import { PeerArena, PeerArenaOptionsSchema } from '../arenas/peer.js';
+import { observerExamples, ObserverCorpusSchema } from '../arenas/observer/corpus.js';
+import { observerKind } from '../arenas/observer/evaluator.js';
+import { ObserverArena, ObserverArenaOptionsSchema } from '../arenas/observer/index.js';
+import { ObserverRole } from '../roles/observer.js';
 import { ProposeSolveArena, ProposeSolveOptionsSchema } from '../arenas/propose-solve.js';
 import { CoverageJudge } from '../judges/coverage.js';
 import { FormatJudge } from '../judges/format.js';
@@ -136,6 +140,7 @@ export const ARENA_KINDS: Readonly<Record<string, ArenaKind>> = Object.freeze({
   ),
   peer: arena(PeerArenaOptionsSchema, (options, family) => new PeerArena(options, family)),
   'memory-dialogue': arena(MemoryDialogueOptionsSchema, (options, family) => new MemoryDialogueArena(options, family)),
+  observer: arena(ObserverArenaOptionsSchema, (options, family) => new ObserverArena(options, family)),
 });
 
 /** Builds the built-in arena `name` from raw options, parsed as `arena.options` (what the resolver does, for code and tests). */
@@ -159,6 +164,7 @@ export const ROLE_KINDS: Readonly<Record<string, RoleFactory>> = Object.freeze({
   memory: () => new MemoryManagerRole(),
   answer: () => new AnswerRole(),
   player: () => new PlayerRole(),
+  observer: () => new ObserverRole(),
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -315,6 +321,7 @@ export function evaluatorKinds(check: (where: string) => TaskCheck): Registry<Ev
     verdicts: verdictsKind(check),
     critic: criticKind(check),
     'memory-qa': memoryQaKind,
+    observer: observerKind(check),
   });
 }
 
@@ -337,6 +344,7 @@ export const ROLE_CORPORA = Object.freeze({
     validRates: memoryValidRates,
   },
   game: { schema: GameCorpusSchema, examples: gameExamples, evaluate: gameEvaluation },
+  observer: { schema: ObserverCorpusSchema, examples: observerExamples },
 });
 export type { Showing as CriticShowing } from '../arenas/critic/corpus.js';
 export type { MemoryShowing } from '../arenas/memory-corpus.js';

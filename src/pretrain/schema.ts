@@ -124,6 +124,11 @@ export const PretrainSchema = z
      * `corpus.train` examples; the legal mass and exploitability of its table measure it, not solving
      */
     game: ROLE_CORPORA.game.schema.optional(),
+    /**
+     * beside the solver corpus, teach the observer role (arenas/observer/corpus.ts) to write a
+     * hint for the solver from the task shown among distractors; the held-out set measures the solver
+     */
+    observer: ROLE_CORPORA.observer.schema.optional(),
   })
   .superRefine((c, ctx) => {
     if (c.judge && c.init === undefined)
@@ -132,7 +137,7 @@ export const PretrainSchema = z
         path: ['init'],
         message: 'a judge base starts from a solver: name its checkpoint',
       });
-    const roleCorpora = (['judge', 'critic', 'memory', 'game'] as const).filter((k) => c[k] !== undefined);
+    const roleCorpora = (['judge', 'critic', 'memory', 'game', 'observer'] as const).filter((k) => c[k] !== undefined);
     if (roleCorpora.length > 1)
       ctx.addIssue({
         code: 'custom',
@@ -152,6 +157,12 @@ export const PretrainSchema = z
           path: [k],
           message: `a ${k} base teaches its role only, to a TinyLM: drop verdicts, proposer and architecture`,
         });
+    if (c.observer && c.proposer)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['observer'],
+        message: "the observer writes with the proposer's token: drop proposer or observer",
+      });
     if (c.judge && c.verdicts)
       ctx.addIssue({
         code: 'custom',

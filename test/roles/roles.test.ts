@@ -60,6 +60,7 @@ describe('roles', () => {
       'critic',
       'judge',
       'memory',
+      'observer',
       'player',
       'proposer',
       'sneaky',
