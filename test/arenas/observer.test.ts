@@ -10,6 +10,8 @@ import { ObserverRole } from '../../roles/observer.js';
 import { SolverRole } from '../../src/core/solver.js';
 import { arithmetic, evaluateArithmetic } from '../../src/tasks/arithmetic.js';
 import { parsePretrainConfig } from '../../src/pretrain/schema.js';
+import { pretrainCorpus } from '../../src/pretrain/corpus.js';
+import { buildExamples, type Trainee } from '../../src/pretrain/setup.js';
 import { CharTokenizer } from '../../src/tokenizer/index.js';
 import { Rng } from '../../src/util/rng.js';
 import type { Episode, Task } from '../../src/core/types.js';
@@ -154,6 +156,34 @@ describe('observer arena', () => {
         'cfg',
       ),
     ).to.throw(/observer writes with the proposer's token/);
+  });
+
+  it("a pretrain's observer section adds its examples beside the solver's, with the proposer's token", async () => {
+    const tk = new CharTokenizer();
+    const config = parsePretrainConfig(
+      {
+        name: 'x',
+        task: { family: 'arithmetic' },
+        corpus: { train: 40, heldOut: 4 },
+        model: { dModel: 8, nHeads: 1, nLayers: 1, context: 32 },
+        train: { steps: 1, batchSize: 1, lr: 0.1 },
+        out: 'x',
+        observer: { share: 0.5, labels: 'right' },
+      },
+      'cfg',
+    );
+    const corpus = pretrainCorpus(config, arithmetic);
+    const { examples } = await buildExamples(
+      config,
+      { tokenizer: tk } as unknown as Trainee,
+      arithmetic,
+      corpus,
+      () => {},
+    );
+    expect(examples).to.have.length(60);
+    const observed = examples.slice(40);
+    expect(observed.every((e) => e.prompt[1] === tk.prompt('', 'proposer')[1])).to.equal(true);
+    expect(observed.map((e) => tk.decode(e.completion))).to.deep.equal(corpus.train.slice(0, 20).map((t) => t.prompt));
   });
 
   it('checks its options at arena.options', () => {
