@@ -17,11 +17,11 @@ import { ruleContext } from './memory-rules.js';
 import { AnswerRole, MemoryManagerRole } from '../roles/memory.js';
 import type { Observation } from '../src/core/role.js';
 import type { Task } from '../src/core/types.js';
-import { generate } from '../src/models/generate.js';
-import type { TinyLM } from '../src/models/tinylm.js';
+import { rolePrompt } from '../src/core/prompt.js';
+import { generate, type LanguageModel } from '../src/models/generate.js';
 import type { PolicyInput } from '../src/models/types.js';
 import { dialogue, UNKNOWN } from '../src/tasks/dialogue.js';
-import type { CharTokenizer } from '../src/tokenizer/index.js';
+import type { Tokenizer } from '../src/tokenizer/types.js';
 import type { Rng } from '../src/util/rng.js';
 
 export const MemoryCorpusSchema = z.strictObject({
@@ -81,33 +81,31 @@ export async function memoryShowings(tasks: readonly Task[], o: MemoryCorpus, rn
   return seen;
 }
 
-/** The prompt a role is asked a showing in. */
-const prompt = (tokenizer: CharTokenizer, s: MemoryShowing) =>
-  tokenizer.prompt(roles[s.role].render(s.o), s.role === 'answer' ? roles.answer.token : roles.memory.kind);
+/** The prompt a role is asked a showing in (a chat template's turns when the tokenizer has one), as a run asks it. */
+const prompt = (tokenizer: Tokenizer, s: MemoryShowing) =>
+  rolePrompt(tokenizer, roles[s.role], roles[s.role].render(s.o));
 
 /** The supervised examples of showings: each prompt and its random answer. */
-export function memoryExamples(tokenizer: CharTokenizer, seen: readonly MemoryShowing[]): PolicyInput[] {
+export function memoryExamples(tokenizer: Tokenizer, seen: readonly MemoryShowing[]): PolicyInput[] {
   return seen.map((s) => ({ prompt: prompt(tokenizer, s), completion: [...tokenizer.encode(s.text), tokenizer.eos] }));
 }
 
 /** The share of sampled outputs (temperature 1) that end and parse, per role: the format is learned when both reach about 1. */
 export function memoryValidRates(
-  model: TinyLM,
-  tokenizer: CharTokenizer,
+  model: LanguageModel,
+  tokenizer: Tokenizer,
   set: readonly MemoryShowing[],
   seed: number,
 ): { manager: number; answer: number } {
   const outs = generate(
     model,
     set.map((s) => prompt(tokenizer, s)),
-    { maxNewTokens: 26, temperature: 1, seed, eos: tokenizer.eos },
+    { maxNewTokens: 26, temperature: 1, seed, eos: tokenizer.eos, stop: tokenizer.stops },
   );
   const ok = (role: string) => {
     const mine = set.map((s, i) => ({ s, g: outs[i] })).filter((x) => x.s.role === role);
     const valid = mine.filter(
-      (x) =>
-        x.g.tokens.at(-1) === tokenizer.eos &&
-        roles[x.s.role].parse(tokenizer.decode(x.g.tokens.slice(0, -1)), x.s.o).valid,
+      (x) => x.g.stopped && roles[x.s.role].parse(tokenizer.decode(x.g.tokens.slice(0, -1)), x.s.o).valid,
     );
     return mine.length ? +(valid.length / mine.length).toFixed(3) : 0;
   };

@@ -19,12 +19,13 @@ import { playGroups } from '../../src/core/operators/play-groups.js';
 import type { ArenaContext } from '../../src/core/arena.js';
 import { CriticRole } from '../../roles/others.js';
 import type { Task, Turn } from '../../src/core/types.js';
+import { rolePrompt } from '../../src/core/prompt.js';
 import { greedyTexts } from '../../src/models/greedy.js';
-import type { TinyLM } from '../../src/models/tinylm.js';
+import type { LanguageModel } from '../../src/models/generate.js';
 import type { PolicyInput } from '../../src/models/types.js';
 import { arithmetic } from '../../src/tasks/arithmetic.js';
 import { resultsAgree, rightResults, sumOperands } from '../../src/tasks/scratchpad.js';
-import type { CharTokenizer } from '../../src/tokenizer/index.js';
+import type { Tokenizer } from '../../src/tokenizer/types.js';
 import type { Rng } from '../../src/util/rng.js';
 
 export const CriticCorpusSchema = z
@@ -37,6 +38,12 @@ export const CriticCorpusSchema = z
     checkFirst: z.boolean().default(false),
     /** ask each step alone, y or n (the arena's perStep); needs checkFirst */
     perStep: z.boolean().default(false),
+    /**
+     * the share of the training tasks shown to the critic, the rest kept as solver examples (sums
+     * with working): one base that solves and criticises, as a sneaky and a critic adapter on one
+     * frozen base need. Without it the critic's examples replace the solver corpus (a base from `init:`).
+     */
+    share: z.number().gt(0).lt(1).optional(),
   })
   .refine((c) => !c.perStep || c.checkFirst, {
     message: 'perStep needs checkFirst (each step is asked beside the check)',
@@ -90,26 +97,26 @@ export async function showings(tasks: readonly Task[], o: CriticCorpus, corrupte
   return seen;
 }
 
-/** The critic's prompts for one corpus: its verdict turn (after a check), its check turn, and one step asked alone. */
-function prompts(tokenizer: CharTokenizer, o: CriticCorpus) {
+/**
+ * The critic's prompts for one corpus: its verdict turn (after a check), its check turn, and one
+ * step asked alone; through the role's prompt (a chat template's system and user turns when the
+ * tokenizer has one), as a run's critic is asked.
+ */
+function prompts(tokenizer: Tokenizer, o: CriticCorpus) {
+  const ask = (text: string) => rolePrompt(tokenizer, role, text);
   return {
     verdict: (s: Showing, check?: string) =>
-      tokenizer.prompt(
+      ask(
         role.render({
           task: s.task,
           working: s.working,
           steps: s.steps,
           ...(o.checkFirst ? { check: check ?? truth(s.task, s.working) } : {}),
         }),
-        role.kind,
       ),
-    check: (s: Showing) =>
-      tokenizer.prompt(role.render({ task: s.task, working: s.working, steps: s.steps, stage: 'check' }), role.kind),
+    check: (s: Showing) => ask(role.render({ task: s.task, working: s.working, steps: s.steps, stage: 'check' })),
     step: (s: Showing, k: number, own: string) =>
-      tokenizer.prompt(
-        role.render({ task: s.task, working: s.working, steps: s.steps, check: own, step: k + 1 }),
-        role.kind,
-      ),
+      ask(role.render({ task: s.task, working: s.working, steps: s.steps, check: own, step: k + 1 })),
   };
 }
 
@@ -124,7 +131,7 @@ function solvedOn(s: Showing): string {
  * example longer than `context` (a long slip's verdict) is left out and counted in `dropped`.
  */
 export async function criticExamples(
-  tokenizer: CharTokenizer,
+  tokenizer: Tokenizer,
   tasks: readonly Task[],
   o: CriticCorpus,
   rng: Rng,
@@ -157,8 +164,8 @@ export async function criticExamples(
  * first (per step: the first step it says n to), and then the share of checks that are right.
  */
 export function criticAccuracy(
-  model: TinyLM,
-  tokenizer: CharTokenizer,
+  model: LanguageModel,
+  tokenizer: Tokenizer,
   set: readonly Showing[],
   o: CriticCorpus,
 ): { verdict: number; check?: number } {

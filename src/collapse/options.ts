@@ -20,7 +20,7 @@ export const CollapseSchema = z.strictObject({
   heldOut: z
     .strictObject({
       drop: share().default(0.1), // the fall from the best measurement, in accuracy (about 3 standard errors of a 256-task evaluation)
-      relative: share().default(0.25), // and at least this share of the best, so a low curve's noise is not a collapse
+      relative: share().default(0.2), // and at least this share of the best, so a low curve's noise is not a collapse
       window: count().default(5), // iterations of training reward compared, at the best against now
     })
     .prefault({}),

@@ -22,6 +22,8 @@ export interface ExperimentOptions {
   definitions?: readonly Definition[];
   /** where progress lines go (default stderr) */
   log?: (line: string) => void;
+  /** how often a long evaluation says how far it got, in ms (default 30 s) */
+  evalNoteMs?: number;
   /** make a missing base that a pretrain config under configs/ makes before the run starts (default true; src/pretrain/bases.ts) */
   makeBases?: boolean;
   /** called once the run directory is open and locked, before the first iteration (the CLI releases the lock on Ctrl-C with it) */
@@ -74,7 +76,13 @@ export async function runExperiment(
   }
   try {
     o.onOpen?.(store);
-    await runLoop(store.config, store, { log, checked, freshOptimizer: o.freshOptimizer, definitions: o.definitions });
+    await runLoop(store.config, store, {
+      log,
+      checked,
+      freshOptimizer: o.freshOptimizer,
+      definitions: o.definitions,
+      evalNoteMs: o.evalNoteMs,
+    });
     return { dir: store.dir, metrics: store.readMetrics() };
   } catch (err) {
     await store.setStatus('failed', (err as Error).message);

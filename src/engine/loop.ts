@@ -53,6 +53,8 @@ export interface LoopOptions {
   freshOptimizer?: boolean;
   /** kinds a script defined itself, beside the config's plugins */
   definitions?: readonly Definition[];
+  /** how often a long evaluation says how far it got, in ms (default 30 s) */
+  evalNoteMs?: number;
 }
 
 /**
@@ -213,11 +215,23 @@ async function iterateWith(
   const evaluate = async (it: number, due: (e: Evaluator) => boolean, thorough: boolean) => {
     const m: Record<string, number> = {};
     for (const ev of evaluators.filter(due)) {
-      // a thorough evaluation (the start, the end) can take minutes: say what runs, and how long it took
+      // an evaluation can take minutes (a thorough one always may): say what runs, how far it got
+      // every `evalNoteMs` (counted as episodes end: a timer would not fire while generation holds
+      // the thread) and how long it took
+      const name = ev.name || 'tasks.eval';
       const t = performance.now();
-      if (thorough) log(`evaluating ${ev.name || 'tasks.eval'} at iteration ${it}...`);
-      Object.assign(m, evalMetrics(ev, await ev.run(context(it, thorough))));
-      if (thorough) log(`evaluated ${ev.name || 'tasks.eval'} in ${((performance.now() - t) / 1000).toFixed(1)}s`);
+      let episodes = 0;
+      let noted = t;
+      const onEpisode = () => {
+        episodes++;
+        const now = performance.now();
+        if (now - noted < (o.evalNoteMs ?? 30_000)) return;
+        noted = now;
+        log(`evaluating ${name} at iteration ${it}: ${episodes} episodes in ${((now - t) / 1000).toFixed(0)}s`);
+      };
+      if (thorough) log(`evaluating ${name} at iteration ${it}...`);
+      Object.assign(m, evalMetrics(ev, await ev.run({ ...context(it, thorough), onEpisode })));
+      if (thorough || noted > t) log(`evaluated ${name} in ${((performance.now() - t) / 1000).toFixed(1)}s`);
     }
     return m;
   };

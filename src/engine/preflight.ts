@@ -12,7 +12,6 @@ import { RemoteServer } from '../openai/remote.js';
 import type { Plan } from './plan.js';
 import { loadTaskSets } from './task-sets.js';
 import { buildEvaluators, type Evaluator } from './evaluators/index.js';
-import { AccuracyEvaluator } from './evaluators/accuracy.js';
 import { join } from 'node:path';
 import { readHfConfig } from '../models/hf/config.js';
 import { loadHfTokenizer } from '../models/hf/text.js';
@@ -80,9 +79,7 @@ export async function preflight(c: ExperimentConfig, plan: Plan, warn: (line: st
   // an evaluator's prompts leave the training set, as tasks.eval's do (TTRL's one-file setting aside)
   const sameFile =
     c.tasks.train.source === 'file' && c.tasks.eval?.source === 'file' && c.tasks.train.path === c.tasks.eval.path;
-  const held = new Set(
-    evaluators.flatMap((e) => (e instanceof AccuracyEvaluator && !(sameFile && e.name === '') ? e.prompts() : [])),
-  );
+  const held = new Set(evaluators.flatMap((e) => (sameFile && e.name === '' ? [] : (e.heldOutPrompts?.() ?? []))));
   const train = sets.train.filter((t) => !held.has(t.prompt));
   if (sets.train.length > 0 && train.length === 0)
     throw new Error('tasks.train: every training task is also scored by an evaluator');

@@ -3,11 +3,9 @@ import { invalid } from '../core/role.js';
 import { ROLE_KINDS } from '../registry.js';
 import type { Task } from '../core/types.js';
 import type { LanguageModel } from '../models/generate.js';
-import type { TinyLM } from '../models/tinylm.js';
 import { BatchingServer } from '../serving/server.js';
 import type { Replicas } from '../parallel/replicas.js';
 import type { ParsedProposal, TaskFamily } from '../core/task-family.js';
-import type { CharTokenizer } from '../tokenizer/index.js';
 import type { Tokenizer } from '../tokenizer/types.js';
 import { evaluateSolver, type EvalResult } from '../core/evaluate.js';
 import type { PretrainCorpus, Verdict } from './corpus.js';
@@ -108,7 +106,7 @@ export async function evaluateBase(b: Base, config: PretrainConfig, seed: number
     sets,
     proposer,
     ...(verdicts !== undefined && { verdicts }),
-    ...roleEvaluation(b.model as TinyLM, b.tokenizer as CharTokenizer, b.probes, config, seed),
+    ...roleEvaluation(b.model, b.tokenizer, b.probes, config, seed),
   };
 }
 

@@ -111,11 +111,12 @@ export const PretrainSchema = z
     judge: ROLE_CORPORA.judge.schema.optional(),
     /**
      * teach `init` (a solver that writes sums with working) the critic role's verdicts on the training
-     * tasks instead (arenas/critic/corpus.ts); held-out verdicts on carry slips and random errors measure it
+     * tasks instead (arenas/critic/corpus.ts), or with `critic.share` a share of them beside the solver
+     * examples; held-out verdicts on carry slips and random errors measure it. A TinyLM or a Hugging Face model.
      */
     critic: ROLE_CORPORA.critic.schema.optional(),
     /**
-     * teach a model the memory arena's two roles on the training dialogues instead (arenas/memory-corpus.ts);
+     * teach a model (a TinyLM or a Hugging Face one) the memory arena's two roles on the training dialogues instead (arenas/memory-corpus.ts);
      * the share of valid outputs on the held-out dialogues measures it, not solving
      */
     memory: ROLE_CORPORA.memory.schema.optional(),
@@ -144,24 +145,31 @@ export const PretrainSchema = z
         path: [roleCorpora[1]],
         message: `one role corpus at a time: ${roleCorpora.join(' and ')} are given`,
       });
-    if (c.critic && c.init === undefined)
+    if (c.critic && c.critic.share === undefined && c.init === undefined)
       ctx.addIssue({
         code: 'custom',
         path: ['init'],
-        message: 'a critic base starts from a solver that writes working: name its checkpoint',
+        message: 'a critic base starts from a solver that writes working: name its checkpoint, or give critic.share',
       });
     for (const k of ['critic', 'memory', 'game'] as const)
-      if (c[k] && (c.verdicts || c.proposer || c.architecture))
+      if (c[k] && (c.verdicts || c.proposer))
         ctx.addIssue({
           code: 'custom',
           path: [k],
-          message: `a ${k} base teaches its role only, to a TinyLM: drop verdicts, proposer and architecture`,
+          message: `a ${k} base teaches its role only: drop verdicts and proposer`,
         });
     if (c.observer && c.proposer)
       ctx.addIssue({
         code: 'custom',
         path: ['observer'],
         message: "the observer writes with the proposer's token: drop proposer or observer",
+      });
+    // a game base is measured by its TinyLM's table of moves; critic and memory bases speak through the role's prompt, either model
+    if (c.game && c.architecture)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['game'],
+        message: 'a game base is a TinyLM (its measure reads a TinyLM table): drop architecture',
       });
     if (c.judge && c.verdicts)
       ctx.addIssue({

@@ -21,7 +21,7 @@ import { Rng } from '../util/rng.js';
 import type { Tokenizer } from '../tokenizer/types.js';
 import { trainingExamples, type PretrainCorpus } from './corpus.js';
 import { ROLE_CORPORA } from '../registry.js';
-import { roleCorpus, type RoleProbes } from './corpora/role.js';
+import { criticTasks, roleCorpus, type RoleProbes } from './corpora/role.js';
 import type { TrainedBase } from './save.js';
 import type { PretrainConfig } from './schema.js';
 
@@ -75,8 +75,13 @@ export async function buildExamples(
       ),
       probes: {},
     };
-  if (config.critic || config.memory || config.game)
-    return roleCorpus(config, t.model as TinyLM, t.tokenizer as CharTokenizer, corpus, log);
+  if (config.critic?.share !== undefined) {
+    // a base that solves and criticises: the tasks the critic is not shown stay solver examples
+    const role = await roleCorpus(config, t.model, t.tokenizer, corpus, log);
+    const solved = { ...corpus, train: corpus.train.slice(criticTasks(config, corpus.train).length) };
+    return { examples: [...trainingExamples(solved, t.tokenizer, family), ...role.examples], probes: role.probes };
+  }
+  if (config.critic || config.memory || config.game) return roleCorpus(config, t.model, t.tokenizer, corpus, log);
   const solving = trainingExamples(corpus, t.tokenizer, family);
   if (config.observer) {
     const difficulty = family.validate(config.task.difficulty, 'task.difficulty');

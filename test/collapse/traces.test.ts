@@ -52,6 +52,18 @@ describe('the collapse watch on recorded runs (defaults)', () => {
     expect(watch.first.has('constant_verdict')).to.equal(false);
   });
 
+  it('TTRL on the chat base (0.543 at 10 and 20, 0.434 at 60 as its vote reward rose): flagged at 60, which the old relative 0.25 missed', () => {
+    const rows = trace('hf-ttrl');
+    const { watch } = replay(rows, DEFAULT_COLLAPSE);
+    const falls = watch.first.get('held_out_falls')!;
+    // 0.520 at 30 and 0.508 at 40 are within noise of the best; 0.434 is 0.109 (20%) below it
+    expect(falls.iteration).to.equal(60);
+    expect(falls.detail).to.include('reward/solver');
+    expect(
+      replay(rows, CollapseSchema.parse({ heldOut: { relative: 0.25 } })).watch.first.has('held_out_falls'),
+    ).to.equal(false);
+  });
+
   it('healthy RLVR on the chat base (LoRA, 0.488 to 0.688): nothing flagged at any iteration', () => {
     const rows = trace('hf-rlvr-lora');
     const { watch, watched } = replay(rows, DEFAULT_COLLAPSE);

@@ -183,6 +183,28 @@ describe('run: everything is checked before the run folder is made', () => {
     expect(r.made).to.equal(false);
   });
 
+  it("any evaluator's held-out prompts leave the training set, a judge's as a solver's", async () => {
+    const root = mkdtempSync(join(tmpdir(), 'coevolve-pre-'));
+    const heldOut = join(root, 'held.jsonl');
+    const train = join(root, 'train.jsonl');
+    writeFileSync(heldOut, jsonl(good(3, true, 20)));
+    writeFileSync(train, jsonl(good(6, true, 18))); // 18+1= ... 23+1=: 20, 21 and 22 are held out
+    const c = parseConfig(
+      {
+        ...tinyConfig(join(root, 'runs')),
+        models: { main: { checkpoint: 'checkpoints/base-add2' } },
+        roles: { solver: { kind: 'solver', model: 'main' }, judge: { kind: 'judge', model: 'main' } },
+        tasks: { ...tinyConfig('').tasks, train: { source: 'file', path: train }, eval: undefined },
+        arena: { kind: 'judge', groupSize: 1, maxNewTokens: 5, options: { candidates: 2, verdicts: 1 } },
+        judges: [{ kind: 'verdict' }],
+        evaluators: [{ kind: 'verdicts', name: 'v', options: { data: heldOut } }],
+      },
+      '<test>',
+    );
+    const checked = await preflight(c, createContainer().get(Resolver).plan(c), () => {});
+    expect(checked.train.map((t) => t.prompt)).to.deep.equal(['18+1=', '19+1=', '23+1=']);
+  });
+
   it('every shipped experiment config passes preflight', async function () {
     this.timeout(60000);
     const files = [

@@ -85,7 +85,7 @@ describe('pretrain corpora for the critic and memory roles', function () {
     const issues = (c: object) =>
       PretrainSchema.safeParse({ ...base, ...c }).error?.issues.map((i) => `${i.path.join('.')}: ${i.message}`) ?? [];
     expect(issues({ critic: {} })).to.deep.equal([
-      'init: a critic base starts from a solver that writes working: name its checkpoint',
+      'init: a critic base starts from a solver that writes working: name its checkpoint, or give critic.share',
     ]);
     expect(issues({ critic: {}, memory: {}, init: 'c' })).to.include(
       'memory: one role corpus at a time: critic and memory are given',

@@ -35,8 +35,7 @@ export class AccuracyEvaluator implements Evaluator {
     },
   ) {}
 
-  /** the prompts it scores, which no training task may share */
-  prompts(): string[] {
+  heldOutPrompts(): string[] {
     return this.tasks.map((t) => t.prompt);
   }
 
@@ -55,6 +54,7 @@ export class AccuracyEvaluator implements Evaluator {
         seed: this.o.seed + ctx.iteration,
         replicas: ctx.replicas,
         id: this.o.model,
+        onEpisode: ctx.onEpisode,
       },
     );
     return { pass1: r.pass1, ...(r.majN !== undefined ? { [`maj${r.samples}`]: r.majN } : {}) };

@@ -22,6 +22,8 @@ export interface EvalContext {
   thorough: boolean;
   /** replicas of the models in other threads, when the run has them: batching servers share their batches with them */
   replicas?: GenerateReplicas;
+  /** called as each evaluation episode ends, so a long evaluation can say how far it got */
+  onEpisode?: () => void;
 }
 
 /**
@@ -40,6 +42,8 @@ export interface Evaluator {
   /** what an evaluator that remembers between runs (a snapshot pool) keeps in each checkpoint: plain JSON */
   state?(): unknown;
   restore?(state: unknown): void;
+  /** the task prompts it scores, which no training task may share (preflight drops them from tasks.train) */
+  heldOutPrompts?(): readonly string[];
 }
 
 /** What a factory gets: the evaluator's config entry, the experiment and its resolved plan. */

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { firstValueFrom, toArray } from 'rxjs';
+import { firstValueFrom, tap, toArray } from 'rxjs';
 import { Agents } from '../../core/agents.js';
 import type { Arena } from '../../core/arena.js';
 import { playGroups } from '../../core/operators/play-groups.js';
@@ -46,6 +46,10 @@ export class VerdictsEvaluator implements Evaluator {
     private readonly o: { temperature: number; maxNewTokens: number; seed: number; stopStrings?: readonly string[] },
   ) {}
 
+  heldOutPrompts(): string[] {
+    return this.tasks.map((t) => t.prompt);
+  }
+
   async run(ctx: EvalContext): Promise<Record<string, number>> {
     const servers = new Map<string, BatchingServer>();
     const serverOf = (model: string) => {
@@ -81,7 +85,12 @@ export class VerdictsEvaluator implements Evaluator {
       temperature: this.o.temperature,
       stopStrings: this.o.stopStrings,
     });
-    const episodes = await firstValueFrom(playGroups(this.arena, this.tasks, 1, agents).pipe(toArray()));
+    const episodes = await firstValueFrom(
+      playGroups(this.arena, this.tasks, 1, agents).pipe(
+        tap(() => ctx.onEpisode?.()),
+        toArray(),
+      ),
+    );
     const prefix = `${this.role}/`;
     return Object.fromEntries(
       Object.entries(this.arena.metrics?.(episodes) ?? {})

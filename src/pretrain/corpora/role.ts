@@ -1,12 +1,16 @@
 /**
  * The critic, memory and game corpora of `coevolve pretrain` (`critic:`, `memory:`, `game:`), joined to it:
  * each teaches one role's format in place of the solver corpus, from the corpus's training
- * tasks, and is measured on showings of that role made from its held-out tasks.
+ * tasks, and is measured on showings of that role made from its held-out tasks. The critic's
+ * and memory's go through the role's prompt and greedy generation, so a TinyLM and a Hugging
+ * Face model (its chat template) are taught alike; the game's reads a TinyLM's table.
  */
 import type { Task } from '../../core/types.js';
+import type { LanguageModel } from '../../models/generate.js';
 import type { TinyLM } from '../../models/tinylm.js';
 import type { PolicyInput } from '../../models/types.js';
 import type { CharTokenizer } from '../../tokenizer/index.js';
+import type { Tokenizer } from '../../tokenizer/types.js';
 import { Rng } from '../../util/rng.js';
 import type { PretrainConfig } from '../schema.js';
 import { ROLE_CORPORA, type CriticShowing as Showing, type GameCorpus, type MemoryShowing } from '../../registry.js';
@@ -36,23 +40,24 @@ export interface RoleProbes {
  */
 export async function roleCorpus(
   config: PretrainConfig,
-  model: TinyLM,
-  tokenizer: CharTokenizer,
+  model: LanguageModel,
+  tokenizer: Tokenizer,
   corpus: { train: Task[]; test: Task[] },
   log: (line: string) => void,
 ): Promise<{ examples: PolicyInput[]; probes: RoleProbes }> {
   const rng = new Rng(config.seed);
+  const context = model.maxSequence;
   if (config.game) {
-    const examples = gameCorpus.examples(tokenizer, config.game, config.corpus.train, rng, model.config.context);
+    const examples = gameCorpus.examples(tokenizer as CharTokenizer, config.game, config.corpus.train, rng, context);
     return { examples, probes: { game: config.game } };
   }
   if (config.critic) {
     const { examples, dropped } = await criticCorpus.examples(
       tokenizer,
-      corpus.train,
+      criticTasks(config, corpus.train),
       config.critic,
       rng,
-      model.config.context,
+      context,
     );
     if (dropped) log(`critic: left out ${dropped} examples longer than the context`);
     const [slip, random] = [
@@ -64,25 +69,31 @@ export async function roleCorpus(
   const seen = await memoryCorpus.showings(corpus.train, config.memory!, rng);
   const examples = memoryCorpus.examples(tokenizer, seen);
   const longest = Math.max(...examples.map((e) => e.prompt.length + e.completion.length - 1));
-  if (longest > model.config.context)
-    throw new Error(`memory: an example takes ${longest} tokens; model.context ${model.config.context} is too short`);
+  if (longest > context)
+    throw new Error(`memory: an example takes ${longest} tokens; the model's context ${context} is too short`);
   return {
     examples,
     probes: { memory: await memoryCorpus.showings(corpus.test, config.memory!, new Rng(config.seed + 1)) },
   };
 }
 
+/** The training tasks the critic is shown: the first `critic.share` of them (the rest are solved), or all. */
+export function criticTasks(config: PretrainConfig, train: Task[]): Task[] {
+  const share = config.critic?.share;
+  return share === undefined ? train : train.slice(0, Math.round(share * train.length));
+}
+
 /** A critic base's held-out verdict accuracy, a memory base's valid outputs, or a game base's legal mass and exploitability; nothing for other bases. */
 export function roleEvaluation(
-  model: TinyLM,
-  tokenizer: CharTokenizer,
+  model: LanguageModel,
+  tokenizer: Tokenizer,
   probes: RoleProbes,
   config: PretrainConfig,
   seed: number,
 ): RoleEvaluation {
   const { critic, memory, game } = probes;
   return {
-    ...(game && { game: gameCorpus.evaluate(model, tokenizer, game) }),
+    ...(game && { game: gameCorpus.evaluate(model as TinyLM, tokenizer as CharTokenizer, game) }),
     ...(critic && {
       critic: {
         slip: criticCorpus.accuracy(model, tokenizer, critic.slip, config.critic!),
