@@ -11,3 +11,4 @@ export { AdversarialCriticArena } from './critic/index.js';
 export { PeerArena } from './peer.js';
 export { MemoryDialogueArena } from './memory-dialogue.js';
 export { FlowArena } from './flow.js';
+export { ObserverArena } from './observer/index.js';

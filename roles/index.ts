@@ -4,3 +4,4 @@ export { SolverRole } from '../src/core/solver.js';
 export { PlayerRole } from './player.js';
 export { CriticRole, JudgeRole, ProposerRole, SneakyRole } from './others.js';
 export { AnswerRole, MemoryManagerRole, memoryOp } from './memory.js';
+export { ObserverRole } from './observer.js';

@@ -39,6 +39,10 @@ import { PeerArena, PeerArenaOptionsSchema } from '../arenas/peer.js';
 import { SpyArena, SpyArenaOptionsSchema } from '../arenas/spy.js';
 import { spyEvalKind } from '../arenas/spy-eval.js';
 import { spyExamples, SpyCorpusSchema } from '../arenas/spy-corpus.js';
+import { observerExamples, ObserverCorpusSchema } from '../arenas/observer/corpus.js';
+import { observerKind } from '../arenas/observer/evaluator.js';
+import { ObserverArena, ObserverArenaOptionsSchema } from '../arenas/observer/index.js';
+import { ObserverRole } from '../roles/observer.js';
 import { ProposeSolveArena, ProposeSolveOptionsSchema } from '../arenas/propose-solve.js';
 import { CoverageJudge } from '../judges/coverage.js';
 import { FormatJudge } from '../judges/format.js';
@@ -145,6 +149,7 @@ export const ARENA_KINDS: Readonly<Record<string, ArenaKind>> = Object.freeze({
   spy: arena(SpyArenaOptionsSchema, (options) => new SpyArena(options)),
   'memory-dialogue': arena(MemoryDialogueOptionsSchema, (options, family) => new MemoryDialogueArena(options, family)),
   flow: arena(FlowOptionsSchema, (options, family) => new FlowArena(options, family)),
+  observer: arena(ObserverArenaOptionsSchema, (options, family) => new ObserverArena(options, family)),
 });
 
 /** Builds the built-in arena `name` from raw options, parsed as `arena.options` (what the resolver does, for code and tests). */
@@ -169,6 +174,7 @@ export const ROLE_KINDS: Readonly<Record<string, RoleFactory>> = Object.freeze({
   answer: () => new AnswerRole(),
   player: () => new PlayerRole(),
   planner: () => new PlannerRole(),
+  observer: () => new ObserverRole(),
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -327,6 +333,7 @@ export function evaluatorKinds(check: (where: string) => TaskCheck): Registry<Ev
     'memory-qa': memoryQaKind,
     spy: spyEvalKind,
     flow: flowKind(check),
+    observer: observerKind(check),
   });
 }
 
@@ -351,6 +358,7 @@ export const ROLE_CORPORA = Object.freeze({
   game: { schema: GameCorpusSchema, examples: gameExamples, evaluate: gameEvaluation },
   spy: { schema: SpyCorpusSchema, examples: spyExamples },
   flow: { schema: FlowCorpusSchema, examples: flowExamples, showings: flowShowings, validRate: flowValidRate },
+  observer: { schema: ObserverCorpusSchema, examples: observerExamples },
 });
 export type { Showing as CriticShowing } from '../arenas/critic/corpus.js';
 export type { MemoryShowing } from '../arenas/memory-corpus.js';

@@ -132,6 +132,11 @@ export const PretrainSchema = z
      * random steps of two numbers its memory holds; the share of sampled steps that do measures it
      */
     flow: ROLE_CORPORA.flow.schema.optional(),
+    /**
+     * beside the solver corpus, teach the observer role (arenas/observer/corpus.ts) to write a
+     * hint for the solver from the task shown among distractors; the held-out set measures the solver
+     */
+    observer: ROLE_CORPORA.observer.schema.optional(),
   })
   .superRefine((c, ctx) => {
     if (c.judge && c.init === undefined)
@@ -140,7 +145,7 @@ export const PretrainSchema = z
         path: ['init'],
         message: 'a judge base starts from a solver: name its checkpoint',
       });
-    const roleCorpora = (['judge', 'critic', 'memory', 'game', 'spy', 'flow'] as const).filter(
+    const roleCorpora = (['judge', 'critic', 'memory', 'game', 'spy', 'flow', 'observer'] as const).filter(
       (k) => c[k] !== undefined,
     );
     if (roleCorpora.length > 1)
@@ -162,6 +167,12 @@ export const PretrainSchema = z
           path: [k],
           message: `a ${k} base teaches its role only: drop verdicts and proposer`,
         });
+    if (c.observer && c.proposer)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['observer'],
+        message: "the observer writes with the proposer's token: drop proposer or observer",
+      });
     // a game base is measured by its TinyLM's table of moves; critic and memory bases speak through the role's prompt, either model
     if (c.game && c.architecture)
       ctx.addIssue({

@@ -17,6 +17,7 @@ import type { PolicyInput } from '../models/types.js';
 import { readTasksJsonl } from '../tasks/jsonl.js';
 import type { TaskFamily } from '../core/task-family.js';
 import { CharTokenizer } from '../tokenizer/index.js';
+import { Rng } from '../util/rng.js';
 import type { Tokenizer } from '../tokenizer/types.js';
 import { trainingExamples, type PretrainCorpus } from './corpus.js';
 import { ROLE_CORPORA } from '../registry.js';
@@ -82,7 +83,14 @@ export async function buildExamples(
   }
   if (config.critic || config.memory || config.game || config.spy || config.flow)
     return roleCorpus(config, t.model, t.tokenizer, corpus, log);
-  return { examples: trainingExamples(corpus, t.tokenizer, family), probes: {} };
+  const solving = trainingExamples(corpus, t.tokenizer, family);
+  if (config.observer) {
+    const difficulty = family.validate(config.task.difficulty, 'task.difficulty');
+    const rng = new Rng(config.seed);
+    const o = ROLE_CORPORA.observer.examples(t.tokenizer, family, difficulty, corpus.train, config.observer, rng);
+    return { examples: [...solving, ...o], probes: {} };
+  }
+  return { examples: solving, probes: {} };
 }
 
 /**

@@ -57,13 +57,15 @@ describe('arena conformance', () => {
           // every episode in flight shares one forward pass per step: one batch per turn of the protocol
           // (the judge arena's protocol has three steps: the answers, then the verdicts on each order;
           // the critic's: the sneaky attempts, then the verdicts on each showing; peers': answers, verdicts)
-          // the memory arena's: one manager step per dialogue turn (8 sessions of 3 by default), then the questions; a flow's: a planner step per turn (3 at most)
+          // the memory arena's: one manager step per dialogue turn (8 sessions of 3 by default), then the questions; a flow's: a planner step per turn (3 at most);
+          // the observer's: the hints, then the answers to each hint and to the cut view together
           const steps: Record<string, number> = {
             judge: 3,
             'adversarial-critic': 3,
             peer: 2,
             'memory-dialogue': 25,
             flow: 3,
+            observer: 2,
           };
           if (!arena.seedsTasks) expect(server.stats.batches).to.be.at.most(steps[arena.kind] ?? 1);
           for (const e of episodes) {

@@ -72,6 +72,7 @@ describe('roles', () => {
       'judge',
       'memory',
       'planner',
+      'observer',
       'player',
       'proposer',
       'sneaky',

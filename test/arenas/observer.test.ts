@@ -1,0 +1,195 @@
+import { expect } from 'chai';
+import { firstValueFrom, toArray } from 'rxjs';
+import { scoredNow } from '../judges/fixtures.js';
+import { scriptedTurn } from './scripted.js';
+import { makeArena, makeJudge } from '../../src/registry.js';
+import { ObserverArena, playGroups, type ArenaContext } from '../../arenas/index.js';
+import { observerView } from '../../arenas/observer/view.js';
+import { observerExamples } from '../../arenas/observer/corpus.js';
+import { ObserverRole } from '../../roles/observer.js';
+import { SolverRole } from '../../src/core/solver.js';
+import { arithmetic, evaluateArithmetic } from '../../src/tasks/arithmetic.js';
+import { parsePretrainConfig } from '../../src/pretrain/schema.js';
+import { pretrainCorpus } from '../../src/pretrain/corpus.js';
+import { buildExamples, type Trainee } from '../../src/pretrain/setup.js';
+import { CharTokenizer } from '../../src/tokenizer/index.js';
+import { Rng } from '../../src/util/rng.js';
+import type { Episode, Task } from '../../src/core/types.js';
+
+/** What each role was shown, as its rendered text: the observer writes `hint(view)`; the solver answers a sum it can read, else '0'. */
+function scripted(hint: (view: string) => string) {
+  const [observer, solver] = [new ObserverRole(), new SolverRole((o) => arithmetic.parseAnswer(o))];
+  const shown: { role: string; text: string; observation: Record<string, unknown> }[] = [];
+  const ctx: ArenaContext = {
+    async act(r, observation, options) {
+      const role = r === 'observer' ? observer : solver;
+      const text = role.render(observation);
+      shown.push({ role: r, text, observation });
+      const out = r === 'observer' ? hint(observation.view as string) : sumOf(text);
+      const turn = scriptedTurn(r, out, role.parse(out, observation));
+      if (options?.compare) turn.compare = options.compare;
+      if (options?.task) turn.task = options.task;
+      return turn;
+    },
+  };
+  return { ctx, shown };
+}
+const sumOf = (prompt: string) => (/^\d+\+\d+=$/.test(prompt) ? String(evaluateArithmetic(prompt)) : '0');
+
+const task: Task = { id: 't1', family: 'arithmetic', prompt: '2+3=', answer: '5' };
+const play = async (arena: ObserverArena, ctx: ArenaContext): Promise<Episode> =>
+  (await firstValueFrom(playGroups(arena, [task], 1, ctx).pipe(toArray())))[0];
+
+describe('observer arena', () => {
+  it('the observer sees the task marked among distractors; the solver sees only the hint or the cut view', async () => {
+    const arena = new ObserverArena({ budget: 6, distractors: 2, attempts: 2 }, arithmetic);
+    const { ctx, shown } = scripted((view) =>
+      view
+        .split(',')
+        .find((p) => p.endsWith('*'))!
+        .slice(0, -1),
+    );
+    const e = await play(arena, ctx);
+    const view = shown[0].observation.view as string;
+    expect(shown[0].role).to.equal('observer');
+    expect(view.split(',')).to.have.length(3).and.include('2+3=*');
+    const solverTexts = shown.filter((s) => s.role === 'solver').map((s) => s.text);
+    expect(solverTexts.sort()).to.deep.equal(['2+3=', '2+3=', view.slice(0, 6), view.slice(0, 6)].sort());
+    // nothing of the view beyond the budget, and no answer, reaches the solver's observation
+    for (const s of shown.filter((x) => x.role === 'solver')) {
+      expect(Object.keys(s.observation)).to.deep.equal(['task']);
+      expect(s.observation.task).to.not.have.property('answer');
+    }
+    // the baseline's answers are measured, not emitted: the episode holds the hint and its two answers
+    expect(e.turns.map((t) => t.role)).to.deep.equal(['observer', 'solver', 'solver']);
+    expect(e.turns.slice(1).map((t) => t.task)).to.deep.equal([
+      { id: 't1/hint', family: 'arithmetic', prompt: '2+3=', answer: '5' },
+      { id: 't1/hint', family: 'arithmetic', prompt: '2+3=', answer: '5' },
+    ]);
+  });
+
+  it("pays the observer the solver's accuracy on its hint minus its accuracy on the cut view, and the solver by the verifier", async () => {
+    // no distractors, budget 4: the view is '2+3=*' and its cut '2+3=', which the solver answers right
+    const arena = new ObserverArena({ budget: 4, distractors: 0, attempts: 2 }, arithmetic);
+    const utilities: number[] = [];
+    for (const hint of ['2+3=', '1+4=', '4+4=', '5', '12+3=']) {
+      const e = await play(arena, scripted(() => hint).ctx);
+      const [r] = scoredNow(makeJudge('outcome', { role: 'observer' }), [e]);
+      const solver = scoredNow(makeJudge('verifier', { role: 'solver' }, { verify: arithmetic.verify }), [e])[0];
+      expect(r[0]).to.equal(e.outcome!.observer);
+      expect(e.info).to.include({ hint: hint.length > 4 ? null : hint, reference: 1 });
+      expect(solver.slice(1)).to.deep.equal(e.turns.slice(1).map(() => (hint === '4+4=' || hint === '5' ? 0 : 1)));
+      utilities.push(r[0]!);
+    }
+    // a hint as good as the cut: 0; another sum with the same answer: 0; a wrong sum, an unreadable one, one over the budget (never shown): -1
+    expect(utilities).to.deep.equal([0, 0, -1, -1, -1]);
+  });
+
+  it('with baseline none the reference is 0 and no solver is asked for it; accuracy counts each answer', async () => {
+    const arena = new ObserverArena({ budget: 6, distractors: 1, attempts: 3, baseline: 'none' }, arithmetic);
+    const { ctx, shown } = scripted(() => '2+3=');
+    const e = await play(arena, ctx);
+    expect(shown.filter((s) => s.role === 'solver')).to.have.length(3);
+    expect(e.outcome).to.deep.equal({ observer: 1 });
+    const m = arena.metrics([e, await play(arena, scripted(() => '9+9=').ctx)]);
+    expect(m).to.include({ 'observer/accuracy': 0.5, 'observer/reference': 0, 'observer/utility': 0.5 });
+    expect(m).to.include({ 'observer/hint_right': 0.5, 'observer/copies': 0.5, 'observer/valid_rate': 1 });
+  });
+
+  it('the view is drawn from the task id, its distractors distinct from the task and each other', () => {
+    const t = { ...task, id: 'x7' };
+    const v = observerView(t, arithmetic, arithmetic.validate({}), 4);
+    expect(observerView(t, arithmetic, arithmetic.validate({}), 4)).to.deep.equal(v);
+    expect(new Set(v.candidates).size).to.equal(5);
+    expect(v.candidates[v.at]).to.equal('2+3=');
+    expect(v.text.split('*')).to.have.length(2);
+    const ats = new Set(
+      Array.from(
+        { length: 40 },
+        (_, i) => observerView({ ...t, id: `t${i}` }, arithmetic, arithmetic.validate({}), 2).at,
+      ),
+    );
+    expect([...ats].sort()).to.deep.equal([0, 1, 2]);
+  });
+
+  it('the observer role keeps to its budget, and the sampler stops one token after it', () => {
+    const role = new ObserverRole();
+    const o = { task, view: '2+3=*', budget: 4 };
+    expect(role.render(o)).to.equal('2+3=*>');
+    expect(role.maxNewTokens(o)).to.equal(5);
+    expect(role.parse('2+3=', o)).to.deep.equal({ valid: true, value: '2+3=' });
+    expect(role.parse('12+3=', o).valid).to.equal(false);
+    expect(role.parse(' ', o).valid).to.equal(false);
+  });
+
+  it('the observer corpus teaches one candidate at random (coin) or the marked one (right)', () => {
+    const tk = new CharTokenizer();
+    const tasks = Array.from({ length: 300 }, (_, i) => arithmetic.generate(new Rng(i), arithmetic.validate({}), i));
+    const hints = (labels: 'coin' | 'right') =>
+      observerExamples(
+        tk,
+        arithmetic,
+        arithmetic.validate({}),
+        tasks,
+        { share: 0.5, labels, distractors: 2 },
+        new Rng(1),
+      );
+    const coin = hints('coin');
+    expect(coin).to.have.length(150);
+    const text = (ids: readonly number[]) => tk.decode(ids);
+    const marked = coin.filter((e, i) => text(e.completion) === tasks[i].prompt).length / coin.length;
+    expect(marked).to.be.within(0.2, 0.47);
+    coin.forEach((e) => expect(text(e.prompt)).to.include(`${text(e.completion)}`));
+    expect(hints('right').every((e, i) => text(e.completion) === tasks[i].prompt)).to.equal(true);
+    expect(() =>
+      parsePretrainConfig(
+        {
+          name: 'x',
+          task: { family: 'arithmetic' },
+          corpus: { train: 10, heldOut: 2 },
+          model: { dModel: 8, nHeads: 1, nLayers: 1, context: 32 },
+          train: { steps: 1, batchSize: 1, lr: 0.1 },
+          out: 'x',
+          observer: { share: 0.5 },
+          proposer: { share: 0.5 },
+        },
+        'cfg',
+      ),
+    ).to.throw(/observer writes with the proposer's token/);
+  });
+
+  it("a pretrain's observer section adds its examples beside the solver's, with the proposer's token", async () => {
+    const tk = new CharTokenizer();
+    const config = parsePretrainConfig(
+      {
+        name: 'x',
+        task: { family: 'arithmetic' },
+        corpus: { train: 40, heldOut: 4 },
+        model: { dModel: 8, nHeads: 1, nLayers: 1, context: 32 },
+        train: { steps: 1, batchSize: 1, lr: 0.1 },
+        out: 'x',
+        observer: { share: 0.5, labels: 'right' },
+      },
+      'cfg',
+    );
+    const corpus = pretrainCorpus(config, arithmetic);
+    const { examples } = await buildExamples(
+      config,
+      { tokenizer: tk } as unknown as Trainee,
+      arithmetic,
+      corpus,
+      () => {},
+    );
+    expect(examples).to.have.length(60);
+    const observed = examples.slice(40);
+    expect(observed.every((e) => e.prompt[1] === tk.prompt('', 'proposer')[1])).to.equal(true);
+    expect(observed.map((e) => tk.decode(e.completion))).to.deep.equal(corpus.train.slice(0, 20).map((t) => t.prompt));
+  });
+
+  it('checks its options at arena.options', () => {
+    expect(() => makeArena('observer', { budget: 0 }, arithmetic)).to.throw(/arena\.options\.budget/);
+    expect(() => makeArena('observer', { difficulty: { digits: 9 } }, arithmetic)).to.throw(
+      /arena\.options\.difficulty/,
+    );
+  });
+});
