@@ -54,13 +54,14 @@ describe('roles', () => {
     expect(mem.parse('NOOP 1', o).valid).to.equal(false);
   });
 
-  it('the planner names one addition of two numbers from the memory, with the proposer token', () => {
+  it('the planner names two memory entries by their numbers, with the proposer token', () => {
     const planner = ROLE_KINDS.planner(digits);
-    const task = { id: 't', family: 'arithmetic', prompt: '1+2+3=' };
-    expect(planner.render({ task, memory: ['1+2+3', '1+3=4'] })).to.equal('1+2+3|1+3=4>');
-    expect(planner.render({ task })).to.equal('1+2+3>');
-    expect(planner.parse(' 4+2 ', { task })).to.deep.equal({ valid: true, value: '4+2' });
-    for (const bad of ['4+', '4+2+1', '4-2', '', '12345+1'])
+    const task = { id: 't', family: 'arithmetic', prompt: '12+5+30=' };
+    // the memory is numbered: the query's numbers (before any step), then each step done
+    expect(planner.render({ task })).to.equal('0:12|1:5|2:30>');
+    expect(planner.render({ task, memory: ['12', '5', '30', '0+2=42'] })).to.equal('0:12|1:5|2:30|3:0+2=42>');
+    expect(planner.parse(' 3+1 ', { task })).to.deep.equal({ valid: true, value: '3+1' });
+    for (const bad of ['4+', '4+2+1', '4-2', '', '123+1', '12+5=17'])
       expect(planner.parse(bad, { task }).valid, bad).to.equal(false);
     expect(planner.token).to.equal('proposer');
   });
@@ -71,8 +72,8 @@ describe('roles', () => {
       'critic',
       'judge',
       'memory',
-      'planner',
       'observer',
+      'planner',
       'player',
       'proposer',
       'sneaky',
