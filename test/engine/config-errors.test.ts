@@ -62,7 +62,7 @@ describe('run: bad configs stop before any work', () => {
     [
       'arena.kind',
       { arena: { kind: 'chess' } },
-      /known: adversarial-critic, game, judge, memory-dialogue, peer, propose-solve, solve/,
+      /known: adversarial-critic, flow, game, judge, memory-dialogue, observer, peer, propose-solve, solve, spy/,
     ],
     [
       'judges.0.kind',
@@ -72,7 +72,7 @@ describe('run: bad configs stop before any work', () => {
     [
       'roles.solver.kind',
       { roles: { solver: { kind: 'wizard', model: 'main' } } },
-      /known: answer, critic, judge, memory, player, proposer, sneaky, solver/,
+      /known: answer, critic, judge, memory, observer, planner, player, proposer, sneaky, solver/,
     ],
     [
       'tasks.family',
