@@ -42,7 +42,12 @@ describe('Hugging Face models in run checkpoints', function () {
       baseDir,
     );
     const back = await loadHfPolicy(dir);
-    expect(loss(back.policy)).to.equal(loss(policy));
+    // the same sums, up to the last bits: in the full suite under load two evaluations of one
+    // computation once differed by 1.4e-7 of the value (noted, not yet explained); an adapter lost
+    // or changed moves it by far more, as the base alone shows
+    const want = loss(policy);
+    expect(loss(back.policy)).to.be.closeTo(want, 1e-6 * Math.abs(want));
+    expect(Math.abs(loss(new HfPolicy(base)) - want)).to.be.above(1e-3 * Math.abs(want));
     expect(back.extra.iteration).to.equal(2);
     expect(new TextDecoder().decode(back.attachments['optimizer.json'])).to.equal('{}');
     // the base changed under the adapter: refused, naming it
