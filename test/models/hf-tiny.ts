@@ -122,3 +122,15 @@ export function writeTinyHf(
   writeSafetensors(join(dir, 'model.safetensors'), tensors);
   return dir;
 }
+
+/** A pretrain config's `architecture` for a tiny Qwen3 model (1 layer, width 32) on `tokenizer`'s files. */
+export const tinyArchitecture = (tokenizer: string, maxPositions: number) => ({
+  kind: 'Qwen3ForCausalLM' as const,
+  hidden: 32,
+  layers: 1,
+  heads: 2,
+  kvHeads: 1,
+  intermediate: 64,
+  maxPositions,
+  tokenizer,
+});

@@ -13,7 +13,7 @@ import { taskFamily } from '../../src/registry.js';
 import { arithmetic } from '../../src/tasks/arithmetic.js';
 import { dialogue } from '../../src/tasks/dialogue.js';
 import { Rng } from '../../src/util/rng.js';
-import { writeTinyHf } from '../models/hf-tiny.js';
+import { tinyArchitecture, writeTinyHf } from '../models/hf-tiny.js';
 import { TEST_BACKEND } from '../needs.js';
 
 // The critic and memory corpora on a Hugging Face model: the role's prompt goes through the
@@ -30,16 +30,7 @@ describe('role corpora on a Hugging Face base', function () {
     const d = arithmetic.validate({ digits: 2, operands: 3, operators: '+', scratchpad: true });
     return Array.from({ length: n }, (_, i) => arithmetic.generate(rng, d, i));
   };
-  const architecture = (maxPositions: number) => ({
-    kind: 'Qwen3ForCausalLM',
-    hidden: 32,
-    layers: 1,
-    heads: 2,
-    kvHeads: 1,
-    intermediate: 64,
-    maxPositions,
-    tokenizer: dir,
-  });
+  const architecture = (maxPositions: number) => tinyArchitecture(dir, maxPositions);
   const sumsConfig = (o: object) =>
     PretrainSchema.parse({
       name: 'c',

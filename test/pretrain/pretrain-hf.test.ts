@@ -6,7 +6,7 @@ import { pretrain, pretrainCorpus, PretrainSchema } from '../../src/pretrain/ind
 import { HfCausalLM } from '../../src/models/hf/model.js';
 import { HfPolicy } from '../../src/models/hf/policy.js';
 import { readTasksJsonl } from '../../src/tasks/jsonl.js';
-import { writeTinyHf } from '../models/hf-tiny.js';
+import { tinyArchitecture, writeTinyHf } from '../models/hf-tiny.js';
 import { buildModel } from '../../src/pretrain/setup.js';
 import { trainingExamples } from '../../src/pretrain/corpus.js';
 import { taskFamily } from '../../src/registry.js';
@@ -28,16 +28,7 @@ describe('pretraining a new Hugging Face model', function () {
       backend: TEST_BACKEND,
       task: { family: 'arithmetic', difficulty: { digits: 1, operands: 2, operators: '+' } },
       corpus: { train: 60, heldOut: 20 },
-      architecture: {
-        kind: 'Qwen3ForCausalLM',
-        hidden: 32,
-        layers: 1,
-        heads: 2,
-        kvHeads: 1,
-        intermediate: 64,
-        maxPositions: 192,
-        tokenizer,
-      },
+      architecture: tinyArchitecture(tokenizer, 192),
       train: { steps: 60, batchSize: 16, lr: 0.01 },
       evalEvery: 30,
       maxNewTokens: 3,
@@ -86,16 +77,7 @@ describe('pretraining a new Hugging Face model', function () {
       task: { family: 'arithmetic', difficulty: { digits: 1, operands: 2, operators: '+' } },
       corpus: { train: 80, heldOut: 16 },
       verdicts: { share: 0.25, heldOut: 8 },
-      architecture: {
-        kind: 'Qwen3ForCausalLM',
-        hidden: 32,
-        layers: 1,
-        heads: 2,
-        kvHeads: 1,
-        intermediate: 64,
-        maxPositions: 256,
-        tokenizer,
-      },
+      architecture: tinyArchitecture(tokenizer, 256),
       train: { steps: 10, batchSize: 16, lr: 0.01 },
       evalEvery: 10,
       maxNewTokens: 3,
@@ -130,16 +112,7 @@ describe('pretraining a new Hugging Face model', function () {
       task: { family: 'arithmetic', difficulty: { digits: 2, operands: 2, operators: '+' } },
       corpus: { train: 200, heldOut: 16 },
       verdicts: { share: 0.5, pairwise: 0, heldOut: 8, working: 'solve-first', slips: 1 },
-      architecture: {
-        kind: 'Qwen3ForCausalLM',
-        hidden: 32,
-        layers: 1,
-        heads: 2,
-        kvHeads: 1,
-        intermediate: 64,
-        maxPositions: 192,
-        tokenizer,
-      },
+      architecture: tinyArchitecture(tokenizer, 192),
       train: { steps: 4, batchSize: 8, lr: 0.01 },
       evalEvery: 4,
       maxNewTokens: 4,
