@@ -3,7 +3,8 @@ import { SolverRole } from '../core/solver.js';
 import { invalid, type Observation } from '../core/role.js';
 import type { Task } from '../core/types.js';
 import type { PolicyInput } from '../models/types.js';
-import { drawUnseen, mixtureSource, type MixtureCell } from '../tasks/common.js';
+import { drawUnseen, mixtureSource, type MixtureCell, type TaskSource } from '../tasks/common.js';
+import { readTasksJsonl } from '../tasks/jsonl.js';
 import { digitSlip } from '../tasks/slips.js';
 import { ROLE_KINDS, taskFamily } from '../registry.js';
 import type { TaskFamily } from '../core/task-family.js';
@@ -50,7 +51,8 @@ export function pretrainCorpus(
       ),
       weight: c.weight,
     }));
-  const solver = mixtureSource(family, cells('mixture', config.mixture));
+  const kept = config.corpus.heldOutFile ? keptHeldOut(config, family) : undefined;
+  const solver = avoiding(mixtureSource(family, cells('mixture', config.mixture)), kept, 'the solver corpus');
   const rng = new Rng(config.seed);
   const nProposals = config.proposer ? Math.round(config.proposer.share * config.corpus.train) : 0;
   const nVerdicts = config.verdicts ? Math.round(config.verdicts.share * config.corpus.train) : 0;
@@ -61,19 +63,25 @@ export function pretrainCorpus(
   }));
   const proposer =
     config.proposer &&
-    mixtureSource(
-      family,
-      cells(config.proposer.mixture ? 'proposer.mixture' : 'mixture', config.proposer.mixture ?? config.mixture),
+    avoiding(
+      mixtureSource(
+        family,
+        cells(config.proposer.mixture ? 'proposer.mixture' : 'mixture', config.proposer.mixture ?? config.mixture),
+      ),
+      kept,
+      'the proposer corpus',
     );
   const proposals = Array.from({ length: nProposals }, (_, i) => ({
     ...proposer!(rng, i),
     id: `${name}-proposal-${i}`,
   }));
   const seen = new Set([...train, ...proposals].map((t) => t.prompt));
-  const test = drawUnseen(rng, solver, config.corpus.heldOut, seen, { what: 'corpus.heldOut' }).map((t, i) => ({
-    ...t,
-    id: `${name}-test-${i}`,
-  }));
+  const test =
+    kept?.tasks ??
+    drawUnseen(rng, solver, config.corpus.heldOut, seen, { what: 'corpus.heldOut' }).map((t, i) => ({
+      ...t,
+      id: `${name}-test-${i}`,
+    }));
   const sets: Record<string, Task[]> = {};
   for (const [set, s] of Object.entries(config.heldOutSets)) {
     const source = mixtureSource(family, [
@@ -141,6 +149,31 @@ export function cellDifficulty(
   field: string,
 ): unknown {
   return family.validate({ ...base, ...cell }, field);
+}
+
+/** The first `corpus.heldOut` tasks of `corpus.heldOutFile`, and their prompts. */
+function keptHeldOut(config: PretrainConfig, family: TaskFamily<unknown>): { tasks: Task[]; prompts: Set<string> } {
+  const file = config.corpus.heldOutFile!;
+  const tasks = readTasksJsonl(file, family.name).slice(0, config.corpus.heldOut);
+  if (tasks.length < config.corpus.heldOut)
+    throw new Error(
+      `corpus.heldOutFile: ${file} has ${tasks.length} tasks, fewer than corpus.heldOut (${config.corpus.heldOut})`,
+    );
+  if (tasks.some((t) => t.answer === undefined))
+    throw new Error(`corpus.heldOutFile: ${file} has a task without an answer`);
+  return { tasks, prompts: new Set(tasks.map((t) => t.prompt)) };
+}
+
+/** `source` redrawn (from the same Rng) whenever it gives a held-out prompt; `source` itself without a held-out file, so other corpora draw as they always did. */
+function avoiding(source: TaskSource, kept: { prompts: Set<string> } | undefined, what: string): TaskSource {
+  if (!kept) return source;
+  return (rng, i) => {
+    for (let draw = 0; draw < 10000; draw++) {
+      const t = source(rng, i);
+      if (!kept.prompts.has(t.prompt)) return t;
+    }
+    throw new Error(`corpus.heldOutFile: ${what} found no prompt outside the held-out file in 10000 draws`);
+  };
 }
 
 /** The proposer's prompt: its role renders a request for a new task of the family. */

@@ -63,7 +63,17 @@ export const PretrainSchema = z
       })
       .optional(),
     /** corpus size (solver, proposer and verdict examples together) and a held-out set (no prompt shared with the corpus) */
-    corpus: z.strictObject({ train: z.number().int().positive(), heldOut: z.number().int().positive() }),
+    corpus: z.strictObject({
+      train: z.number().int().positive(),
+      heldOut: z.number().int().positive(),
+      /**
+       * take the held-out set from this task file (the first `heldOut` rows: another base's
+       * heldout.jsonl, say) instead of drawing it, and keep its prompts out of every training
+       * example; a base continued from another (`init`) so keeps the held-out set that base
+       * never saw, where a corpus of other shares would draw another one
+       */
+      heldOutFile: z.string().optional(),
+    }),
     /** more held-out sets, evaluated and saved beside the checkpoint as `<name>.jsonl`; distinct prompts, none in the corpus */
     heldOutSets: z
       .record(

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -100,6 +100,45 @@ describe('pretrain corpus: mixtures, proposer examples and extra held-out sets',
     expect(() =>
       pretrainCorpus(PretrainSchema.parse({ ...c, heldOutSets: { tiny: { difficulty: { digits: 1 }, count: 1 } } })),
     ).to.throw(/heldOutSets\.tiny: found only 0 of 1 prompts outside the corpus/);
+  });
+
+  it('keeps the held-out set of heldOutFile and its prompts out of every example, verdicts too', () => {
+    // 2-digit sums, where a corpus of 4,000 covers most of the 8,100 prompts: a held-out set
+    // drawn by another config would mostly be in this corpus
+    const d = { digits: 2, operands: 2, operators: '+' };
+    const first = pretrainCorpus(PretrainSchema.parse({ ...base, task: { family: 'arithmetic', difficulty: d } }));
+    const dir = mkdtempSync(join(tmpdir(), 'heldout-file-'));
+    const file = join(dir, 'heldout.jsonl');
+    writeFileSync(file, first.test.map((t) => JSON.stringify(t)).join('\n') + '\n');
+    const other = {
+      ...base,
+      seed: 4,
+      task: { family: 'arithmetic', difficulty: d },
+      proposer: { share: 0.1 },
+      verdicts: { share: 0.5, pairwise: 0 },
+    };
+    const drawn = pretrainCorpus(PretrainSchema.parse(other));
+    const held = new Set(first.test.map((t) => t.prompt));
+    const overlap = (c: typeof drawn) =>
+      [...c.train, ...c.proposals, ...c.verdicts.map((v) => v.task)].filter((t) => held.has(t.prompt)).length;
+    expect(overlap(drawn)).to.be.greaterThan(20);
+    const kept = pretrainCorpus(
+      PretrainSchema.parse({ ...other, corpus: { ...other.corpus, heldOut: 32, heldOutFile: file } }),
+    );
+    expect(kept.test.map((t) => t.prompt)).to.deep.equal(first.test.slice(0, 32).map((t) => t.prompt));
+    expect(kept.test.map((t) => t.answer)).to.deep.equal(first.test.slice(0, 32).map((t) => t.answer));
+    expect(
+      new Set([...kept.train, ...kept.proposals, ...kept.verdicts.map((v) => v.task)].map((t) => t.prompt)).size,
+    ).to.be.greaterThan(2000);
+    // the first 32 are held out, so only the rest of the file may appear
+    const first32 = new Set(first.test.slice(0, 32).map((t) => t.prompt));
+    expect(
+      [...kept.train, ...kept.proposals, ...kept.verdicts.map((v) => v.task)].filter((t) => first32.has(t.prompt)),
+    ).to.have.length(0);
+    expect(kept.verdictTest.every((v) => first32.has(v.task.prompt))).to.equal(true);
+    expect(() =>
+      pretrainCorpus(PretrainSchema.parse({ ...other, corpus: { ...other.corpus, heldOut: 65, heldOutFile: file } })),
+    ).to.throw(/heldOutFile: .* has 64 tasks, fewer than corpus.heldOut \(65\)/);
   });
 
   it('names the field of a bad cell, set name or stop set', () => {
