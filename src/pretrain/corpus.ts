@@ -124,7 +124,7 @@ function verdictExamples(rng: Rng, tasks: Task[], o: NonNullable<PretrainConfig[
   if (answers.length < 2)
     throw new Error(`verdicts: the tasks have fewer than two distinct answers; a wrong answer cannot be drawn`);
   // drawn only when asked, so a config without slips draws the corpus it always did
-  const slip = (right: string) => (o.slips > 0 && rng.next() < o.slips ? digitSlip(right, rng) : undefined);
+  const slip = (right: string) => (o.slips > 0 && rng.next() < o.slips ? digitSlip(right, rng, o.slip) : undefined);
   return tasks.map((task, i) => {
     const right = task.answer;
     if (right === undefined) throw new Error(`verdicts: task ${task.id} has no answer`);

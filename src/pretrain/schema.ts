@@ -56,6 +56,8 @@ export const PretrainSchema = z
         working: z.enum(['none', 'solve-first']).default('none'),
         /** the share of wrong answers that are the right one with one digit changed (a near miss, as a solver errs), else another task's answer */
         slips: z.number().min(0).max(1).default(0),
+        /** how a slip changes its digit: to any other, or (`adjacent`) a step up or down, the nearest miss, as the judge arena's `slip` */
+        slip: z.enum(['any', 'adjacent']).default('any'),
       })
       .refine((v) => v.working !== 'solve-first' || v.pairwise === 0, {
         message: 'working: solve-first judges one answer at a time: set pairwise: 0',

@@ -135,6 +135,19 @@ describe('pretraining a new Hugging Face model', function () {
     }
     const ys = corpus.verdicts.filter((v) => v.verdict === 'y').length;
     expect(ys).to.be.within(30, 70);
+    // slip: adjacent changes the digit a step up or down (any other digit by default)
+    const step = (c: typeof corpus) =>
+      c.verdicts.flatMap((v) => {
+        const [shown] = v.answers;
+        const k = [...shown].findIndex((ch, i) => ch !== v.task.answer![i]);
+        return k < 0 ? [] : [Math.abs(Number(shown[k]) - Number(v.task.answer![k]))];
+      });
+    expect(step(corpus).some((d) => d > 1)).to.equal(true);
+    const adjacent = step(
+      pretrainCorpus(PretrainSchema.parse({ ...raw, verdicts: { ...raw.verdicts, slip: 'adjacent' } })),
+    );
+    expect(adjacent.length).to.be.greaterThan(30);
+    expect(adjacent.every((d) => d === 1)).to.equal(true);
     // each verdict is two examples, the judge's turns as the arena's solveFirst asks them
     const t = await buildModel(config);
     const family = taskFamily('arithmetic');
