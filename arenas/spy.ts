@@ -25,6 +25,10 @@ export const SpyArenaOptionsSchema = z.strictObject({
   players: z.number().int().min(3, 'at least 3: two civilians can outvote one spy').max(9).default(4), // seats 0..players-1 (one-digit votes)
   told: z.boolean().default(true), // the spy is told it is the spy (else every seat is shown 'you' and only its word)
   penalty: z.number().nonnegative().default(1), // an invalid clue or vote's own outcome is -penalty
+  // 'any': a clue is any of CLUE_LETTERS; 'word': only a letter of the seat's own word (a true clue, as in the party game)
+  clues: z.enum(['any', 'word']).default('any'),
+  // a civilian's valid vote that names the spy gets this on top of the team's outcome (its turn's own outcome)
+  voteReward: z.number().nonnegative().default(0),
   // roles the arena plays itself, uniformly at random (a uniform clue letter and vote); their moves are not turns
   uniform: z.array(z.enum(SPY_ROLES)).default([]),
 });
@@ -44,6 +48,11 @@ export function spyDeal(taskId: string, players: number): SpyDeal {
   const s = (c + 1 + rng.int(group.length - 1)) % group.length;
   const spy = rng.int(players);
   return { spy, words: Array.from({ length: players }, (_, i) => (i === spy ? group[s] : group[c])) };
+}
+
+/** The letters a seat may give as its clue: every clue letter, or (`word`) its own word's, in CLUE_LETTERS order. */
+export function clueLetters(word: string, clues: 'any' | 'word'): string[] {
+  return [...CLUE_LETTERS].filter((l) => clues === 'any' || word.includes(l));
 }
 
 /**
@@ -68,6 +77,12 @@ export function tally(votes: readonly (number | null)[]): number | null {
  * the civilians the negative, each civilian turn alike. Roles are `spy` and `civilian`, so
  * the loop's role baselines ('rae', SPIRAL's) are conditioned on the side. An invalid clue is
  * shown as '?' and an invalid vote abstains; the turn's own outcome is -penalty.
+ * `clues: 'word'` lets a seat name only a letter of its own word, so a spy whose word lacks
+ * the civilians' letter cannot say it. `voteReward: w` pays each civilian for its own vote:
+ * a valid civilian vote's own outcome is the team's (+1 or -1) plus w when it names the spy,
+ * so the `outcome` judge credits a voter with what its vote did, not only with what the
+ * other votes did (the team outcome alone pays a right vote -1 when the others split).
+ * The spy's turns and the civilians' clues keep the team's outcome.
  * Prompts use the player role: `civ bag clue a=a ... h=h:`, `spy dab vote 0=b 2=a 3=g:`.
  */
 export class SpyArena implements Arena {
@@ -90,7 +105,7 @@ export class SpyArena implements Arena {
     const tag = !this.options.told ? 'you' : seat === deal.spy ? 'spy' : 'civ';
     const legal = clues
       ? clues.flatMap((c, i) => (i === seat ? [] : [{ code: String(i), name: c }]))
-      : [...CLUE_LETTERS].map((l) => ({ code: l, name: l }));
+      : clueLetters(deal.words[seat], this.options.clues).map((l) => ({ code: l, name: l }));
     const text = `${tag} ${deal.words[seat]} ${clues ? 'vote' : 'clue'}`;
     return { task, text, legal, features: [], mask: [], state: `${text} ${legal.map((m) => m.name).join('')}` };
   }
@@ -130,12 +145,18 @@ export class SpyArena implements Arena {
     const clues = said.map((s) => s.move ?? '?');
     const cast = await step((seat) => this.observation(task, deal, seat, clues));
     const votes = cast.map((v) => (v.move === null ? null : Number(v.move)));
-    for (const s of [...said, ...cast]) if (s.turn) emit(s.turn);
     const out = tally(votes);
     const survived = out !== deal.spy;
+    const team = survived ? -1 : 1;
+    if (this.options.voteReward > 0)
+      cast.forEach(({ turn }, seat) => {
+        if (turn?.action.valid && seat !== deal.spy)
+          turn.outcome = team + (votes[seat] === deal.spy ? this.options.voteReward : 0);
+      });
+    for (const s of [...said, ...cast]) if (s.turn) emit(s.turn);
     emit({
       end: true,
-      outcome: { spy: survived ? 1 : -1, civilian: survived ? -1 : 1 },
+      outcome: { spy: -team, civilian: team },
       info: { words: deal.words, spy: deal.spy, clues, votes, out },
     });
   }
