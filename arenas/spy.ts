@@ -165,7 +165,8 @@ export class SpyArena implements Arena {
    * `spy/survival` (episodes the spy was not voted out), `spy/vote_accuracy` (civilians' votes
    * that name the spy, an abstention a miss), `spy/valid_rate`; and the same split by who played
    * which side when a side was a frozen snapshot (its turns' model `<id>@<snapshot>`):
-   * `spy/vs_snapshot/survival` (the learner as spy) and `spy/vs_snapshot/vote_accuracy` (as civilians).
+   * `spy/vs_snapshot/survival` (the learner as spy) and `spy/vs_snapshot/vote_accuracy` (as civilians);
+   * with each vote accuracy, `odd_letter_vote` (oddLetterVotes) when some civilian saw one odd letter.
    */
   metrics(episodes: readonly Episode[]): Record<string, number> {
     const m: Record<string, number> = {};
@@ -180,6 +181,8 @@ export class SpyArena implements Arena {
           return votes.flatMap((v, seat) => (seat === spy ? [] : [v === spy ? 1 : 0]));
         });
         m[`${prefix}vote_accuracy`] = mean(hits);
+        const odd = played.flatMap((e) => oddLetterVotes(e.info as unknown as SpyInfo));
+        if (odd.length) m[`${prefix}odd_letter_vote`] = mean(odd);
       }
     };
     measure('spy/', episodes, 'both');
@@ -197,6 +200,26 @@ export class SpyArena implements Arena {
     if (turns.length) m['spy/valid_rate'] = mean(turns.map((t) => (t.action.valid ? 1 : 0)));
     return m;
   }
+}
+
+interface SpyInfo {
+  words: string[];
+  spy: number;
+  clues: string[];
+  votes: (number | null)[];
+}
+
+/**
+ * For each civilian that saw exactly one other seat give a letter its own word lacks: 1 if
+ * it voted for that seat, else 0. The rule a voter can follow without any agreement with the
+ * others (with true clues that seat is the spy); a uniform vote follows it 1/3 of the time.
+ */
+export function oddLetterVotes({ words, spy, clues, votes }: SpyInfo): number[] {
+  return words.flatMap((word, seat) => {
+    if (seat === spy) return [];
+    const odd = clues.flatMap((c, i) => (i !== seat && c !== '?' && !word.includes(c) ? [i] : []));
+    return odd.length === 1 ? [votes[seat] === odd[0] ? 1 : 0] : [];
+  });
 }
 
 const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { firstValueFrom, toArray } from 'rxjs';
 import { scriptedTurn } from './scripted.js';
 import { playGroups, type ArenaContext, type GameObservation } from '../../arenas/index.js';
-import { SPY_GROUPS, SpyArena, spyDeal, tally } from '../../arenas/spy.js';
+import { oddLetterVotes, SPY_GROUPS, SpyArena, spyDeal, tally } from '../../arenas/spy.js';
 import { spyExamples } from '../../arenas/spy-corpus.js';
 import { OutcomeJudge } from '../../judges/outcome.js';
 import { PlayerRole } from '../../roles/player.js';
@@ -189,6 +189,43 @@ describe('spy arena', () => {
     const told = outside.filter((e) => !(e.info!.words as string[]).some((w) => w.includes('h')));
     expect(told.length).to.be.above(0);
     for (const e of told) expect(e.info!.clues).to.deep.equal(['?', '?', '?', '?']);
+  });
+
+  it('measures how often a civilian votes for the one seat whose letter its own word lacks', async () => {
+    // civilians say 'a', the spy 'h'; with a civilian word that has 'a' and lacks 'h', 'h' is the one odd letter
+    const say = (role: string) => (role === 'spy' ? 'h' : 'a');
+    const voteFor = (letter: string) => (role: string, o: GameObservation) =>
+      o.text.endsWith('clue') ? say(role) : (o.legal.find((m) => m.name === letter) ?? o.legal[0]).code;
+    const arena = new SpyArena({});
+    const right = await play(arena, scripted(voteFor('h')).ctx, 32);
+    const counted = right.filter((e) => oddLetterVotes(e.info as never).length > 0);
+    expect(counted.length).to.be.within(1, 31); // words with 'a' and no 'h' (bad, ace, ...) only
+    for (const e of counted) {
+      const { words, spy } = e.info as { words: string[]; spy: number };
+      expect(words[(spy + 1) % 4])
+        .to.include('a')
+        .and.not.include('h');
+    }
+    expect(arena.metrics(right)['spy/odd_letter_vote']).to.equal(1);
+    const wrong = await play(arena, scripted(voteFor('a')).ctx, 32);
+    expect(arena.metrics(wrong)['spy/odd_letter_vote']).to.equal(0);
+    // a seat whose word has 'h' sees no odd letter: nothing to count
+    expect(
+      oddLetterVotes({
+        words: ['ache', 'ache', 'ace', 'ache'],
+        spy: 2,
+        clues: ['a', 'a', 'h', 'a'],
+        votes: [2, 2, 0, 2],
+      }),
+    ).to.deep.equal([]);
+    expect(
+      oddLetterVotes({
+        words: ['ace', 'ace', 'ache', 'ace'],
+        spy: 2,
+        clues: ['a', 'c', 'h', '?'],
+        votes: [2, 0, 0, null],
+      }),
+    ).to.deep.equal([1, 0, 0]);
   });
 
   it('plays a side uniformly itself when asked: its moves are not turns', async () => {
