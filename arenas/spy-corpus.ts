@@ -7,7 +7,7 @@
  * from play that is legal and varied but knows nothing of the game.
  */
 import { z } from 'zod';
-import { CLUE_LETTERS, SpyArena, spyDeal } from './spy.js';
+import { clueLetters, SpyArena, spyDeal } from './spy.js';
 import { PlayerRole } from '../roles/player.js';
 import { hashText } from '../src/util/hash.js';
 import type { PolicyInput } from '../src/models/types.js';
@@ -17,11 +17,12 @@ import type { Rng } from '../src/util/rng.js';
 export const SpyCorpusSchema = z.strictObject({
   players: z.number().int().min(3).max(9).default(4), // the arena's `players`
   told: z.boolean().default(true), // the arena's `told`
+  clues: z.enum(['any', 'word']).default('any'), // the arena's `clues`
   votes: z.number().min(0).max(1).default(0.5), // the share of examples that are votes (the rest clues)
 });
 export type SpyCorpus = z.output<typeof SpyCorpusSchema>;
 
-/** `n` examples: a random deal and seat, its clue or (with random clues of the others) its vote prompt, and a move. */
+/** `n` examples: a random deal and seat, its clue or (with random legal clues of the others) its vote prompt, and a move. */
 export function spyExamples(
   tokenizer: CharTokenizer,
   o: SpyCorpus,
@@ -29,13 +30,14 @@ export function spyExamples(
   rng: Rng,
   context: number,
 ): PolicyInput[] {
-  const arena = new SpyArena({ players: o.players, told: o.told });
+  const arena = new SpyArena({ players: o.players, told: o.told, clues: o.clues });
   const role = new PlayerRole();
   const examples = Array.from({ length: n }, (_, i) => {
     const task = { id: `spy-base-${i}-${rng.int(1 << 30)}`, family: '', prompt: '' };
     const deal = spyDeal(task.id, o.players);
     const seat = rng.int(o.players);
-    const clues = rng.next() < o.votes ? deal.words.map(() => CLUE_LETTERS[rng.int(CLUE_LETTERS.length)]) : undefined;
+    const said = (w: string) => clueLetters(w, o.clues)[rng.int(clueLetters(w, o.clues).length)];
+    const clues = rng.next() < o.votes ? deal.words.map(said) : undefined;
     const observation = arena.observation(task, deal, seat, clues);
     const text = role.render({ ...observation });
     const w = observation.legal.map((m) => 0.25 + 0.75 * ((hashText(`${text}|${m.code}`) % 1000) / 1000));

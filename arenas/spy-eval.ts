@@ -19,7 +19,9 @@ const SpyEvalOptions = z.strictObject({
  * - `self/survival`, `self/vote_accuracy`: itself on both sides;
  * - `uniform/survival`: as the spy against civilians who say and vote uniformly at random;
  *   `uniform/vote_accuracy`: as the civilians against a uniform spy;
- * - `snapshot/survival`, `snapshot/vote_accuracy`: the same against the frozen snapshot.
+ * - `snapshot/survival`, `snapshot/vote_accuracy`: the same against the frozen snapshot;
+ * - `<matchup>/odd_letter_vote` beside each vote accuracy: the civilians' votes for the one
+ *   seat whose letter their word lacks, when there was one (oddLetterVotes; chance 1/3).
  * Chance is 1/(players - 1) for a uniform vote. No model learns here.
  */
 export const spyEvalKind = evaluatorKind(SpyEvalOptions, (spec, c, plan, where) => {
@@ -72,6 +74,7 @@ export const spyEvalKind = evaluatorKind(SpyEvalOptions, (spec, c, plan, where) 
         const m = await r.ev.run({ ...ctx, models });
         if (r.keep !== 'civilian') out[`${r.name}/survival`] = m.survival;
         if (r.keep !== 'spy') out[`${r.name}/vote_accuracy`] = m.vote_accuracy;
+        if (r.keep !== 'spy' && m.odd_letter_vote !== undefined) out[`${r.name}/odd_letter_vote`] = m.odd_letter_vote;
         out[`${r.name}/valid_rate${r.keep === 'both' ? '' : `_${r.keep}`}`] = m.valid_rate;
       }
       return out;

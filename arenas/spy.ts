@@ -25,6 +25,10 @@ export const SpyArenaOptionsSchema = z.strictObject({
   players: z.number().int().min(3, 'at least 3: two civilians can outvote one spy').max(9).default(4), // seats 0..players-1 (one-digit votes)
   told: z.boolean().default(true), // the spy is told it is the spy (else every seat is shown 'you' and only its word)
   penalty: z.number().nonnegative().default(1), // an invalid clue or vote's own outcome is -penalty
+  // 'any': a clue is any of CLUE_LETTERS; 'word': only a letter of the seat's own word (a true clue, as in the party game)
+  clues: z.enum(['any', 'word']).default('any'),
+  // a civilian's valid vote that names the spy gets this on top of the team's outcome (its turn's own outcome)
+  voteReward: z.number().nonnegative().default(0),
   // roles the arena plays itself, uniformly at random (a uniform clue letter and vote); their moves are not turns
   uniform: z.array(z.enum(SPY_ROLES)).default([]),
 });
@@ -44,6 +48,11 @@ export function spyDeal(taskId: string, players: number): SpyDeal {
   const s = (c + 1 + rng.int(group.length - 1)) % group.length;
   const spy = rng.int(players);
   return { spy, words: Array.from({ length: players }, (_, i) => (i === spy ? group[s] : group[c])) };
+}
+
+/** The letters a seat may give as its clue: every clue letter, or (`word`) its own word's, in CLUE_LETTERS order. */
+export function clueLetters(word: string, clues: 'any' | 'word'): string[] {
+  return [...CLUE_LETTERS].filter((l) => clues === 'any' || word.includes(l));
 }
 
 /**
@@ -68,6 +77,12 @@ export function tally(votes: readonly (number | null)[]): number | null {
  * the civilians the negative, each civilian turn alike. Roles are `spy` and `civilian`, so
  * the loop's role baselines ('rae', SPIRAL's) are conditioned on the side. An invalid clue is
  * shown as '?' and an invalid vote abstains; the turn's own outcome is -penalty.
+ * `clues: 'word'` lets a seat name only a letter of its own word, so a spy whose word lacks
+ * the civilians' letter cannot say it. `voteReward: w` pays each civilian for its own vote:
+ * a valid civilian vote's own outcome is the team's (+1 or -1) plus w when it names the spy,
+ * so the `outcome` judge credits a voter with what its vote did, not only with what the
+ * other votes did (the team outcome alone pays a right vote -1 when the others split).
+ * The spy's turns and the civilians' clues keep the team's outcome.
  * Prompts use the player role: `civ bag clue a=a ... h=h:`, `spy dab vote 0=b 2=a 3=g:`.
  */
 export class SpyArena implements Arena {
@@ -90,7 +105,7 @@ export class SpyArena implements Arena {
     const tag = !this.options.told ? 'you' : seat === deal.spy ? 'spy' : 'civ';
     const legal = clues
       ? clues.flatMap((c, i) => (i === seat ? [] : [{ code: String(i), name: c }]))
-      : [...CLUE_LETTERS].map((l) => ({ code: l, name: l }));
+      : clueLetters(deal.words[seat], this.options.clues).map((l) => ({ code: l, name: l }));
     const text = `${tag} ${deal.words[seat]} ${clues ? 'vote' : 'clue'}`;
     return { task, text, legal, features: [], mask: [], state: `${text} ${legal.map((m) => m.name).join('')}` };
   }
@@ -130,12 +145,18 @@ export class SpyArena implements Arena {
     const clues = said.map((s) => s.move ?? '?');
     const cast = await step((seat) => this.observation(task, deal, seat, clues));
     const votes = cast.map((v) => (v.move === null ? null : Number(v.move)));
-    for (const s of [...said, ...cast]) if (s.turn) emit(s.turn);
     const out = tally(votes);
     const survived = out !== deal.spy;
+    const team = survived ? -1 : 1;
+    if (this.options.voteReward > 0)
+      cast.forEach(({ turn }, seat) => {
+        if (turn?.action.valid && seat !== deal.spy)
+          turn.outcome = team + (votes[seat] === deal.spy ? this.options.voteReward : 0);
+      });
+    for (const s of [...said, ...cast]) if (s.turn) emit(s.turn);
     emit({
       end: true,
-      outcome: { spy: survived ? 1 : -1, civilian: survived ? -1 : 1 },
+      outcome: { spy: -team, civilian: team },
       info: { words: deal.words, spy: deal.spy, clues, votes, out },
     });
   }
@@ -144,7 +165,8 @@ export class SpyArena implements Arena {
    * `spy/survival` (episodes the spy was not voted out), `spy/vote_accuracy` (civilians' votes
    * that name the spy, an abstention a miss), `spy/valid_rate`; and the same split by who played
    * which side when a side was a frozen snapshot (its turns' model `<id>@<snapshot>`):
-   * `spy/vs_snapshot/survival` (the learner as spy) and `spy/vs_snapshot/vote_accuracy` (as civilians).
+   * `spy/vs_snapshot/survival` (the learner as spy) and `spy/vs_snapshot/vote_accuracy` (as civilians);
+   * with each vote accuracy, `odd_letter_vote` (oddLetterVotes) when some civilian saw one odd letter.
    */
   metrics(episodes: readonly Episode[]): Record<string, number> {
     const m: Record<string, number> = {};
@@ -159,6 +181,8 @@ export class SpyArena implements Arena {
           return votes.flatMap((v, seat) => (seat === spy ? [] : [v === spy ? 1 : 0]));
         });
         m[`${prefix}vote_accuracy`] = mean(hits);
+        const odd = played.flatMap((e) => oddLetterVotes(e.info as unknown as SpyInfo));
+        if (odd.length) m[`${prefix}odd_letter_vote`] = mean(odd);
       }
     };
     measure('spy/', episodes, 'both');
@@ -176,6 +200,26 @@ export class SpyArena implements Arena {
     if (turns.length) m['spy/valid_rate'] = mean(turns.map((t) => (t.action.valid ? 1 : 0)));
     return m;
   }
+}
+
+interface SpyInfo {
+  words: string[];
+  spy: number;
+  clues: string[];
+  votes: (number | null)[];
+}
+
+/**
+ * For each civilian that saw exactly one other seat give a letter its own word lacks: 1 if
+ * it voted for that seat, else 0. The rule a voter can follow without any agreement with the
+ * others (with true clues that seat is the spy); a uniform vote follows it 1/3 of the time.
+ */
+export function oddLetterVotes({ words, spy, clues, votes }: SpyInfo): number[] {
+  return words.flatMap((word, seat) => {
+    if (seat === spy) return [];
+    const odd = clues.flatMap((c, i) => (i !== seat && c !== '?' && !word.includes(c) ? [i] : []));
+    return odd.length === 1 ? [votes[seat] === odd[0] ? 1 : 0] : [];
+  });
 }
 
 const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);

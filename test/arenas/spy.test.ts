@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { firstValueFrom, toArray } from 'rxjs';
 import { scriptedTurn } from './scripted.js';
 import { playGroups, type ArenaContext, type GameObservation } from '../../arenas/index.js';
-import { SPY_GROUPS, SpyArena, spyDeal, tally } from '../../arenas/spy.js';
+import { oddLetterVotes, SPY_GROUPS, SpyArena, spyDeal, tally } from '../../arenas/spy.js';
 import { spyExamples } from '../../arenas/spy-corpus.js';
 import { OutcomeJudge } from '../../judges/outcome.js';
 import { PlayerRole } from '../../roles/player.js';
@@ -134,6 +134,100 @@ describe('spy arena', () => {
     expect(arena.metrics(episodes)['spy/valid_rate']).to.equal(6 / 8);
   });
 
+  it('pays each civilian its own vote with voteReward, beside the team outcome; the outcome judge reads it', async () => {
+    // civilians vote for the seat that said 'b' (the spy) only when they sit at an even seat, else the first listed
+    const split = (role: string, o: GameObservation) => {
+      if (o.text.endsWith('clue')) return role === 'spy' ? 'b' : 'a';
+      const self = [0, 1, 2, 3].find((s) => !o.legal.some((m) => Number(m.code) === s))!;
+      return self % 2 === 0 ? exposing(role, o) : o.legal[0].code;
+    };
+    const episodes = await play(new SpyArena({ voteReward: 0.5 }), scripted(split).ctx, 16);
+    const rewards = new OutcomeJudge({ role: ['spy', 'civilian'] }).score(episodes);
+    let hits = 0;
+    let misses = 0;
+    episodes.forEach((e, i) => {
+      const { spy, votes } = e.info as { spy: number; votes: number[] };
+      const team = (e.outcome as Record<string, number>).civilian;
+      // turns: 4 clues by seat, then 4 votes by seat
+      e.turns.forEach((t, k) => {
+        const seat = k % 4;
+        const own = k >= 4 && t.role === 'civilian' ? (votes[seat] === spy ? 0.5 : 0) : 0;
+        expect(rewards[i][k]).to.equal((t.role === 'spy' ? -team : team) + own);
+        if (k >= 4 && t.role === 'civilian') votes[seat] === spy ? hits++ : misses++;
+      });
+    });
+    expect(hits).to.be.above(0);
+    expect(misses).to.be.above(0);
+    // without voteReward a vote turn has no outcome of its own: every civilian turn gets the team's
+    const plain = await play(new SpyArena({}), scripted(split).ctx, 4);
+    expect(plain.flatMap((e) => e.turns).every((t) => t.outcome === undefined)).to.equal(true);
+  });
+
+  it("limits a clue to the seat's own word's letters with clues: word", async () => {
+    const arena = new SpyArena({ clues: 'word' });
+    const { ctx, seen } = scripted((role, o) => (o.text.endsWith('clue') ? o.legal[o.legal.length - 1].code : '0'));
+    const episodes = await play(arena, ctx, 8);
+    const role = new PlayerRole();
+    for (const s of seen.filter((x) => x.o.text.endsWith('clue'))) {
+      const word = s.o.text.split(' ')[1];
+      expect(s.o.legal.map((m) => m.code).join('')).to.equal([...new Set(word)].sort().join(''));
+      expect(role.render({ ...s.o })).to.match(
+        new RegExp(
+          `clue ${[...new Set(word)]
+            .sort()
+            .map((l) => `${l}=${l}`)
+            .join(' ')}:$`,
+        ),
+      );
+    }
+    for (const e of episodes) {
+      const { words, clues } = e.info as { words: string[]; clues: string[] };
+      clues.forEach((c, seat) => expect(words[seat]).to.include(c));
+    }
+    // a letter outside the word does not parse
+    const outside = await play(arena, scripted((_, o) => (o.text.endsWith('clue') ? 'h' : '0')).ctx, 8);
+    const told = outside.filter((e) => !(e.info!.words as string[]).some((w) => w.includes('h')));
+    expect(told.length).to.be.above(0);
+    for (const e of told) expect(e.info!.clues).to.deep.equal(['?', '?', '?', '?']);
+  });
+
+  it('measures how often a civilian votes for the one seat whose letter its own word lacks', async () => {
+    // civilians say 'a', the spy 'h'; with a civilian word that has 'a' and lacks 'h', 'h' is the one odd letter
+    const say = (role: string) => (role === 'spy' ? 'h' : 'a');
+    const voteFor = (letter: string) => (role: string, o: GameObservation) =>
+      o.text.endsWith('clue') ? say(role) : (o.legal.find((m) => m.name === letter) ?? o.legal[0]).code;
+    const arena = new SpyArena({});
+    const right = await play(arena, scripted(voteFor('h')).ctx, 32);
+    const counted = right.filter((e) => oddLetterVotes(e.info as never).length > 0);
+    expect(counted.length).to.be.within(1, 31); // words with 'a' and no 'h' (bad, ace, ...) only
+    for (const e of counted) {
+      const { words, spy } = e.info as { words: string[]; spy: number };
+      expect(words[(spy + 1) % 4])
+        .to.include('a')
+        .and.not.include('h');
+    }
+    expect(arena.metrics(right)['spy/odd_letter_vote']).to.equal(1);
+    const wrong = await play(arena, scripted(voteFor('a')).ctx, 32);
+    expect(arena.metrics(wrong)['spy/odd_letter_vote']).to.equal(0);
+    // a seat whose word has 'h' sees no odd letter: nothing to count
+    expect(
+      oddLetterVotes({
+        words: ['ache', 'ache', 'ace', 'ache'],
+        spy: 2,
+        clues: ['a', 'a', 'h', 'a'],
+        votes: [2, 2, 0, 2],
+      }),
+    ).to.deep.equal([]);
+    expect(
+      oddLetterVotes({
+        words: ['ace', 'ace', 'ache', 'ace'],
+        spy: 2,
+        clues: ['a', 'c', 'h', '?'],
+        votes: [2, 0, 0, null],
+      }),
+    ).to.deep.equal([1, 0, 0]);
+  });
+
   it('plays a side uniformly itself when asked: its moves are not turns', async () => {
     const arena = new SpyArena({ uniform: ['civilian'] });
     const episodes = await play(arena, scripted(exposing).ctx, 32);
@@ -192,15 +286,27 @@ describe('spy arena', () => {
 
   it('teaches a base legal clues and votes, varied per prompt', () => {
     const tokenizer = new CharTokenizer();
-    const examples = spyExamples(tokenizer, { players: 4, told: true, votes: 0.5 }, 400, new Rng(1), 64);
+    const examples = spyExamples(tokenizer, { players: 4, told: true, votes: 0.5, clues: 'any' }, 400, new Rng(1), 64);
     const text = (ids: readonly number[]) => tokenizer.decode([...ids].filter((t) => t !== tokenizer.eos));
     const moves = examples.map((e) => ({ prompt: text(e.prompt), move: text(e.completion) }));
     for (const { prompt, move } of moves) expect(prompt).to.include(` ${move}=`); // a listed code
     const clues = new Set(moves.filter((m) => m.prompt.includes('clue')).map((m) => m.move));
     expect(clues.size).to.equal(8);
     expect(moves.filter((m) => m.prompt.includes('vote')).length).to.be.within(150, 250);
-    expect(() => spyExamples(tokenizer, { players: 9, told: true, votes: 1 }, 10, new Rng(1), 30)).to.throw(
-      /model.context 30 is too short/,
-    );
+    // clues: word: every clue, said or shown to a voter, is a letter of that seat's word
+    const own = spyExamples(tokenizer, { players: 4, told: true, votes: 0.5, clues: 'word' }, 200, new Rng(2), 64);
+    for (const e of own.map((x) => text(x.prompt))) {
+      const [, word, kind] = e.split(' ');
+      if (kind === 'clue')
+        expect(
+          e
+            .match(/ (\w)=/g)!
+            .map((m) => m[1])
+            .join(''),
+        ).to.equal([...new Set(word)].sort().join(''));
+    }
+    expect(() =>
+      spyExamples(tokenizer, { players: 9, told: true, votes: 1, clues: 'any' }, 10, new Rng(1), 30),
+    ).to.throw(/model.context 30 is too short/);
   });
 });
