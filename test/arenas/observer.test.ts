@@ -5,13 +5,15 @@ import { scriptedTurn } from './scripted.js';
 import { makeArena, makeJudge } from '../../src/registry.js';
 import { ObserverArena, playGroups, type ArenaContext } from '../../arenas/index.js';
 import { observerView } from '../../arenas/observer/view.js';
-import { observerExamples } from '../../arenas/observer/corpus.js';
+import { copyShares, observerExamples } from '../../arenas/observer/corpus.js';
 import { ObserverRole } from '../../roles/observer.js';
 import { SolverRole } from '../../src/core/solver.js';
 import { arithmetic, evaluateArithmetic } from '../../src/tasks/arithmetic.js';
 import { parsePretrainConfig } from '../../src/pretrain/schema.js';
 import { pretrainCorpus } from '../../src/pretrain/corpus.js';
 import { buildExamples, type Trainee } from '../../src/pretrain/setup.js';
+import { evaluationMetrics, type BaseEvaluation } from '../../src/pretrain/evaluate.js';
+import { stopMeasure } from '../../src/pretrain/run.js';
 import { CharTokenizer } from '../../src/tokenizer/index.js';
 import { Rng } from '../../src/util/rng.js';
 import type { Episode, Task } from '../../src/core/types.js';
@@ -184,6 +186,35 @@ describe('observer arena', () => {
     const observed = examples.slice(40);
     expect(observed.every((e) => e.prompt[1] === tk.prompt('', 'proposer')[1])).to.equal(true);
     expect(observed.map((e) => tk.decode(e.completion))).to.deep.equal(corpus.train.slice(0, 20).map((t) => t.prompt));
+    const { probes } = await buildExamples(
+      config,
+      { tokenizer: tk } as unknown as Trainee,
+      arithmetic,
+      corpus,
+      () => {},
+    );
+    expect(probes.observer?.tasks).to.deep.equal(corpus.test);
+    expect(probes.observer?.corpus).to.deep.equal(config.observer);
+  });
+
+  it("measures a base's hints: the share that copy a shown sum and the marked one, the stop measure of an observer base", () => {
+    const d = arithmetic.validate({});
+    const tasks = Array.from({ length: 4 }, (_, i) => ({ ...arithmetic.generate(new Rng(i), d, i), id: `h${i}` }));
+    const views = tasks.map((t) => observerView(t, arithmetic, d, 2));
+    const other = (i: number) => views[i].candidates.find((c) => c !== tasks[i].prompt)!;
+    // the marked sum (read trimmed), another shown sum, a sum not shown, a shown sum cut short
+    const hints = [` ${tasks[0].prompt}`, other(1), '1+1=', tasks[3].prompt.slice(0, -1)];
+    expect(copyShares(tasks, views, hints)).to.deep.equal({ copies: 0.5, marked: 0.25 });
+    expect(() => copyShares(tasks, views, hints.slice(1))).to.throw(/3 hints and 4 views for 4 tasks/);
+    const e: BaseEvaluation = {
+      heldOut: { pass1: 0.9 } as BaseEvaluation['heldOut'],
+      sets: {},
+      observer: { copies: 0.5, marked: 0.25 },
+    };
+    expect(evaluationMetrics(e)).to.include({ 'eval/observer/copies': 0.5, 'eval/observer/marked': 0.25 });
+    expect(stopMeasure('eval/observer/copies', e)).to.equal(0.5);
+    expect(stopMeasure('heldout', e)).to.equal(0.9);
+    expect(() => stopMeasure('eval/critic/slip_accuracy', e)).to.throw(/no measure 'eval\/critic\/slip_accuracy'/);
   });
 
   it('checks its options at arena.options', () => {
