@@ -25,6 +25,12 @@ export const ObserverCorpusSchema = z.strictObject({
   labels: z.enum(['coin', 'right']).default('coin'),
   /** distractors shown beside each task: the arena's option of the same name */
   distractors: z.number().int().nonnegative().default(2),
+  /**
+   * keep the solver corpus beside the observer examples (one model that observes and solves),
+   * or teach the observer alone (a separate observer model, which never solves: every step is
+   * spent on copying)
+   */
+  solving: z.boolean().default(true),
 });
 export type ObserverCorpus = z.output<typeof ObserverCorpusSchema>;
 

@@ -89,7 +89,7 @@ export async function buildExamples(
     const rng = new Rng(config.seed);
     const o = ROLE_CORPORA.observer.examples(t.tokenizer, family, difficulty, corpus.train, config.observer, rng);
     return {
-      examples: [...solving, ...o],
+      examples: config.observer.solving ? [...solving, ...o] : o,
       probes: { observer: { tasks: corpus.test, family, difficulty, corpus: config.observer } },
     };
   }

@@ -133,7 +133,7 @@ describe('observer arena', () => {
         arithmetic,
         arithmetic.validate({}),
         tasks,
-        { share: 0.5, labels, distractors: 2 },
+        { share: 0.5, labels, distractors: 2, solving: true },
         new Rng(1),
       );
     const coin = hints('coin');
@@ -195,6 +195,12 @@ describe('observer arena', () => {
     );
     expect(probes.observer?.tasks).to.deep.equal(corpus.test);
     expect(probes.observer?.corpus).to.deep.equal(config.observer);
+    // a separate observer model: its examples alone, no solver corpus
+    const alone = { ...config, observer: { ...config.observer!, solving: false } };
+    const only = await buildExamples(alone, { tokenizer: tk } as unknown as Trainee, arithmetic, corpus, () => {});
+    expect(only.examples.map((e) => tk.decode(e.completion))).to.deep.equal(
+      observed.map((e) => tk.decode(e.completion)),
+    );
   });
 
   it("measures a base's hints: the share that copy a shown sum and the marked one, the stop measure of an observer base", () => {
