@@ -33,6 +33,7 @@ export interface PretrainResult {
   memory?: BaseEvaluation['memory'];
   game?: BaseEvaluation['game'];
   flow?: BaseEvaluation['flow'];
+  observer?: BaseEvaluation['observer'];
   /** training seconds, over every process that trained the run */
   seconds: number;
 }
@@ -247,6 +248,7 @@ function result(
     ...(e.memory && { memory: e.memory }),
     ...(e.game && { game: e.game }),
     ...(e.flow !== undefined && { flow: e.flow }),
+    ...(e.observer && { observer: e.observer }),
     seconds,
   };
 }

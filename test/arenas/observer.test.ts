@@ -14,6 +14,11 @@ import { pretrainCorpus } from '../../src/pretrain/corpus.js';
 import { buildExamples, type Trainee } from '../../src/pretrain/setup.js';
 import { evaluationMetrics, type BaseEvaluation } from '../../src/pretrain/evaluate.js';
 import { stopMeasure } from '../../src/pretrain/run.js';
+import { pretrain, PretrainSchema } from '../../src/pretrain/index.js';
+import { TEST_BACKEND } from '../needs.js';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { CharTokenizer } from '../../src/tokenizer/index.js';
 import { Rng } from '../../src/util/rng.js';
 import type { Episode, Task } from '../../src/core/types.js';
@@ -221,6 +226,39 @@ describe('observer arena', () => {
     expect(stopMeasure('eval/observer/copies', e)).to.equal(0.5);
     expect(stopMeasure('heldout', e)).to.equal(0.9);
     expect(() => stopMeasure('eval/critic/slip_accuracy', e)).to.throw(/no measure 'eval\/critic\/slip_accuracy'/);
+  });
+
+  it('a pretrain with an observer section measures its hints and can stop on them', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'coevolve-observer-'));
+    const config = (stopOn: string, stopAtAccuracy: number, name: string) =>
+      PretrainSchema.parse({
+        name,
+        backend: TEST_BACKEND,
+        workers: 1,
+        task: { family: 'arithmetic' },
+        corpus: { train: 16, heldOut: 8 },
+        model: { dModel: 8, nHeads: 1, nLayers: 1, context: 32 },
+        observer: { share: 1, solving: false },
+        train: { steps: 2, batchSize: 4, lr: 0.001 },
+        evalEvery: 1,
+        stopOn,
+        stopAtAccuracy,
+        out: join(root, name),
+        outDir: join(root, 'runs'),
+      });
+    const lines: string[] = [];
+    const trained = await pretrain(config('eval/observer/copies', 1, 'a'), { log: (l) => lines.push(l) });
+    expect(trained.steps).to.equal(2);
+    expect(trained.observer!.copies).to.be.within(0, 1);
+    expect(trained.observer!.marked).to.be.at.most(trained.observer!.copies);
+    expect(lines.filter((l) => /^step \d+ .*observer_copies=\d\.\d{3} observer_marked=/.test(l))).to.have.length(3);
+    // a stop already met ends before the first step; a measure the base lacks is an error
+    expect((await pretrain(config('eval/observer/copies', 0, 'b'), { log: () => {} })).steps).to.equal(0);
+    const lacking = await pretrain(config('eval/flow/planner_valid', 1, 'c'), { log: () => {} }).then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(lacking?.message).to.match(/no measure 'eval\/flow\/planner_valid'/);
   });
 
   it('checks its options at arena.options', () => {
