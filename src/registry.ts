@@ -39,7 +39,7 @@ import { PeerArena, PeerArenaOptionsSchema } from '../arenas/peer.js';
 import { SpyArena, SpyArenaOptionsSchema } from '../arenas/spy.js';
 import { spyEvalKind } from '../arenas/spy-eval.js';
 import { spyExamples, SpyCorpusSchema } from '../arenas/spy-corpus.js';
-import { observerExamples, ObserverCorpusSchema } from '../arenas/observer/corpus.js';
+import { observerCopies, observerExamples, ObserverCorpusSchema } from '../arenas/observer/corpus.js';
 import { observerKind } from '../arenas/observer/evaluator.js';
 import { ObserverArena, ObserverArenaOptionsSchema } from '../arenas/observer/index.js';
 import { ObserverRole } from '../roles/observer.js';
@@ -358,12 +358,13 @@ export const ROLE_CORPORA = Object.freeze({
   game: { schema: GameCorpusSchema, examples: gameExamples, evaluate: gameEvaluation },
   spy: { schema: SpyCorpusSchema, examples: spyExamples },
   flow: { schema: FlowCorpusSchema, examples: flowExamples, showings: flowShowings, validRate: flowValidRate },
-  observer: { schema: ObserverCorpusSchema, examples: observerExamples },
+  observer: { schema: ObserverCorpusSchema, examples: observerExamples, copies: observerCopies },
 });
 export type { Showing as CriticShowing } from '../arenas/critic/corpus.js';
 export type { MemoryShowing } from '../arenas/memory-corpus.js';
 export type { FlowShowing } from '../arenas/flow-corpus.js';
 export type { GameCorpus } from '../arenas/game-corpus.js';
+export type { ObserverCorpus, ObserverCopies } from '../arenas/observer/corpus.js';
 
 // ---------------------------------------------------------------------------------------------
 // the container

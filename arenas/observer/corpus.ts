@@ -11,10 +11,12 @@ import { ObserverRole } from '../../roles/observer.js';
 import { rolePrompt } from '../../src/core/prompt.js';
 import type { Task } from '../../src/core/types.js';
 import type { TaskFamily } from '../../src/core/task-family.js';
+import { greedyTexts } from '../../src/models/greedy.js';
+import type { LanguageModel } from '../../src/models/generate.js';
 import type { PolicyInput } from '../../src/models/types.js';
 import type { Tokenizer } from '../../src/tokenizer/types.js';
 import type { Rng } from '../../src/util/rng.js';
-import { observerView } from './view.js';
+import { observerView, type View } from './view.js';
 
 export const ObserverCorpusSchema = z.strictObject({
   /** observer examples, as a share of the solver examples (on as many of the training tasks) */
@@ -23,6 +25,12 @@ export const ObserverCorpusSchema = z.strictObject({
   labels: z.enum(['coin', 'right']).default('coin'),
   /** distractors shown beside each task: the arena's option of the same name */
   distractors: z.number().int().nonnegative().default(2),
+  /**
+   * keep the solver corpus beside the observer examples (one model that observes and solves),
+   * or teach the observer alone (a separate observer model, which never solves: every step is
+   * spent on copying)
+   */
+  solving: z.boolean().default(true),
 });
 export type ObserverCorpus = z.output<typeof ObserverCorpusSchema>;
 
@@ -44,4 +52,45 @@ export function observerExamples(
       completion: [...tokenizer.encode(hint), tokenizer.eos],
     };
   });
+}
+
+/** A base's observer measured on held-out views: the share of greedy hints that copy a shown sum, and the marked one. */
+export interface ObserverCopies {
+  /** hints that are one of the candidates shown (about 1 once the format is learned, whatever the labels) */
+  copies: number;
+  /** hints that are the marked task's prompt (about 1/(distractors+1) with coin labels, 1 with right ones) */
+  marked: number;
+}
+
+/**
+ * The greedy hint of `model` on each task's view (the observer's prompt, as a run renders it),
+ * read as the arena reads it (trimmed): the stopping measure of an observer base, whose coin
+ * labels teach it to copy a candidate, not which one.
+ */
+export function observerCopies(
+  model: LanguageModel,
+  tokenizer: Tokenizer,
+  family: TaskFamily<unknown>,
+  difficulty: unknown,
+  tasks: readonly Task[],
+  o: ObserverCorpus,
+): ObserverCopies {
+  if (tasks.length === 0) return { copies: 0, marked: 0 };
+  const role = new ObserverRole();
+  const views = tasks.map((task) => observerView(task, family, difficulty, o.distractors));
+  const longest = Math.max(...views.flatMap((v) => v.candidates.map((c) => tokenizer.encode(c).length)));
+  const prompts = tasks.map((task, i) => rolePrompt(tokenizer, role, role.render({ task, view: views[i].text })));
+  return copyShares(tasks, views, greedyTexts(model, tokenizer, prompts, longest + 1));
+}
+
+/** The shares of `hints` (one per task, read trimmed as the observer role reads them) that are a candidate of its view, and the task's own prompt. */
+export function copyShares(tasks: readonly Task[], views: readonly View[], hints: readonly string[]): ObserverCopies {
+  if (hints.length !== tasks.length || views.length !== tasks.length)
+    throw new Error(`observer copies: ${hints.length} hints and ${views.length} views for ${tasks.length} tasks`);
+  const read = hints.map((h) => h.trim());
+  const share = (hit: (h: string, i: number) => boolean) => read.filter(hit).length / tasks.length;
+  return {
+    copies: share((h, i) => views[i].candidates.includes(h)),
+    marked: share((h, i) => h === tasks[i].prompt),
+  };
 }

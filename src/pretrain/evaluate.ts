@@ -146,6 +146,8 @@ export function describeEvaluation(e: BaseEvaluation): string {
     fields.push(`critic_${set}_accuracy=${a.verdict}${a.check === undefined ? '' : ` critic_${set}_check=${a.check}`}`);
   if (e.memory) fields.push(`manager_valid=${e.memory.manager} answer_valid=${e.memory.answer}`);
   if (e.flow !== undefined) fields.push(`planner_valid=${e.flow}`);
+  if (e.observer)
+    fields.push(`observer_copies=${e.observer.copies.toFixed(3)} observer_marked=${e.observer.marked.toFixed(3)}`);
   if (e.game)
     fields.push(`legal_mass=${e.game.legalMass.toFixed(4)} exploitability=${e.game.exploitability.toFixed(4)}`);
   if (e.proposer)
@@ -166,6 +168,8 @@ export function evaluationMetrics(e: BaseEvaluation): Record<string, number> {
   if (e.memory)
     Object.assign(m, { 'eval/memory/manager_valid': e.memory.manager, 'eval/memory/answer_valid': e.memory.answer });
   if (e.flow !== undefined) m['eval/flow/planner_valid'] = e.flow;
+  if (e.observer)
+    Object.assign(m, { 'eval/observer/copies': e.observer.copies, 'eval/observer/marked': e.observer.marked });
   if (e.game)
     Object.assign(m, { 'eval/game/legal_mass': e.game.legalMass, 'eval/game/exploitability': e.game.exploitability });
   if (e.proposer) m['eval/proposer/valid'] = e.proposer.valid;

@@ -33,6 +33,7 @@ export interface PretrainResult {
   memory?: BaseEvaluation['memory'];
   game?: BaseEvaluation['game'];
   flow?: BaseEvaluation['flow'];
+  observer?: BaseEvaluation['observer'];
   /** training seconds, over every process that trained the run */
   seconds: number;
 }
@@ -137,8 +138,7 @@ async function train(
     ? Math.max(0, ...examples.slice(corpus.train.length).map((e) => e.completion.length))
     : 0;
   const base: Base = { ...trainee, family, corpus, probes, limits, replicas, proposalTokens };
-  const watched = (e: BaseEvaluation) =>
-    config.stopOn === 'heldout' ? (e.heldOut?.pass1 ?? 0) : e.sets[config.stopOn];
+  const watched = (e: BaseEvaluation) => stopMeasure(config.stopOn, e);
   const every = config.checkpointEvery ?? config.evalEvery;
   const progress = new StepProgress(config.train.steps, trainer.steps, log, o.progressEvery ?? 30);
   let seconds = resumed?.seconds ?? 0;
@@ -184,9 +184,9 @@ async function train(
 async function checkConfig(config: PretrainConfig) {
   const family = await resolveTaskFamily(config.task.family, config.plugins);
   const limits = cellDifficulty(family, config.task.difficulty, {}, 'task.difficulty');
-  if (config.stopOn !== 'heldout' && !Object.hasOwn(config.heldOutSets, config.stopOn))
+  if (config.stopOn !== 'heldout' && !isMetric(config.stopOn) && !Object.hasOwn(config.heldOutSets, config.stopOn))
     throw new Error(
-      `stopOn: '${config.stopOn}' is not heldout or a heldOutSets name (${Object.keys(config.heldOutSets).join(', ') || 'none'})`,
+      `stopOn: '${config.stopOn}' is not heldout, an eval/ measure or a heldOutSets name (${Object.keys(config.heldOutSets).join(', ') || 'none'})`,
     );
   if (config.proposer && (!family.parseProposal || !family.measure))
     throw new Error(`proposer: task family '${family.name}' cannot read proposals`);
@@ -248,6 +248,23 @@ function result(
     ...(e.memory && { memory: e.memory }),
     ...(e.game && { game: e.game }),
     ...(e.flow !== undefined && { flow: e.flow }),
+    ...(e.observer && { observer: e.observer }),
     seconds,
   };
+}
+
+const isMetric = (stopOn: string) => stopOn.startsWith('eval/');
+
+/**
+ * What `stopOn` watches in an evaluation: held-out pass@1, an extra set's, or any of the
+ * base's measures by its metric name (`eval/observer/copies`); a measure the base does not
+ * have is an error, not a run that never stops.
+ */
+export function stopMeasure(stopOn: string, e: BaseEvaluation): number {
+  if (stopOn === 'heldout') return e.heldOut?.pass1 ?? 0;
+  if (!isMetric(stopOn)) return e.sets[stopOn];
+  const m = evaluationMetrics(e);
+  if (!(stopOn in m))
+    throw new Error(`stopOn: this base has no measure '${stopOn}' (it has ${Object.keys(m).join(', ') || 'none'})`);
+  return m[stopOn];
 }

@@ -104,7 +104,7 @@ export const PretrainSchema = z
     /** save the run's state (weights, Adam, the example order) this often, so a killed pretrain resumes; default evalEvery */
     checkpointEvery: z.number().int().positive().optional(),
     stopAtAccuracy: z.number().min(0).max(1).default(1),
-    /** which set `stopAtAccuracy` watches: the held-out set, or one of `heldOutSets` */
+    /** what `stopAtAccuracy` watches: the held-out set, one of `heldOutSets`, or a measure by its metric name (`eval/observer/copies`) */
     stopOn: z.string().default('heldout'),
     /** answers longer than this are cut (the solver's maxNewTokens) */
     maxNewTokens: z.number().int().positive().default(8),

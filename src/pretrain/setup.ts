@@ -88,7 +88,10 @@ export async function buildExamples(
     const difficulty = family.validate(config.task.difficulty, 'task.difficulty');
     const rng = new Rng(config.seed);
     const o = ROLE_CORPORA.observer.examples(t.tokenizer, family, difficulty, corpus.train, config.observer, rng);
-    return { examples: [...solving, ...o], probes: {} };
+    return {
+      examples: config.observer.solving ? [...solving, ...o] : o,
+      probes: { observer: { tasks: corpus.test, family, difficulty, corpus: config.observer } },
+    };
   }
   return { examples: solving, probes: {} };
 }

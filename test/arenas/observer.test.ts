@@ -5,13 +5,20 @@ import { scriptedTurn } from './scripted.js';
 import { makeArena, makeJudge } from '../../src/registry.js';
 import { ObserverArena, playGroups, type ArenaContext } from '../../arenas/index.js';
 import { observerView } from '../../arenas/observer/view.js';
-import { observerExamples } from '../../arenas/observer/corpus.js';
+import { copyShares, observerExamples } from '../../arenas/observer/corpus.js';
 import { ObserverRole } from '../../roles/observer.js';
 import { SolverRole } from '../../src/core/solver.js';
 import { arithmetic, evaluateArithmetic } from '../../src/tasks/arithmetic.js';
 import { parsePretrainConfig } from '../../src/pretrain/schema.js';
 import { pretrainCorpus } from '../../src/pretrain/corpus.js';
 import { buildExamples, type Trainee } from '../../src/pretrain/setup.js';
+import { evaluationMetrics, type BaseEvaluation } from '../../src/pretrain/evaluate.js';
+import { stopMeasure } from '../../src/pretrain/run.js';
+import { pretrain, PretrainSchema } from '../../src/pretrain/index.js';
+import { TEST_BACKEND } from '../needs.js';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { CharTokenizer } from '../../src/tokenizer/index.js';
 import { Rng } from '../../src/util/rng.js';
 import type { Episode, Task } from '../../src/core/types.js';
@@ -131,7 +138,7 @@ describe('observer arena', () => {
         arithmetic,
         arithmetic.validate({}),
         tasks,
-        { share: 0.5, labels, distractors: 2 },
+        { share: 0.5, labels, distractors: 2, solving: true },
         new Rng(1),
       );
     const coin = hints('coin');
@@ -184,6 +191,74 @@ describe('observer arena', () => {
     const observed = examples.slice(40);
     expect(observed.every((e) => e.prompt[1] === tk.prompt('', 'proposer')[1])).to.equal(true);
     expect(observed.map((e) => tk.decode(e.completion))).to.deep.equal(corpus.train.slice(0, 20).map((t) => t.prompt));
+    const { probes } = await buildExamples(
+      config,
+      { tokenizer: tk } as unknown as Trainee,
+      arithmetic,
+      corpus,
+      () => {},
+    );
+    expect(probes.observer?.tasks).to.deep.equal(corpus.test);
+    expect(probes.observer?.corpus).to.deep.equal(config.observer);
+    // a separate observer model: its examples alone, no solver corpus
+    const alone = { ...config, observer: { ...config.observer!, solving: false } };
+    const only = await buildExamples(alone, { tokenizer: tk } as unknown as Trainee, arithmetic, corpus, () => {});
+    expect(only.examples.map((e) => tk.decode(e.completion))).to.deep.equal(
+      observed.map((e) => tk.decode(e.completion)),
+    );
+  });
+
+  it("measures a base's hints: the share that copy a shown sum and the marked one, the stop measure of an observer base", () => {
+    const d = arithmetic.validate({});
+    const tasks = Array.from({ length: 4 }, (_, i) => ({ ...arithmetic.generate(new Rng(i), d, i), id: `h${i}` }));
+    const views = tasks.map((t) => observerView(t, arithmetic, d, 2));
+    const other = (i: number) => views[i].candidates.find((c) => c !== tasks[i].prompt)!;
+    // the marked sum (read trimmed), another shown sum, a sum not shown, a shown sum cut short
+    const hints = [` ${tasks[0].prompt}`, other(1), '1+1=', tasks[3].prompt.slice(0, -1)];
+    expect(copyShares(tasks, views, hints)).to.deep.equal({ copies: 0.5, marked: 0.25 });
+    expect(() => copyShares(tasks, views, hints.slice(1))).to.throw(/3 hints and 4 views for 4 tasks/);
+    const e: BaseEvaluation = {
+      heldOut: { pass1: 0.9 } as BaseEvaluation['heldOut'],
+      sets: {},
+      observer: { copies: 0.5, marked: 0.25 },
+    };
+    expect(evaluationMetrics(e)).to.include({ 'eval/observer/copies': 0.5, 'eval/observer/marked': 0.25 });
+    expect(stopMeasure('eval/observer/copies', e)).to.equal(0.5);
+    expect(stopMeasure('heldout', e)).to.equal(0.9);
+    expect(() => stopMeasure('eval/critic/slip_accuracy', e)).to.throw(/no measure 'eval\/critic\/slip_accuracy'/);
+  });
+
+  it('a pretrain with an observer section measures its hints and can stop on them', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'coevolve-observer-'));
+    const config = (stopOn: string, stopAtAccuracy: number, name: string) =>
+      PretrainSchema.parse({
+        name,
+        backend: TEST_BACKEND,
+        workers: 1,
+        task: { family: 'arithmetic' },
+        corpus: { train: 16, heldOut: 8 },
+        model: { dModel: 8, nHeads: 1, nLayers: 1, context: 32 },
+        observer: { share: 1, solving: false },
+        train: { steps: 2, batchSize: 4, lr: 0.001 },
+        evalEvery: 1,
+        stopOn,
+        stopAtAccuracy,
+        out: join(root, name),
+        outDir: join(root, 'runs'),
+      });
+    const lines: string[] = [];
+    const trained = await pretrain(config('eval/observer/copies', 1, 'a'), { log: (l) => lines.push(l) });
+    expect(trained.steps).to.equal(2);
+    expect(trained.observer!.copies).to.be.within(0, 1);
+    expect(trained.observer!.marked).to.be.at.most(trained.observer!.copies);
+    expect(lines.filter((l) => /^step \d+ .*observer_copies=\d\.\d{3} observer_marked=/.test(l))).to.have.length(3);
+    // a stop already met ends before the first step; a measure the base lacks is an error
+    expect((await pretrain(config('eval/observer/copies', 0, 'b'), { log: () => {} })).steps).to.equal(0);
+    const lacking = await pretrain(config('eval/flow/planner_valid', 1, 'c'), { log: () => {} }).then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(lacking?.message).to.match(/no measure 'eval\/flow\/planner_valid'/);
   });
 
   it('checks its options at arena.options', () => {

@@ -197,7 +197,9 @@ describe('pretrain corpus: mixtures, proposer examples and extra held-out sets',
       () => undefined,
       (e: Error) => e,
     );
-    expect(bad?.message).to.match(/^stopOn: 'hardr' is not heldout or a heldOutSets name \(harder\)/);
+    expect(bad?.message).to.match(
+      /^stopOn: 'hardr' is not heldout, an eval\/ measure or a heldOutSets name \(harder\)/,
+    );
     expect(lines.filter((l) => l.startsWith('2: '))).to.deep.equal([]);
   });
 });

@@ -6,6 +6,7 @@
  * Face model (its chat template) are taught alike; the game's reads a TinyLM's table.
  */
 import type { Task } from '../../core/types.js';
+import type { TaskFamily } from '../../core/task-family.js';
 import type { LanguageModel } from '../../models/generate.js';
 import type { TinyLM } from '../../models/tinylm.js';
 import type { PolicyInput } from '../../models/types.js';
@@ -19,9 +20,18 @@ import {
   type FlowShowing,
   type GameCorpus,
   type MemoryShowing,
+  type ObserverCopies,
+  type ObserverCorpus,
 } from '../../registry.js';
 
-const { critic: criticCorpus, memory: memoryCorpus, game: gameCorpus, spy: spyCorpus, flow: flowCorpus } = ROLE_CORPORA;
+const {
+  critic: criticCorpus,
+  memory: memoryCorpus,
+  game: gameCorpus,
+  spy: spyCorpus,
+  flow: flowCorpus,
+  observer: observerCorpus,
+} = ROLE_CORPORA;
 
 /** A role base's own measures (part of a base's evaluation, src/pretrain/evaluate.ts). */
 export interface RoleEvaluation {
@@ -33,6 +43,8 @@ export interface RoleEvaluation {
   game?: { legalMass: number; exploitability: number };
   /** a planner base: the share of sampled steps that add two numbers its memory holds, on the held-out sums */
   flow?: number;
+  /** an observer base: the share of greedy hints on held-out views that copy a shown sum, and the marked one */
+  observer?: ObserverCopies;
 }
 
 /** What a critic or memory base is measured on: held-out showings of its role. */
@@ -41,6 +53,8 @@ export interface RoleProbes {
   memory?: MemoryShowing[];
   game?: GameCorpus;
   flow?: FlowShowing[];
+  /** the held-out tasks an observer base's views are made from, at the corpus's difficulty */
+  observer?: { tasks: Task[]; family: TaskFamily<unknown>; difficulty: unknown; corpus: ObserverCorpus };
 }
 
 /**
@@ -118,8 +132,18 @@ export function roleEvaluation(
   config: PretrainConfig,
   seed: number,
 ): RoleEvaluation {
-  const { critic, memory, game, flow } = probes;
+  const { critic, memory, game, flow, observer } = probes;
   return {
+    ...(observer && {
+      observer: observerCorpus.copies(
+        model,
+        tokenizer,
+        observer.family,
+        observer.difficulty,
+        observer.tasks,
+        observer.corpus,
+      ),
+    }),
     ...(flow && { flow: flowCorpus.validRate(model as TinyLM, tokenizer as CharTokenizer, flow, seed) }),
 
     ...(game && { game: gameCorpus.evaluate(model as TinyLM, tokenizer as CharTokenizer, game) }),
