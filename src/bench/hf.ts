@@ -7,8 +7,10 @@
 // cache holding P + N positions; `early` and `early-kept`: the same with rows ending early, one
 // id in 64 a stop token, finished rows dropped from the batch or kept in it, ours only; and `memory`: one base with two adapters against two full
 // copies), `--reps N`, `--rounds N` (alternations; the median ratio), `--micro N` sequences
-// per training pass (default: the whole step in one pass), `--torch off`, `--profile` (where
-// each job's time goes, see hf-profile.ts).
+// per training pass (default: the whole step in one pass), `--workers N` threads for the
+// training jobs (default one per core, as a run's `workers: auto`; 1 trains in this thread with
+// every core's products), `--torch off`, `--profile` (where each job's time goes, see
+// hf-profile.ts; with `--workers 1` it sees the whole step).
 // Each side of each job runs in a fresh process of its own (ours: this script with `--child JOB`,
 // which prints one JSON line), so that neither side's memory or threads are alive while the
 // other runs.
@@ -26,9 +28,8 @@ import { LoraAdapter } from '../models/hf/lora.js';
 import { HfCausalLM } from '../models/hf/model.js';
 import { HfPolicy } from '../models/hf/policy.js';
 import { Rng } from '../util/rng.js';
-import { adam } from '../backend/fused/adam.js';
-import { HostAdam } from '../rl/host-adam.js';
-import { HOST_ADAM_VALUES } from '../rl/trainer.js';
+import { JointTrainer, type TrainSample } from '../rl/trainer.js';
+import { Replicas } from '../parallel/replicas.js';
 import { countSgemm, profileRun } from './hf-profile.js';
 
 const args = process.argv.slice(2);
@@ -116,50 +117,45 @@ function build(frozen: boolean): HfCausalLM {
 
 const randomIds = (rng: Rng, n: number, vocab: number) => Array.from({ length: n }, () => rng.int(vocab));
 
-/** x with no gradient flowing back through it (torch's detach; tfjs has none built in). */
-const detach = tf.customGrad(((x: tf.Tensor) => ({
-  value: x.clone(),
-  gradFunc: (dy: tf.Tensor) => tf.zerosLike(dy),
-})) as unknown as Parameters<typeof tf.customGrad>[0]) as unknown as (x: tf.Tensor) => tf.Tensor;
-
-/** One clipped policy-gradient step (clip 0.2, a per-sequence advantage) on tB sequences of tT tokens, in passes of `micro` sequences, then Adam. */
-function trainStep(policy: HfPolicy, optimizer: tf.Optimizer, rng: Rng): void {
+/**
+ * The trainer's own update (JointTrainer: PPO's clipped loss, clip 0.2, a per-sequence advantage,
+ * token-mean over the step, Adam at 1e-5) on tB sequences of tT tokens, in passes of `micro`
+ * sequences, with `workers` threads as a run's `workers` setting gives them: with more than one,
+ * replicas in worker threads take a contiguous share of the sequences each (src/parallel) and
+ * every thread's products run on one core. Old log-probs are the uniform policy's, which a
+ * randomly initialised model is close to, so the ratios start near 1 as PyTorch's side has them.
+ */
+async function trainJob(policy: HfPolicy): Promise<{ run: () => void; close: () => Promise<void> }> {
   const vocab = policy.config.vocabSize;
-  let sum: tf.NamedTensorMap | undefined;
-  for (let start = 0; start < tB; start += micro) {
-    const n = Math.min(micro, tB - start);
-    const inputs = Array.from({ length: n }, () => {
+  const replicas =
+    workers > 1
+      ? await Replicas.start(
+          workers - 1,
+          { backend: info.chosen as Exclude<BackendChoice, 'auto'>, accelerate: 'auto' },
+          { policy },
+        )
+      : undefined;
+  const trainer = new JointTrainer({ policy }, { lr: 1e-5, clipLow: 0.2, clipHigh: 0.2, microBatch: micro }, replicas);
+  const samples = (): TrainSample[] =>
+    Array.from({ length: tB }, () => {
       const ids = randomIds(rng, tT, vocab);
-      return { prompt: ids.slice(0, 1), completion: ids.slice(1) };
+      const completion = ids.slice(1);
+      return {
+        model: 'policy',
+        role: 'solver',
+        prompt: ids.slice(0, 1),
+        completion,
+        oldLogProbs: completion.map(() => -Math.log(vocab)),
+        advantages: rng.normal(),
+      };
     });
-    const adv = tf.tensor2d(
-      Array.from({ length: n }, () => rng.normal()),
-      [n, 1],
-    );
-    const { grads } = tf.variableGrads(() => {
-      const { logProbs, mask } = policy.score(inputs);
-      const ratio = tf.exp(logProbs.sub(detach(logProbs)));
-      // the mean over the whole step's tokens, so the passes' gradients add up to the step's
-      return tf
-        .minimum(ratio.mul(adv), ratio.clipByValue(0.8, 1.2).mul(adv))
-        .mul(mask)
-        .sum()
-        .div(tB * (tT - 1))
-        .neg() as tf.Scalar;
-    }, policy.variables());
-    adv.dispose();
-    if (!sum) sum = grads;
-    else {
-      for (const k of Object.keys(grads)) {
-        const next = sum[k].add(grads[k]);
-        sum[k].dispose();
-        grads[k].dispose();
-        sum[k] = next;
-      }
-    }
-  }
-  optimizer.applyGradients(sum!);
-  tf.dispose(Object.values(sum!));
+  return {
+    run: () => void trainer.step(samples()),
+    close: async () => {
+      trainer.dispose();
+      await replicas?.close();
+    },
+  };
 }
 
 function time(run: () => void, warmUp = run): number {
@@ -219,8 +215,13 @@ if (child && profile) {
 const info = child
   ? await initBackend(option('backend', 'auto') as BackendChoice)
   : { chosen: 'none', native: undefined };
-// the model runs in this one thread, so its native products may use every core (`--threads 1` for one)
-const threads = Number(option('threads', String(cpus().length)));
+// training runs on `--workers` threads (default one per core, as a run's `workers: auto`), each
+// product of a thread on one core; generation runs in this one thread, so its native products
+// may use every core (`--threads 1` for one)
+const workers = Number(option('workers', String(cpus().length)));
+if (!(Number.isSafeInteger(workers) && workers > 0)) throw new Error(`bench:hf: --workers must be a positive integer`);
+const training = ['lora', 'full'].includes(child);
+const threads = Number(option('threads', String(training && workers > 1 ? 1 : cpus().length)));
 if (child && info.native) loadNative()?.setThreads(threads);
 if (child)
   console.error(`${describeBackend(info as Awaited<ReturnType<typeof initBackend>>)}; ${threads} native threads`);
@@ -275,13 +276,13 @@ async function ours(job: string): Promise<number | undefined> {
         base,
         job === 'lora' ? new LoraAdapter(base.config, { r: 16, alpha: 32, targetModules: 'all-linear' }, 2) : undefined,
       );
-      // as the trainer picks: moments outside the heap for a model of more than HOST_ADAM_VALUES
-      const values = policy.variables().reduce((n, v) => n + v.size, 0);
-      const optimizer = values > HOST_ADAM_VALUES ? new HostAdam(1e-5) : adam(1e-5);
-      const run = () => trainStep(policy, optimizer, rng);
-      seconds = time(run);
-      if (profile) await profileRun(job, run);
-      optimizer.dispose();
+      const { run, close } = await trainJob(policy);
+      try {
+        seconds = time(run);
+        if (profile) await profileRun(job, run);
+      } finally {
+        await close();
+      }
       policy.dispose();
       tokens = tB * tT;
     }
@@ -305,6 +306,7 @@ async function ours(job: string): Promise<number | undefined> {
       backend: info.chosen,
       native: info.native ?? 'off',
       threads,
+      ...(['lora', 'full'].includes(job) ? { workers } : {}),
       shape,
       job,
       seconds: +seconds.toFixed(4),

@@ -5,6 +5,7 @@ import { generate } from '../../src/models/generate.js';
 import { HfCausalLM } from '../../src/models/hf/model.js';
 import { HfPolicy } from '../../src/models/hf/policy.js';
 import { weightSpecs } from '../../src/models/hf/layout.js';
+import { parseHfConfig } from '../../src/models/hf/config.js';
 import { readSafetensors, type StoredTensor } from '../../src/models/hf/safetensors.js';
 import { TEST_BACKEND } from '../needs.js';
 import { FIXTURES, fixture, maxDiff, rows } from './hf-fixtures.js';
@@ -136,4 +137,38 @@ describe('Hugging Face decoders against transformers', function () {
       });
     });
   }
+
+  it('hands out a trainable weight of more than 2^24 values as stored (replicas copy a full fine-tuning base so)', () => {
+    // SmolLM2's embedding has 28M values; tf.tidy walks a returned array into a Set of its distinct values
+    const config = parseHfConfig({
+      architectures: ['LlamaForCausalLM'],
+      vocab_size: 2 ** 16 + 64,
+      hidden_size: 256,
+      intermediate_size: 32,
+      num_hidden_layers: 1,
+      num_attention_heads: 2,
+      num_key_value_heads: 1,
+      max_position_embeddings: 64,
+      tie_word_embeddings: true,
+    });
+    const tensors = Object.fromEntries(
+      weightSpecs(config).map((w) => {
+        const n = w.shape.reduce((a, b) => a * b, 1);
+        return [w.name, { shape: w.shape, data: Float32Array.from({ length: n }, (_, i) => i / 2 ** 24) }];
+      }),
+    );
+    const model = new HfCausalLM(config, tensors);
+    try {
+      const before = tf.memory().numTensors;
+      const stored = model.storedTensors();
+      expect(tf.memory().numTensors).to.equal(before);
+      for (const [name, t] of Object.entries(tensors)) {
+        expect(stored[name].shape, name).to.deep.equal(t.shape);
+        expect(maxDiff(stored[name].data, t.data), name).to.equal(0);
+      }
+      expect(stored['model.embed_tokens.weight'].data.length).to.be.above(2 ** 24);
+    } finally {
+      model.dispose();
+    }
+  });
 });

@@ -111,13 +111,14 @@ export class HfCausalLM implements Policy {
         .filter((s) => s.linear)
         .map((s) => s.name),
     );
-    const held = Object.entries(this.weights).map(([n, v]) => [
-      n,
-      tf.tidy(() => {
-        const t = linear.has(n) ? v.transpose() : v;
-        return { shape: t.shape, data: t.dataSync() as Float32Array };
-      }),
-    ]);
+    // not inside tf.tidy: it walks what it returns, every element of a plain array too (a
+    // 28M-value embedding passed a Set's size limit)
+    const held = Object.entries(this.weights).map(([n, v]) => {
+      const t = linear.has(n) ? v.transpose() : v;
+      const data = t.dataSync() as Float32Array;
+      if (t !== v) t.dispose();
+      return [n, { shape: t.shape, data }];
+    });
     const host = Object.entries(this.host).map(([n, m]) => [n, { shape: [m.rows, m.cols], data: m.data }]);
     return Object.fromEntries([...held, ...host]);
   }
