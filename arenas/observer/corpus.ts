@@ -4,7 +4,10 @@
  * of sequence. With `labels: coin` the hint is a candidate drawn uniformly, the task or a
  * distractor: the base learns the format (copy one question) but not which one, so it picks
  * the marked one at chance and only the solver's success can teach it (as the judge corpus's
- * coin verdicts do). With `labels: right` the hint is always the marked task's prompt.
+ * coin verdicts do). With `labels: right` the hint is always the marked task's prompt. With
+ * `labels: first` it is the first candidate shown, the marked one a third of the time (with two
+ * distractors): a clean copy, which coin labels do not give a small model (measured: it learns
+ * their mixture digit by digit, docs/observer.md), anchored by something other than the mark.
  */
 import { z } from 'zod';
 import { ObserverRole } from '../../roles/observer.js';
@@ -21,8 +24,8 @@ import { observerView, type View } from './view.js';
 export const ObserverCorpusSchema = z.strictObject({
   /** observer examples, as a share of the solver examples (on as many of the training tasks) */
   share: z.number().gt(0).max(1),
-  /** the hint taught: a candidate at random (the format only), or the marked task's prompt */
-  labels: z.enum(['coin', 'right']).default('coin'),
+  /** the hint taught: a candidate at random (the format only), the marked task's prompt, or the first candidate shown */
+  labels: z.enum(['coin', 'right', 'first']).default('coin'),
   /** distractors shown beside each task: the arena's option of the same name */
   distractors: z.number().int().nonnegative().default(2),
   /**
@@ -46,7 +49,12 @@ export function observerExamples(
   const role = new ObserverRole();
   return tasks.slice(0, Math.round(o.share * tasks.length)).map((task) => {
     const view = observerView(task, family, difficulty, o.distractors);
-    const hint = o.labels === 'right' ? task.prompt : view.candidates[rng.int(view.candidates.length)];
+    const hint =
+      o.labels === 'right'
+        ? task.prompt
+        : o.labels === 'first'
+          ? view.candidates[0]
+          : view.candidates[rng.int(view.candidates.length)];
     return {
       prompt: rolePrompt(tokenizer, role, role.render({ task, view: view.text })),
       completion: [...tokenizer.encode(hint), tokenizer.eos],

@@ -129,10 +129,10 @@ describe('observer arena', () => {
     expect(role.parse(' ', o).valid).to.equal(false);
   });
 
-  it('the observer corpus teaches one candidate at random (coin) or the marked one (right)', () => {
+  it('the observer corpus teaches one candidate at random (coin), the marked one (right) or the first shown (first)', () => {
     const tk = new CharTokenizer();
     const tasks = Array.from({ length: 300 }, (_, i) => arithmetic.generate(new Rng(i), arithmetic.validate({}), i));
-    const hints = (labels: 'coin' | 'right') =>
+    const hints = (labels: 'coin' | 'right' | 'first') =>
       observerExamples(
         tk,
         arithmetic,
@@ -148,6 +148,13 @@ describe('observer arena', () => {
     expect(marked).to.be.within(0.2, 0.47);
     coin.forEach((e) => expect(text(e.prompt)).to.include(`${text(e.completion)}`));
     expect(hints('right').every((e, i) => text(e.completion) === tasks[i].prompt)).to.equal(true);
+    // first: the view's first candidate, the marked one about a third of the time
+    const first = hints('first');
+    first.forEach((e, i) =>
+      expect(text(e.completion)).to.equal(observerView(tasks[i], arithmetic, arithmetic.validate({}), 2).candidates[0]),
+    );
+    const firstMarked = first.filter((e, i) => text(e.completion) === tasks[i].prompt).length / first.length;
+    expect(firstMarked).to.be.within(0.2, 0.47);
     expect(() =>
       parsePretrainConfig(
         {
