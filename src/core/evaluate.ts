@@ -17,6 +17,11 @@ export interface EvalResult {
   pass1: number;
   /** accuracy of the majority answer of `samples` sampled answers (TTRL's maj@N); absent when samples is 0 */
   majN?: number;
+  /**
+   * the share of those sampled answers that are right (verl's `mean@N`, the sampled pass@1 that
+   * DeepSeek-R1 reports): what RL at the sampling temperature moves first; absent when samples is 0
+   */
+  meanN?: number;
   samples: number;
   /** share of greedy answers that parse */
   validRate: number;
@@ -90,17 +95,18 @@ export async function evaluateSolver(
     samples: o.samples,
     validRate: greedy.filter((e) => e.turns[0].action.valid).length / tasks.length,
   };
-  if (o.samples > 0) result.majN = await majorityAccuracy(model, tokenizer, family, tasks, o);
+  if (o.samples > 0) Object.assign(result, await sampledAccuracy(model, tokenizer, family, tasks, o));
   return result;
 }
 
-async function majorityAccuracy(
+/** maj@N and mean@N from one set of `samples` answers per task at `temperature`. */
+async function sampledAccuracy(
   model: LanguageModel,
   tokenizer: Tokenizer,
   family: TaskFamily<unknown>,
   tasks: readonly Task[],
   o: Sampled,
-): Promise<number> {
+): Promise<{ majN: number; meanN: number }> {
   const episodes = await solveEpisodes(model, tokenizer, family, tasks, o.samples, {
     temperature: o.temperature ?? 1,
     maxNewTokens: o.maxNewTokens,
@@ -115,5 +121,7 @@ async function majorityAccuracy(
     const { label } = majorityLabel(group.map((e) => voteOf(e.turns[0])));
     if (label !== null && family.verify(group[0].task, label)) right++;
   }
-  return right / tasks.length;
+  // each sampled answer counted as pass@1 counts the greedy one: valid and right
+  const sampledRight = episodes.filter((e) => e.turns[0].action.valid && family.verify(e.task, e.turns[0].text)).length;
+  return { majN: right / tasks.length, meanN: sampledRight / (tasks.length * o.samples) };
 }

@@ -443,7 +443,7 @@ function pickShown(m: Record<string, number>, arena: readonly string[]): Record<
     (k) =>
       k.startsWith('reward/') ||
       k === 'accuracy/train' ||
-      /^eval\/(.+\/)?(pass1|maj\d+|valid)$/.test(k) ||
+      /^eval\/(.+\/)?(pass1|maj\d+|mean\d+|valid)$/.test(k) ||
       arena.includes(k),
   );
   return Object.fromEntries(keys.map((k) => [k.replace(/^(reward|accuracy|eval)\//, ''), m[k]]));

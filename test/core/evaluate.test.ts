@@ -55,7 +55,7 @@ describe('engine/evaluateSolver', () => {
     expect(tasks.map((t) => byTask.get(t.id)!.action.valid)).to.deep.equal(stops);
   });
 
-  it('pass@1 and maj@N count the valid right answers: 4 of 8', async () => {
+  it('pass@1, maj@N and mean@N count the valid right answers: 4 of 8', async () => {
     // guards against: hard-coding pass1 or majN (e.g. to 0), and counting the unfinished '1000' as right
     const r = await evaluateSolver(model, tokenizer, arithmetic, tasks, {
       samples: 5,
@@ -63,7 +63,18 @@ describe('engine/evaluateSolver', () => {
       temperature: 1,
       seed: 2,
     });
-    expect(r).to.deep.equal({ tasks: 8, pass1: 0.5, majN: 0.5, samples: 5, validRate: 7 / 8 });
+    const { meanN, ...rest } = r;
+    expect(rest).to.deep.equal({ tasks: 8, pass1: 0.5, majN: 0.5, samples: 5, validRate: 7 / 8 });
+    // each of the 40 sampled answers counted: the taught ones are nearly certain, so about half are right
+    expect(meanN).to.be.closeTo(0.5, 0.05);
+    // and at a temperature that flattens the answers, fewer are right than the majority gets
+    const hot = await evaluateSolver(model, tokenizer, arithmetic, tasks, {
+      samples: 5,
+      maxNewTokens,
+      temperature: 50,
+      seed: 2,
+    });
+    expect(hot.meanN).to.be.below(0.3);
   });
 
   it('without samples there is no maj@N, and an empty task list is refused', async () => {

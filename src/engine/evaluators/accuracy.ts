@@ -16,7 +16,8 @@ import {
 /**
  * Held-out accuracy of a solver role on a JSONL file of labeled tasks: greedy pass@1 every
  * time, and maj@N with `samples` answers at `temperature` when the run asks for thorough
- * measures (its start, its end, a reference sync). Metrics: `pass1`, `maj<N>`.
+ * measures (its start, its end, a reference sync). Metrics: `pass1`, `maj<N>`, `mean<N>` (the
+ * share of the N sampled answers that are right).
  */
 export class AccuracyEvaluator implements Evaluator {
   constructor(
@@ -57,7 +58,11 @@ export class AccuracyEvaluator implements Evaluator {
         onEpisode: ctx.onEpisode,
       },
     );
-    return { pass1: r.pass1, ...(r.majN !== undefined ? { [`maj${r.samples}`]: r.majN } : {}) };
+    return {
+      pass1: r.pass1,
+      ...(r.majN !== undefined ? { [`maj${r.samples}`]: r.majN } : {}),
+      ...(r.meanN !== undefined ? { [`mean${r.samples}`]: r.meanN } : {}),
+    };
   }
 }
 
