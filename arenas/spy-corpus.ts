@@ -36,7 +36,10 @@ export function spyExamples(
     const task = { id: `spy-base-${i}-${rng.int(1 << 30)}`, family: '', prompt: '' };
     const deal = spyDeal(task.id, o.players);
     const seat = rng.int(o.players);
-    const said = (w: string) => clueLetters(w, o.clues)[rng.int(clueLetters(w, o.clues).length)];
+    const said = (w: string) => {
+      const letters = clueLetters(w, o.clues);
+      return letters[rng.int(letters.length)];
+    };
     const clues = rng.next() < o.votes ? deal.words.map(said) : undefined;
     const observation = arena.observation(task, deal, seat, clues);
     const text = role.render({ ...observation });

@@ -46,7 +46,6 @@ export function observerExamples(
   o: ObserverCorpus,
   rng: Rng,
 ): PolicyInput[] {
-  const role = new ObserverRole();
   return tasks.slice(0, Math.round(o.share * tasks.length)).map((task) => {
     const view = observerView(task, family, difficulty, o.distractors);
     const hint =
@@ -55,25 +54,28 @@ export function observerExamples(
         : o.labels === 'first'
           ? view.candidates[0]
           : view.candidates[rng.int(view.candidates.length)];
-    return {
-      prompt: rolePrompt(tokenizer, role, role.render({ task, view: view.text })),
-      completion: [...tokenizer.encode(hint), tokenizer.eos],
-    };
+    return { prompt: observerPrompt(tokenizer, task, view), completion: [...tokenizer.encode(hint), tokenizer.eos] };
   });
+}
+
+/** The observer's prompt on `task` shown as `view`, as a run renders it. */
+function observerPrompt(tokenizer: Tokenizer, task: Task, view: View): number[] {
+  const role = new ObserverRole();
+  return rolePrompt(tokenizer, role, role.render({ task, view: view.text }));
 }
 
 /** A base's observer measured on held-out views: the share of greedy hints that copy a shown sum, and the marked one. */
 export interface ObserverCopies {
   /** hints that are one of the candidates shown (about 1 once the format is learned, whatever the labels) */
   copies: number;
-  /** hints that are the marked task's prompt (about 1/(distractors+1) with coin labels, 1 with right ones) */
+  /** hints that are the marked task's prompt (about 1/(distractors+1) with coin or first labels, 1 with right ones) */
   marked: number;
 }
 
 /**
  * The greedy hint of `model` on each task's view (the observer's prompt, as a run renders it),
- * read as the arena reads it (trimmed): the stopping measure of an observer base, whose coin
- * labels teach it to copy a candidate, not which one.
+ * read as the arena reads it (trimmed): the stopping measure of an observer base, whose coin or
+ * first labels teach it to copy a candidate, not the asked one.
  */
 export function observerCopies(
   model: LanguageModel,
@@ -84,10 +86,9 @@ export function observerCopies(
   o: ObserverCorpus,
 ): ObserverCopies {
   if (tasks.length === 0) return { copies: 0, marked: 0 };
-  const role = new ObserverRole();
   const views = tasks.map((task) => observerView(task, family, difficulty, o.distractors));
   const longest = Math.max(...views.flatMap((v) => v.candidates.map((c) => tokenizer.encode(c).length)));
-  const prompts = tasks.map((task, i) => rolePrompt(tokenizer, role, role.render({ task, view: views[i].text })));
+  const prompts = tasks.map((task, i) => observerPrompt(tokenizer, task, views[i]));
   return copyShares(tasks, views, greedyTexts(model, tokenizer, prompts, longest + 1));
 }
 

@@ -158,10 +158,19 @@ async function trainJob(policy: HfPolicy): Promise<{ run: () => void; close: () 
   };
 }
 
-function time(run: () => void, warmUp = run): number {
+/** The mean seconds of `reps` runs after one warm-up, saying after each how long the rest should take. */
+function time(job: string, run: () => void, warmUp = run): number {
+  const w0 = performance.now();
   warmUp();
+  console.error(`coevolve: ${job} warmed up in ${((performance.now() - w0) / 1000).toFixed(1)} s; ${reps} timed runs`);
   const t0 = performance.now();
-  for (let r = 0; r < reps; r++) run();
+  for (let r = 1; r <= reps; r++) {
+    run();
+    const each = (performance.now() - t0) / 1000 / r;
+    console.error(
+      `coevolve: ${job} run ${r}/${reps}, ${each.toFixed(1)} s each, about ${Math.round(each * (reps - r))} s left`,
+    );
+  }
   return (performance.now() - t0) / 1000 / reps;
 }
 
@@ -268,7 +277,7 @@ async function ours(job: string): Promise<number | undefined> {
         );
       };
       // long answers warm up on 8 tokens: a whole warm-up run would double the job's minutes
-      seconds = time(run, job === 'generate' ? run : () => run(8));
+      seconds = time(job, run, job === 'generate' ? run : () => run(8));
       if (profile) await profileRun(job, run);
       tokens = early.stop ? generated : B * N;
     } else {
@@ -278,7 +287,7 @@ async function ours(job: string): Promise<number | undefined> {
       );
       const { run, close } = await trainJob(policy);
       try {
-        seconds = time(run);
+        seconds = time(job, run);
         if (profile) await profileRun(job, run);
       } finally {
         await close();

@@ -164,11 +164,16 @@ def train_step(model, optimizer, B, T):
     optimizer.step()
 
 
-def timed(run, reps, warm_up=None):
+def timed(run, reps, warm_up=None, job=""):
+    # says after the warm-up and each timed run how long the rest should take
+    w0 = time.perf_counter()
     (warm_up or run)()
+    print(f"torch: {job} warmed up in {time.perf_counter() - w0:.1f} s; {reps} timed runs", file=sys.stderr, flush=True)
     t0 = time.perf_counter()
-    for _ in range(reps):
+    for r in range(1, reps + 1):
         run()
+        each = (time.perf_counter() - t0) / r
+        print(f"torch: {job} run {r}/{reps}, {each:.1f} s each, about {round(each * (reps - r))} s left", file=sys.stderr, flush=True)
     return (time.perf_counter() - t0) / reps
 
 
@@ -191,18 +196,18 @@ def main():
     for job in a.jobs.split(","):
         if job == "generate":
             model = Decoder(s)
-            seconds, tokens = timed(lambda: generate(model, gB, gP, gN), a.reps), gB * gN
+            seconds, tokens = timed(lambda: generate(model, gB, gP, gN), a.reps, job=job), gB * gN
         elif job == "long":
             model = Decoder(s)
             run = lambda: generate(model, lB, lP, lN)
-            seconds, tokens = timed(run, a.reps, lambda: generate(model, lB, lP, 8)), lB * lN
+            seconds, tokens = timed(run, a.reps, lambda: generate(model, lB, lP, 8), job=job), lB * lN
         elif job in ("lora", "full"):
             model = Decoder(s, 16, 32) if job == "lora" else Decoder(s)
             trained = [p for n, p in model.named_parameters() if job == "full" or "lora_" in n]
             for p in model.parameters():
                 p.requires_grad_(any(p is t for t in trained))
             optimizer = torch.optim.AdamW(trained, lr=1e-5)
-            seconds, tokens = timed(lambda: train_step(model, optimizer, tB, tT), a.reps), tB * tT
+            seconds, tokens = timed(lambda: train_step(model, optimizer, tB, tT), a.reps, job=job), tB * tT
         else:
             raise SystemExit(f"torch_hf.py: unknown job '{job}' (generate, long, lora, full)")
         row = dict(impl=f"pytorch-{torch.__version__}", threads=a.threads, shape=a.shape, job=job)
