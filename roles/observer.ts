@@ -16,15 +16,24 @@ export class ObserverRole implements Role {
   render(o: Observation): string {
     return `${typeof o.view === 'string' ? o.view : o.task.prompt}>`;
   }
-  /** The hint and the end of sequence: a hint cut off at the budget never parses. */
+  /** The hint (and its label) and the end of sequence: a hint cut off at the budget never parses. */
   maxNewTokens(o: Observation): number | undefined {
-    return typeof o.budget === 'number' ? o.budget + 1 : undefined;
+    return typeof o.budget === 'number' ? o.budget + 1 + (labelsOf(o) ? 2 : 0) : undefined;
   }
+  /** With `observation.labels` (a labelled view's letters) a hint opens with one of them and ':'; the budget counts what follows. */
   parse(output: string, o: Observation): Action {
     const text = output.trim();
-    if (text === '') return invalid('an empty hint');
+    const labels = labelsOf(o);
+    if (labels && !(text.length >= 2 && labels.includes(text[0]) && text[1] === ':'))
+      return invalid(
+        `a hint opens with a candidate's letter (${[...labels].join(', ')}) and ':', got ${JSON.stringify(text)}`,
+      );
+    const body = labels ? text.slice(2) : text;
+    if (body === '') return invalid('an empty hint');
     const budget = typeof o.budget === 'number' ? o.budget : Infinity;
-    if (text.length > budget) return invalid(`a hint of ${text.length} characters; the budget is ${budget}`);
+    if (body.length > budget) return invalid(`a hint of ${body.length} characters; the budget is ${budget}`);
     return valid(text);
   }
 }
+
+const labelsOf = (o: Observation) => (typeof o.labels === 'string' ? o.labels : '');

@@ -19,7 +19,7 @@ import type { LanguageModel } from '../../src/models/generate.js';
 import type { PolicyInput } from '../../src/models/types.js';
 import type { Tokenizer } from '../../src/tokenizer/types.js';
 import type { Rng } from '../../src/util/rng.js';
-import { observerView, type View } from './view.js';
+import { copied, observerView, type View } from './view.js';
 
 export const ObserverCorpusSchema = z.strictObject({
   /** observer examples, as a share of the solver examples (on as many of the training tasks) */
@@ -34,6 +34,14 @@ export const ObserverCorpusSchema = z.strictObject({
    * spent on copying)
    */
   solving: z.boolean().default(true),
+  /**
+   * the share of examples whose hint is the marked task whatever `labels` says: a base that
+   * reads the mark that often (a prior for RL to sharpen; measured: from a base at chance, RL
+   * never found the mark, docs/observer.md)
+   */
+  marked: z.number().min(0).max(1).default(0),
+  /** labelled views and hints (`b:47+25=`): the arena's option of the same name */
+  labelled: z.boolean().default(false),
 });
 export type ObserverCorpus = z.output<typeof ObserverCorpusSchema>;
 
@@ -47,13 +55,14 @@ export function observerExamples(
   rng: Rng,
 ): PolicyInput[] {
   return tasks.slice(0, Math.round(o.share * tasks.length)).map((task) => {
-    const view = observerView(task, family, difficulty, o.distractors);
-    const hint =
-      o.labels === 'right'
-        ? task.prompt
+    const view = observerView(task, family, difficulty, o.distractors, o.labelled);
+    const k =
+      o.labels === 'right' || (o.marked > 0 && rng.next() < o.marked)
+        ? view.at
         : o.labels === 'first'
-          ? view.candidates[0]
-          : view.candidates[rng.int(view.candidates.length)];
+          ? 0
+          : rng.int(view.candidates.length);
+    const hint = `${o.labelled ? `${view.labels[k]}:` : ''}${view.candidates[k]}`;
     return { prompt: observerPrompt(tokenizer, task, view), completion: [...tokenizer.encode(hint), tokenizer.eos] };
   });
 }
@@ -86,20 +95,22 @@ export function observerCopies(
   o: ObserverCorpus,
 ): ObserverCopies {
   if (tasks.length === 0) return { copies: 0, marked: 0 };
-  const views = tasks.map((task) => observerView(task, family, difficulty, o.distractors));
-  const longest = Math.max(...views.flatMap((v) => v.candidates.map((c) => tokenizer.encode(c).length)));
+  const views = tasks.map((task) => observerView(task, family, difficulty, o.distractors, o.labelled));
+  const label = o.labelled ? tokenizer.encode('a:').length : 0;
+  const longest = label + Math.max(...views.flatMap((v) => v.candidates.map((c) => tokenizer.encode(c).length)));
   const prompts = tasks.map((task, i) => observerPrompt(tokenizer, task, views[i]));
   return copyShares(tasks, views, greedyTexts(model, tokenizer, prompts, longest + 1));
 }
 
-/** The shares of `hints` (one per task, read trimmed as the observer role reads them) that are a candidate of its view, and the task's own prompt. */
+/**
+ * The shares of `hints` (one per task, read trimmed as the observer role reads them) that copy a
+ * candidate of its view (labelled: the one its letter names), and the task's own prompt.
+ */
 export function copyShares(tasks: readonly Task[], views: readonly View[], hints: readonly string[]): ObserverCopies {
   if (hints.length !== tasks.length || views.length !== tasks.length)
     throw new Error(`observer copies: ${hints.length} hints and ${views.length} views for ${tasks.length} tasks`);
-  const read = hints.map((h) => h.trim());
-  const share = (hit: (h: string, i: number) => boolean) => read.filter(hit).length / tasks.length;
-  return {
-    copies: share((h, i) => views[i].candidates.includes(h)),
-    marked: share((h, i) => h === tasks[i].prompt),
-  };
+  const picks = hints.map((h, i) => copied(h.trim(), views[i]));
+  const share = (hit: (k: number, i: number) => boolean) =>
+    picks.filter((k, i) => k !== undefined && hit(k, i)).length / tasks.length;
+  return { copies: share(() => true), marked: share((k, i) => k === views[i].at) };
 }

@@ -5,7 +5,7 @@ import type { TaskFamily } from '../../src/core/task-family.js';
 import type { Arena, ArenaContext, EpisodeEnd } from '../../src/core/arena.js';
 import { arenaOptions } from '../options.js';
 import { ObserverArenaOptionsSchema, type ObserverArenaOptions } from './options.js';
-import { observerView } from './view.js';
+import { observerView, shownText, type View } from './view.js';
 import { observerMetrics } from './metrics.js';
 
 /**
@@ -24,8 +24,10 @@ import { observerMetrics } from './metrics.js';
  * characters (`baseline: cut`: what a summary without an observer gives the solver) or none
  * (`baseline: none`: its accuracy is taken as 0). The baseline's answers are measured, not
  * trained on (they would teach the solver to answer cut text). Within a group of hints on one
- * task the baseline term is one constant, so a group-normalised advantage (GRPO) sees only
- * the first term; it sets the utility's sign, and what a non-group estimator learns from.
+ * task the baseline text is the same and its term varies only by the solver's sampling in
+ * each episode, so a group-normalised advantage (GRPO) sees mostly the first term; it sets
+ * the utility's sign, and what a non-group estimator learns from. With `labelled` the view
+ * names each candidate by a letter and the solver is shown the hint after its letter.
  *
  * Comparison groups: the observer's hints of the G episodes on one task; the solver's answers to one hint.
  */
@@ -46,8 +48,7 @@ export class ObserverArena implements Arena {
 
   /** The observer's view, its longest; the solver is shown at most `budget` characters. */
   observations(task: Task) {
-    const view = observerView(task, this.family, this.difficulty, this.options.distractors).text;
-    return [{ role: 'observer', observation: { task, view, budget: this.options.budget } }];
+    return [{ role: 'observer', observation: this.observation(task, this.view(task)) }];
   }
 
   play(task: Task, ctx: ArenaContext): Observable<Turn | EpisodeEnd> {
@@ -57,11 +58,11 @@ export class ObserverArena implements Arena {
   private async run(task: Task, ctx: ArenaContext, emit: (x: Turn | EpisodeEnd) => void): Promise<void> {
     if (task.answer === undefined)
       throw new Error(`arena 'observer': task ${task.id} has no answer; the solver's success needs one`);
-    const { budget, attempts, baseline, distractors } = this.options;
-    const view = observerView(task, this.family, this.difficulty, distractors).text;
-    const observer = await ctx.act('observer', { task, view, budget }, { compare: 'group' });
+    const { budget, attempts, baseline } = this.options;
+    const view = this.view(task);
+    const observer = await ctx.act('observer', this.observation(task, view), { compare: 'group' });
     emit(observer);
-    const hint = observer.action.valid ? observer.action.value! : null;
+    const hint = observer.action.valid ? shownText(observer.action.value!, view.labels) : null;
     // the solver is shown a task whose prompt is the text and nothing else; the answer is filed for the verifier only
     const answers = (text: string, tag: string) =>
       Promise.all(
@@ -78,14 +79,25 @@ export class ObserverArena implements Arena {
       );
     const [given, base] = await Promise.all([
       hint === null ? Promise.resolve([]) : answers(hint, 'hint'),
-      baseline === 'cut' ? answers(view.slice(0, budget), 'cut') : Promise.resolve([]),
+      baseline === 'cut' ? answers(view.plain.slice(0, budget), 'cut') : Promise.resolve([]),
     ]);
     given.forEach(emit);
     const right = (t: Turn) => (t.action.valid && this.family.verify(t.task!, t.text) ? 1 : 0);
     const share = (ts: Turn[]) => ts.reduce((s, t) => s + right(t), 0) / attempts;
     const accuracy = share(given);
     const reference = share(base);
-    emit({ end: true, outcome: { observer: accuracy - reference }, info: { hint, accuracy, reference } });
+    // labelled: whether the hint's letter names the asked task, the observer's choice apart from its copying
+    const pointed = view.labels && hint !== null ? { pointed: observer.action.value![0] === view.labels[view.at] } : {};
+    emit({ end: true, outcome: { observer: accuracy - reference }, info: { hint, accuracy, reference, ...pointed } });
+  }
+
+  private view(task: Task): View {
+    return observerView(task, this.family, this.difficulty, this.options.distractors, this.options.labelled);
+  }
+
+  /** What the observer is shown: the view (labelled or not), the budget, a labelled view's letters. */
+  private observation(task: Task, view: View) {
+    return { task, view: view.text, budget: this.options.budget, ...(view.labels && { labels: view.labels }) };
   }
 
   /** The observer's hints and the solver's success through them (observer/*). */

@@ -8,7 +8,8 @@ import type { TaskFamily } from '../../src/core/task-family.js';
  * baseline text; `observer/utility`: their difference, the observer's mean reward;
  * `observer/valid_rate` and `observer/length` of the hints; `observer/copies`: hints that are
  * the task's prompt; `observer/hint_right`, for a family that reads tasks: hints that read as
- * a task of the family whose answer is the task's (the observer's part, whatever the solver does).
+ * a task of the family whose answer is the task's (the observer's part, whatever the solver does);
+ * `observer/pointed`, with a labelled view: valid hints whose letter names the asked task.
  */
 export function observerMetrics(
   episodes: readonly Episode[],
@@ -27,6 +28,8 @@ export function observerMetrics(
   };
   m['observer/utility'] = m['observer/accuracy'] - m['observer/reference'];
   if (valid.length) m['observer/length'] = mean(valid.map((h) => h.length));
+  const pointed = played.filter((e) => 'pointed' in e.info!);
+  if (pointed.length) m['observer/pointed'] = mean(pointed.map((e) => (e.info!.pointed ? 1 : 0)));
   if (family.parseProposal)
     m['observer/hint_right'] = mean(
       played.map((e, i) => {

@@ -17,5 +17,12 @@ export const ObserverArenaOptionsSchema = z.strictObject({
    * an accuracy of 0, no solver asked)
    */
   baseline: z.enum(['cut', 'none']).default('cut'),
+  /**
+   * show each candidate after a letter (`a:83+19=,b:47+25=*`) and ask for a hint that opens
+   * with the letter of what it copies (`b:47+25=`; the solver is shown what follows the letter,
+   * within the budget): the choice is then one character and the copy is anchored by it, which
+   * a small observer learns where it cannot keep a choice of its own (docs/observer.md)
+   */
+  labelled: z.boolean().default(false),
 });
 export type ObserverArenaOptions = z.output<typeof ObserverArenaOptionsSchema>;

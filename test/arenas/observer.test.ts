@@ -103,6 +103,35 @@ describe('observer arena', () => {
     expect(m).to.include({ 'observer/hint_right': 0.5, 'observer/copies': 0.5, 'observer/valid_rate': 1 });
   });
 
+  it("labelled: the hint opens with a candidate's letter, the solver sees what follows it, the cut baseline the unlabelled view", async () => {
+    const arena = new ObserverArena({ budget: 4, distractors: 2, attempts: 1, labelled: true }, arithmetic);
+    const letterOf = (view: string, marked: boolean) => view.split(',').find((p) => p.endsWith('*') === marked)![0];
+    // the asked one's letter and a copy of it; another candidate's letter with the asked sum
+    const { ctx, shown } = scripted((view) => `${letterOf(view, true)}:2+3=`);
+    const e = await play(arena, ctx);
+    const view = shown[0].observation.view as string;
+    expect(view.split(',').map((p) => p.slice(0, 2))).to.deep.equal(['a:', 'b:', 'c:']);
+    expect(view).to.match(/[abc]:2\+3=\*/);
+    expect(shown[0].observation.labels).to.equal('abc');
+    const plain = view.replace(/[abc]:/g, '');
+    expect(
+      shown
+        .filter((s) => s.role === 'solver')
+        .map((s) => s.text)
+        .sort(),
+    ).to.deep.equal(['2+3=', plain.slice(0, 4)].sort());
+    expect(e.info).to.include({ hint: '2+3=', accuracy: 1, pointed: true });
+    const other = await play(arena, scripted((v) => `${letterOf(v, false)}:2+3=`).ctx);
+    expect(other.info).to.include({ hint: '2+3=', pointed: false });
+    expect(arena.metrics([e, other])).to.include({ 'observer/pointed': 0.5, 'observer/copies': 1 });
+    // no letter, or one not shown: invalid, never shown to the solver
+    for (const bad of ['2+3=', 'd:2+3=', 'a2+3=']) {
+      const b = await play(arena, scripted(() => bad).ctx);
+      expect(b.info).to.include({ hint: null, accuracy: 0 });
+      expect(b.turns[0].action.valid).to.equal(false);
+    }
+  });
+
   it('the view is drawn from the task id, its distractors distinct from the task and each other', () => {
     const t = { ...task, id: 'x7' };
     const v = observerView(t, arithmetic, arithmetic.validate({}), 4);
@@ -127,6 +156,13 @@ describe('observer arena', () => {
     expect(role.parse('2+3=', o)).to.deep.equal({ valid: true, value: '2+3=' });
     expect(role.parse('12+3=', o).valid).to.equal(false);
     expect(role.parse(' ', o).valid).to.equal(false);
+    // labelled: the letter and ':' come first, the budget counts what follows
+    const l = { task, view: 'a:2+3=*', budget: 4, labels: 'ab' };
+    expect(role.maxNewTokens(l)).to.equal(7);
+    expect(role.parse('b:2+3=', l)).to.deep.equal({ valid: true, value: 'b:2+3=' });
+    expect(role.parse('b:12+3=', l).valid).to.equal(false);
+    expect(role.parse('c:2+3=', l).error).to.match(/opens with a candidate's letter \(a, b\)/);
+    expect(role.parse('a:', l).valid).to.equal(false);
   });
 
   it('the observer corpus teaches one candidate at random (coin), the marked one (right) or the first shown (first)', () => {
@@ -138,7 +174,7 @@ describe('observer arena', () => {
         arithmetic,
         arithmetic.validate({}),
         tasks,
-        { share: 0.5, labels, distractors: 2, solving: true },
+        { share: 0.5, labels, distractors: 2, solving: true, labelled: false, marked: 0 },
         new Rng(1),
       );
     const coin = hints('coin');
@@ -155,6 +191,46 @@ describe('observer arena', () => {
     );
     const firstMarked = first.filter((e, i) => text(e.completion) === tasks[i].prompt).length / first.length;
     expect(firstMarked).to.be.within(0.2, 0.47);
+    // labelled: a letter, then the candidate it names in the view
+    const lettered = observerExamples(
+      tk,
+      arithmetic,
+      arithmetic.validate({}),
+      tasks,
+      {
+        share: 0.5,
+        labels: 'coin',
+        distractors: 2,
+        solving: true,
+        labelled: true,
+        marked: 0,
+      },
+      new Rng(1),
+    );
+    const letters = new Set<string>();
+    lettered.forEach((e, i) => {
+      const hint = text(e.completion);
+      const view = observerView(tasks[i], arithmetic, arithmetic.validate({}), 2, true);
+      expect(text(e.prompt)).to.include(view.text);
+      expect(hint.slice(2)).to.equal(view.candidates['abc'.indexOf(hint[0])]);
+      letters.add(hint.slice(0, 2));
+    });
+    expect([...letters].sort()).to.deep.equal(['a:', 'b:', 'c:']);
+    // marked: that share copies the marked task whatever the labels, the rest as labels say
+    const pointing = (marked: number) => {
+      const ex = observerExamples(
+        tk,
+        arithmetic,
+        arithmetic.validate({}),
+        tasks,
+        { share: 1, labels: 'first', distractors: 2, solving: false, labelled: false, marked },
+        new Rng(2),
+      );
+      return ex.filter((e, i) => text(e.completion) === tasks[i].prompt).length / ex.length;
+    };
+    // first alone: the marked one a third of the time; with marked 0.5: 0.5 + 0.5/3
+    expect(pointing(0)).to.be.within(0.27, 0.4);
+    expect(pointing(0.5)).to.be.within(0.6, 0.73);
     expect(() =>
       parsePretrainConfig(
         {
@@ -224,6 +300,16 @@ describe('observer arena', () => {
     const hints = [` ${tasks[0].prompt}`, other(1), '1+1=', tasks[3].prompt.slice(0, -1)];
     expect(copyShares(tasks, views, hints)).to.deep.equal({ copies: 0.5, marked: 0.25 });
     expect(() => copyShares(tasks, views, hints.slice(1))).to.throw(/3 hints and 4 views for 4 tasks/);
+    // labelled: a copy is the candidate its letter names; the right sum under another letter is not one
+    const lv = tasks.map((t) => observerView(t, arithmetic, d, 2, true));
+    const named = (i: number, k: number) => `${'abc'[k]}:${lv[i].candidates[k]}`;
+    const labelled = [
+      named(0, lv[0].at),
+      named(1, (lv[1].at + 1) % 3),
+      `${'abc'[(lv[2].at + 1) % 3]}:${tasks[2].prompt}`,
+      tasks[3].prompt,
+    ];
+    expect(copyShares(tasks, lv, labelled)).to.deep.equal({ copies: 0.5, marked: 0.25 });
     const e: BaseEvaluation = {
       heldOut: { pass1: 0.9 } as BaseEvaluation['heldOut'],
       sets: {},
