@@ -4,7 +4,9 @@
  * and the end of sequence. As for the game corpus (game-corpus.ts), each prompt's moves are
  * drawn from a mixed policy of its own (each legal move's weight uniform in [0.25, 1], fixed
  * by a hash of the prompt and the move), so the base reads its prompt and self-play starts
- * from play that is legal and varied but knows nothing of the game.
+ * from play that is legal and varied but knows nothing of the game. With `informed` a share
+ * of the civilians' votes follow a rule that reads the clues (informedVote): a prior for RL
+ * to sharpen, as the observer base's `marked` is.
  */
 import { z } from 'zod';
 import { clueLetters, SpyArena, spyDeal } from './spy.js';
@@ -19,6 +21,7 @@ export const SpyCorpusSchema = z.strictObject({
   told: z.boolean().default(true), // the arena's `told`
   clues: z.enum(['any', 'word']).default('any'), // the arena's `clues`
   votes: z.number().min(0).max(1).default(0.5), // the share of examples that are votes (the rest clues)
+  informed: z.number().min(0).max(1).default(0), // the share of civilian votes that follow informedVote where it names a seat (the rest the mixed policy)
 });
 export type SpyCorpus = z.output<typeof SpyCorpusSchema>;
 
@@ -43,14 +46,34 @@ export function spyExamples(
     const clues = rng.next() < o.votes ? deal.words.map(said) : undefined;
     const observation = arena.observation(task, deal, seat, clues);
     const text = role.render({ ...observation });
+    const informed =
+      clues && seat !== deal.spy && o.informed > 0 && rng.next() < o.informed
+        ? informedVote(deal.words[seat], clues, seat)
+        : undefined;
     const w = observation.legal.map((m) => 0.25 + 0.75 * ((hashText(`${text}|${m.code}`) % 1000) / 1000));
     let u = rng.next() * w.reduce((a, b) => a + b, 0);
     const k = w.findIndex((x) => (u -= x) < 0);
-    const move = observation.legal[k < 0 ? w.length - 1 : k].code;
+    const move = informed !== undefined ? String(informed) : observation.legal[k < 0 ? w.length - 1 : k].code;
     return { prompt: tokenizer.prompt(text, role.kind), completion: [...tokenizer.encode(move), tokenizer.eos] };
   });
   const longest = Math.max(...examples.map((e) => e.prompt.length + e.completion.length - 1));
   if (longest > context)
     throw new Error(`spy: a prompt and its move take ${longest} tokens; model.context ${context} is too short`);
   return examples;
+}
+
+/**
+ * A civilian's vote that reads the clues, or undefined where they tell it nothing: the one other
+ * seat whose clue is not a letter of its own word; else the one other seat whose clue differs
+ * from all the other seats' one shared clue (civilians that agree expose a spy that does not).
+ */
+export function informedVote(word: string, clues: readonly string[], seat: number): number | undefined {
+  const others = clues.flatMap((c, i) => (i === seat ? [] : [{ seat: i, clue: c }]));
+  const odd = others.filter((x) => !word.includes(x.clue));
+  if (odd.length === 1) return odd[0].seat;
+  const apart = others.filter((x) => {
+    const rest = others.filter((y) => y !== x);
+    return rest.length >= 2 && rest.every((y) => y.clue === rest[0].clue && y.clue !== x.clue);
+  });
+  return apart.length === 1 ? apart[0].seat : undefined;
 }

@@ -3,7 +3,7 @@ import { firstValueFrom, toArray } from 'rxjs';
 import { scriptedTurn } from './scripted.js';
 import { playGroups, type ArenaContext, type GameObservation } from '../../arenas/index.js';
 import { oddLetterVotes, SPY_GROUPS, SpyArena, spyDeal, tally } from '../../arenas/spy.js';
-import { spyExamples } from '../../arenas/spy-corpus.js';
+import { informedVote, spyExamples } from '../../arenas/spy-corpus.js';
 import { OutcomeJudge } from '../../judges/outcome.js';
 import { PlayerRole } from '../../roles/player.js';
 import { TrainerSchema } from '../../src/config/trainer-schema.js';
@@ -286,7 +286,13 @@ describe('spy arena', () => {
 
   it('teaches a base legal clues and votes, varied per prompt', () => {
     const tokenizer = new CharTokenizer();
-    const examples = spyExamples(tokenizer, { players: 4, told: true, votes: 0.5, clues: 'any' }, 400, new Rng(1), 64);
+    const examples = spyExamples(
+      tokenizer,
+      { players: 4, told: true, votes: 0.5, clues: 'any', informed: 0 },
+      400,
+      new Rng(1),
+      64,
+    );
     const text = (ids: readonly number[]) => tokenizer.decode([...ids].filter((t) => t !== tokenizer.eos));
     const moves = examples.map((e) => ({ prompt: text(e.prompt), move: text(e.completion) }));
     for (const { prompt, move } of moves) expect(prompt).to.include(` ${move}=`); // a listed code
@@ -294,7 +300,13 @@ describe('spy arena', () => {
     expect(clues.size).to.equal(8);
     expect(moves.filter((m) => m.prompt.includes('vote')).length).to.be.within(150, 250);
     // clues: word: every clue, said or shown to a voter, is a letter of that seat's word
-    const own = spyExamples(tokenizer, { players: 4, told: true, votes: 0.5, clues: 'word' }, 200, new Rng(2), 64);
+    const own = spyExamples(
+      tokenizer,
+      { players: 4, told: true, votes: 0.5, clues: 'word', informed: 0 },
+      200,
+      new Rng(2),
+      64,
+    );
     for (const e of own.map((x) => text(x.prompt))) {
       const [, word, kind] = e.split(' ');
       if (kind === 'clue')
@@ -306,7 +318,40 @@ describe('spy arena', () => {
         ).to.equal([...new Set(word)].sort().join(''));
     }
     expect(() =>
-      spyExamples(tokenizer, { players: 9, told: true, votes: 1, clues: 'any' }, 10, new Rng(1), 30),
+      spyExamples(tokenizer, { players: 9, told: true, votes: 1, clues: 'any', informed: 0 }, 10, new Rng(1), 30),
     ).to.throw(/model.context 30 is too short/);
+  });
+
+  it("informed votes: the one odd letter, else the one clue apart from the others' shared clue; that share of a base's civilian votes", () => {
+    expect(informedVote('bag', ['b', 'a', 'd', 'g'], 0)).to.equal(2); // d is not in bag
+    expect(informedVote('bag', ['b', 'a', 'a', 'g'], 0)).to.equal(3); // g apart from the two a's
+    expect(informedVote('bag', ['b', 'a', 'g', 'b'], 0)).to.equal(undefined); // nothing tells
+    expect(informedVote('bag', ['b', 'd', 'h', 'a'], 0)).to.equal(undefined); // two odd letters
+    expect(informedVote('bag', ['b', 'a', 'g'], 0)).to.equal(undefined); // two others: no shared clue to stand apart from
+    const tokenizer = new CharTokenizer();
+    const text = (ids: readonly number[]) => tokenizer.decode([...ids].filter((t) => t !== tokenizer.eos));
+    const followed = (informed: number) => {
+      const votes = spyExamples(
+        tokenizer,
+        { players: 4, told: true, votes: 1, clues: 'word', informed },
+        600,
+        new Rng(3),
+        64,
+      )
+        .map((e) => ({ prompt: text(e.prompt), move: Number(text(e.completion)) }))
+        .filter((v) => v.prompt.includes('civ '));
+      const told = votes.flatMap((v) => {
+        const word = v.prompt.split(' ')[1];
+        const clues = ['?', '?', '?', '?'];
+        for (const m of v.prompt.matchAll(/ (\d)=(\w)/g)) clues[Number(m[1])] = m[2];
+        const seat = clues.indexOf('?');
+        const vote = informedVote(word, clues, seat);
+        return vote === undefined ? [] : [vote === v.move ? 1 : 0];
+      });
+      expect(told.length).to.be.above(50);
+      return told.reduce((a, b) => a + b, 0) / told.length;
+    };
+    expect(followed(1)).to.equal(1);
+    expect(followed(0)).to.be.below(0.5);
   });
 });
