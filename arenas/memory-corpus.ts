@@ -5,7 +5,10 @@
  *   random shown entry with the turn, or DELETE one;
  * - as the answer agent, a random shown entry and its last word, or `-:unknown`.
  * So it copies the turn and indexes entries right, and knows nothing of which operation or entry
- * is the right one: that is left to RL from the answers' outcome. The observations come from
+ * is the right one: that is left to RL from the answers' outcome. With `reads` that share of the
+ * answer agent's examples are answered as the rule reader answers (the entry on the question's
+ * slot): a prior for RL to sharpen, as the observer base's `marked` is (measured: from random
+ * answers the real-architecture answer agent fell to always `-:unknown`, docs/hf-experiments.md). The observations come from
  * playing the corpus dialogues, the bank edited half by the rule manager and half by random
  * operations, so they cover banks a learner will meet.
  */
@@ -13,7 +16,7 @@ import { firstValueFrom, toArray } from 'rxjs';
 import { z } from 'zod';
 import { MemoryDialogueArena } from './memory-dialogue.js';
 import type { ArenaContext } from '../src/core/arena.js';
-import { ruleContext } from './memory-rules.js';
+import { ruleContext, ruleReader } from './memory-rules.js';
 import { AnswerRole, MemoryManagerRole } from '../roles/memory.js';
 import type { Observation } from '../src/core/role.js';
 import type { Task } from '../src/core/types.js';
@@ -28,6 +31,8 @@ export const MemoryCorpusSchema = z.strictObject({
   /** the bank's size and the entries retrieved, as the arena that will train the base has them */
   maxEntries: z.number().int().positive().default(8),
   retrieve: z.number().int().positive().default(3),
+  /** the share of the answer agent's examples answered by reading the bank (ruleReader), the rest at random */
+  reads: z.number().min(0).max(1).default(0),
 });
 export type MemoryCorpus = z.output<typeof MemoryCorpusSchema>;
 
@@ -67,7 +72,14 @@ export async function memoryShowings(tasks: readonly Task[], o: MemoryCorpus, rn
   const collect: ArenaContext = {
     async act(role, obs, options) {
       const r = role as 'memory' | 'answer';
-      seen.push({ role: r, o: obs, text: r === 'memory' ? randomOp(obs, rng) : randomAnswer(obs, rng) });
+      const read = r === 'answer' && o.reads > 0 && rng.next() < o.reads;
+      const text =
+        r === 'memory'
+          ? randomOp(obs, rng)
+          : read
+            ? ruleReader(obs.memory as string[], String(obs.question))
+            : randomAnswer(obs, rng);
+      seen.push({ role: r, o: obs, text });
       if (r === 'memory' && rng.next() < 0.5) {
         const turn = await ruleContext.act(role, obs, options);
         const text = randomOp(obs, rng);
@@ -76,7 +88,10 @@ export async function memoryShowings(tasks: readonly Task[], o: MemoryCorpus, rn
       return ruleContext.act(role, obs, options);
     },
   };
-  const arena = new MemoryDialogueArena({ ...o, rerollouts: 2, probes: 2 }, dialogue as never);
+  const arena = new MemoryDialogueArena(
+    { maxEntries: o.maxEntries, retrieve: o.retrieve, rerollouts: 2, probes: 2 },
+    dialogue as never,
+  );
   for (const task of tasks) await firstValueFrom(arena.play(task, collect).pipe(toArray()));
   return seen;
 }

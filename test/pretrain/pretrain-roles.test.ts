@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { AnswerRole, MemoryManagerRole } from '../../roles/memory.js';
 import { CriticCorpusSchema, criticExamples, showings } from '../../arenas/critic/corpus.js';
 import { MemoryCorpusSchema, memoryExamples, memoryShowings } from '../../arenas/memory-corpus.js';
+import { ruleReader } from '../../arenas/memory-rules.js';
 import { pretrain, PretrainSchema } from '../../src/pretrain/index.js';
 import { loadModel } from '../../src/models/store.js';
 import { arithmetic } from '../../src/tasks/arithmetic.js';
@@ -71,6 +72,15 @@ describe('pretrain corpora for the critic and memory roles', function () {
     expect(ops.size, 'random operations of several kinds').to.be.at.least(3);
     const examples = memoryExamples(tokenizer, seen);
     expect(examples.map((e) => text(e.completion))).to.deep.equal(seen.map((s) => s.text));
+    // reads: that share of the answers read the bank as the rule reader does, the rest at random
+    const read = (reads: number) =>
+      memoryShowings(tasks, MemoryCorpusSchema.parse({ reads }), new Rng(2)).then((all) => {
+        const answers = all.filter((s) => s.role === 'answer');
+        const named = answers.filter((s) => s.text === ruleReader(s.o.memory as string[], String(s.o.question)));
+        return named.length / answers.length;
+      });
+    expect(await read(1)).to.equal(1);
+    expect(await read(0)).to.be.below(0.7);
   });
 
   it('refuses a critic base without a solver to start from, and two role corpora at once', () => {
