@@ -5,12 +5,14 @@
  *   random shown entry with the turn, or DELETE one;
  * - as the answer agent, a random shown entry and its last word, or `-:unknown`.
  * So it copies the turn and indexes entries right, and knows nothing of which operation or entry
- * is the right one: that is left to RL from the answers' outcome. With `reads` that share of the
- * answer agent's examples are answered as the rule reader answers (the entry on the question's
- * slot): a prior for RL to sharpen, as the observer base's `marked` is (measured: from random
- * answers the real-architecture answer agent fell to always `-:unknown`, docs/hf-experiments.md). The observations come from
+ * is the right one: that is left to RL from the answers' outcome. The observations come from
  * playing the corpus dialogues, the bank edited half by the rule manager and half by random
  * operations, so they cover banks a learner will meet.
+ *
+ * With `reads` that share of the answer agent's examples are answered as the rule reader
+ * answers (the entry on the question's slot): a prior for RL to sharpen, as the observer base's
+ * `marked` is (measured: from random answers alone the real-architecture answer agent fell to
+ * always `-:unknown`, docs/hf-experiments.md).
  */
 import { firstValueFrom, toArray } from 'rxjs';
 import { z } from 'zod';
