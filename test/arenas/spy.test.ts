@@ -3,7 +3,7 @@ import { firstValueFrom, toArray } from 'rxjs';
 import { scriptedTurn } from './scripted.js';
 import { playGroups, type ArenaContext, type GameObservation } from '../../arenas/index.js';
 import { oddLetterVotes, SPY_GROUPS, SpyArena, spyDeal, tally } from '../../arenas/spy.js';
-import { informedVote, spyExamples } from '../../arenas/spy-corpus.js';
+import { informedVote, SpyCorpusSchema, spyExamples } from '../../arenas/spy-corpus.js';
 import { OutcomeJudge } from '../../judges/outcome.js';
 import { PlayerRole } from '../../roles/player.js';
 import { TrainerSchema } from '../../src/config/trainer-schema.js';
@@ -286,13 +286,7 @@ describe('spy arena', () => {
 
   it('teaches a base legal clues and votes, varied per prompt', () => {
     const tokenizer = new CharTokenizer();
-    const examples = spyExamples(
-      tokenizer,
-      { players: 4, told: true, votes: 0.5, clues: 'any', informed: 0 },
-      400,
-      new Rng(1),
-      64,
-    );
+    const examples = spyExamples(tokenizer, SpyCorpusSchema.parse({ clues: 'any' }), 400, new Rng(1), 64);
     const text = (ids: readonly number[]) => tokenizer.decode([...ids].filter((t) => t !== tokenizer.eos));
     const moves = examples.map((e) => ({ prompt: text(e.prompt), move: text(e.completion) }));
     for (const { prompt, move } of moves) expect(prompt).to.include(` ${move}=`); // a listed code
@@ -300,13 +294,7 @@ describe('spy arena', () => {
     expect(clues.size).to.equal(8);
     expect(moves.filter((m) => m.prompt.includes('vote')).length).to.be.within(150, 250);
     // clues: word: every clue, said or shown to a voter, is a letter of that seat's word
-    const own = spyExamples(
-      tokenizer,
-      { players: 4, told: true, votes: 0.5, clues: 'word', informed: 0 },
-      200,
-      new Rng(2),
-      64,
-    );
+    const own = spyExamples(tokenizer, SpyCorpusSchema.parse({ clues: 'word' }), 200, new Rng(2), 64);
     for (const e of own.map((x) => text(x.prompt))) {
       const [, word, kind] = e.split(' ');
       if (kind === 'clue')
@@ -317,9 +305,9 @@ describe('spy arena', () => {
             .join(''),
         ).to.equal([...new Set(word)].sort().join(''));
     }
-    expect(() =>
-      spyExamples(tokenizer, { players: 9, told: true, votes: 1, clues: 'any', informed: 0 }, 10, new Rng(1), 30),
-    ).to.throw(/model.context 30 is too short/);
+    expect(() => spyExamples(tokenizer, SpyCorpusSchema.parse({ players: 9, votes: 1 }), 10, new Rng(1), 30)).to.throw(
+      /model.context 30 is too short/,
+    );
   });
 
   it("informed votes: the one odd letter, else the one clue apart from the others' shared clue; that share of a base's civilian votes", () => {
@@ -333,7 +321,7 @@ describe('spy arena', () => {
     const followed = (informed: number) => {
       const votes = spyExamples(
         tokenizer,
-        { players: 4, told: true, votes: 1, clues: 'word', informed },
+        SpyCorpusSchema.parse({ votes: 1, clues: 'word', informed }),
         600,
         new Rng(3),
         64,
