@@ -66,12 +66,22 @@ const verdicts = () =>
     2,
   ).map((o, i) => (o.trim() === held[i].label ? 1 : 0));
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const t0 = Date.now();
+let said = t0;
 for (let s = 1; s <= steps; s++) {
   const loss = trainer.step();
-  if (s % 250 === 0)
+  // a line at least every 30 s between the measures, with the time left
+  if (Date.now() - said > 30_000 && s % 250 !== 0) {
+    said = Date.now();
+    const left = ((said - t0) / s) * (steps - s);
+    console.log(`step ${s}/${steps}, about ${Math.round(left / 1000)} s left`);
+  }
+  if (s % 250 === 0) {
+    said = Date.now();
     console.log(
       `${form} ${layers} layers, step ${s}: loss ${loss.toFixed(3)}, held-out ${mean(verdicts()).toFixed(3)}`,
     );
+  }
 }
 const right = verdicts();
 for (const kind of [...new Set(held.map((e) => e.kind))].sort())
