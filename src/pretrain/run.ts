@@ -10,6 +10,7 @@ import { describeBackend, initBackend } from '../backend/index.js';
 import { loadNative } from '../backend/native/library.js';
 import { resolveTaskFamily } from '../registry.js';
 import { SupervisedTrainer } from '../rl/supervised.js';
+import { HfPolicy } from '../models/hf/policy.js';
 import { startReplicas, workerCount } from '../parallel/replicas.js';
 import { freeRunDir, RunStore, type MetricsRow } from '../store/run.js';
 import { cellDifficulty, pretrainCorpus } from './corpus.js';
@@ -17,7 +18,7 @@ import { describeEvaluation, evaluateBase, evaluationMetrics, type Base, type Ba
 import { StepProgress } from './progress.js';
 import { baseRecord, checkOut, writeBase } from './save.js';
 import { parsePretrainConfig, type PretrainConfig } from './schema.js';
-import { buildExamples, buildModel } from './setup.js';
+import { buildExamples, buildModel, shareUnusedRows } from './setup.js';
 import { loadPretrainState, savePretrainState } from './state.js';
 
 export interface PretrainResult {
@@ -117,6 +118,7 @@ async function train(
   const trainee = await buildModel(config);
   const { model } = trainee;
   const { examples, probes } = await buildExamples(config, trainee, family, corpus, log);
+  if (config.sharedRows) shareUnusedRows(trainee, examples, !config.init, log);
   const trainer = new SupervisedTrainer(model, examples, {
     batchSize: config.train.batchSize,
     lr: config.train.lr,
@@ -221,6 +223,8 @@ async function checkpoint(
   seconds: number,
 ): Promise<void> {
   const dir = store.checkpointDir(trainer.steps);
+  // the state holds the variables as they are: the shared row's copies brought up to it first
+  if (model instanceof HfPolicy) model.base.spreadSharedRow();
   await savePretrainState(dir, model, trainer, { evaluation, seconds });
   await store.recordCheckpoint(trainer.steps, dir);
   const old = store.record.checkpoints.slice(0, -2);

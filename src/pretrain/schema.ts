@@ -94,6 +94,13 @@ export const PretrainSchema = z
       .optional(),
     /** instead of a TinyLM, a new model of a real architecture with a real tokenizer, written as a Hugging Face directory */
     architecture: ArchitectureSchema.optional(),
+    /**
+     * with architecture: the embedding rows no example uses train as one shared row
+     * (src/models/hf/shared-rows.ts), so a step computes a few hundred rows of the head instead
+     * of the whole vocabulary, exactly; a fresh model's unused rows are made equal first, and an
+     * `init` must have been made this way
+     */
+    sharedRows: z.boolean().default(false),
     train: z.strictObject({
       steps: z.number().int().positive(),
       batchSize: z.number().int().positive(),
@@ -191,6 +198,12 @@ export const PretrainSchema = z
         code: 'custom',
         path: ['game'],
         message: 'a game base is a TinyLM (its measure reads a TinyLM table): drop architecture',
+      });
+    if (c.sharedRows && !c.architecture)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['sharedRows'],
+        message: 'sharedRows is for an architecture base: a TinyLM has no large head',
       });
     // the spy corpus writes its prompts in the character tokenizer
     if (c.spy && c.architecture)

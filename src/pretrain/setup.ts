@@ -132,3 +132,23 @@ function initialHfModel(init: string, fresh: HfCausalLM): HfCausalLM {
   fresh.dispose();
   return new HfCausalLM(have, readCheckpointTensors(init), init);
 }
+
+/**
+ * With `sharedRows`: the model's embedding rows that no example uses (prompt or completion)
+ * train as one row from here on (src/models/hf/shared-rows.ts); `fresh` when the model is a new
+ * initialisation.
+ */
+export function shareUnusedRows(
+  t: Trainee,
+  examples: readonly PolicyInput[],
+  fresh: boolean,
+  log: (line: string) => void,
+) {
+  if (t.model.kind !== 'hf') throw new Error('sharedRows: the model is not an architecture model');
+  const used = new Set<number>();
+  for (const e of examples) for (const id of [...e.prompt, ...e.completion]) used.add(id);
+  const split = t.model.base.shareUnusedRows(used, fresh);
+  log(
+    `sharedRows: the examples use ${used.size} of ${t.model.config.vocabSize} tokens; the head trains ${split.ids.length} rows, ${split.sharing.length} of them as one`,
+  );
+}

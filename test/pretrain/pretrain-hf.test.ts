@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pretrain, pretrainCorpus, PretrainSchema } from '../../src/pretrain/index.js';
+import { pretrain, pretrainCorpus, PretrainSchema, resumePretrain } from '../../src/pretrain/index.js';
 import { HfCausalLM } from '../../src/models/hf/model.js';
 import { HfPolicy } from '../../src/models/hf/policy.js';
 import { readTasksJsonl } from '../../src/tasks/jsonl.js';
@@ -180,6 +180,70 @@ describe('pretraining a new Hugging Face model', function () {
       (e: Error) => e,
     );
     expect(err?.message).to.match(/init: .*base has hidden 32, architecture makes 16/);
+  });
+
+  it('sharedRows: the unused rows train as one and are written equal; a killed run resumes to the unkilled base; a second stage keeps them', async () => {
+    const stage = (name: string, o: Record<string, unknown> = {}) =>
+      PretrainSchema.parse({
+        name,
+        seed: 3,
+        backend: TEST_BACKEND,
+        task: { family: 'arithmetic', difficulty: { digits: 1, operands: 2, operators: '+' } },
+        corpus: { train: 60, heldOut: 10 },
+        architecture: tinyArchitecture(tokenizer, 192),
+        sharedRows: true,
+        train: { steps: 20, batchSize: 8, lr: 0.01 },
+        evalEvery: 10,
+        maxNewTokens: 3,
+        out: join(root, name),
+        outDir: join(root, 'runs'),
+        ...o,
+      });
+    const lines: string[] = [];
+    await pretrain(stage('shared'), { log: (l) => lines.push(l) });
+    expect(lines.join('\n')).to.match(
+      /sharedRows: the examples use \d+ of 259 tokens; the head trains \d+ rows, \d+ of them as one/,
+    );
+    const table = (dir: string) => HfCausalLM.load(dir).storedTensors()['model.embed_tokens.weight'].data;
+    const rows = (t: Float32Array) =>
+      Array.from({ length: 259 }, (_, id) => Array.from(t.subarray(32 * id, 32 * id + 32)).join());
+    const written = rows(table(join(root, 'shared')));
+    const counts = new Map<string, number>();
+    for (const r of written) counts.set(r, (counts.get(r) ?? 0) + 1);
+    const largest = Math.max(...counts.values());
+    expect(largest).to.be.above(200); // the bytes a corpus of 1-digit sums never uses, and the specials it does not
+    expect(counts.size).to.equal(259 - largest + 1);
+    // killed (here: a failing log line) after its checkpoint at step 10, then resumed
+    const killed = stage('resumed');
+    const err = await pretrain(killed, {
+      progressEvery: 0,
+      log: (l) => {
+        if (l.startsWith('step 15/')) throw new Error('killed');
+      },
+    }).then(
+      () => null,
+      (e: Error) => e,
+    );
+    expect(err?.message).to.equal('killed');
+    await resumePretrain(join(root, 'runs', 'pretrain', 'resumed'), { log: () => {} });
+    expect(rows(table(join(root, 'resumed')))).to.deep.equal(written);
+    // a second stage from it keeps its shared rows; from a base made without them, it is refused
+    const next = await pretrain(
+      stage('next', {
+        init: join(root, 'shared'),
+        task: { family: 'arithmetic', difficulty: { digits: 1, operands: 2, operators: '+-' } },
+      }),
+      { log: () => {} },
+    );
+    expect(next.steps).to.equal(20);
+    await pretrain(stage('plain', { sharedRows: false, train: { steps: 2, batchSize: 8, lr: 0.01 } }), {
+      log: () => {},
+    });
+    const refused = await pretrain(stage('refused', { init: join(root, 'plain') }), { log: () => {} }).then(
+      () => null,
+      (e: Error) => e,
+    );
+    expect(refused?.message).to.match(/no rows are shared/);
   });
 
   it('refuses a config with both model and architecture, and an out folder of other files', async () => {

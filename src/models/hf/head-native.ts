@@ -52,6 +52,9 @@ export function nativeHeadScores(
   const f = tf.customGrad(((...args: unknown[]) => {
     // a frozen head is not an input of the op (no gradient of it is formed): read from the closure
     const wt = host ? undefined : trainHead ? (args[1] as tf.Tensor2D) : w;
+    // the inputs are read again in the backward pass: kept, as the forward's scope would free one made in it
+    const save = args[args.length - 1] as tf.GradSaveFunc;
+    save([args[0] as tf.Tensor2D, ...(trainHead ? [args[1] as tf.Tensor2D] : [])]);
     // views of the backend's memory, valid until it allocates (the tensor of the values, after the loop)
     let h = readView(args[0] as tf.Tensor2D);
     let W = wt ? readView(wt) : (w as HostMatrix).data;
@@ -85,10 +88,10 @@ export function nativeHeadScores(
     }
     return {
       value: tf.tensor2d(value, [N, 2]),
-      gradFunc: (dy: tf.Tensor2D) => {
+      gradFunc: (dy: tf.Tensor2D, saved: tf.Tensor[]) => {
         const g = dy.dataSync() as Float32Array;
         // the gradients written where the backend keeps them (no fresh arrays to copy in), then views taken again
-        const inputs = [args[0] as tf.Tensor2D, ...(wt ? [wt] : [])];
+        const inputs = [saved[0] as tf.Tensor2D, ...(wt ? [trainHead ? (saved[1] as tf.Tensor2D) : wt] : [])];
         const shapes = [[N, d], ...(trainHead ? [tied ? [V, d] : [d, V]] : [])];
         const o = withOutputs(backendName, tf.engine().backend, shapes, inputs);
         const [dh, dW] = o.outs;

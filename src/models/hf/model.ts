@@ -12,6 +12,7 @@ import { totalmem } from 'node:os';
 import { variablePrefix } from '../names.js';
 import { linear } from '../ops.js';
 import { headScores } from './head.js';
+import { shareRows, type SharedRows } from './shared-rows.js';
 import { layoutBatch } from '../score-batch.js';
 import type { Policy, PolicyInput, ScoredBatch } from '../types.js';
 import { inverseFrequencies, readHfConfig, type HfConfig } from './config.js';
@@ -58,6 +59,8 @@ export class HfCausalLM implements Policy {
    */
   keepProductBytes = Math.min(2 ** 31, Math.floor(totalmem() / 8));
   private readonly invFreq?: Float32Array;
+  /** with shareUnusedRows: the rows the compact head trains, and whether the shared row's copies lag it */
+  private shared?: { rows: SharedRows; ids: tf.Tensor1D; stale: boolean };
   /** while a checkpointed block runs: where its products are kept, and whether this is its recomputation */
   private products?: { kept: KeptProducts; again: boolean };
 
@@ -106,6 +109,7 @@ export class HfCausalLM implements Policy {
 
   /** Every weight as transformers stores it: by its name, nn.Linear weights back to [out, in]; host matrices are returned as held (read only). */
   storedTensors(): StoredWeights {
+    this.spreadSharedRow();
     const linear = new Set(
       weightSpecs(this.config)
         .filter((s) => s.linear)
@@ -149,6 +153,7 @@ export class HfCausalLM implements Policy {
   }
 
   dispose(): void {
+    this.shared?.ids.dispose();
     for (const v of Object.values(this.weights)) v.dispose();
     for (const n of Object.keys(this.host)) delete this.host[n];
   }
@@ -380,8 +385,75 @@ export class HfCausalLM implements Policy {
     return this.host[name] ?? (this.w(name) as tf.Tensor2D);
   }
 
+  /**
+   * From now on a training pass trains the tied table's rows that `used` does not name as one
+   * shared row (shared-rows.ts): the compact head, exact for every used target. `fresh`: the
+   * table is a new initialisation, whose unused rows are first made equal. Returns the split.
+   */
+  shareUnusedRows(used: ReadonlySet<number>, fresh: boolean): SharedRows {
+    const c = this.config;
+    const v = c.tied ? this.weights[this.tableName()] : undefined;
+    if (!v)
+      throw new Error('sharedRows: needs a tied embedding table held as a variable (tie_word_embeddings, not frozen)');
+    const data = Float32Array.from(v.dataSync() as Float32Array);
+    const rows = shareRows(data, c.vocabSize, c.hidden, used, fresh, this.dir ?? 'the model');
+    tf.tidy(() => v.assign(tf.tensor2d(data, [c.vocabSize, c.hidden])));
+    this.shared?.ids.dispose();
+    this.shared = { rows, ids: tf.keep(tf.tensor1d(rows.ids, 'int32')), stale: false };
+    return rows;
+  }
+
+  /** Copies the shared row over the rows that share it, once training has moved it: the table is then what the full model reads. */
+  spreadSharedRow(): void {
+    const s = this.shared;
+    if (!s?.stale) return;
+    s.stale = false;
+    const { vocabSize: V, hidden: d } = this.config;
+    const v = this.weights[this.tableName()];
+    const data = Float32Array.from(v.dataSync() as Float32Array);
+    const from = s.rows.ids[s.rows.ids.length - 1] * d;
+    const row = data.slice(from, from + d);
+    for (const id of s.rows.sharing) data.set(row, id * d);
+    tf.tidy(() => v.assign(tf.tensor2d(data, [V, d])));
+  }
+
+  /**
+   * Target log-probs and entropies under the compact head: the used rows and the shared row,
+   * whose logit gains t log N (N rows share it; t the temperature, which divides it again), as
+   * one extra input column of ones; the entropy gains q log N, q the shared row's probability,
+   * for the N equal rows' own spread. Targets must be used tokens (masked ones aside).
+   */
+  private sharedScores(rows: tf.Tensor2D, targets: Int32Array, mask: Float32Array, temperature: number) {
+    const s = this.shared!;
+    s.stale = true; // the update that follows moves the shared row, not its copies
+    const other = s.rows.ids.length - 1;
+    const compact = Int32Array.from(targets, (t, i) => {
+      if (mask[i] === 0) return 0;
+      if (s.rows.index[t] === other)
+        throw new Error(`sharedRows: token ${t} is a target, but the corpus was said not to use it`);
+      return s.rows.index[t];
+    });
+    const logN = Math.log(s.rows.sharing.length);
+    const bias = new Float32Array(other + 1);
+    bias[other] = (temperature === 0 ? 1 : temperature) * logN;
+    const h = tf.concat([rows, tf.ones([rows.shape[0], 1])], 1) as tf.Tensor2D;
+    const w = tf.concat(
+      [tf.gather(this.w(this.tableName()), s.ids), tf.tensor2d(bias, [other + 1, 1])],
+      1,
+    ) as tf.Tensor2D;
+    const scored = headScores(h, w, true, compact, temperature);
+    const q = headScores(h, w, true, new Int32Array(targets.length).fill(other), temperature).logProbs.exp();
+    return { logProbs: scored.logProbs, entropy: scored.entropy.add(q.mul(logN)) as tf.Tensor1D };
+  }
+
+  /** The tied table's name: the embedding the head reads. */
+  private tableName(): string {
+    return this.config.architecture === 'GPT2LMHeadModel' ? 'transformer.wte.weight' : 'model.embed_tokens.weight';
+  }
+
   /** Next-token logits from hidden states: [B, T, d] -> [B, T, V]. */
   logits(hidden: tf.Tensor3D): tf.Tensor3D {
+    this.spreadSharedRow();
     const c = this.config;
     const [B, T, d] = hidden.shape;
     const w = this.headWeight();
@@ -406,15 +478,12 @@ export class HfCausalLM implements Policy {
     const rows = hidden.slice([0, P - 1, 0], [-1, Tc, -1]).reshape([B * Tc, d]) as tf.Tensor2D;
     // chunked over rows, so [B, Tc, V] logits never exist at once (src/models/hf/head.ts)
     // the head trains only in full fine-tuning; under an adapter, or held on the host, it is frozen
-    const { logProbs, entropy } = headScores(
-      rows,
-      this.headWeight(),
-      this.config.tied,
-      targets,
-      temperature,
-      undefined,
-      !adapter && !this.frozen,
-    );
+    const trainHead = !adapter && !this.frozen;
+    if (!(trainHead && taping())) this.spreadSharedRow();
+    const { logProbs, entropy } =
+      this.shared && trainHead && taping()
+        ? this.sharedScores(rows, targets, mask, temperature)
+        : headScores(rows, this.headWeight(), this.config.tied, targets, temperature, undefined, trainHead);
     const m = tf.tensor2d(mask, [B, Tc]);
     return {
       logProbs: logProbs.reshape([B, Tc]).mul(m) as tf.Tensor2D,

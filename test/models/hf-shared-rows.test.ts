@@ -1,0 +1,122 @@
+import { expect } from 'chai';
+import * as tf from '@tensorflow/tfjs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { initBackend } from '../../src/backend/index.js';
+import { readHfConfig } from '../../src/models/hf/config.js';
+import { HfCausalLM } from '../../src/models/hf/model.js';
+import { readCheckpointTensors } from '../../src/models/hf/safetensors.js';
+import { shareRows } from '../../src/models/hf/shared-rows.js';
+import { TEST_BACKEND } from '../needs.js';
+import { maxDiff } from './hf-fixtures.js';
+import { writeTinyHf } from './hf-tiny.js';
+
+describe('tied rows a corpus never uses, trained as one', function () {
+  this.timeout(60000);
+  let root: string;
+  before(async () => {
+    await initBackend(TEST_BACKEND);
+    root = mkdtempSync(join(tmpdir(), 'coevolve-shared-'));
+  });
+  after(() => rmSync(root, { recursive: true, force: true }));
+
+  it('makes a fresh table share its unused rows, keeps a made one shared, and refuses a trained one', () => {
+    const V = 6,
+      d = 2;
+    const fresh = Float32Array.from({ length: V * d }, (_, i) => i);
+    const split = shareRows(fresh, V, d, new Set([1, 4]), true);
+    expect([...split.ids]).to.deep.equal([1, 4, 0]);
+    expect([...split.sharing]).to.deep.equal([0, 2, 3, 5]);
+    expect([...split.index]).to.deep.equal([2, 0, 2, 2, 1, 2]);
+    // every unused row now holds row 0's values; the used ones are untouched
+    expect([...fresh]).to.deep.equal([0, 1, 2, 3, 0, 1, 0, 1, 8, 9, 0, 1]);
+    // made that way, the table keeps its shared rows, less one a new corpus uses
+    const again = shareRows(fresh, V, d, new Set([1, 3, 4]), false);
+    expect([...again.ids]).to.deep.equal([1, 3, 4, 0]);
+    expect([...again.sharing]).to.deep.equal([0, 2, 5]);
+    // a trained table with no equal rows: its rows may be tokens an earlier stage taught
+    const trained = Float32Array.from({ length: V * d }, (_, i) => i);
+    expect(() => shareRows(trained, V, d, new Set([1]), false, 'init')).to.throw(/init: no rows are shared/);
+    expect(() => shareRows(trained, V, d, new Set([9]), true)).to.throw(/token 9 is outside/);
+  });
+
+  it('gives the full head its log-probs, entropies and gradients: the shared row takes the sum of its copies', () => {
+    const dir = writeTinyHf(join(root, 'tiny'), { seed: 3, tied: true });
+    const load = () => new HfCausalLM(readHfConfig(dir), readCheckpointTensors(dir), dir);
+    const compact = load(),
+      full = load();
+    const name = 'model.embed_tokens.weight';
+    try {
+      // the tokens of a small corpus: digits, '+', '=' and the end of turn
+      const used = new Set([...'0123456789+='].map((c) => c.charCodeAt(0)).concat([258]));
+      const split = compact.shareUnusedRows(used, true);
+      expect(split.sharing.length).to.equal(259 - used.size);
+      full.weights[name].assign(compact.weights[name]);
+      const inputs = [
+        { prompt: [49, 50, 43], completion: [51, 52, 258] },
+        { prompt: [55, 43, 56, 61], completion: [49, 53, 258] },
+      ];
+      const a = tf.tensor2d([0.3, -1.2, 0.7, 1.1, 0.4, -0.5], [2, 3]);
+      const objective = (m: HfCausalLM) => () => {
+        const s = m.score(inputs, 0.8);
+        return s.logProbs.mul(a).sum().add(s.entropy.mul(s.mask).mul(0.6).sum()) as tf.Scalar;
+      };
+      const mine = tf.variableGrads(objective(compact), compact.variables());
+      const theirs = tf.variableGrads(objective(full), full.variables());
+      expect(mine.value.dataSync()[0]).to.be.closeTo(theirs.value.dataSync()[0], 1e-5);
+      for (const [n, v] of Object.entries(full.weights)) {
+        const g = theirs.grads[v.name].dataSync() as Float32Array;
+        const h = mine.grads[compact.weights[n].name].dataSync() as Float32Array;
+        if (n !== name) {
+          expect(maxDiff(h, g), n).to.be.below(1e-5);
+          continue;
+        }
+        const d = compact.config.hidden;
+        const rep = split.ids[split.ids.length - 1];
+        const summed = new Float32Array(d);
+        for (const id of split.sharing) for (let j = 0; j < d; j++) summed[j] += g[id * d + j];
+        // a sum of some 250 rows' float gradients: 1e-4
+        expect(maxDiff(h.subarray(rep * d, rep * d + d), summed), 'the shared row').to.be.below(1e-4);
+        for (const id of used)
+          expect(maxDiff(h.subarray(id * d, id * d + d), g.subarray(id * d, id * d + d))).to.be.below(1e-5);
+        const copy = split.sharing[1];
+        expect(
+          [...h.subarray(copy * d, copy * d + d)].every((x) => x === 0),
+          'a copy takes no gradient',
+        ).to.equal(true);
+      }
+      tf.dispose([mine.value, theirs.value, ...Object.values(mine.grads), ...Object.values(theirs.grads), a]);
+    } finally {
+      compact.dispose();
+      full.dispose();
+    }
+  });
+
+  it('copies the trained shared row over its copies before the table is read or saved', () => {
+    const dir = writeTinyHf(join(root, 'spread'), { seed: 4, tied: true });
+    const model = new HfCausalLM(readHfConfig(dir), readCheckpointTensors(dir), dir);
+    const name = 'model.embed_tokens.weight';
+    try {
+      const split = model.shareUnusedRows(new Set([49, 50, 51, 258]), true);
+      const d = model.config.hidden;
+      const rep = split.ids[split.ids.length - 1];
+      const copy = split.sharing[split.sharing.length - 1];
+      // a training pass, then the shared row moves as an optimizer step would move it
+      const { value, grads } = tf.variableGrads(
+        () => model.score([{ prompt: [49, 50], completion: [51, 258] }]).logProbs.sum() as tf.Scalar,
+        model.variables(),
+      );
+      const table = model.weights[name];
+      const moved = Float32Array.from(table.dataSync() as Float32Array);
+      moved.fill(0.5, rep * d, rep * d + d);
+      tf.tidy(() => table.assign(tf.tensor2d(moved, table.shape as [number, number])));
+      expect((table.dataSync() as Float32Array)[copy * d]).to.not.equal(0.5);
+      const stored = model.storedTensors()[name].data;
+      expect([...stored.subarray(copy * d, copy * d + d)].every((x) => x === 0.5)).to.equal(true);
+      tf.dispose([value, ...Object.values(grads)]);
+    } finally {
+      model.dispose();
+    }
+  });
+});
