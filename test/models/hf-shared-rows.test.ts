@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { initBackend } from '../../src/backend/index.js';
 import { readHfConfig } from '../../src/models/hf/config.js';
 import { HfCausalLM } from '../../src/models/hf/model.js';
+import { LoraAdapter } from '../../src/models/hf/lora.js';
+import { writeSafetensors } from '../../src/models/hf/safetensors.js';
 import { readCheckpointTensors } from '../../src/models/hf/safetensors.js';
 import { shareRows } from '../../src/models/hf/shared-rows.js';
 import { TEST_BACKEND } from '../needs.js';
@@ -65,26 +67,27 @@ describe('tied rows a corpus never uses, trained as one', function () {
       const mine = tf.variableGrads(objective(compact), compact.variables());
       const theirs = tf.variableGrads(objective(full), full.variables());
       expect(mine.value.dataSync()[0]).to.be.closeTo(theirs.value.dataSync()[0], 1e-5);
+      // the compact table trains in the tied table's place: a row per used id, then the shared row
+      const table = compact.variables().find((v) => !Object.values(compact.weights).includes(v))!;
+      expect(table.shape).to.deep.equal([used.size + 1, compact.config.hidden]);
       for (const [n, v] of Object.entries(full.weights)) {
         const g = theirs.grads[v.name].dataSync() as Float32Array;
-        const h = mine.grads[compact.weights[n].name].dataSync() as Float32Array;
         if (n !== name) {
-          expect(maxDiff(h, g), n).to.be.below(1e-5);
+          expect(maxDiff(mine.grads[compact.weights[n].name].dataSync(), g), n).to.be.below(1e-5);
           continue;
         }
+        const h = mine.grads[table.name].dataSync() as Float32Array;
         const d = compact.config.hidden;
-        const rep = split.ids[split.ids.length - 1];
+        split.ids.forEach((id, i) => {
+          if (i < split.ids.length - 1)
+            expect(maxDiff(h.subarray(i * d, i * d + d), g.subarray(id * d, id * d + d)), `row ${id}`).to.be.below(
+              1e-5,
+            );
+        });
         const summed = new Float32Array(d);
         for (const id of split.sharing) for (let j = 0; j < d; j++) summed[j] += g[id * d + j];
         // a sum of some 250 rows' float gradients: 1e-4
-        expect(maxDiff(h.subarray(rep * d, rep * d + d), summed), 'the shared row').to.be.below(1e-4);
-        for (const id of used)
-          expect(maxDiff(h.subarray(id * d, id * d + d), g.subarray(id * d, id * d + d))).to.be.below(1e-5);
-        const copy = split.sharing[1];
-        expect(
-          [...h.subarray(copy * d, copy * d + d)].every((x) => x === 0),
-          'a copy takes no gradient',
-        ).to.equal(true);
+        expect(maxDiff(h.subarray(used.size * d), summed), 'the shared row').to.be.below(1e-4);
       }
       tf.dispose([mine.value, theirs.value, ...Object.values(mine.grads), ...Object.values(theirs.grads), a]);
     } finally {
@@ -102,21 +105,64 @@ describe('tied rows a corpus never uses, trained as one', function () {
       const d = model.config.hidden;
       const rep = split.ids[split.ids.length - 1];
       const copy = split.sharing[split.sharing.length - 1];
-      // a training pass, then the shared row moves as an optimizer step would move it
+      // a training pass, then the compact table moves as an optimizer step would move it
       const { value, grads } = tf.variableGrads(
         () => model.score([{ prompt: [49, 50], completion: [51, 258] }]).logProbs.sum() as tf.Scalar,
         model.variables(),
       );
-      const table = model.weights[name];
+      const table = model.variables().find((v) => !Object.values(model.weights).includes(v))!;
       const moved = Float32Array.from(table.dataSync() as Float32Array);
-      moved.fill(0.5, rep * d, rep * d + d);
+      moved.fill(0.5, (split.ids.length - 1) * d);
+      moved.fill(0.25, 0, d); // the first own row: token 49
       tf.tidy(() => table.assign(tf.tensor2d(moved, table.shape as [number, number])));
-      expect((table.dataSync() as Float32Array)[copy * d]).to.not.equal(0.5);
+      const tied = model.weights[name];
+      expect((tied.dataSync() as Float32Array)[copy * d]).to.not.equal(0.5);
       const stored = model.storedTensors()[name].data;
       expect([...stored.subarray(copy * d, copy * d + d)].every((x) => x === 0.5)).to.equal(true);
+      expect([...stored.subarray(rep * d, rep * d + d)].every((x) => x === 0.5)).to.equal(true);
+      expect([...stored.subarray(49 * d, 49 * d + d)].every((x) => x === 0.25)).to.equal(true);
       tf.dispose([value, ...Object.values(grads)]);
     } finally {
       model.dispose();
+    }
+  });
+
+  it('a frozen base made so computes its head on the compact rows: the same logits, scores and adapter gradients, unused targets too', () => {
+    const dir = writeTinyHf(join(root, 'made'), { seed: 5, tied: true });
+    const made = new HfCausalLM(readHfConfig(dir), readCheckpointTensors(dir), dir);
+    made.shareUnusedRows(new Set([...'0123456789+='].map((c) => c.charCodeAt(0)).concat([258])), true);
+    writeSafetensors(join(dir, 'model.safetensors'), made.storedTensors());
+    made.dispose();
+    const compact = new HfCausalLM(readHfConfig(dir), readCheckpointTensors(dir), dir, { frozen: true });
+    const full = new HfCausalLM(readHfConfig(dir), readCheckpointTensors(dir), dir);
+    const lora = { r: 2, alpha: 4, targetModules: 'all-linear' as const };
+    const adapters = [new LoraAdapter(compact.config, lora, 7), new LoraAdapter(full.config, lora, 7)];
+    try {
+      const hidden = tf.randomNormal([2, 3, compact.config.hidden], 0, 1, 'float32', 8) as tf.Tensor3D;
+      expect(maxDiff(compact.logits(hidden).dataSync(), full.logits(hidden).dataSync())).to.be.below(1e-5);
+      // 200 and 65 are targets no corpus example used: they read the shared row, less log n
+      const inputs = [
+        { prompt: [49, 50, 43], completion: [200, 52, 258] },
+        { prompt: [55, 43, 56, 61], completion: [49, 65, 258] },
+      ];
+      const run = (m: HfCausalLM, adapter: LoraAdapter) =>
+        tf.variableGrads(() => {
+          const s = m.score(inputs, 0.8, adapter);
+          return s.logProbs.sum().add(s.entropy.mul(s.mask).mul(0.3).sum()) as tf.Scalar;
+        }, adapter.variables());
+      const mine = run(compact, adapters[0]);
+      const theirs = run(full, adapters[1]);
+      expect(mine.value.dataSync()[0]).to.be.closeTo(theirs.value.dataSync()[0], 1e-4);
+      const a = adapters[0].variables(),
+        b = adapters[1].variables();
+      a.forEach((v, i) =>
+        expect(maxDiff(mine.grads[v.name].dataSync(), theirs.grads[b[i].name].dataSync()), v.name).to.be.below(1e-5),
+      );
+      tf.dispose([hidden, mine.value, theirs.value, ...Object.values(mine.grads), ...Object.values(theirs.grads)]);
+    } finally {
+      adapters.forEach((x) => x.dispose());
+      compact.dispose();
+      full.dispose();
     }
   });
 });

@@ -12,7 +12,7 @@ import { totalmem } from 'node:os';
 import { variablePrefix } from '../names.js';
 import { linear } from '../ops.js';
 import { headScores } from './head.js';
-import { shareRows, type SharedRows } from './shared-rows.js';
+import { shareRows, sharedRowsOf, type SharedRows } from './shared-rows.js';
 import { layoutBatch } from '../score-batch.js';
 import type { Policy, PolicyInput, ScoredBatch } from '../types.js';
 import { inverseFrequencies, readHfConfig, type HfConfig } from './config.js';
@@ -59,8 +59,15 @@ export class HfCausalLM implements Policy {
    */
   keepProductBytes = Math.min(2 ** 31, Math.floor(totalmem() / 8));
   private readonly invFreq?: Float32Array;
-  /** with shareUnusedRows: the rows the compact head trains, and whether the shared row's copies lag it */
-  private shared?: { rows: SharedRows; ids: tf.Tensor1D; stale: boolean };
+  /**
+   * with shareUnusedRows: the split, the compact table a training pass reads and trains instead
+   * of the tied one ([own rows, then the shared row], d), and whether the tied table lags it
+   */
+  private shared?: { rows: SharedRows; table: tf.Variable; stale: boolean };
+  /** a frozen tied table's shared rows and its compact rows [own, then shared; d], once looked for (null: it has none) */
+  private frozenShared?: { rows: SharedRows; table: tf.Tensor2D } | null;
+  /** loaded to be left untrained (LoRA, generation, serving), its matrices in the heap or not */
+  private readonly loadedFrozen: boolean;
   /** while a checkpointed block runs: where its products are kept, and whether this is its recomputation */
   private products?: { kept: KeptProducts; again: boolean };
 
@@ -72,8 +79,9 @@ export class HfCausalLM implements Policy {
     readonly config: HfConfig,
     tensors: Record<string, { shape: number[]; data: Float32Array | Float64Array }>,
     readonly dir?: string,
-    o: { host?: boolean } = {},
+    o: { host?: boolean; frozen?: boolean } = {},
   ) {
+    this.loadedFrozen = o.frozen === true || o.host === true;
     const where = dir ?? 'checkpoint';
     const extra = unknownWeights(config, Object.keys(tensors));
     if (extra) throw new Error(`${where}: weights this ${config.architecture} does not have: ${extra}`);
@@ -141,25 +149,38 @@ export class HfCausalLM implements Policy {
     // host matrices go to shared memory, one at a time (each decoded copy is garbage at once),
     // so worker-thread replicas (src/parallel) adopt them instead of copying the base
     if (host) for (const t of Object.values(tensors)) if (t.shape.length === 2) t.data = sharedCopy(t.data);
-    return new HfCausalLM(config, tensors, dir, { host });
+    return new HfCausalLM(config, tensors, dir, { host, frozen: o.frozen });
   }
 
   get maxSequence(): number {
     return this.config.maxPositions;
   }
 
+  /** The trained variables: with shared rows, the compact table in the tied table's place. */
   variables(): tf.Variable[] {
-    return Object.values(this.weights);
+    const s = this.shared;
+    if (!s) return Object.values(this.weights);
+    const tied = this.weights[this.tableName()];
+    return Object.values(this.weights).map((v) => (v === tied ? s.table : v));
   }
 
   dispose(): void {
-    this.shared?.ids.dispose();
+    this.shared?.table.dispose();
+    this.frozenShared?.table.dispose();
     for (const v of Object.values(this.weights)) v.dispose();
     for (const n of Object.keys(this.host)) delete this.host[n];
   }
 
+  /** The tokens' rows of the compact table (an unused id reads the shared row, as its own row equals it): [B, T, d]. */
+  private sharedEmbed(tokens: tf.Tensor2D): tf.Tensor {
+    const { index } = this.shared!.rows;
+    const ids = Int32Array.from(tokens.dataSync() as Int32Array, (t) => index[t]);
+    return tf.gather(this.shared!.table, tf.tensor(ids, tokens.shape, 'int32'));
+  }
+
   /** Rows `ids` of the embedding `name` [rows, d]: [..ids, d]. */
   private embed(name: string, ids: tf.Tensor | Int32Array, shape: number[]): tf.Tensor {
+    this.spreadSharedRow();
     const m = this.host[name];
     if (!m) return tf.gather(this.w(name), ids instanceof Int32Array ? tf.tensor(ids, shape, 'int32') : ids);
     return m.gather(ids instanceof Int32Array ? ids : (ids.dataSync() as Int32Array)).reshape([...shape, m.cols]);
@@ -190,7 +211,11 @@ export class HfCausalLM implements Policy {
     const past = S - T;
     const bias = attentionBias(keyMask, B, T, past, gpt2OrMha(c) ? 1 : c.heads / c.kvHeads);
     const gpt2 = c.architecture === 'GPT2LMHeadModel';
-    let x = this.embed(gpt2 ? 'transformer.wte.weight' : 'model.embed_tokens.weight', tokens, [B, T]) as tf.Tensor3D; // [B, T, d]
+    let x = (
+      !adapter && this.sharedPass()
+        ? this.sharedEmbed(tokens)
+        : this.embed(gpt2 ? 'transformer.wte.weight' : 'model.embed_tokens.weight', tokens, [B, T])
+    ) as tf.Tensor3D; // [B, T, d]
     if (gpt2) x = x.add(this.embed('transformer.wpe.weight', positions, [B, T]));
     const rot = this.invFreq && rotation(this.invFreq, positions, B, T); // cos, sin [B, 1, T, hd]
     const next: HfLayerCache[] = [];
@@ -386,9 +411,10 @@ export class HfCausalLM implements Policy {
   }
 
   /**
-   * From now on a training pass trains the tied table's rows that `used` does not name as one
-   * shared row (shared-rows.ts): the compact head, exact for every used target. `fresh`: the
-   * table is a new initialisation, whose unused rows are first made equal. Returns the split.
+   * From now on a training pass reads and trains a compact table instead of the tied one: a row
+   * for each id `used` names (and each the table does not share already), and one row for the
+   * rest (shared-rows.ts), exact for every used target. `fresh`: the table is a new
+   * initialisation, whose unused rows are first made equal. Returns the split.
    */
   shareUnusedRows(used: ReadonlySet<number>, fresh: boolean): SharedRows {
     const c = this.config;
@@ -398,12 +424,13 @@ export class HfCausalLM implements Policy {
     const data = Float32Array.from(v.dataSync() as Float32Array);
     const rows = shareRows(data, c.vocabSize, c.hidden, used, fresh, this.dir ?? 'the model');
     tf.tidy(() => v.assign(tf.tensor2d(data, [c.vocabSize, c.hidden])));
-    this.shared?.ids.dispose();
-    this.shared = { rows, ids: tf.keep(tf.tensor1d(rows.ids, 'int32')), stale: false };
+    this.shared?.table.dispose();
+    const table = tf.tidy(() => tf.variable(tf.gather(v, tf.tensor1d(rows.ids, 'int32')), true, `${v.name}/shared`));
+    this.shared = { rows, table, stale: true }; // stale: a resume loads the compact table next
     return rows;
   }
 
-  /** Copies the shared row over the rows that share it, once training has moved it: the table is then what the full model reads. */
+  /** Writes the compact table into the tied one once training has moved it: each own row to its id, the shared row to every id that shares it. */
   spreadSharedRow(): void {
     const s = this.shared;
     if (!s?.stale) return;
@@ -411,39 +438,47 @@ export class HfCausalLM implements Policy {
     const { vocabSize: V, hidden: d } = this.config;
     const v = this.weights[this.tableName()];
     const data = Float32Array.from(v.dataSync() as Float32Array);
-    const from = s.rows.ids[s.rows.ids.length - 1] * d;
-    const row = data.slice(from, from + d);
-    for (const id of s.rows.sharing) data.set(row, id * d);
+    const compact = s.table.dataSync() as Float32Array;
+    const { ids, sharing } = s.rows;
+    const last = ids.length - 1;
+    for (let i = 0; i < last; i++) data.set(compact.subarray(i * d, i * d + d), ids[i] * d);
+    const row = compact.subarray(last * d, last * d + d);
+    for (const id of sharing) data.set(row, id * d);
     tf.tidy(() => v.assign(tf.tensor2d(data, [V, d])));
   }
 
-  /**
-   * Target log-probs and entropies under the compact head: the used rows and the shared row,
-   * whose logit gains t log N (N rows share it; t the temperature, which divides it again), as
-   * one extra input column of ones; the entropy gains q log N, q the shared row's probability,
-   * for the N equal rows' own spread. Targets must be used tokens (masked ones aside).
-   */
+  /** Whether this pass reads the compact table (a taped pass of the full model with shared rows); it then leaves the tied table behind. */
+  private sharedPass(): boolean {
+    if (!this.shared || this.frozen || !taping()) return false;
+    this.shared.stale = true;
+    return true;
+  }
+
+  /** The compact head's scores while training with shared rows: targets must be own rows. */
   private sharedScores(rows: tf.Tensor2D, targets: Int32Array, mask: Float32Array, temperature: number) {
     const s = this.shared!;
-    s.stale = true; // the update that follows moves the shared row, not its copies
-    const other = s.rows.ids.length - 1;
-    const compact = Int32Array.from(targets, (t, i) => {
-      if (mask[i] === 0) return 0;
-      if (s.rows.index[t] === other)
-        throw new Error(`sharedRows: token ${t} is a target, but the corpus was said not to use it`);
-      return s.rows.index[t];
-    });
-    const logN = Math.log(s.rows.sharing.length);
-    const bias = new Float32Array(other + 1);
-    bias[other] = (temperature === 0 ? 1 : temperature) * logN;
-    const h = tf.concat([rows, tf.ones([rows.shape[0], 1])], 1) as tf.Tensor2D;
-    const w = tf.concat(
-      [tf.gather(this.w(this.tableName()), s.ids), tf.tensor2d(bias, [other + 1, 1])],
-      1,
-    ) as tf.Tensor2D;
-    const scored = headScores(h, w, true, compact, temperature);
-    const q = headScores(h, w, true, new Int32Array(targets.length).fill(other), temperature).logProbs.exp();
-    return { logProbs: scored.logProbs, entropy: scored.entropy.add(q.mul(logN)) as tf.Tensor1D };
+    return compactScores(s.rows, s.table as tf.Tensor2D, rows, targets, mask, temperature, true);
+  }
+
+  /**
+   * A frozen tied table's shared rows (a base made with sharedRows), looked for once; none for a
+   * head that may train, an untied one, or fewer than 64 equal rows (too few to be worth it).
+   */
+  private frozenSharedRows(): { rows: SharedRows; table: tf.Tensor2D } | undefined {
+    if (!this.config.tied || !this.loadedFrozen) return undefined;
+    if (this.frozenShared === undefined) {
+      const { vocabSize: V, hidden: d } = this.config;
+      const w = this.headWeight();
+      const data = w instanceof HostMatrix ? w.data : (w.dataSync() as Float32Array);
+      const rows = sharedRowsOf(data, V, d, 64);
+      this.frozenShared = rows
+        ? {
+            rows,
+            table: tf.keep(w instanceof HostMatrix ? w.gather(rows.ids) : tf.gather(w, tf.tensor1d(rows.ids, 'int32'))),
+          }
+        : null;
+    }
+    return this.frozenShared ?? undefined;
   }
 
   /** The tied table's name: the embedding the head reads. */
@@ -456,6 +491,13 @@ export class HfCausalLM implements Policy {
     this.spreadSharedRow();
     const c = this.config;
     const [B, T, d] = hidden.shape;
+    const fs = this.frozenSharedRows();
+    if (fs)
+      // each sharing id's logit is the shared row's: the compact columns, gathered out to the vocabulary
+      return tf.tidy(() => {
+        const z = tf.matMul(hidden.reshape([B * T, d]), fs.table, false, true);
+        return tf.gather(z, tf.tensor1d(fs.rows.index, 'int32'), 1).reshape([B, T, c.vocabSize]);
+      }) as tf.Tensor3D;
     const w = this.headWeight();
     const rows = hidden.reshape([B * T, d]) as tf.Tensor2D;
     return (w instanceof HostMatrix ? hostMatMul(rows, w, true) : tf.matMul(rows, w, false, c.tied)).reshape([
@@ -479,11 +521,13 @@ export class HfCausalLM implements Policy {
     // chunked over rows, so [B, Tc, V] logits never exist at once (src/models/hf/head.ts)
     // the head trains only in full fine-tuning; under an adapter, or held on the host, it is frozen
     const trainHead = !adapter && !this.frozen;
-    if (!(trainHead && taping())) this.spreadSharedRow();
+    const frozen = trainHead ? undefined : this.frozenSharedRows();
     const { logProbs, entropy } =
-      this.shared && trainHead && taping()
+      trainHead && this.sharedPass()
         ? this.sharedScores(rows, targets, mask, temperature)
-        : headScores(rows, this.headWeight(), this.config.tied, targets, temperature, undefined, trainHead);
+        : frozen
+          ? compactScores(frozen.rows, frozen.table, rows, targets, mask, temperature, false)
+          : headScores(rows, this.headWeight(), this.config.tied, targets, temperature, undefined, trainHead);
     const m = tf.tensor2d(mask, [B, Tc]);
     return {
       logProbs: logProbs.reshape([B, Tc]).mul(m) as tf.Tensor2D,
@@ -494,3 +538,44 @@ export class HfCausalLM implements Policy {
 }
 
 const gpt2OrMha = (c: HfConfig) => c.architecture === 'GPT2LMHeadModel' || c.heads === c.kvHeads;
+
+/**
+ * Target log-probs and entropies [N] of `rows` [N, d] under a compact head (shared-rows.ts):
+ * `table` holds the own rows, then the shared row, whose logit gains t log n (n ids share it; t
+ * the temperature, which divides it again) through one extra input column of ones. A target
+ * that shares the row scores its log-prob less log n (`ownOnly`: refused, as in pretraining);
+ * the entropy gains q log n, q the shared row's probability, for the n equal rows' spread.
+ * Exactly the full head's values and gradients for a table whose sharing rows are equal.
+ */
+function compactScores(
+  split: SharedRows,
+  table: tf.Tensor2D,
+  rows: tf.Tensor2D,
+  targets: Int32Array,
+  mask: Float32Array,
+  temperature: number,
+  ownOnly: boolean,
+): { logProbs: tf.Tensor1D; entropy: tf.Tensor1D } {
+  const other = split.ids.length - 1;
+  const logN = Math.log(split.sharing.length);
+  const shift = new Float32Array(targets.length);
+  const compact = Int32Array.from(targets, (t, i) => {
+    if (mask[i] === 0) return 0;
+    if (split.index[t] === other) {
+      if (ownOnly) throw new Error(`sharedRows: token ${t} is a target, but the corpus was said not to use it`);
+      shift[i] = -logN;
+    }
+    return split.index[t];
+  });
+  const bias = new Float32Array(other + 1);
+  bias[other] = (temperature === 0 ? 1 : temperature) * logN;
+  const h = tf.concat([rows, tf.ones([rows.shape[0], 1])], 1) as tf.Tensor2D;
+  const w = tf.concat([table, tf.tensor2d(bias, [other + 1, 1])], 1) as tf.Tensor2D;
+  // w is an input of the head (as a training head's is), so the backward pass keeps it; a frozen table takes no gradient, being no variable
+  const scored = headScores(h, w, true, compact, temperature);
+  const q = headScores(h, w, true, new Int32Array(targets.length).fill(other), temperature);
+  return {
+    logProbs: scored.logProbs.add(tf.tensor1d(shift)) as tf.Tensor1D,
+    entropy: scored.entropy.add(q.logProbs.exp().mul(logN)) as tf.Tensor1D,
+  };
+}

@@ -9,7 +9,9 @@
  * training the full model under the constraint "the unused rows stay equal" (Adam scales each
  * parameter's step by its own gradient's size, so the N rows, moved together, take the same
  * steps they would untied). The model stays an ordinary checkpoint: the shared row is copied to
- * every unused row before anything else reads the table (generation, saving).
+ * every unused row before anything else reads the table (generation, saving). A frozen base
+ * made this way (LoRA, generation, serving) computes its head on the same compact rows: its
+ * full logits are the compact ones with each sharing id reading the shared row's column.
  */
 
 /** Which rows of a [V, d] table are their own and which share one, as the compact head reads them. */
@@ -50,6 +52,19 @@ export function shareRows(
     const first = table.slice(sharing[0] * d, sharing[0] * d + d);
     for (const id of sharing) table.set(first, id * d);
   }
+  return split(V, sharing);
+}
+
+/**
+ * The shared rows a [V, d] table already has (a base made with sharedRows), or undefined when
+ * fewer than `least` rows are equal: what a frozen base's head computes on (HfCausalLM).
+ */
+export function sharedRowsOf(table: Float32Array, V: number, d: number, least = 2): SharedRows | undefined {
+  const sharing = equalRows(table, V, d);
+  return sharing.length >= Math.max(2, least) ? split(V, sharing) : undefined;
+}
+
+function split(V: number, sharing: number[]): SharedRows {
   const shared = new Set(sharing);
   const own = Array.from({ length: V }, (_, id) => id).filter((id) => !shared.has(id));
   const ids = Int32Array.from([...own, sharing[0]]);
