@@ -9,6 +9,11 @@
  * voter's word after each clue (`civ bag vote 0=b:bag 2=a:bag 3=g:bag:`), so the letter to
  * look up sits a fixed few places from where it must be found.
  *
+ * Measured 2026-12-05 (dModel 64, 2 layers, batch 32, lr 2e-3, seed 1, 20,000 prompts): `list`
+ * 0.551 at step 250, 0.873 at 1,000, 0.990 at 2,500 and 1.000 from 2,750 (55 s); `beside` 0.297,
+ * 0.801, 1.000 from 2,250. Both forms are learned: the rule is within a 2-layer model's reach
+ * when every example shows it.
+ *
  *   npx tsx experiments/spy-vote-speed.ts [--form list|beside] [--layers 2] [--steps 3000]
  */
 import * as tf from '@tensorflow/tfjs';
