@@ -5,7 +5,12 @@
  * process, so both see the same machine. Each round trains a fresh model `--steps` steps from
  * the same seed; prints each round's steps a second and the median ratio.
  *
+ * `--generate DIR` times rollouts instead: DIR, a base made with sharedRows, loaded frozen (as an
+ * adapter's base is) with its head on the compact rows and with the full head, sampling
+ * `--new` tokens at temperature 1 for each of its first `--rows` held-out prompts.
+ *
  *   npx tsx experiments/shared-rows-speed.ts [--config configs/pretrain/qwen3-chat-add2.yaml] [--steps 20] [--rounds 3]
+ *   npx tsx experiments/shared-rows-speed.ts --generate DIR [--rows 128] [--new 6] [--rounds 3]
  */
 import { initBackend } from '../src/backend/index.js';
 import { loadNative } from '../src/backend/native/library.js';
@@ -15,12 +20,22 @@ import { pretrainCorpus } from '../src/pretrain/corpus.js';
 import { loadPretrainConfig } from '../src/pretrain/schema.js';
 import { buildExamples, buildModel, shareUnusedRows } from '../src/pretrain/setup.js';
 import { arg } from './script.js';
+import { HfCausalLM } from '../src/models/hf/model.js';
+import { loadHfTokenizer } from '../src/models/hf/text.js';
+import { generate } from '../src/models/generate.js';
+import { readTasksJsonl } from '../src/tasks/jsonl.js';
+import { join } from 'node:path';
 
+const rounds = Number(arg('rounds', '3'));
+const made = arg('generate', '');
+if (made) {
+  await generationRatio(made);
+  process.exit(0);
+}
 const config = loadPretrainConfig(arg('config', 'configs/pretrain/qwen3-chat-add2.yaml'));
 if (!config.architecture || config.init)
   throw new Error('--config: a pretrain of a fresh architecture model (no init:)');
 const steps = Number(arg('steps', '20'));
-const rounds = Number(arg('rounds', '3'));
 await initBackend(config.backend, config.accelerate);
 loadNative()?.setThreads(1);
 const family = await resolveTaskFamily(config.task.family, config.plugins);
@@ -59,3 +74,36 @@ ratios.sort((a, b) => a - b);
 console.log(
   `${config.name}, batch ${config.train.batchSize}: shared rows ${ratios[Math.floor(rounds / 2)].toFixed(2)}x the full head's steps a second (median of ${rounds} rounds)`,
 );
+
+/** Rollout tokens a second of `dir` loaded frozen with its compact head and with the full one, in alternating rounds. */
+async function generationRatio(dir: string): Promise<void> {
+  await initBackend('auto');
+  loadNative()?.setThreads(1);
+  const rows = Number(arg('rows', '128'));
+  const maxNewTokens = Number(arg('new', '6'));
+  const tokenizer = loadHfTokenizer(dir);
+  const tasks = readTasksJsonl(join(dir, 'heldout.jsonl'), 'arithmetic').slice(0, rows);
+  const prompts = tasks.map((t) => tokenizer.prompt(t.prompt, 'solver'));
+  const rate = (compactHead: boolean) => {
+    const model = HfCausalLM.load(dir, { frozen: true, compactHead });
+    generate(model, prompts.slice(0, 4), { maxNewTokens, temperature: 1, seed: 1 }); // warm-up
+    const t0 = performance.now();
+    const out = generate(model, prompts, { maxNewTokens, temperature: 1, seed: 1, eos: tokenizer.eos });
+    const seconds = (performance.now() - t0) / 1000;
+    model.dispose();
+    return out.reduce((a, g) => a + g.tokens.length, 0) / seconds;
+  };
+  const ratios: number[] = [];
+  for (let r = 1; r <= rounds; r++) {
+    const full = rate(false);
+    const compact = rate(true);
+    ratios.push(compact / full);
+    console.log(
+      `round ${r}: full head ${full.toFixed(0)} tokens/s, compact ${compact.toFixed(0)} tokens/s, ${(compact / full).toFixed(2)}x`,
+    );
+  }
+  ratios.sort((a, b) => a - b);
+  console.log(
+    `${dir}, ${rows} rows x ${maxNewTokens} new tokens: the compact head ${ratios[Math.floor(rounds / 2)].toFixed(2)}x the full head's tokens a second (median of ${rounds} rounds)`,
+  );
+}

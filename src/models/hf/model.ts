@@ -39,6 +39,8 @@ export type StoredWeights = Record<string, { shape: number[]; data: Float32Array
 export interface HfLoadOptions {
   /** the base will not be trained (LoRA, generation, serving): its matrices may stay outside the backend's heap */
   frozen?: boolean;
+  /** a frozen tied table with shared rows (a base made with sharedRows) computes its head on them; default true (false: the full head, to compare) */
+  compactHead?: boolean;
   /** keep the matrices outside the heap (src/backend/native/host.ts); default: when frozen and a native sgemm serves the backend */
   host?: boolean;
 }
@@ -79,9 +81,10 @@ export class HfCausalLM implements Policy {
     readonly config: HfConfig,
     tensors: Record<string, { shape: number[]; data: Float32Array | Float64Array }>,
     readonly dir?: string,
-    o: { host?: boolean; frozen?: boolean } = {},
+    o: { host?: boolean; frozen?: boolean; compactHead?: boolean } = {},
   ) {
     this.loadedFrozen = o.frozen === true || o.host === true;
+    if (o.compactHead === false) this.frozenShared = null;
     const where = dir ?? 'checkpoint';
     const extra = unknownWeights(config, Object.keys(tensors));
     if (extra) throw new Error(`${where}: weights this ${config.architecture} does not have: ${extra}`);
@@ -149,7 +152,7 @@ export class HfCausalLM implements Policy {
     // host matrices go to shared memory, one at a time (each decoded copy is garbage at once),
     // so worker-thread replicas (src/parallel) adopt them instead of copying the base
     if (host) for (const t of Object.values(tensors)) if (t.shape.length === 2) t.data = sharedCopy(t.data);
-    return new HfCausalLM(config, tensors, dir, { host, frozen: o.frozen });
+    return new HfCausalLM(config, tensors, dir, { host, frozen: o.frozen, compactHead: o.compactHead });
   }
 
   get maxSequence(): number {
@@ -492,12 +495,7 @@ export class HfCausalLM implements Policy {
     const c = this.config;
     const [B, T, d] = hidden.shape;
     const fs = this.frozenSharedRows();
-    if (fs)
-      // each sharing id's logit is the shared row's: the compact columns, gathered out to the vocabulary
-      return tf.tidy(() => {
-        const z = tf.matMul(hidden.reshape([B * T, d]), fs.table, false, true);
-        return tf.gather(z, tf.tensor1d(fs.rows.index, 'int32'), 1).reshape([B, T, c.vocabSize]);
-      }) as tf.Tensor3D;
+    if (fs) return expandedLogits(fs, hidden, c.vocabSize);
     const w = this.headWeight();
     const rows = hidden.reshape([B * T, d]) as tf.Tensor2D;
     return (w instanceof HostMatrix ? hostMatMul(rows, w, true) : tf.matMul(rows, w, false, c.tied)).reshape([
@@ -578,4 +576,27 @@ function compactScores(
     logProbs: scored.logProbs.add(tf.tensor1d(shift)) as tf.Tensor1D,
     entropy: scored.entropy.add(q.logProbs.exp().mul(logN)) as tf.Tensor1D,
   };
+}
+
+/** The full logits' rows, built in (a wasm gather along the vocabulary took 0.8 s for 128 rows of Qwen's). */
+let expanded = new Float32Array(0);
+
+/**
+ * A frozen compact head's full logits [B, T, V]: each row filled with the shared row's logit
+ * (every sharing id's), then each own id's.
+ */
+function expandedLogits(fs: { rows: SharedRows; table: tf.Tensor2D }, hidden: tf.Tensor3D, V: number): tf.Tensor3D {
+  const [B, T, d] = hidden.shape;
+  const z = tf.tidy(() => tf.matMul(hidden.reshape([B * T, d]), fs.table, false, true));
+  const zc = z.dataSync() as Float32Array;
+  z.dispose();
+  const { ids } = fs.rows;
+  const n = ids.length;
+  if (expanded.length < B * T * V) expanded = new Float32Array(B * T * V);
+  for (let r = 0; r < B * T; r++) {
+    const row = expanded.subarray(r * V, r * V + V);
+    row.fill(zc[r * n + n - 1]);
+    for (let i = 0; i < n - 1; i++) row[ids[i]] = zc[r * n + i];
+  }
+  return tf.tensor3d(expanded.subarray(0, B * T * V), [B, T, V]);
 }
