@@ -9,6 +9,8 @@ import { NativeDecoder } from './native/decode.js';
 import type { HfCausalLM, HfLayerCache } from './hf/model.js';
 import type { HfPolicy } from './hf/policy.js';
 import { StopStrings } from './stop-strings.js';
+import { sampleCompact } from './hf/compact-sampling.js';
+import type { SharedRows } from './hf/shared-rows.js';
 import type { TokenPieces } from '../tokenizer/pieces.js';
 
 /** A language model generate() runs: coevolve's TinyLM, or a Hugging Face decoder (alone or with an adapter). */
@@ -104,6 +106,8 @@ export function generate(
         ? nativeForward(model, leftPad)
         : tfjsForward(model, leftPad);
   const drop = o.dropFinished ?? true;
+  const split = forward.split;
+  const width = split ? split.ids.length : vocabSize;
   try {
     let values = forward.feed(padded, P);
     let live = prompts.map((_, b) => b); // the row of each of the batch's rows, in order
@@ -111,8 +115,10 @@ export function generate(
       for (let i = 0; i < live.length; i++) {
         const row = out[live[i]];
         if (row.stopped) continue; // kept in the batch (dropFinished false)
-        const rowLogits = values.subarray(i * vocabSize, (i + 1) * vocabSize);
-        const { token, logProb, entropy, selfCertainty } = sampleToken(rowLogits, o, rng);
+        const rowLogits = values.subarray(i * width, (i + 1) * width);
+        const { token, logProb, entropy, selfCertainty } = split
+          ? sampleCompact(rowLogits, split, o, rng)
+          : sampleToken(rowLogits, o, rng);
         row.tokens.push(token);
         row.logProbs.push(logProb);
         row.entropy.push(entropy);
@@ -155,6 +161,8 @@ export const narrows = (rows: number, going: number): boolean => going === 0 || 
  */
 interface Forward {
   feed(tokens: Int32Array, T: number): Float32Array;
+  /** when the rows fed back are compact (a frozen base made with sharedRows): the own ids, then the shared row */
+  split?: SharedRows;
   keep(rows: readonly number[]): void;
   dispose(): void;
 }
@@ -180,7 +188,9 @@ function tfjsForward(model: TinyLM, leftPad: number[]): Forward {
 
 /** HfCausalLM.forward on tfjs tensors: positions count from each row's first real token, pad keys masked. */
 function hfForward(model: HfCausalLM | HfPolicy, leftPad: number[]): Forward {
-  return cachedForward<HfLayerCache>(
+  // a frozen base made with sharedRows: its compact logits go to the sampler, not V of them
+  const split = model.compactRows();
+  const forward = cachedForward<HfLayerCache>(
     leftPad,
     (tokens, pads, past, cache) => {
       const [B, T] = tokens.shape;
@@ -193,8 +203,9 @@ function hfForward(model: HfCausalLM | HfPolicy, leftPad: number[]): Forward {
       }
       return model.forward(tokens, positions, keyMask, cache);
     },
-    (h) => model.logits(h),
+    (h) => (split ? model.compactLogits(h) : model.logits(h)),
   );
+  return split ? { ...forward, split } : forward;
 }
 
 /**

@@ -10,6 +10,7 @@ import { LoraAdapter } from '../../src/models/hf/lora.js';
 import { writeSafetensors } from '../../src/models/hf/safetensors.js';
 import { readCheckpointTensors } from '../../src/models/hf/safetensors.js';
 import { shareRows } from '../../src/models/hf/shared-rows.js';
+import { generate } from '../../src/models/generate.js';
 import { TEST_BACKEND } from '../needs.js';
 import { maxDiff } from './hf-fixtures.js';
 import { writeTinyHf } from './hf-tiny.js';
@@ -159,6 +160,17 @@ describe('tied rows a corpus never uses, trained as one', function () {
         expect(maxDiff(mine.grads[v.name].dataSync(), theirs.grads[b[i].name].dataSync()), v.name).to.be.below(1e-5),
       );
       tf.dispose([hidden, mine.value, theirs.value, ...Object.values(mine.grads), ...Object.values(theirs.grads)]);
+      // generation samples the compact rows: greedy, the full head's tokens and statistics
+      expect(compact.compactRows()).to.not.equal(undefined);
+      const prompts = [
+        [49, 50, 43],
+        [55, 43, 56, 61, 57],
+      ];
+      const g = (m: HfCausalLM) => generate(m, prompts, { maxNewTokens: 5, temperature: 0 });
+      const [x, y] = [g(compact), g(full)];
+      expect(x.map((r) => r.tokens)).to.deep.equal(y.map((r) => r.tokens));
+      for (const key of ['logProbs', 'entropy', 'selfCertainty'] as const)
+        x.forEach((r, i) => expect(maxDiff(r[key], y[i][key]), key).to.be.below(1e-4));
     } finally {
       adapters.forEach((x) => x.dispose());
       compact.dispose();

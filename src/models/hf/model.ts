@@ -489,6 +489,21 @@ export class HfCausalLM implements Policy {
     return this.config.architecture === 'GPT2LMHeadModel' ? 'transformer.wte.weight' : 'model.embed_tokens.weight';
   }
 
+  /** A frozen base's shared rows, when its head computes on them (see frozenSharedRows): what compactLogits' columns are. */
+  compactRows(): SharedRows | undefined {
+    return this.frozenSharedRows()?.rows;
+  }
+
+  /** Next-token logits on the compact rows [B, T, own ids + 1] (needs compactRows): the sampler reads them as the full row (compact-sampling.ts). */
+  compactLogits(hidden: tf.Tensor3D): tf.Tensor3D {
+    const fs = this.frozenSharedRows();
+    if (!fs) throw new Error('hf: this model has no compact head');
+    const [B, T, d] = hidden.shape;
+    return tf.tidy(() =>
+      tf.matMul(hidden.reshape([B * T, d]), fs.table, false, true).reshape([B, T, fs.rows.ids.length]),
+    ) as tf.Tensor3D;
+  }
+
   /** Next-token logits from hidden states: [B, T, d] -> [B, T, V]. */
   logits(hidden: tf.Tensor3D): tf.Tensor3D {
     this.spreadSharedRow();

@@ -63,6 +63,15 @@ export class HfPolicy implements Policy {
     return this.base.logits(hidden);
   }
 
+  /** The base's compact head, when it has one (an adapter leaves the head alone). */
+  compactRows() {
+    return this.base.compactRows();
+  }
+
+  compactLogits(hidden: tf.Tensor3D): tf.Tensor3D {
+    return this.base.compactLogits(hidden);
+  }
+
   /** Frees the adapter; the base belongs to whoever loaded it, since other policies may share it. */
   dispose(): void {
     this.adapter?.dispose();
