@@ -30,6 +30,8 @@ export interface Policy {
   variables(): tf.Variable[];
   /** per-token log-probs, entropy and values of each input's completion; call inside a tape */
   score(inputs: readonly PolicyInput[], temperature?: number): ScoredBatch;
+  /** weights of the squares a gradient-norm clip sums, by variable name, where a variable stands for tied rows (src/rl/apply.ts) */
+  gradNormWeights?(): Record<string, tf.Tensor> | undefined;
   readonly hasValueHead: boolean;
   /**
    * the longest sequence one scoring pass takes, if bounded: a pass lays out every row as the

@@ -38,6 +38,9 @@ export interface BaseCopy {
   dir?: string;
   /** its matrices stay outside the heap: the replica adopts them */
   host: boolean;
+  /** loaded frozen, and whether its shared rows are used: a replica's head and sampler are the main thread's */
+  frozen?: boolean;
+  compactHead?: boolean;
   tensors: Record<string, { shape: number[]; data: Float32Array }>;
 }
 
@@ -68,7 +71,14 @@ function describeBase(base: HfCausalLM): BaseCopy {
     const adopt = name in base.host && t.data.buffer instanceof SharedArrayBuffer;
     tensors[name] = { shape: t.shape, data: adopt ? t.data : sharedCopy(t.data) };
   }
-  return { config: base.config, dir: base.dir, host: base.frozen, tensors };
+  return {
+    config: base.config,
+    dir: base.dir,
+    host: base.frozen,
+    frozen: base.loadedFrozen,
+    compactHead: base.compactHead,
+    tensors,
+  };
 }
 
 /** The models `copies` describe, built in this thread (its backend initialised); their trained variables still to be loaded. */
@@ -80,7 +90,10 @@ export function buildCopies(copies: {
   const base = (k: number) => {
     if (!bases.has(k)) {
       const b = copies.bases[k];
-      bases.set(k, new HfCausalLM(b.config, b.tensors, b.dir, { host: b.host }));
+      bases.set(
+        k,
+        new HfCausalLM(b.config, b.tensors, b.dir, { host: b.host, frozen: b.frozen, compactHead: b.compactHead }),
+      );
     }
     return bases.get(k)!;
   };

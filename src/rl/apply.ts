@@ -12,17 +12,28 @@ export interface ApplyResult {
  * Applies `grads` (keyed by variable name) with `optimizer` after clipping their global
  * norm as torch's clip_grad_norm_ does (scale by maxNorm / (norm + 1e-6) when that is
  * below 1). A non-finite loss or gradient skips the step and says why. Disposes `grads`.
+ * `normWeights` (by variable name, broadcast over its gradient) weigh the squares the norm
+ * sums: a row that stands for N tied rows counts 1/N of its gradient's square, as the N rows'
+ * own gradients (each 1/N of it) would (src/models/hf/shared-rows.ts).
  */
 export function applyClipped(
   optimizer: tf.Optimizer,
   grads: tf.NamedTensorMap,
   loss: number,
   maxNorm: number,
+  normWeights: Readonly<Record<string, tf.Tensor>> = {},
 ): ApplyResult {
-  const list = Object.values(grads);
-  const gradNorm = list.length ? tf.tidy(() => tf.sqrt(tf.addN(list.map((g) => g.square().sum()))).dataSync()[0]) : 0;
+  const list = Object.entries(grads);
+  const gradNorm = list.length
+    ? tf.tidy(
+        () =>
+          tf
+            .sqrt(tf.addN(list.map(([k, g]) => (normWeights[k] ? g.square().mul(normWeights[k]) : g.square()).sum())))
+            .dataSync()[0],
+      )
+    : 0;
   if (!Number.isFinite(loss) || !Number.isFinite(gradNorm)) {
-    tf.dispose(list);
+    tf.dispose(Object.values(grads));
     return {
       gradNorm,
       skipped: true,

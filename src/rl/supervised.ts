@@ -119,7 +119,7 @@ export class SupervisedTrainer {
       tf.dispose(Object.values(grads));
       throw err;
     }
-    const r = applyClipped(this.optimizer, grads, loss, this.o.maxGradNorm ?? 1);
+    const r = applyClipped(this.optimizer, grads, loss, this.o.maxGradNorm ?? 1, this.model.gradNormWeights?.());
     this.shared?.replicas.publish(this.shared.id);
     if (r.skipped) throw new Error(`supervised: step ${this.steps} skipped: ${r.reason}`);
     this.steps++;

@@ -90,6 +90,17 @@ describe('tied rows a corpus never uses, trained as one', function () {
         // a sum of some 250 rows' float gradients: 1e-4
         expect(maxDiff(h.subarray(used.size * d), summed), 'the shared row').to.be.below(1e-4);
       }
+      // the clip's norm: the shared row's square weighed 1/N, the full model's norm
+      const weights = compact.gradNormWeights()!;
+      const norm = (grads: tf.NamedTensorMap, w: Record<string, tf.Tensor> = {}) =>
+        Math.sqrt(
+          Object.entries(grads).reduce(
+            (acc, [k, g]) => acc + (w[k] ? g.square().mul(w[k]) : g.square()).sum().dataSync()[0],
+            0,
+          ),
+        );
+      expect(norm(mine.grads, weights)).to.be.closeTo(norm(theirs.grads), 1e-4 * norm(theirs.grads));
+      expect(norm(mine.grads)).to.be.above(1.05 * norm(theirs.grads)); // unweighed, the shared row counts N times
       tf.dispose([mine.value, theirs.value, ...Object.values(mine.grads), ...Object.values(theirs.grads), a]);
     } finally {
       compact.dispose();

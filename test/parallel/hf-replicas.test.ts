@@ -191,6 +191,12 @@ describe('parallel/Replicas of Hugging Face policies', function () {
   it('a frozen base without host matrices (no native sgemm) is copied into each replica, and works the same', async () => {
     const base = HfCausalLM.load(dir, { frozen: true, host: false });
     expect(base.frozen).to.equal(false);
+    // frozen all the same, so a replica's head (compact when made with sharedRows) and sampler are this thread's
+    expect(describeCopies({ m: new HfPolicy(base) }).bases[0]).to.include({
+      host: false,
+      frozen: true,
+      compactHead: true,
+    });
     const lora = { r: 2, alpha: 4, targetModules: ['q_proj', 'v_proj'] };
     const solo = new HfPolicy(base, new LoraAdapter(base.config, lora, 1));
     const shared = new HfPolicy(base, new LoraAdapter(base.config, lora, 1));

@@ -65,11 +65,13 @@ export class HfCausalLM implements Policy {
    * with shareUnusedRows: the split, the compact table a training pass reads and trains instead
    * of the tied one ([own rows, then the shared row], d), and whether the tied table lags it
    */
-  private shared?: { rows: SharedRows; table: tf.Variable; stale: boolean };
+  private shared?: { rows: SharedRows; table: tf.Variable; norm: tf.Tensor; stale: boolean };
   /** a frozen tied table's shared rows and its compact rows [own, then shared; d], once looked for (null: it has none) */
   private frozenShared?: { rows: SharedRows; table: tf.Tensor2D } | null;
   /** loaded to be left untrained (LoRA, generation, serving), its matrices in the heap or not */
-  private readonly loadedFrozen: boolean;
+  readonly loadedFrozen: boolean;
+  /** false: a frozen base's shared rows are not used (the full head, to compare) */
+  readonly compactHead: boolean;
   /** while a checkpointed block runs: where its products are kept, and whether this is its recomputation */
   private products?: { kept: KeptProducts; again: boolean };
 
@@ -84,7 +86,8 @@ export class HfCausalLM implements Policy {
     o: { host?: boolean; frozen?: boolean; compactHead?: boolean } = {},
   ) {
     this.loadedFrozen = o.frozen === true || o.host === true;
-    if (o.compactHead === false) this.frozenShared = null;
+    this.compactHead = o.compactHead !== false;
+    if (!this.compactHead) this.frozenShared = null;
     const where = dir ?? 'checkpoint';
     const extra = unknownWeights(config, Object.keys(tensors));
     if (extra) throw new Error(`${where}: weights this ${config.architecture} does not have: ${extra}`);
@@ -168,7 +171,7 @@ export class HfCausalLM implements Policy {
   }
 
   dispose(): void {
-    this.shared?.table.dispose();
+    if (this.shared) tf.dispose([this.shared.table, this.shared.norm]);
     this.frozenShared?.table.dispose();
     for (const v of Object.values(this.weights)) v.dispose();
     for (const n of Object.keys(this.host)) delete this.host[n];
@@ -177,13 +180,16 @@ export class HfCausalLM implements Policy {
   /** The tokens' rows of the compact table (an unused id reads the shared row, as its own row equals it): [B, T, d]. */
   private sharedEmbed(tokens: tf.Tensor2D): tf.Tensor {
     const { index } = this.shared!.rows;
-    const ids = Int32Array.from(tokens.dataSync() as Int32Array, (t) => index[t]);
+    const ids = Int32Array.from(tokens.dataSync() as Int32Array, (t) => {
+      if (!(t >= 0 && t < index.length)) throw new Error(`hf: token ${t} outside the vocabulary [0, ${index.length})`);
+      return index[t];
+    });
     return tf.gather(this.shared!.table, tf.tensor(ids, tokens.shape, 'int32'));
   }
 
   /** Rows `ids` of the embedding `name` [rows, d]: [..ids, d]. */
   private embed(name: string, ids: tf.Tensor | Int32Array, shape: number[]): tf.Tensor {
-    this.spreadSharedRow();
+    if (name === this.tableName()) this.spreadSharedRow();
     const m = this.host[name];
     if (!m) return tf.gather(this.w(name), ids instanceof Int32Array ? tf.tensor(ids, shape, 'int32') : ids);
     return m.gather(ids instanceof Int32Array ? ids : (ids.dataSync() as Int32Array)).reshape([...shape, m.cols]);
@@ -427,10 +433,21 @@ export class HfCausalLM implements Policy {
     const data = Float32Array.from(v.dataSync() as Float32Array);
     const rows = shareRows(data, c.vocabSize, c.hidden, used, fresh, this.dir ?? 'the model');
     tf.tidy(() => v.assign(tf.tensor2d(data, [c.vocabSize, c.hidden])));
-    this.shared?.table.dispose();
+    if (this.shared) tf.dispose([this.shared.table, this.shared.norm]);
     const table = tf.tidy(() => tf.variable(tf.gather(v, tf.tensor1d(rows.ids, 'int32')), true, `${v.name}/shared`));
-    this.shared = { rows, table, stale: true }; // stale: a resume loads the compact table next
+    const weights = new Float32Array(rows.ids.length).fill(1);
+    weights[rows.ids.length - 1] = 1 / rows.sharing.length;
+    const norm = tf.keep(tf.tensor2d(weights, [rows.ids.length, 1]));
+    this.shared = { rows, table, norm, stale: true }; // stale: a resume loads the compact table next
     return rows;
+  }
+
+  /**
+   * The gradient-norm clip's weights (src/rl/apply.ts): the shared row's square counts 1/N, as
+   * the N tied rows' own gradients (each 1/N of its) sum to; so a clipped step is the full model's.
+   */
+  gradNormWeights(): Record<string, tf.Tensor> | undefined {
+    return this.shared && { [this.shared.table.name]: this.shared.norm };
   }
 
   /** Writes the compact table into the tied one once training has moved it: each own row to its id, the shared row to every id that shares it. */
@@ -440,7 +457,7 @@ export class HfCausalLM implements Policy {
     s.stale = false;
     const { vocabSize: V, hidden: d } = this.config;
     const v = this.weights[this.tableName()];
-    const data = Float32Array.from(v.dataSync() as Float32Array);
+    const data = new Float32Array(V * d); // every row is written: the own ids' and the sharing ids'
     const compact = s.table.dataSync() as Float32Array;
     const { ids, sharing } = s.rows;
     const last = ids.length - 1;
@@ -465,7 +482,8 @@ export class HfCausalLM implements Policy {
 
   /**
    * A frozen tied table's shared rows (a base made with sharedRows), looked for once; none for a
-   * head that may train, an untied one, or fewer than 64 equal rows (too few to be worth it).
+   * head that may train, an untied one, or when fewer than half its rows are equal (a
+   * checkpoint's few equal padding rows are not worth a second copy of the table).
    */
   private frozenSharedRows(): { rows: SharedRows; table: tf.Tensor2D } | undefined {
     if (!this.config.tied || !this.loadedFrozen) return undefined;
@@ -473,7 +491,7 @@ export class HfCausalLM implements Policy {
       const { vocabSize: V, hidden: d } = this.config;
       const w = this.headWeight();
       const data = w instanceof HostMatrix ? w.data : (w.dataSync() as Float32Array);
-      const rows = sharedRowsOf(data, V, d, 64);
+      const rows = sharedRowsOf(data, V, d, Math.max(64, V / 2));
       this.frozenShared = rows
         ? {
             rows,
@@ -574,6 +592,8 @@ function compactScores(
   const shift = new Float32Array(targets.length);
   const compact = Int32Array.from(targets, (t, i) => {
     if (mask[i] === 0) return 0;
+    if (!(t >= 0 && t < split.index.length))
+      throw new Error(`head: target ${t} outside the vocabulary [0, ${split.index.length})`);
     if (split.index[t] === other) {
       if (ownOnly) throw new Error(`sharedRows: token ${t} is a target, but the corpus was said not to use it`);
       shift[i] = -logN;
@@ -593,12 +613,9 @@ function compactScores(
   };
 }
 
-/** The full logits' rows, built in (a wasm gather along the vocabulary took 0.8 s for 128 rows of Qwen's). */
-let expanded = new Float32Array(0);
-
 /**
  * A frozen compact head's full logits [B, T, V]: each row filled with the shared row's logit
- * (every sharing id's), then each own id's.
+ * (every sharing id's), then each own id's. Not differentiable (a frozen head's logits are read, not trained through).
  */
 function expandedLogits(fs: { rows: SharedRows; table: tf.Tensor2D }, hidden: tf.Tensor3D, V: number): tf.Tensor3D {
   const [B, T, d] = hidden.shape;
@@ -607,11 +624,12 @@ function expandedLogits(fs: { rows: SharedRows; table: tf.Tensor2D }, hidden: tf
   z.dispose();
   const { ids } = fs.rows;
   const n = ids.length;
-  if (expanded.length < B * T * V) expanded = new Float32Array(B * T * V);
+  // a fresh array each call: the cpu backend keeps it as the tensor's data (a wasm gather along the vocabulary took 0.8 s for 128 rows of Qwen's)
+  const expanded = new Float32Array(B * T * V);
   for (let r = 0; r < B * T; r++) {
     const row = expanded.subarray(r * V, r * V + V);
     row.fill(zc[r * n + n - 1]);
     for (let i = 0; i < n - 1; i++) row[ids[i]] = zc[r * n + i];
   }
-  return tf.tensor3d(expanded.subarray(0, B * T * V), [B, T, V]);
+  return tf.tensor3d(expanded, [B, T, V]);
 }

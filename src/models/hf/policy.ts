@@ -63,6 +63,11 @@ export class HfPolicy implements Policy {
     return this.base.logits(hidden);
   }
 
+  /** The clip's weights for the base's shared rows, when it trains in full with them. */
+  gradNormWeights(): Record<string, tf.Tensor> | undefined {
+    return this.adapter ? undefined : this.base.gradNormWeights();
+  }
+
   /** The base's compact head, when it has one (an adapter leaves the head alone). */
   compactRows() {
     return this.base.compactRows();
