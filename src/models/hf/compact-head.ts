@@ -6,6 +6,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { headScores } from './head.js';
 import type { SharedRows } from './shared-rows.js';
+import { fullRow } from './compact-sampling.js';
 
 /**
  * Target log-probs and entropies [N] of `rows` [N, d] under a compact head (shared-rows.ts):
@@ -51,26 +52,16 @@ export function compactScores(
 }
 
 /**
- * A frozen compact head's full logits [B, T, V]: each row filled with the shared row's logit
- * (every sharing id's), then each own id's. Not differentiable (a frozen head's logits are read, not trained through).
+ * A frozen compact head's full logits [B, T, V] from its compact ones [B, T, n] (compactLogits):
+ * each row the shared row's logit at every sharing id, each own id's at its own. Not
+ * differentiable (a frozen head's logits are read, not trained through).
  */
-export function expandedLogits(
-  fs: { rows: SharedRows; table: tf.Tensor2D },
-  hidden: tf.Tensor3D,
-  V: number,
-): tf.Tensor3D {
-  const [B, T, d] = hidden.shape;
-  const z = tf.tidy(() => tf.matMul(hidden.reshape([B * T, d]), fs.table, false, true));
-  const zc = z.dataSync() as Float32Array;
-  z.dispose();
-  const { ids } = fs.rows;
-  const n = ids.length;
+export function expandedLogits(split: SharedRows, compact: tf.Tensor3D): tf.Tensor3D {
+  const [B, T, n] = compact.shape;
+  const V = split.index.length;
+  const zc = compact.dataSync() as Float32Array;
   // a fresh array each call: the cpu backend keeps it as the tensor's data (a wasm gather along the vocabulary took 0.8 s for 128 rows of Qwen's)
   const expanded = new Float32Array(B * T * V);
-  for (let r = 0; r < B * T; r++) {
-    const row = expanded.subarray(r * V, r * V + V);
-    row.fill(zc[r * n + n - 1]);
-    for (let i = 0; i < n - 1; i++) row[ids[i]] = zc[r * n + i];
-  }
+  for (let r = 0; r < B * T; r++) fullRow(zc.subarray(r * n, r * n + n), split, expanded.subarray(r * V, r * V + V));
   return tf.tensor3d(expanded, [B, T, V]);
 }

@@ -61,9 +61,13 @@ export function sampleCompact(z: Float32Array, split: SharedRows, o: SamplingOpt
   return { token, logProb: k * (zt - max) - Math.log(total), ...stats };
 }
 
-/** The full row of V logits a compact row stands for. */
-export function fullRow(z: Float32Array, { ids, index }: SharedRows): Float32Array {
-  const out = new Float32Array(index.length).fill(z[ids.length - 1]);
+/** The full row of V logits a compact row stands for, written into `out` (a new row by default). */
+export function fullRow(
+  z: Float32Array,
+  { ids, index }: SharedRows,
+  out = new Float32Array(index.length),
+): Float32Array {
+  out.fill(z[ids.length - 1]);
   for (let i = 0; i < ids.length - 1; i++) out[ids[i]] = z[i];
   return out;
 }

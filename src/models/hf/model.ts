@@ -529,7 +529,12 @@ export class HfCausalLM implements Policy {
     const c = this.config;
     const [B, T, d] = hidden.shape;
     const fs = this.frozenSharedRows();
-    if (fs) return expandedLogits(fs, hidden, c.vocabSize);
+    if (fs) {
+      const compact = this.compactLogits(hidden);
+      const full = expandedLogits(fs.rows, compact);
+      compact.dispose();
+      return full;
+    }
     const w = this.headWeight();
     const rows = hidden.reshape([B * T, d]) as tf.Tensor2D;
     return (w instanceof HostMatrix ? hostMatMul(rows, w, true) : tf.matMul(rows, w, false, c.tied)).reshape([
