@@ -26,6 +26,7 @@ import { generate } from '../src/models/generate.js';
 import { readTasksJsonl } from '../src/tasks/jsonl.js';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
+import { PRETRAIN_RECORD } from '../src/pretrain/save.js';
 
 const rounds = Number(arg('rounds', '3'));
 const made = arg('generate', '');
@@ -86,7 +87,7 @@ async function generationRatio(dir: string): Promise<void> {
   const maxNewTokens = Number(arg('new', '6'));
   const tokenizer = loadHfTokenizer(dir);
   // the base's task family, as its pretrain recorded it
-  const { task } = JSON.parse(readFileSync(join(dir, 'coevolve-pretrain.json'), 'utf8')) as {
+  const { task } = JSON.parse(readFileSync(join(dir, PRETRAIN_RECORD), 'utf8')) as {
     task: { family: string };
   };
   const tasks = readTasksJsonl(join(dir, 'heldout.jsonl'), task.family).slice(0, rows);
