@@ -12,13 +12,16 @@
  * With `reads` that share of the answer agent's examples are answered as the rule reader
  * answers (the entry on the question's slot): a prior for RL to sharpen, as the observer base's
  * `marked` is (measured: from random answers alone the real-architecture answer agent fell to
- * always `-:unknown`, docs/hf-experiments.md).
+ * always `-:unknown`, docs/hf-experiments.md). With `manages` that share of the manager's
+ * examples are the rule manager's operation (ADD a new slot, UPDATE a known one, DELETE a
+ * removed one, NOOP small talk), the same kind of prior for the manager (measured: from random
+ * operations the real-architecture manager settled on UPDATE, whatever the turn).
  */
 import { firstValueFrom, toArray } from 'rxjs';
 import { z } from 'zod';
 import { MemoryDialogueArena } from './memory-dialogue.js';
 import type { ArenaContext } from '../src/core/arena.js';
-import { ruleContext, ruleReader } from './memory-rules.js';
+import { ruleContext, ruleManager, ruleReader } from './memory-rules.js';
 import { AnswerRole, MemoryManagerRole } from '../roles/memory.js';
 import type { Observation } from '../src/core/role.js';
 import type { Task } from '../src/core/types.js';
@@ -35,6 +38,8 @@ export const MemoryCorpusSchema = z.strictObject({
   retrieve: z.number().int().positive().default(3),
   /** the share of the answer agent's examples answered by reading the bank (ruleReader), the rest at random */
   reads: z.number().min(0).max(1).default(0),
+  /** the share of the manager's examples answered by the rule manager (ruleManager), the rest at random */
+  manages: z.number().min(0).max(1).default(0),
 });
 export type MemoryCorpus = z.output<typeof MemoryCorpusSchema>;
 
@@ -74,10 +79,14 @@ export async function memoryShowings(tasks: readonly Task[], o: MemoryCorpus, rn
   const collect: ArenaContext = {
     async act(role, obs, options) {
       const r = role as 'memory' | 'answer';
+      // the rng is drawn only when a share is set, so corpora without one stay as they were
       const read = r === 'answer' && o.reads > 0 && rng.next() < o.reads;
+      const rule = r === 'memory' && o.manages > 0 && rng.next() < o.manages;
       const text =
         r === 'memory'
-          ? randomOp(obs, rng)
+          ? rule
+            ? ruleManager(obs.memory as string[], String(obs.fact), obs.full === true)
+            : randomOp(obs, rng)
           : read
             ? ruleReader(obs.memory as string[], String(obs.question))
             : randomAnswer(obs, rng);

@@ -12,11 +12,12 @@ import { z } from 'zod';
 import { arenaOptions, positiveInt } from './options.js';
 import type { Arena, ArenaContext, EpisodeEnd } from '../src/core/arena.js';
 import { memoryMetrics } from './memory-metrics.js';
+import { ruleContext } from './memory-rules.js';
 
-export const MANAGERS = ['model', 'always-add', 'keep-last', 'none'] as const;
+export const MANAGERS = ['model', 'always-add', 'keep-last', 'none', 'rule'] as const;
 
 export const MemoryDialogueOptionsSchema = z.strictObject({
-  manager: z.enum(MANAGERS).default('model'), // who edits the bank: the `memory` role's model, or a baseline (ADD every turn until full; ADD and drop the oldest when full; nothing)
+  manager: z.enum(MANAGERS).default('model'), // who edits the bank: the `memory` role's model, or a baseline (ADD every turn until full; ADD and drop the oldest when full; nothing), or the rule manager (reads each turn's slot: a ceiling, not a heuristic a model could be)
   maxEntries: positiveInt().default(8), // most entries the bank holds: an ADD beyond it is invalid
   maxEntryChars: positiveInt().default(16), // longest entry text: a longer one is invalid (a dialogue turn is at most 13 characters), so every prompt fits the model
   retrieve: positiveInt().default(3), // entries retrieved (BM25) for the manager and the answer agent
@@ -75,7 +76,8 @@ export class MemoryDialogueArena implements Arena {
     for (const text of dialogue.sessions.flat()) {
       clock += 1;
       said.push(text);
-      if (this.options.manager !== 'model') this.baseline(bank, text);
+      if (this.options.manager === 'rule') await this.manage(bank, text, task, ruleContext, 'group');
+      else if (this.options.manager !== 'model') this.baseline(bank, text);
       else if (this.options.rerollouts) bank = await this.reroll(bank, text, said, rng, task, ctx, emit);
       else emit(await this.manage(bank, text, task, ctx, 'group'));
     }

@@ -12,7 +12,8 @@ import { evaluatorKind, positiveInt, temperature } from '../src/engine/evaluator
  * run's difficulty otherwise), greedy unless `temperature` is given. The dialogues are drawn
  * from their own seed (`seed`, default 1000 + the run's), so they are not the training ones.
  * `manager` plays a baseline in place of the model (always-add, keep-last, none) with the
- * run's answer agent, on the same dialogues: baselines measured in the same run. Metrics:
+ * run's answer agent, on the same dialogues: baselines measured in the same run; `rule` plays
+ * the rule manager (it reads each turn's slot), the ceiling a manager reaches with that reader. Metrics:
  * `qa_accuracy`, and for the model's manager `valid_rate`, `op_add` ... and `bank_size`.
  */
 const MemoryQaOptions = z.strictObject({

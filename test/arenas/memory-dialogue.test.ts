@@ -70,6 +70,15 @@ describe('arena memory-dialogue', () => {
     expect(await acc('keep-last')).to.be.closeTo(2 / 3, 1e-12);
     expect(await acc('always-add')).to.be.closeTo(1 / 3, 1e-12);
     expect(await acc('none')).to.be.closeTo(1 / 3, 1e-12);
+    // the rule manager as a baseline edits the bank as a model playing the rules does, unseen by training
+    const ruled = await play(
+      new MemoryDialogueArena({ manager: 'rule', maxEntries: 2 }, dialogue as never),
+      ruleContext,
+    );
+    const modeled = await play(new MemoryDialogueArena({ maxEntries: 2 }, dialogue as never), ruleContext);
+    expect(ruled.end.info).to.deep.equal(modeled.end.info);
+    expect(ruled.end.outcome).to.deep.equal({ answer: modeled.end.outcome!.answer });
+    expect(ruled.turns.filter((t) => t.role === 'memory')).to.have.length(0);
     expect(new MemoryDialogueArena({ manager: 'none' }, dialogue as never).roles).to.deep.equal({ answer: 'answer' });
   });
 

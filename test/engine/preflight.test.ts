@@ -173,7 +173,7 @@ describe('run: everything is checked before the run folder is made', () => {
       (await attempt(() => ({ evaluators: [{ kind: 'memory-qa', name: 'm', options: { manager: 'oracle' } }] })))
         .message,
     ).to.match(
-      /evaluators\.0\.options\.manager: expected one of "model", "always-add", "keep-last", "none", received "oracle"/,
+      /evaluators\.0\.options\.manager: expected one of "model", "always-add", "keep-last", "none", "rule", received "oracle"/,
     );
     const r = await attempt((root) => ({
       evaluators: [{ kind: 'accuracy', name: 'x', options: { data: join(root, 'e.jsonl') } }],

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { AnswerRole, MemoryManagerRole } from '../../roles/memory.js';
 import { CriticCorpusSchema, criticExamples, showings } from '../../arenas/critic/corpus.js';
 import { MemoryCorpusSchema, memoryExamples, memoryShowings } from '../../arenas/memory-corpus.js';
-import { ruleReader } from '../../arenas/memory-rules.js';
+import { ruleManager, ruleReader } from '../../arenas/memory-rules.js';
 import { pretrain, PretrainSchema } from '../../src/pretrain/index.js';
 import { loadModel } from '../../src/models/store.js';
 import { arithmetic } from '../../src/tasks/arithmetic.js';
@@ -81,6 +81,17 @@ describe('pretrain corpora for the critic and memory roles', function () {
       });
     expect(await read(1)).to.equal(1);
     expect(await read(0)).to.be.below(0.7);
+    // manages: that share of the operations are the rule manager's, the rest at random
+    const manage = (manages: number) =>
+      memoryShowings(tasks, MemoryCorpusSchema.parse({ manages }), new Rng(2)).then((all) => {
+        const ops = all.filter((s) => s.role === 'memory');
+        const ruled = ops.filter(
+          (s) => s.text === ruleManager(s.o.memory as string[], String(s.o.fact), s.o.full === true),
+        );
+        return ruled.length / ops.length;
+      });
+    expect(await manage(1)).to.equal(1);
+    expect(await manage(0)).to.be.below(0.5);
   });
 
   it('refuses a critic base without a solver to start from, and two role corpora at once', () => {
