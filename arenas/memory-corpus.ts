@@ -116,24 +116,55 @@ export function memoryExamples(tokenizer: Tokenizer, seen: readonly MemoryShowin
   return seen.map((s) => ({ prompt: prompt(tokenizer, s), completion: [...tokenizer.encode(s.text), tokenizer.eos] }));
 }
 
-/** The share of sampled outputs (temperature 1) that end and parse, per role: the format is learned when both reach about 1. */
+/** What a base wrote on held-out showings, per role: the share that parse, and the share the rules would write (ruleManager's operation, ruleReader's answer). */
+export interface MemoryRates {
+  manager: number;
+  answer: number;
+  managerRule: number;
+  answerRule: number;
+}
+
+/** The rates of outputs written on `set` (each ended or cut off), one per showing. */
+export function memoryRates(
+  set: readonly MemoryShowing[],
+  outs: ReadonlyArray<{ text: string; stopped: boolean }>,
+): MemoryRates {
+  const rule = (s: MemoryShowing) =>
+    s.role === 'memory'
+      ? ruleManager(s.o.memory as string[], String(s.o.fact), s.o.full === true)
+      : ruleReader(s.o.memory as string[], String(s.o.question));
+  const share = (role: string, ok: (s: MemoryShowing, text: string) => boolean) => {
+    const mine = set.map((s, i) => ({ s, out: outs[i] })).filter((x) => x.s.role === role && x.out.stopped);
+    const all = set.filter((s) => s.role === role).length;
+    return all ? +(mine.filter((x) => ok(x.s, x.out.text)).length / all).toFixed(3) : 0;
+  };
+  const valid = (s: MemoryShowing, text: string) => roles[s.role].parse(text, s.o).valid;
+  const ruled = (s: MemoryShowing, text: string) => text === rule(s);
+  return {
+    manager: share('memory', valid),
+    answer: share('answer', valid),
+    managerRule: share('memory', ruled),
+    answerRule: share('answer', ruled),
+  };
+}
+
+/**
+ * A memory base's rates on `set`, sampled at temperature 1: the format is learned when both
+ * roles parse at about 1; the rule shares say how far a prior (`manages`, `reads`) took hold.
+ */
 export function memoryValidRates(
   model: LanguageModel,
   tokenizer: Tokenizer,
   set: readonly MemoryShowing[],
   seed: number,
-): { manager: number; answer: number } {
+): MemoryRates {
   const outs = generate(
     model,
     set.map((s) => prompt(tokenizer, s)),
     { maxNewTokens: 26, temperature: 1, seed, eos: tokenizer.eos, stop: tokenizer.stops },
   );
-  const ok = (role: string) => {
-    const mine = set.map((s, i) => ({ s, g: outs[i] })).filter((x) => x.s.role === role);
-    const valid = mine.filter(
-      (x) => x.g.stopped && roles[x.s.role].parse(tokenizer.decode(x.g.tokens.slice(0, -1)), x.s.o).valid,
-    );
-    return mine.length ? +(valid.length / mine.length).toFixed(3) : 0;
-  };
-  return { manager: ok('memory'), answer: ok('answer') };
+  return memoryRates(
+    set,
+    outs.map((g) => ({ text: tokenizer.decode(g.tokens.slice(0, -1)), stopped: g.stopped })),
+  );
 }

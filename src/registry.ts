@@ -361,7 +361,7 @@ export const ROLE_CORPORA = Object.freeze({
   observer: { schema: ObserverCorpusSchema, examples: observerExamples, copies: observerCopies },
 });
 export type { Showing as CriticShowing } from '../arenas/critic/corpus.js';
-export type { MemoryShowing } from '../arenas/memory-corpus.js';
+export type { MemoryRates, MemoryShowing } from '../arenas/memory-corpus.js';
 export type { FlowShowing } from '../arenas/flow-corpus.js';
 export type { GameCorpus } from '../arenas/game-corpus.js';
 export type { ObserverCorpus, ObserverCopies } from '../arenas/observer/corpus.js';

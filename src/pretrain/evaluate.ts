@@ -144,7 +144,10 @@ export function describeEvaluation(e: BaseEvaluation): string {
   if (e.verdicts !== undefined) fields.push(`verdict_accuracy=${e.verdicts.toFixed(3)}`);
   for (const [set, a] of Object.entries(e.critic ?? {}))
     fields.push(`critic_${set}_accuracy=${a.verdict}${a.check === undefined ? '' : ` critic_${set}_check=${a.check}`}`);
-  if (e.memory) fields.push(`manager_valid=${e.memory.manager} answer_valid=${e.memory.answer}`);
+  if (e.memory)
+    fields.push(
+      `manager_valid=${e.memory.manager} answer_valid=${e.memory.answer} manager_rule=${e.memory.managerRule} answer_rule=${e.memory.answerRule}`,
+    );
   if (e.flow !== undefined) fields.push(`planner_valid=${e.flow}`);
   if (e.observer)
     fields.push(`observer_copies=${e.observer.copies.toFixed(3)} observer_marked=${e.observer.marked.toFixed(3)}`);
@@ -166,7 +169,12 @@ export function evaluationMetrics(e: BaseEvaluation): Record<string, number> {
     if (a.check !== undefined) m[`eval/critic/${set}_check`] = a.check;
   }
   if (e.memory)
-    Object.assign(m, { 'eval/memory/manager_valid': e.memory.manager, 'eval/memory/answer_valid': e.memory.answer });
+    Object.assign(m, {
+      'eval/memory/manager_valid': e.memory.manager,
+      'eval/memory/answer_valid': e.memory.answer,
+      'eval/memory/manager_rule': e.memory.managerRule,
+      'eval/memory/answer_rule': e.memory.answerRule,
+    });
   if (e.flow !== undefined) m['eval/flow/planner_valid'] = e.flow;
   if (e.observer)
     Object.assign(m, { 'eval/observer/copies': e.observer.copies, 'eval/observer/marked': e.observer.marked });

@@ -4,7 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AnswerRole, MemoryManagerRole } from '../../roles/memory.js';
 import { CriticCorpusSchema, criticExamples, showings } from '../../arenas/critic/corpus.js';
-import { MemoryCorpusSchema, memoryExamples, memoryShowings } from '../../arenas/memory-corpus.js';
+import {
+  MemoryCorpusSchema,
+  memoryExamples,
+  memoryRates,
+  memoryShowings,
+  type MemoryShowing,
+} from '../../arenas/memory-corpus.js';
 import { ruleManager, ruleReader } from '../../arenas/memory-rules.js';
 import { pretrain, PretrainSchema } from '../../src/pretrain/index.js';
 import { loadModel } from '../../src/models/store.js';
@@ -92,6 +98,33 @@ describe('pretrain corpora for the critic and memory roles', function () {
       });
     expect(await manage(1)).to.equal(1);
     expect(await manage(0)).to.be.below(0.5);
+    // a base's rates: the rules' own outputs parse and agree; random ones parse and mostly do not agree; cut-off ones count as neither
+    const ruleOut = (s: MemoryShowing) =>
+      s.role === 'memory'
+        ? ruleManager(s.o.memory as string[], String(s.o.fact), s.o.full === true)
+        : ruleReader(s.o.memory as string[], String(s.o.question));
+    const ruleRates = memoryRates(
+      seen,
+      seen.map((s) => ({ text: ruleOut(s), stopped: true })),
+    );
+    expect(ruleRates).to.deep.equal({ manager: 1, answer: 1, managerRule: 1, answerRule: 1 });
+    const randomRates = memoryRates(
+      seen,
+      seen.map((s) => ({ text: s.text, stopped: true })),
+    );
+    expect(randomRates.manager).to.equal(1);
+    expect(randomRates.managerRule).to.be.below(0.6);
+    expect(
+      memoryRates(
+        seen,
+        seen.map((s) => ({ text: ruleOut(s), stopped: false })),
+      ),
+    ).to.deep.equal({
+      manager: 0,
+      answer: 0,
+      managerRule: 0,
+      answerRule: 0,
+    });
   });
 
   it('refuses a critic base without a solver to start from, and two role corpora at once', () => {

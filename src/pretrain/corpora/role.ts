@@ -19,6 +19,7 @@ import {
   type CriticShowing as Showing,
   type FlowShowing,
   type GameCorpus,
+  type MemoryRates,
   type MemoryShowing,
   type ObserverCopies,
   type ObserverCorpus,
@@ -37,8 +38,8 @@ const {
 export interface RoleEvaluation {
   /** a critic base: greedy verdict (and check) accuracy on held-out carry slips and random errors */
   critic?: Record<'slip' | 'random', { verdict: number; check?: number }>;
-  /** a memory base: the share of sampled outputs that parse, per role, on the held-out dialogues */
-  memory?: { manager: number; answer: number };
+  /** a memory base: the share of sampled outputs that parse, per role, on the held-out dialogues, and that the rules would write */
+  memory?: MemoryRates;
   /** a game base: the mass its table puts on legal moves, and the table's exploitability */
   game?: { legalMass: number; exploitability: number };
   /** a planner base: the share of sampled steps that add two numbers its memory holds, on the held-out sums */
