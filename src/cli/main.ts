@@ -390,6 +390,8 @@ program
   );
 
 program.parseAsync().catch((err: Error) => {
+  // a RangeError or TypeError is a fault in coevolve, not in the input: its stack says where
+  if (err instanceof RangeError || err instanceof TypeError) console.error(err.stack);
   console.error(`coevolve: ${err.message}`);
   process.exit(1);
 });

@@ -36,6 +36,8 @@ export interface GenerateOptions extends SamplingOptions {
   dropFinished?: boolean;
   /** seed of the sampler: same seed, same backend, same tokens */
   seed?: number;
+  /** the most logits a forward pass holds, in floats (default LOGITS_BUDGET): more rows run in parts, with the same draws */
+  logitsBudget?: number;
   /** called after each decoding step with the number of steps done (a long generation's progress) */
   onStep?: (done: number) => void;
 }
@@ -53,6 +55,14 @@ export interface Generation {
   /** the stop string the row's text reached (its last token completed it), when one ended it */
   stopString?: string;
 }
+
+/**
+ * The most logits one forward pass of generation holds, in floats (256 MB): a batch whose last
+ * positions' logits [B, V] would be larger runs in parts of rows, each with its own cache (1,086
+ * rows of Qwen's 151,669-token vocabulary, 659 MB, failed to fit beside a 4-layer model's
+ * training state).
+ */
+export const LOGITS_BUDGET = 2 ** 26;
 
 /**
  * Batched generation with a key/value cache. Prompts of different lengths share one
@@ -99,50 +109,73 @@ export function generate(
   const padded = new Int32Array(B * P);
   prompts.forEach((p, b) => padded.set(p, b * P + leftPad[b]));
 
-  const forward =
-    model.kind === 'hf'
-      ? hfForward(model, leftPad)
+  const open = (rows: readonly number[]): Forward => {
+    const pads = rows.map((b) => leftPad[b]);
+    return model.kind === 'hf'
+      ? hfForward(model, pads)
       : activeSgemm()
-        ? nativeForward(model, leftPad)
-        : tfjsForward(model, leftPad);
+        ? nativeForward(model, pads)
+        : tfjsForward(model, pads);
+  };
   const drop = o.dropFinished ?? true;
-  const split = forward.split;
-  const width = split ? split.ids.length : vocabSize;
+  const compact = model.kind === 'hf' ? model.compactRows() : undefined;
+  const width = compact ? compact.ids.length : vocabSize;
+  // rows in parts, so that a part's logits [rows, width] fit the budget; each part keeps its own cache
+  const per = Math.max(1, Math.floor((o.logitsBudget ?? LOGITS_BUDGET) / width));
+  const parts: Array<{ forward: Forward; live: number[] }> = [];
   try {
-    let values = forward.feed(padded, P);
-    let live = prompts.map((_, b) => b); // the row of each of the batch's rows, in order
+    for (let first = 0; first < B; first += per) {
+      const rows = Array.from({ length: Math.min(per, B - first) }, (_, i) => first + i);
+      parts.push({ forward: open(rows), live: rows }); // live: the row of each of the part's rows, in order
+    }
+    const split = parts[0].forward.split;
     for (let step = 0; step < o.maxNewTokens; step++) {
-      for (let i = 0; i < live.length; i++) {
-        const row = out[live[i]];
-        if (row.stopped) continue; // kept in the batch (dropFinished false)
-        const rowLogits = values.subarray(i * width, (i + 1) * width);
-        const { token, logProb, entropy, selfCertainty } = split
-          ? sampleCompact(rowLogits, split, o, rng)
-          : sampleToken(rowLogits, o, rng);
-        row.tokens.push(token);
-        row.logProbs.push(logProb);
-        row.entropy.push(entropy);
-        row.selfCertainty.push(selfCertainty);
-        row.stopped = token === o.eos || (o.stop?.includes(token) ?? false);
-        const reached = !row.stopped && matcher?.push(live[i], token);
-        if (reached) [row.stopped, row.stopString] = [true, reached];
+      // the parts in order, each row drawing in order: the draws of one batch of all the rows
+      for (const part of parts) {
+        const { forward, live } = part;
+        if (live.length === 0) continue;
+        const values =
+          step === 0
+            ? forward.feed(
+                Int32Array.from({ length: live.length * P }, (_, k) => padded[live[Math.floor(k / P)] * P + (k % P)]),
+                P,
+              )
+            : // a finished row still in the batch is fed its last token again; its output is not read
+              forward.feed(
+                Int32Array.from(live, (b) => out[b].tokens.at(-1)!),
+                1,
+              );
+        for (let i = 0; i < live.length; i++) {
+          const row = out[live[i]];
+          if (row.stopped) continue; // kept in the batch (dropFinished false)
+          const rowLogits = values.subarray(i * width, (i + 1) * width);
+          const { token, logProb, entropy, selfCertainty } = split
+            ? sampleCompact(rowLogits, split, o, rng)
+            : sampleToken(rowLogits, o, rng);
+          row.tokens.push(token);
+          row.logProbs.push(logProb);
+          row.entropy.push(entropy);
+          row.selfCertainty.push(selfCertainty);
+          row.stopped = token === o.eos || (o.stop?.includes(token) ?? false);
+          const reached = !row.stopped && matcher?.push(live[i], token);
+          if (reached) [row.stopped, row.stopString] = [true, reached];
+        }
       }
       o.onStep?.(step + 1);
-      const going = live.flatMap((b, i) => (out[b].stopped ? [] : [i]));
-      if (going.length === 0 || step === o.maxNewTokens - 1) return out;
-      if (drop && narrows(live.length, going.length)) {
-        forward.keep(going);
-        live = going.map((i) => live[i]);
+      if (step === o.maxNewTokens - 1) return out;
+      for (const part of parts) {
+        const going = part.live.flatMap((b, i) => (out[b].stopped ? [] : [i]));
+        if (going.length === 0) part.live = [];
+        else if (drop && narrows(part.live.length, going.length)) {
+          part.forward.keep(going);
+          part.live = going.map((i) => part.live[i]);
+        }
       }
-      // a finished row still in the batch is fed its last token again; its output is not read
-      values = forward.feed(
-        Int32Array.from(live, (b) => out[b].tokens.at(-1)!),
-        1,
-      );
+      if (parts.every((part) => part.live.length === 0)) return out;
     }
     return out;
   } finally {
-    forward.dispose();
+    for (const part of parts) part.forward.dispose();
   }
 }
 

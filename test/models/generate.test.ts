@@ -50,6 +50,27 @@ describe('models/generate', () => {
       expect(new Set(batched.map((g) => g.tokens.join(','))).size).to.equal(prompts.length);
     });
 
+    it('a batch whose logits exceed the budget runs in parts with the same draws', () => {
+      // sampled, with a stop token and finished rows leaving: parts of 1 and 3 rows against one batch of 4 and 8
+      const many = [...prompts, ...prompts.map((p) => [...p, 2])];
+      for (const dropFinished of [true, false]) {
+        const o: GenerateOptions = { maxNewTokens: 10, temperature: 1, seed: 3, stop: [4, 9], dropFinished };
+        const whole = generate(model, many, o);
+        expect(whole.some((g) => g.stopped) && whole.some((g) => !g.stopped), 'rows both stop and run on').to.equal(
+          true,
+        );
+        for (const rows of [1, 3]) {
+          const parted = generate(model, many, { ...o, logitsBudget: rows * small.vocabSize });
+          expect(
+            parted.map((g) => g.tokens),
+            `${rows} rows a part`,
+          ).to.deep.equal(whole.map((g) => g.tokens));
+          parted.forEach((g, b) => expectClose(g.logProbs, whole[b].logProbs, 1e-5, `row ${b}`));
+          expect(parted.map((g) => g.stopped)).to.deep.equal(whole.map((g) => g.stopped));
+        }
+      }
+    });
+
     it('greedy tokens are the argmax of a full forward pass at every step', () => {
       const [g] = generate(model, [prompts[2]], { maxNewTokens: 8, temperature: 0 });
       const seq = [...prompts[2], ...g.tokens];
