@@ -160,6 +160,7 @@ export function generate(
           const reached = !row.stopped && matcher?.push(live[i], token);
           if (reached) [row.stopped, row.stopString] = [true, reached];
         }
+        forward.release();
       }
       o.onStep?.(step + 1);
       if (step === o.maxNewTokens - 1) return out;
@@ -197,6 +198,8 @@ interface Forward {
   /** when the rows fed back are compact (a frozen base made with sharedRows): the own ids, then the shared row */
   split?: SharedRows;
   keep(rows: readonly number[]): void;
+  /** frees the last step's logits once they are read (a batch in parts holds one part's at a time) */
+  release(): void;
   dispose(): void;
 }
 
@@ -206,6 +209,7 @@ function nativeForward(model: TinyLM, leftPad: number[]): Forward {
   return {
     feed: (tokens, T) => decoder.feed(tokens, T),
     keep: (rows) => decoder.keep(rows),
+    release: () => {}, // the decoder's logits live in its own buffer, reused every step
     dispose: () => decoder.release(),
   };
 }
@@ -297,6 +301,10 @@ function cachedForward<C extends { k: tf.Tensor; v: tf.Tensor }>(
       };
       cache = tidyKeep(() => old.map((c) => ({ ...c, k: take(c.k), v: take(c.v) })));
       disposeCache(old);
+    },
+    release() {
+      held?.dispose();
+      held = undefined;
     },
     dispose() {
       held?.dispose();
