@@ -17,7 +17,9 @@ import { ruleContext } from './memory-rules.js';
 export const MANAGERS = ['model', 'always-add', 'keep-last', 'none', 'rule'] as const;
 
 export const MemoryDialogueOptionsSchema = z.strictObject({
-  manager: z.enum(MANAGERS).default('model'), // who edits the bank: the `memory` role's model, or a baseline (ADD every turn until full; ADD and drop the oldest when full; nothing), or the rule manager (reads each turn's slot: a ceiling, not a heuristic a model could be)
+  // who edits the bank: the `memory` role's model, or a baseline (ADD every turn until full; ADD and drop the oldest
+  // when full; nothing), or the rule manager (it reads each turn's slot: a ceiling, not a heuristic a model could be)
+  manager: z.enum(MANAGERS).default('model'),
   maxEntries: positiveInt().default(8), // most entries the bank holds: an ADD beyond it is invalid
   maxEntryChars: positiveInt().default(16), // longest entry text: a longer one is invalid (a dialogue turn is at most 13 characters), so every prompt fits the model
   retrieve: positiveInt().default(3), // entries retrieved (BM25) for the manager and the answer agent
