@@ -52,6 +52,14 @@ export interface MemoryShowing {
 
 const roles = { memory: new MemoryManagerRole(), answer: new AnswerRole() };
 
+/** What the rules write for a role shown `o`: the rule manager's operation, or the rule reader's answer. */
+export function ruleText(role: 'memory' | 'answer', o: Observation): string {
+  const shown = o.memory as string[];
+  return role === 'memory'
+    ? ruleManager(shown, String(o.fact), o.full === true)
+    : ruleReader(shown, String(o.question));
+}
+
 /** A random valid manager operation on what it is shown. */
 function randomOp(o: Observation, rng: Rng): string {
   const shown = o.memory as string[];
@@ -82,14 +90,7 @@ export async function memoryShowings(tasks: readonly Task[], o: MemoryCorpus, rn
       // the rng is drawn only when a share is set, so corpora without one stay as they were
       const read = r === 'answer' && o.reads > 0 && rng.next() < o.reads;
       const rule = r === 'memory' && o.manages > 0 && rng.next() < o.manages;
-      const text =
-        r === 'memory'
-          ? rule
-            ? ruleManager(obs.memory as string[], String(obs.fact), obs.full === true)
-            : randomOp(obs, rng)
-          : read
-            ? ruleReader(obs.memory as string[], String(obs.question))
-            : randomAnswer(obs, rng);
+      const text = read || rule ? ruleText(r, obs) : r === 'memory' ? randomOp(obs, rng) : randomAnswer(obs, rng);
       seen.push({ role: r, o: obs, text });
       if (r === 'memory' && rng.next() < 0.5) {
         const turn = await ruleContext.act(role, obs, options);
@@ -129,17 +130,13 @@ export function memoryRates(
   set: readonly MemoryShowing[],
   outs: ReadonlyArray<{ text: string; stopped: boolean }>,
 ): MemoryRates {
-  const rule = (s: MemoryShowing) =>
-    s.role === 'memory'
-      ? ruleManager(s.o.memory as string[], String(s.o.fact), s.o.full === true)
-      : ruleReader(s.o.memory as string[], String(s.o.question));
   const share = (role: string, ok: (s: MemoryShowing, text: string) => boolean) => {
     const mine = set.map((s, i) => ({ s, out: outs[i] })).filter((x) => x.s.role === role && x.out.stopped);
     const all = set.filter((s) => s.role === role).length;
     return all ? +(mine.filter((x) => ok(x.s, x.out.text)).length / all).toFixed(3) : 0;
   };
   const valid = (s: MemoryShowing, text: string) => roles[s.role].parse(text, s.o).valid;
-  const ruled = (s: MemoryShowing, text: string) => text === rule(s);
+  const ruled = (s: MemoryShowing, text: string) => text === ruleText(s.role, s.o);
   return {
     manager: share('memory', valid),
     answer: share('answer', valid),

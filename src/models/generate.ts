@@ -10,7 +10,6 @@ import type { HfCausalLM, HfLayerCache } from './hf/model.js';
 import type { HfPolicy } from './hf/policy.js';
 import { StopStrings } from './stop-strings.js';
 import { sampleCompact } from './hf/compact-sampling.js';
-import type { SharedRows } from './hf/shared-rows.js';
 import type { TokenPieces } from '../tokenizer/pieces.js';
 
 /** A language model generate() runs: coevolve's TinyLM, or a Hugging Face decoder (alone or with an adapter). */
@@ -118,8 +117,9 @@ export function generate(
         : tfjsForward(model, pads);
   };
   const drop = o.dropFinished ?? true;
-  const compact = model.kind === 'hf' ? model.compactRows() : undefined;
-  const width = compact ? compact.ids.length : vocabSize;
+  // a frozen base made with sharedRows gives its compact logits: the own ids, then the shared row
+  const split = model.kind === 'hf' ? model.compactRows() : undefined;
+  const width = split ? split.ids.length : vocabSize;
   // rows in parts, so that a part's logits [rows, width] fit the budget; each part keeps its own cache
   const per = Math.max(1, Math.floor((o.logitsBudget ?? LOGITS_BUDGET) / width));
   const parts: Array<{ forward: Forward; live: number[] }> = [];
@@ -128,7 +128,6 @@ export function generate(
       const rows = Array.from({ length: Math.min(per, B - first) }, (_, i) => first + i);
       parts.push({ forward: open(rows), live: rows }); // live: the row of each of the part's rows, in order
     }
-    const split = parts[0].forward.split;
     for (let step = 0; step < o.maxNewTokens; step++) {
       // the parts in order, each row drawing in order: the draws of one batch of all the rows
       for (const part of parts) {
@@ -137,7 +136,7 @@ export function generate(
         const values =
           step === 0
             ? forward.feed(
-                Int32Array.from({ length: live.length * P }, (_, k) => padded[live[Math.floor(k / P)] * P + (k % P)]),
+                padded.subarray(live[0] * P, (live[0] + live.length) * P), // a part's rows are consecutive at first
                 P,
               )
             : // a finished row still in the batch is fed its last token again; its output is not read
@@ -195,8 +194,6 @@ export const narrows = (rows: number, going: number): boolean => going === 0 || 
  */
 interface Forward {
   feed(tokens: Int32Array, T: number): Float32Array;
-  /** when the rows fed back are compact (a frozen base made with sharedRows): the own ids, then the shared row */
-  split?: SharedRows;
   keep(rows: readonly number[]): void;
   /** frees the last step's logits once they are read (a batch in parts holds one part's at a time) */
   release(): void;
@@ -227,7 +224,7 @@ function tfjsForward(model: TinyLM, leftPad: number[]): Forward {
 function hfForward(model: HfCausalLM | HfPolicy, leftPad: number[]): Forward {
   // a frozen base made with sharedRows: its compact logits go to the sampler, not V of them
   const split = model.compactRows();
-  const forward = cachedForward<HfLayerCache>(
+  return cachedForward<HfLayerCache>(
     leftPad,
     (tokens, pads, past, cache) => {
       const [B, T] = tokens.shape;
@@ -242,7 +239,6 @@ function hfForward(model: HfCausalLM | HfPolicy, leftPad: number[]): Forward {
     },
     (h) => (split ? model.compactLogits(h) : model.logits(h)),
   );
-  return split ? { ...forward, split } : forward;
 }
 
 /**

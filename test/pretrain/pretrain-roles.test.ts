@@ -9,7 +9,7 @@ import {
   memoryExamples,
   memoryRates,
   memoryShowings,
-  type MemoryShowing,
+  ruleText,
 } from '../../arenas/memory-corpus.js';
 import { ruleManager, ruleReader } from '../../arenas/memory-rules.js';
 import { pretrain, PretrainSchema } from '../../src/pretrain/index.js';
@@ -99,13 +99,9 @@ describe('pretrain corpora for the critic and memory roles', function () {
     expect(await manage(1)).to.equal(1);
     expect(await manage(0)).to.be.below(0.5);
     // a base's rates: the rules' own outputs parse and agree; random ones parse and mostly do not agree; cut-off ones count as neither
-    const ruleOut = (s: MemoryShowing) =>
-      s.role === 'memory'
-        ? ruleManager(s.o.memory as string[], String(s.o.fact), s.o.full === true)
-        : ruleReader(s.o.memory as string[], String(s.o.question));
     const ruleRates = memoryRates(
       seen,
-      seen.map((s) => ({ text: ruleOut(s), stopped: true })),
+      seen.map((s) => ({ text: ruleText(s.role, s.o), stopped: true })),
     );
     expect(ruleRates).to.deep.equal({ manager: 1, answer: 1, managerRule: 1, answerRule: 1 });
     const randomRates = memoryRates(
@@ -117,7 +113,7 @@ describe('pretrain corpora for the critic and memory roles', function () {
     expect(
       memoryRates(
         seen,
-        seen.map((s) => ({ text: ruleOut(s), stopped: false })),
+        seen.map((s) => ({ text: ruleText(s.role, s.o), stopped: false })),
       ),
     ).to.deep.equal({
       manager: 0,
