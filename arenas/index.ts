@@ -12,3 +12,4 @@ export { PeerArena } from './peer.js';
 export { MemoryDialogueArena } from './memory-dialogue.js';
 export { FlowArena } from './flow.js';
 export { ObserverArena } from './observer/index.js';
+export { FiveRolesArena } from './five-roles/index.js';

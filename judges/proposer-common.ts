@@ -6,15 +6,22 @@ import { taskOf } from '../src/core/groups.js';
 import type { Episode, RoleId, Turn } from '../src/core/types.js';
 import { majorityLabel, voteOf } from '../src/core/vote.js';
 import { finiteOption, roleSet } from '../src/core/judge-common.js';
+import { verdictsByTask } from './peer.js';
 import type { RoleOption, VerifyFn } from '../src/core/judge.js';
 
-/** Where p comes from: the environment's answer ('verifier') or the solver's own vote ('vote', label-free). */
-export type SuccessSource = 'verifier' | 'vote';
+/**
+ * Where p comes from: the environment's answer ('verifier'), the solver's own vote ('vote',
+ * label-free), or its peers' verdicts ('peer', label-free: a judge in the loop).
+ */
+export type SuccessSource = 'verifier' | 'vote' | 'peer';
 
 /**
  * p for the proposal of `episode`: the share of its solver attempts that verify against the
  * environment's answer, or (label-free, R-Zero) the share that agree with their majority
- * answer. null when the episode has no solver attempts (an invalid proposal).
+ * answer, or the mean over attempts of the share of 'y' among the verdicts other roles filed
+ * on the attempt's task id (the `peer` judge's reward; an attempt that does not parse counts
+ * 0, one nobody judged is left out). null when the episode has no solver attempts (an
+ * invalid proposal) or, with 'peer', none was judged.
  */
 export function solverSuccess(
   episode: Episode,
@@ -27,6 +34,15 @@ export function solverSuccess(
   if (source === 'vote') {
     const { label, votes } = majorityLabel(attempts.map(voteOf));
     return label === null ? 0 : votes / attempts.length;
+  }
+  if (source === 'peer') {
+    const verdicts = verdictsByTask(episode, solvers);
+    const shares = attempts.flatMap((t) => {
+      if (!t.action.valid) return [0];
+      const on = t.task ? (verdicts.get(t.task.id) ?? []) : [];
+      return on.length ? [on.filter((v) => v.action.value === 'y').length / on.length] : [];
+    });
+    return shares.length ? shares.reduce((a, b) => a + b, 0) / shares.length : null;
   }
   const right = attempts.filter((t) => t.action.valid && verify!(taskOf(episode, t), t.text) === true).length;
   return right / attempts.length;
@@ -41,8 +57,8 @@ export function proposals(
 }
 
 function checkSource(judge: string, v: unknown): SuccessSource {
-  if (v === 'verifier' || v === 'vote') return v;
-  throw new Error(`judge '${judge}': option 'p' must be 'verifier' or 'vote', got ${JSON.stringify(v)}`);
+  if (v === 'verifier' || v === 'vote' || v === 'peer') return v;
+  throw new Error(`judge '${judge}': option 'p' must be 'verifier', 'vote' or 'peer', got ${JSON.stringify(v)}`);
 }
 
 /** Options every proposer reward reading p takes. */
@@ -51,7 +67,7 @@ export interface ProposerOptions {
   role?: RoleOption;
   /** the roles whose attempts measure p (default 'solver') */
   solver?: RoleOption;
-  /** p from the environment's answer ('verifier') or the solver's own vote ('vote', label-free) */
+  /** p from the environment's answer ('verifier'), the solver's own vote ('vote') or its peers' verdicts ('peer') */
   p?: SuccessSource;
   /** reward of an invalid proposal (default -1) */
   invalid?: number;

@@ -29,6 +29,9 @@ import { judgeExamples, JudgeCorpusSchema } from '../arenas/judge/corpus.js';
 import { memoryExamples, MemoryCorpusSchema, memoryShowings, memoryValidRates } from '../arenas/memory-corpus.js';
 import { flowExamples, FlowCorpusSchema, flowShowings, flowValidRate } from '../arenas/flow-corpus.js';
 import { GameArena, GameArenaOptionsSchema } from '../arenas/game.js';
+import { FiveRolesArena, FiveRolesOptionsSchema } from '../arenas/five-roles/index.js';
+import { bankAccuracy, bankExamples, BankCorpusSchema, bankShowings } from '../arenas/five-roles/corpus.js';
+import { bankKind } from '../arenas/five-roles/evaluator.js';
 import { JudgeArena, JudgeArenaOptionsSchema } from '../arenas/judge/index.js';
 import { verdictsKind } from '../arenas/judge/evaluator.js';
 import { MemoryDialogueArena, MemoryDialogueOptionsSchema } from '../arenas/memory-dialogue.js';
@@ -150,6 +153,7 @@ export const ARENA_KINDS: Readonly<Record<string, ArenaKind>> = Object.freeze({
   'memory-dialogue': arena(MemoryDialogueOptionsSchema, (options, family) => new MemoryDialogueArena(options, family)),
   flow: arena(FlowOptionsSchema, (options, family) => new FlowArena(options, family)),
   observer: arena(ObserverArenaOptionsSchema, (options, family) => new ObserverArena(options, family)),
+  'five-roles': arena(FiveRolesOptionsSchema, (options, family) => new FiveRolesArena(options, family)),
 });
 
 /** Builds the built-in arena `name` from raw options, parsed as `arena.options` (what the resolver does, for code and tests). */
@@ -188,7 +192,7 @@ const roles = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)], {
 });
 const common = { role: roles.optional(), name: z.string().min(1).optional() };
 const scores = { correct: z.number().optional(), wrong: z.number().optional(), invalid: z.number().optional() };
-const p = z.enum(['verifier', 'vote']).optional();
+const p = z.enum(['verifier', 'vote', 'peer']).optional();
 
 /**
  * Judge kinds, with their options (all optional). Options arrive as untyped JSON/YAML, so each
@@ -334,6 +338,7 @@ export function evaluatorKinds(check: (where: string) => TaskCheck): Registry<Ev
     spy: spyEvalKind,
     flow: flowKind(check),
     observer: observerKind(check),
+    bank: bankKind(check),
   });
 }
 
@@ -359,12 +364,14 @@ export const ROLE_CORPORA = Object.freeze({
   spy: { schema: SpyCorpusSchema, examples: spyExamples },
   flow: { schema: FlowCorpusSchema, examples: flowExamples, showings: flowShowings, validRate: flowValidRate },
   observer: { schema: ObserverCorpusSchema, examples: observerExamples, copies: observerCopies },
+  bank: { schema: BankCorpusSchema, examples: bankExamples, showings: bankShowings, accuracy: bankAccuracy },
 });
 export type { Showing as CriticShowing } from '../arenas/critic/corpus.js';
 export type { MemoryRates, MemoryShowing } from '../arenas/memory-corpus.js';
 export type { FlowShowing } from '../arenas/flow-corpus.js';
 export type { GameCorpus } from '../arenas/game-corpus.js';
 export type { ObserverCorpus, ObserverCopies } from '../arenas/observer/corpus.js';
+export type { BankCorpus, BankShowing } from '../arenas/five-roles/corpus.js';
 
 // ---------------------------------------------------------------------------------------------
 // the container

@@ -12,6 +12,7 @@ import {
 import { heldOut, seatOf, VerdictsEvaluator } from '../../src/engine/evaluators/verdicts.js';
 import { firstWrongStep, sumOperands } from '../../src/tasks/scratchpad.js';
 import { AdversarialCriticArena } from './index.js';
+import { FiveRolesArena } from '../five-roles/index.js';
 
 /**
  * `{ kind: critic, name, options: { data, corrupter, temperature } }`: the config's critic on
@@ -19,7 +20,8 @@ import { AdversarialCriticArena } from './index.js';
  * carry slip, by default, or 'random') and shown right, one verdict each. With
  * `corrupter: given`, each line of `data` carries the wrong working to show as `working`
  * (a solver's own mistakes, ProcessBench's kind of test; the rule checker labels the first
- * wrong step). Greedy unless `temperature` is given: a critic's verdict is one token.
+ * wrong step). Greedy unless `temperature` is given: a critic's verdict is one token. In a
+ * five-roles arena the critic is asked as it is there: it checks first, then marks each step.
  */
 export function criticKind(check: (where: string) => TaskCheck): EvaluatorKind {
   const options = z.strictObject({
@@ -28,15 +30,18 @@ export function criticKind(check: (where: string) => TaskCheck): EvaluatorKind {
     corrupter: z.enum(['slip', 'random', 'given']).default('slip'),
   });
   return evaluatorKind(options, (spec, c, plan, where) => {
-    if (!(plan.arena instanceof AdversarialCriticArena))
+    if (!(plan.arena instanceof AdversarialCriticArena) && !(plan.arena instanceof FiveRolesArena))
       throw new Error(
-        `${where}: critic measures an adversarial-critic arena's critic; arena '${plan.arena.kind}' is not one`,
+        `${where}: critic measures the critic of an adversarial-critic or five-roles arena; arena '${plan.arena.kind}' is neither`,
       );
     const { data, corrupter } = spec.options;
     const tasks = heldOut(check, data, plan.family.name, where);
     const given = corrupter === 'given' ? givenWorkings(data, where) : undefined;
     // asked as the training arena asks it (a critic that checks first checks first here too)
-    const { checkFirst, perStep, checker } = plan.arena.options;
+    const { checkFirst, perStep, checker } =
+      plan.arena instanceof AdversarialCriticArena
+        ? plan.arena.options
+        : { checkFirst: true, perStep: true, checker: false };
     const arena = new AdversarialCriticArena(
       { corrupter, verdicts: 1, checkFirst, perStep, checker },
       plan.family,

@@ -10,6 +10,7 @@ import {
 } from '../../src/engine/evaluators/types.js';
 import { heldOut, seatOf, VerdictsEvaluator } from '../../src/engine/evaluators/verdicts.js';
 import { JudgeArena } from './index.js';
+import { FiveRolesArena } from '../five-roles/index.js';
 
 /**
  * `{ kind: verdicts, name, options: { data, temperature, answerTemperature, repeats } }`: the
@@ -21,6 +22,8 @@ import { JudgeArena } from './index.js';
  * With `answers: fixed` no solver answers: each task is judged on its own answer and a slip of
  * it (`slip`, default the arena's), drawn from the task id, so the set is the same at every
  * evaluation and in every run, half right and half wrong, whatever the solver has become.
+ * In a five-roles arena the judge is asked as it is there (pointwise, its own working
+ * first), on the fixed set only: there the solver's answers come from the whole protocol.
  */
 export function verdictsKind(check: (where: string) => TaskCheck): EvaluatorKind {
   const options = z.strictObject({
@@ -32,8 +35,14 @@ export function verdictsKind(check: (where: string) => TaskCheck): EvaluatorKind
     slip: z.enum(['any', 'adjacent']).optional(),
   });
   return evaluatorKind(options, (spec, c, plan, where) => {
-    if (!(plan.arena instanceof JudgeArena))
-      throw new Error(`${where}: verdicts measures a judge arena's judge; arena '${plan.arena.kind}' is not one`);
+    const five = plan.arena instanceof FiveRolesArena;
+    if (!(plan.arena instanceof JudgeArena) && !five)
+      throw new Error(
+        `${where}: verdicts measures the judge of a judge or five-roles arena; arena '${plan.arena.kind}' is neither`,
+      );
+    if (five && spec.options.answers !== 'fixed')
+      throw new Error(`${where}: in a five-roles arena verdicts measures the judge on a fixed set: set answers: fixed`);
+    const trained = five ? { mode: 'pointwise', solveFirst: true, slip: 'any' } : (plan.arena as JudgeArena).options;
     const { repeats } = spec.options;
     // each repeat is its own task id, so the arena draws its showing orders afresh
     const tasks = heldOut(check, spec.options.data, plan.family.name, where).flatMap((t) =>
@@ -48,11 +57,11 @@ export function verdictsKind(check: (where: string) => TaskCheck): EvaluatorKind
     const arena =
       answers === 'fixed'
         ? new JudgeArena(
-            { ...plan.arena.options, plant: 0, judgeAll: false, answers, slip: slip ?? plan.arena.options.slip },
+            { ...trained, verdicts: 1, plant: 0, judgeAll: false, answers, slip: slip ?? trained.slip },
             plan.family,
           )
-        : plan.arena.options.plant
-          ? new JudgeArena({ ...plan.arena.options, plant: 0 }, plan.family)
+        : (plan.arena as JudgeArena).options.plant
+          ? new JudgeArena({ ...trained, plant: 0 }, plan.family)
           : plan.arena;
     return new VerdictsEvaluator(
       spec.name,

@@ -66,6 +66,22 @@ export interface Arena {
    * game evaluators (exploitability, elo, minimax) and export-policy measure
    */
   readonly game?: import('../games/types.js').Game;
+  /** what it keeps from one iteration to the next (a bank of tasks a memory manager curates), in the loop's checkpoint */
+  readonly carry?: ArenaCarry;
+}
+
+/**
+ * What an arena keeps across iterations, as plain JSON the loop holds and checkpoints (a
+ * resumed run goes on with it). Episodes run in parallel, so they all see the state as the
+ * iteration began (the loop hands it to them on their tasks) and it changes between iterations.
+ */
+export interface ArenaCarry {
+  /** the iteration's tasks given the kept state (`undefined` on a fresh run): tasks shown it, kept tasks replayed */
+  tasks(kept: unknown, tasks: readonly Task[], it: number): Task[];
+  /** the state after the iteration's episodes */
+  next(kept: unknown, episodes: readonly Episode[], it: number): unknown;
+  /** what the state holds, for the iteration's metrics */
+  metrics?(kept: unknown): Record<string, number>;
 }
 
 /** Builds an arena from its config options (parsed by its kind's schema) and the task family. */

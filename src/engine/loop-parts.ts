@@ -13,7 +13,8 @@ import type { RoleTraining, ScoredTurn } from './rewards.js';
 
 /**
  * The iteration's tasks: `perIteration` distinct training tasks, or, when a role writes the
- * tasks, as many blank seeds for it to write on; plus `buffer.replay` tasks from the buffer.
+ * tasks, as many blank seeds for it to write on; plus `buffer.replay` tasks from the buffer;
+ * then, when the arena keeps something across iterations, what its `carry` makes of them.
  */
 export function iterationTasks(
   c: ExperimentConfig,
@@ -21,6 +22,7 @@ export function iterationTasks(
   train: readonly Task[],
   buffer: TaskBuffer,
   it: number,
+  carried?: unknown,
 ): Task[] {
   const fresh = arena.seedsTasks
     ? Array.from({ length: c.tasks.perIteration }, (_, k) => ({
@@ -32,7 +34,8 @@ export function iterationTasks(
   const replay = buffer
     .sample(c.buffer.replay, hashSeed(c.seed, it, 'replay'))
     .map((b, k) => ({ ...b.task, id: `replay-${it}-${k}` }));
-  return [...fresh, ...replay];
+  const tasks = [...fresh, ...replay];
+  return arena.carry ? arena.carry.tasks(carried, tasks, it) : tasks;
 }
 
 /** Adds the tasks roles wrote this iteration to the buffer, with p = the share of attempts that verify. */

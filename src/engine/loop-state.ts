@@ -22,6 +22,8 @@ export interface LoopState {
   learners: Record<string, unknown>;
   /** the opponent pool's records and draws (its snapshots' weights are saved beside, in `opponents/`) */
   opponents?: OpponentsState;
+  /** what the arena keeps across iterations (its `carry`: a bank of tasks), plain JSON */
+  carried?: unknown;
 }
 
 const FILE = 'loop.json';
@@ -53,6 +55,7 @@ export function loadLoopState(dir: string, c: ExperimentConfig): LoopState {
     evaluators?: Record<string, unknown>;
     learners?: Record<string, unknown>;
     opponents?: OpponentsState;
+    carried?: unknown;
   };
   try {
     saved = JSON.parse(readFileSync(path, 'utf8'));
@@ -82,6 +85,7 @@ export function loadLoopState(dir: string, c: ExperimentConfig): LoopState {
     evaluators: saved.evaluators ?? {},
     learners: saved.learners ?? {},
     opponents: saved.opponents,
+    carried: saved.carried,
   };
 }
 
@@ -95,6 +99,7 @@ export function saveLoopState(dir: string, s: LoopState): void {
     evaluators: s.evaluators,
     learners: s.learners,
     opponents: s.opponents,
+    carried: s.carried,
   };
   const tmp = join(dir, `${FILE}.tmp-${process.pid}`);
   writeFileSync(tmp, JSON.stringify(body));

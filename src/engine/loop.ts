@@ -290,13 +290,13 @@ async function iterateWith(
         models: Object.keys(models),
         config: jobConfig,
         groupSize: c.arena.groupSize,
-        tasks: (j) => iterationTasks(c, plan.arena, train, state.buffer, j),
+        tasks: (j) => iterationTasks(c, plan.arena, train, state.buffer, j, state.carried),
         seed: (j) => hashSeed(c.seed, j, 'rollout'),
         recent: state.buffer.entries().map((b) => b.task.prompt),
       });
       ({ episodes, tokens: elsewhere, seconds: jobSeconds } = got);
     } else {
-      const tasks = iterationTasks(c, plan.arena, train, state.buffer, it);
+      const tasks = iterationTasks(c, plan.arena, train, state.buffer, it, state.carried);
       const contexts = opponents
         ? (k: number, n: number) => agents.with(opponents.bindingsFor(k, n, agents.roles, pooled))
         : agents;
@@ -388,6 +388,10 @@ async function iterateWith(
     if (jobSeconds !== undefined) metrics['time/rollout_job_s'] = jobSeconds; // the workers' own time on this iteration's jobs, summed: over rollout_s, how many played at once
     // store
     recordWrittenTasks(episodes, plan.family, state.buffer, it);
+    if (plan.arena.carry) {
+      state.carried = plan.arena.carry.next(state.carried, episodes, it);
+      Object.assign(metrics, plan.arena.carry.metrics?.(state.carried) ?? {});
+    }
     const last = it === c.iterations;
     for (const ev of evaluators) ev.track?.(context(it, false));
     Object.assign(metrics, await evaluate(it, (e) => it % e.every === 0 || last || synced, last || synced));

@@ -117,7 +117,7 @@ export function pretrainCorpus(
  * Verdict examples on `tasks` (each with an answer): a wrong answer is another task's answer
  * that differs from the right one (any family: no answer is made up), or with `slips` the
  * right one with one digit changed; `pairwise` of them show two answers, the rest one. With
- * solve-first the judge's own answer is the task's.
+ * solve-first the judge's own answer is the task's (its working, when the task has one).
  */
 function verdictExamples(rng: Rng, tasks: Task[], o: NonNullable<PretrainConfig['verdicts']>, tag: string): Verdict[] {
   const answers = [...new Set(tasks.map((t) => t.answer).filter((a): a is string => a !== undefined))];
@@ -131,7 +131,7 @@ function verdictExamples(rng: Rng, tasks: Task[], o: NonNullable<PretrainConfig[
     let wrong = slip(right) ?? right;
     while (wrong === right) wrong = answers[rng.int(answers.length)];
     const t = { ...task, id: `${task.family}-${tag}-${i}` };
-    const own = o.working === 'solve-first' ? { own: right } : {};
+    const own = o.working === 'solve-first' ? { own: task.target ?? right } : {};
     if (rng.next() < o.pairwise)
       return rng.next() < 0.5
         ? { task: t, answers: [right, wrong], verdict: 'A' }

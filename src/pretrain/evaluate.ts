@@ -149,6 +149,7 @@ export function describeEvaluation(e: BaseEvaluation): string {
       `manager_valid=${e.memory.manager} answer_valid=${e.memory.answer} manager_rule=${e.memory.managerRule} answer_rule=${e.memory.answerRule}`,
     );
   if (e.flow !== undefined) fields.push(`planner_valid=${e.flow}`);
+  if (e.bank !== undefined) fields.push(`bank_right_op=${e.bank.toFixed(3)}`);
   if (e.observer)
     fields.push(`observer_copies=${e.observer.copies.toFixed(3)} observer_marked=${e.observer.marked.toFixed(3)}`);
   if (e.game)
@@ -176,6 +177,7 @@ export function evaluationMetrics(e: BaseEvaluation): Record<string, number> {
       'eval/memory/answer_rule': e.memory.answerRule,
     });
   if (e.flow !== undefined) m['eval/flow/planner_valid'] = e.flow;
+  if (e.bank !== undefined) m['eval/bank/right_op'] = e.bank;
   if (e.observer)
     Object.assign(m, { 'eval/observer/copies': e.observer.copies, 'eval/observer/marked': e.observer.marked });
   if (e.game)

@@ -35,6 +35,7 @@ export interface PretrainResult {
   game?: BaseEvaluation['game'];
   flow?: BaseEvaluation['flow'];
   observer?: BaseEvaluation['observer'];
+  bank?: BaseEvaluation['bank'];
   /** training seconds, over every process that trained the run */
   seconds: number;
 }
@@ -253,6 +254,7 @@ function result(
     ...(e.game && { game: e.game }),
     ...(e.flow !== undefined && { flow: e.flow }),
     ...(e.observer && { observer: e.observer }),
+    ...(e.bank !== undefined && { bank: e.bank }),
     seconds,
   };
 }

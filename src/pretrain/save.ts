@@ -52,6 +52,7 @@ export function baseRecord(config: PretrainConfig, steps: number, e: BaseEvaluat
     ...(config.game && { game: { ...config.game, ...e.game } }),
     ...(config.flow && { flow: { ...config.flow, heldOutValid: e.flow } }),
     ...(config.verdicts && { verdicts: { ...config.verdicts, heldOutAccuracy: e.verdicts } }),
+    ...(config.bank && { bank: { ...config.bank, heldOutRightOp: e.bank } }),
     ...(config.init !== undefined && !config.judge && !config.critic && { from: config.init }),
     ...(Object.keys(sets).length > 0 && { heldOutSets: sets }),
   };

@@ -156,6 +156,12 @@ export const PretrainSchema = z
      * hint for the solver from the task shown among distractors; the held-out set measures the solver
      */
     observer: ROLE_CORPORA.observer.schema.optional(),
+    /**
+     * beside the solver corpus (and `critic.share`, verdicts and proposer), teach the five-roles
+     * arena's memory manager (arenas/five-roles/corpus.ts): `bank.share` x corpus.train examples on
+     * the training tasks; the share of right greedy operations on held-out showings measures it
+     */
+    bank: ROLE_CORPORA.bank.schema.optional(),
   })
   .superRefine((c, ctx) => {
     if (c.judge && c.init === undefined)
@@ -179,13 +185,21 @@ export const PretrainSchema = z
         path: ['init'],
         message: 'a critic base starts from a solver that writes working: name its checkpoint, or give critic.share',
       });
+    // a critic with a share of the tasks goes beside the solver corpus, and so beside verdicts and proposals (the five-roles base)
     for (const k of ['critic', 'memory', 'game', 'spy', 'flow'] as const)
-      if (c[k] && (c.verdicts || c.proposer))
+      if (c[k] && (c.verdicts || c.proposer) && !(k === 'critic' && c.critic?.share !== undefined))
         ctx.addIssue({
           code: 'custom',
           path: [k],
           message: `a ${k} base teaches its role only: drop verdicts and proposer`,
         });
+    const replacing = (['judge', 'memory', 'game', 'spy', 'flow', 'observer'] as const).find((k) => c[k] !== undefined);
+    if (c.bank && (replacing || (c.critic && c.critic.share === undefined)))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['bank'],
+        message: `bank goes beside the solver corpus: drop ${replacing ?? 'critic (or give critic.share)'}`,
+      });
     if (c.observer && c.proposer)
       ctx.addIssue({
         code: 'custom',

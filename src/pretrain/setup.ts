@@ -21,7 +21,7 @@ import { Rng } from '../util/rng.js';
 import type { Tokenizer } from '../tokenizer/types.js';
 import { trainingExamples, type PretrainCorpus } from './corpus.js';
 import { ROLE_CORPORA } from '../registry.js';
-import { criticTasks, roleCorpus, type RoleProbes } from './corpora/role.js';
+import { bankCorpus, criticTasks, roleCorpus, type RoleProbes } from './corpora/role.js';
 import type { TrainedBase } from './save.js';
 import type { PretrainConfig } from './schema.js';
 
@@ -55,9 +55,22 @@ export async function buildModel(config: PretrainConfig): Promise<Trainee> {
 /**
  * The supervised examples and the probes a role base is measured on: the judge corpus (from
  * `init:`'s own answers), a critic, memory or game corpus, or the solver, proposer and verdict
- * examples of the task corpus.
+ * examples of the task corpus; and beside them the five-roles manager's (`bank:`).
  */
 export async function buildExamples(
+  config: PretrainConfig,
+  t: Trainee,
+  family: TaskFamily<unknown>,
+  corpus: PretrainCorpus,
+  log: (line: string) => void,
+): Promise<{ examples: PolicyInput[]; probes: RoleProbes }> {
+  const own = await roleExamples(config, t, family, corpus, log);
+  if (!config.bank) return own;
+  const bank = bankCorpus(config, config.bank, t.tokenizer, corpus, t.model.maxSequence);
+  return { examples: [...own.examples, ...bank.examples], probes: { ...own.probes, ...bank.probes } };
+}
+
+async function roleExamples(
   config: PretrainConfig,
   t: Trainee,
   family: TaskFamily<unknown>,

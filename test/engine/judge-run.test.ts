@@ -110,6 +110,8 @@ describe('a judge run', function () {
       () => null,
       (e: Error) => e,
     );
-    expect(other?.message).to.match(/verdicts measures a judge arena's judge; arena 'solve' is not one/);
+    expect(other?.message).to.match(
+      /verdicts measures the judge of a judge or five-roles arena; arena 'solve' is neither/,
+    );
   });
 });

@@ -21,6 +21,8 @@ import {
   type GameCorpus,
   type MemoryRates,
   type MemoryShowing,
+  type BankShowing,
+  type BankCorpus,
   type ObserverCopies,
   type ObserverCorpus,
 } from '../../registry.js';
@@ -46,6 +48,8 @@ export interface RoleEvaluation {
   flow?: number;
   /** an observer base: the share of greedy hints on held-out views that copy a shown sum, and the marked one */
   observer?: ObserverCopies;
+  /** a five-roles base: the share of right greedy manager operations on held-out showings */
+  bank?: number;
 }
 
 /** What a critic or memory base is measured on: held-out showings of its role. */
@@ -56,6 +60,29 @@ export interface RoleProbes {
   flow?: FlowShowing[];
   /** the held-out tasks an observer base's views are made from, at the corpus's difficulty */
   observer?: { tasks: Task[]; family: TaskFamily<unknown>; difficulty: unknown; corpus: ObserverCorpus };
+  bank?: BankShowing[];
+}
+
+/** The five-roles manager's examples beside the other examples of a base (`bank:`), and its held-out showings. */
+export function bankCorpus(
+  config: PretrainConfig,
+  bank: BankCorpus,
+  tokenizer: Tokenizer,
+  corpus: { train: Task[]; test: Task[] },
+  context: number,
+): { examples: PolicyInput[]; probes: RoleProbes } {
+  const rng = new Rng(config.seed + 2); // its own stream: the other corpora draw as they did
+  const n = Math.round(bank.share * config.corpus.train);
+  const tasks = Array.from({ length: n }, (_, i) => corpus.train[i % corpus.train.length]);
+  const examples = ROLE_CORPORA.bank.examples(
+    tokenizer,
+    ROLE_CORPORA.bank.showings(tasks, bank, rng, corpus.train),
+    bank,
+  );
+  const longest = Math.max(...examples.map((e) => e.prompt.length + e.completion.length - 1));
+  if (longest > context)
+    throw new Error(`bank: an example takes ${longest} tokens; the model's context ${context} is too short`);
+  return { examples, probes: { bank: ROLE_CORPORA.bank.showings(corpus.test, bank, new Rng(config.seed + 3)) } };
 }
 
 /**
@@ -133,8 +160,9 @@ export function roleEvaluation(
   config: PretrainConfig,
   seed: number,
 ): RoleEvaluation {
-  const { critic, memory, game, flow, observer } = probes;
+  const { critic, memory, game, flow, observer, bank } = probes;
   return {
+    ...(bank && config.bank && { bank: ROLE_CORPORA.bank.accuracy(model, tokenizer, bank, config.bank) }),
     ...(observer && {
       observer: observerCorpus.copies(
         model,

@@ -1,0 +1,211 @@
+import type { Observable } from 'rxjs';
+import { fromRun } from '../../src/core/operators/from-run.js';
+import type { Episode, Task, Turn } from '../../src/core/types.js';
+import type { TaskFamily } from '../../src/core/task-family.js';
+import { invalid } from '../../src/core/role.js';
+import {
+  firstWrongStep,
+  resultsAgree,
+  rightResults,
+  scratchpadTarget,
+  sumOperands,
+} from '../../src/tasks/scratchpad.js';
+import { hashText } from '../../src/util/hash.js';
+import { Rng } from '../../src/util/rng.js';
+import { memoryOp } from '../../roles/memory.js';
+import { arenaOptions } from '../options.js';
+import { CHECK_SCOPE, firstRejected } from '../critic/protocol.js';
+import { OWN_SCOPE } from '../judge/options.js';
+import { bankCarry, opIsRight, shownBank, type BankOp } from './bank.js';
+import { fiveRolesMetrics } from './metrics.js';
+import { FiveRolesOptionsSchema, type FiveRolesOptions } from './options.js';
+import type { Arena, ArenaCarry, ArenaContext, EpisodeEnd } from '../../src/core/arena.js';
+
+/**
+ * All five roles in one episode, on sums worked step by step (`12+34+56=` worked as
+ * `12+56=68,68+34=102`):
+ * 1. the proposer writes a task (checked as `propose-solve` checks it; a kept task replayed
+ *    from the bank skips this);
+ * 2. the solver works it `attempts` times, each attempt filed under its own task id;
+ * 3. the critic marks each attempt's errors: it solves on from the attempt's first step (its
+ *    check), then says of each step alone whether the shown result agrees, y or n (SPC's step
+ *    critic, as `adversarial-critic` with checkFirst and perStep); each mark carries the
+ *    step's truth, which the environment's rule checker computes;
+ * 4. the judge writes its own working, then says of the attempt's answer y or n (JudgeLRM's
+ *    solve-first verdict); the verdict is filed under the attempt's id with its truth, so the
+ *    `peer` judge pays the solver by it (no label reaches the solver) and the `verdict` judge
+ *    pays the judge;
+ * 5. the memory manager is shown the bank (the tasks it keeps, by position) and the task with
+ *    the judge's verdicts and the critic's (`12+34+56=yyn:yyn`, y where the critic passed
+ *    every step), and writes ADD, UPDATE i, DELETE i or NOOP. The bank keeps the episode's
+ *    task (an ADD's or UPDATE's text is not read); the operations apply between iterations
+ *    (the arena's `carry`) and `replay` kept tasks are played again each iteration. The
+ *    manager's outcome is 1 when its operation keeps exactly what the solver got wrong (most
+ *    attempts missed, by the environment's answer: `rightOp`), else 0.
+ * The answers the critic and judge are paid on come from the environment (its answer and
+ * rule checker), as SPC's and JudgeLRM's do; the solver and the proposer (learnability with
+ * `p: peer`) are paid only through the judge. Comparison groups: the attempts at a task; the
+ * judge's verdicts; its own answers; the critic's checks; each step's marks; the managers'
+ * operations and the proposals of a seed's group.
+ */
+export class FiveRolesArena implements Arena {
+  readonly kind = 'five-roles';
+  readonly roles: Record<string, string>;
+  readonly seedsTasks = true;
+  readonly options: FiveRolesOptions;
+  readonly carry: ArenaCarry;
+  readonly progress = ['bank/size', 'memory/right_op'];
+  private readonly limits: unknown;
+
+  constructor(
+    options: unknown,
+    private readonly family: TaskFamily<unknown>,
+  ) {
+    this.options = arenaOptions(FiveRolesOptionsSchema, options);
+    if (!family.parseProposal || family.name !== 'arithmetic')
+      throw new Error(
+        `arena 'five-roles' does not serve task family '${family.name}': it needs sums worked step by step (family 'arithmetic', scratchpad)`,
+      );
+    this.limits = family.validate(this.options.limits, 'arena.options.limits');
+    this.roles = {
+      proposer: 'proposer',
+      solver: 'solver',
+      ...(this.options.critic ? { critic: 'critic' } : {}),
+      judge: 'judge',
+      memory: 'memory',
+    };
+    this.carry = bankCarry(this.options.bank, this.options.replay);
+  }
+
+  play(seed: Task, ctx: ArenaContext): Observable<Turn | EpisodeEnd> {
+    return fromRun((emit) => this.run(seed, ctx, emit));
+  }
+
+  private async run(seed: Task, ctx: ArenaContext, emit: (x: Turn | EpisodeEnd) => void): Promise<void> {
+    const bank = shownBank(seed);
+    let task: Task = seed;
+    if (seed.prompt === '') {
+      const proposal = await ctx.act('proposer', { task: seed }, { compare: 'group' });
+      const checked = this.check(proposal, ctx);
+      if ('error' in checked) {
+        emit({ ...proposal, action: invalid(checked.error) });
+        return;
+      }
+      emit(proposal);
+      task = { ...checked.task, id: `${seed.id}/task` };
+    }
+    const operands = sumOperands(task.prompt);
+    if (!operands || task.answer === undefined)
+      throw new Error(
+        `arena 'five-roles': task ${task.id} is not a sum with an answer: ${JSON.stringify(task.prompt)}`,
+      );
+    const attempts = await Promise.all(
+      Array.from({ length: this.options.attempts }, (_, k) =>
+        ctx.act('solver', { task }, { compare: 'episode', task: { ...task, id: `${task.id}/a${k}` } }),
+      ),
+    );
+    attempts.forEach(emit);
+    const marks = await Promise.all(
+      attempts.map(async (a, k) => {
+        const id = `${task.id}/a${k}`;
+        const working = a.text.trim();
+        const judge = a.action.valid ? this.judge(task, id, a.action.value!, ctx, emit) : Promise.resolve('-');
+        const agree = this.options.critic && a.action.valid ? resultsAgree(operands, working) : null;
+        const critic = agree ? this.critic(task, id, operands, working, agree, ctx, emit) : Promise.resolve('-');
+        return { judge: await judge, critic: await critic };
+      }),
+    );
+    const solved =
+      attempts.filter((a) => a.action.valid && this.family.verify(task, a.text)).length * 2 > attempts.length;
+    const fact = `${task.prompt}${marks.map((m) => m.judge).join('')}:${marks.map((m) => m.critic).join('')}`;
+    const full = bank.length >= this.options.bank;
+    const shown = { id: task.id, family: task.family, prompt: task.prompt }; // the manager never sees the answer
+    const turn = await ctx.act('memory', { task: shown, memory: bank, fact, full }, { compare: 'group' });
+    emit(turn);
+    if (!turn.action.valid) {
+      emit({ end: true, outcome: { memory: 0 }, info: { solved } });
+      return;
+    }
+    const m = memoryOp(turn.action.value!, bank);
+    const op: BankOp = { op: m.op, task, ...('id' in m ? { entry: m.id } : {}) };
+    const right = opIsRight(op, bank, this.options.bank, solved);
+    emit({ end: true, outcome: { memory: right ? 1 : 0 }, info: { op, solved, right } });
+  }
+
+  /** The proposal as a task of the family, or why it is not one (propose-solve's checks). */
+  private check(turn: Turn, ctx: ArenaContext): { task: Task } | { error: string } {
+    if (!turn.action.valid || turn.action.value === null) return { error: turn.action.error ?? 'no proposal' };
+    const parsed = this.family.parseProposal!(turn.action.value, this.limits);
+    if ('error' in parsed) return parsed;
+    if (!sumOperands(parsed.task.prompt)) return { error: `not a sum: ${parsed.task.prompt}` };
+    if (ctx.isRecent?.(parsed.task.prompt)) return { error: `duplicate of a recent task: ${parsed.task.prompt}` };
+    return parsed;
+  }
+
+  /**
+   * The judge's own working, then its verdict on the answer, filed under the attempt's id:
+   * 'y', 'n' or '-' (invalid). Its own working is paid when it is right working in any order
+   * (its truth is then itself, else the task's working).
+   */
+  private async judge(task: Task, id: string, answer: string, ctx: ArenaContext, emit: (t: Turn) => void) {
+    const own = await ctx.act('judge', { task, answers: [] }, { compare: OWN_SCOPE });
+    const operands = sumOperands(task.prompt)!;
+    const mine = own.text.trim();
+    const check = firstWrongStep(operands, mine);
+    const ideal =
+      'first' in check && check.first === 0
+        ? mine
+        : (task.target ?? scratchpadTarget(operands, new Rng(hashText(task.prompt))));
+    emit({ ...own, task: { id: `${id}/own`, family: task.family, prompt: task.prompt, answer: ideal } });
+    const truth = this.family.verify(task, answer) ? 'y' : 'n';
+    const verdict = await ctx.act(
+      'judge',
+      { task, working: mine, answers: [answer] },
+      { compare: 'episode', task: { id, family: task.family, prompt: task.prompt, answer: truth } },
+    );
+    emit(verdict);
+    return verdict.action.valid ? verdict.action.value! : '-';
+  }
+
+  /** The critic's check, then its mark on each step: 'y' when it passes every step, 'n' when it rejects one, '-' otherwise. */
+  private async critic(
+    task: Task,
+    id: string,
+    operands: number[],
+    working: string,
+    agree: boolean[],
+    ctx: ArenaContext,
+    emit: (t: Turn) => void,
+  ) {
+    const steps = operands.length - 1;
+    const results = rightResults(operands, working)!;
+    const check = await ctx.act(
+      'critic',
+      { task, working, steps, stage: 'check' },
+      { compare: CHECK_SCOPE, task: { id: `${id}/check`, family: task.family, prompt: task.prompt, answer: results } },
+    );
+    emit(check);
+    const seen = { task, working, steps, check: check.action.valid ? check.action.value! : '' };
+    const marks = await Promise.all(
+      agree.map((ok, k) =>
+        ctx.act(
+          'critic',
+          { ...seen, step: k + 1 },
+          {
+            compare: `episode:step${k + 1}`,
+            task: { id: `${id}/step${k + 1}`, family: task.family, prompt: task.prompt, answer: ok ? 'y' : 'n' },
+          },
+        ),
+      ),
+    );
+    marks.forEach(emit);
+    const first = firstRejected(marks.map((t) => (t.action.valid ? t.action.value : null)));
+    return first === null ? '-' : first === '0' ? 'y' : 'n';
+  }
+
+  metrics(episodes: readonly Episode[]): Record<string, number> {
+    return fiveRolesMetrics(episodes, this.family);
+  }
+}
+
+export { FiveRolesOptionsSchema, type FiveRolesOptions } from './options.js';

@@ -1,0 +1,56 @@
+import type { Episode, Turn } from '../../src/core/types.js';
+import type { TaskFamily } from '../../src/core/task-family.js';
+import { OWN_SCOPE } from '../judge/options.js';
+import { CHECK_SCOPE } from '../critic/protocol.js';
+import type { BankOp } from './bank.js';
+
+const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
+const right = (t: Turn) => (t.action.valid && t.action.value === t.task?.answer ? 1 : 0);
+
+/**
+ * What each role did in an iteration of the five-roles arena, against the environment's truth
+ * (none of it pays the solver): the solver's verified accuracy on proposed and on kept tasks,
+ * the judge's verdict accuracy and y share, the critic's step accuracy and its n share on
+ * wrong steps, the manager's right operations and its mix, the proposals' valid rate.
+ */
+export function fiveRolesMetrics(episodes: readonly Episode[], family: TaskFamily<unknown>): Record<string, number> {
+  const m: Record<string, number> = {};
+  const turns = (role: string, keep: (t: Turn) => boolean = () => true) =>
+    episodes.flatMap((e) => e.turns.filter((t) => t.role === role && keep(t)));
+  const proposals = turns('proposer');
+  if (proposals.length) m['proposals/valid_rate'] = mean(proposals.map((t) => (t.action.valid ? 1 : 0)));
+  for (const [name, kept] of [
+    ['proposed', false],
+    ['kept', true],
+  ] as const) {
+    const attempts = episodes
+      .filter((e) => e.task.id.startsWith('kept-') === kept)
+      .flatMap((e) => e.turns.filter((t) => t.role === 'solver'));
+    if (attempts.length)
+      m[`solver/${name}_verified`] = mean(
+        attempts.map((t) => (t.action.valid && family.verify(t.task!, t.text) ? 1 : 0)),
+      );
+  }
+  const verdicts = turns('judge', (t) => t.compare !== OWN_SCOPE);
+  if (verdicts.length) {
+    m['judge/accuracy'] = mean(verdicts.map(right));
+    m['judge/y_share'] = mean(verdicts.map((t) => (t.action.value === 'y' ? 1 : 0)));
+  }
+  const own = turns('judge', (t) => t.compare === OWN_SCOPE);
+  if (own.length) m['judge/own_right'] = mean(own.map(right));
+  const marks = turns('critic', (t) => t.compare !== CHECK_SCOPE);
+  if (marks.length) {
+    m['critic/step_accuracy'] = mean(marks.map(right));
+    const wrong = marks.filter((t) => t.task?.answer === 'n');
+    if (wrong.length) m['critic/wrong_found'] = mean(wrong.map(right));
+  }
+  const ops = episodes.flatMap((e) => (e.turns.some((t) => t.role === 'memory') ? [e] : []));
+  if (ops.length) {
+    m['memory/right_op'] = mean(ops.map((e) => (e.info?.right === true ? 1 : 0)));
+    for (const kind of ['ADD', 'UPDATE', 'DELETE', 'NOOP'])
+      m[`memory/${kind.toLowerCase()}`] = mean(
+        ops.map((e) => ((e.info?.op as BankOp | undefined)?.op === kind ? 1 : 0)),
+      );
+  }
+  return m;
+}

@@ -1,0 +1,142 @@
+import { expect } from 'chai';
+import { firstValueFrom, toArray } from 'rxjs';
+import { scoredNow } from '../judges/fixtures.js';
+import { scriptedTurn } from './scripted.js';
+import { makeJudge, ROLE_KINDS } from '../../src/registry.js';
+import { FiveRolesArena, playGroups, type ArenaContext } from '../../arenas/index.js';
+import { rightOp } from '../../arenas/five-roles/bank.js';
+import { arithmetic } from '../../src/tasks/arithmetic.js';
+import { stepResults } from '../../src/tasks/scratchpad.js';
+import type { Observation } from '../../src/core/role.js';
+import type { Episode, Task } from '../../src/core/types.js';
+
+const RIGHT = '12+34=46,46+56=102';
+const WRONG = '12+34=46,46+56=103'; // step 2 is wrong
+
+/**
+ * Scripted roles: the proposer writes `proposal`; the solver's k-th attempt is `works[k]`; the
+ * judge works the sum rightly and says y when the answer is its own; the critic checks rightly
+ * and compares each step; the manager writes `manage(fact, bank)`.
+ */
+function scripted(proposal: string, works: string[], manage: (fact: string, bank: string[]) => string) {
+  const seen: { role: string; observation: Observation }[] = [];
+  let attempt = 0;
+  const ctx: ArenaContext = {
+    async act(r, observation, options) {
+      const role = ROLE_KINDS[r]((o) => arithmetic.parseAnswer(o));
+      seen.push({ role: r, observation });
+      let out: string;
+      if (r === 'proposer') out = proposal;
+      else if (r === 'solver') out = works[attempt++ % works.length];
+      else if (r === 'judge') {
+        const answers = observation.answers as string[];
+        out = answers.length === 0 ? RIGHT : answers[0] === '102' ? 'y' : 'n';
+      } else if (r === 'critic') {
+        const working = observation.working as string;
+        if (observation.stage === 'check') out = '46,46+56=102';
+        else {
+          const k = (observation.step as number) - 1;
+          out = (observation.check as string).split(',')[k] === stepResults(working)![k] ? 'y' : 'n';
+        }
+      } else out = manage(observation.fact as string, observation.memory as string[]);
+      const turn = scriptedTurn(r, out, role.parse(out, observation));
+      if (options?.compare) turn.compare = options.compare;
+      if (options?.task) turn.task = options.task;
+      return turn;
+    },
+  };
+  return { ctx, seen };
+}
+
+const seed = (bank: string[] = []): Task => ({ id: 'seed-0-0', family: 'arithmetic', prompt: '', fields: { bank } });
+const limits = { digits: 2, operands: 3, operators: '+' };
+const play = async (arena: FiveRolesArena, ctx: ArenaContext, task: Task): Promise<Episode> =>
+  (await firstValueFrom(playGroups(arena, [task], 1, ctx).pipe(toArray())))[0];
+
+describe('five-roles arena', () => {
+  it('plays proposer, solver, critic, judge and manager in order; only the judge pays the solver', async () => {
+    const arena = new FiveRolesArena({ attempts: 4, limits }, arithmetic);
+    const { ctx, seen } = scripted('12+34+56=', [RIGHT, WRONG, WRONG, WRONG], () => 'ADD 12+34+56=');
+    const e = await play(arena, ctx, seed());
+    const roles = e.turns.map((t) => t.role);
+    expect(roles[0]).to.equal('proposer');
+    expect(roles.filter((r) => r === 'solver')).to.have.length(4);
+    expect(roles.filter((r) => r === 'judge')).to.have.length(8); // its own working and a verdict per attempt
+    expect(roles.filter((r) => r === 'critic')).to.have.length(12); // a check and two step marks per attempt
+    expect(roles.at(-1)).to.equal('memory');
+    // the manager sees the judge's verdicts and the critic's, never the answer
+    const manager = seen.find((s) => s.role === 'memory')!.observation;
+    expect(manager.fact).to.equal('12+34+56=ynnn:ynnn');
+    expect(manager.task).to.not.have.property('answer');
+    expect(seen.filter((s) => s.role === 'solver').every((s) => Object.keys(s.observation).join() === 'task')).to.equal(
+      true,
+    );
+    // the solver's reward is the share of the judge's y on its attempt (peer), not the verifier's
+    const solverTurns = e.turns.flatMap((t, i) => (t.role === 'solver' ? [i] : []));
+    const [peer] = scoredNow(makeJudge('peer', {}), [e]);
+    expect(solverTurns.map((i) => peer[i])).to.deep.equal([1, 0, 0, 0]);
+    // the judge and the critic are paid against the environment's truth
+    const [verdict] = scoredNow(makeJudge('verdict', { role: ['judge', 'critic'] }), [e]);
+    const paid = e.turns.flatMap((t, i) => (t.role === 'judge' || t.role === 'critic' ? [verdict[i]] : []));
+    expect(paid.every((r) => r === 1)).to.equal(true);
+    // most attempts missed and the bank is empty: ADD keeps exactly what the solver got wrong
+    expect(e.outcome).to.deep.equal({ memory: 1 });
+    expect(e.info?.solved).to.equal(false);
+  });
+
+  it('pays the wrong operation 0, and a DELETE only of the task it names', async () => {
+    const arena = new FiveRolesArena({ attempts: 2, limits }, arithmetic);
+    const noop = await play(arena, scripted('12+34+56=', [WRONG], () => 'NOOP').ctx, seed());
+    expect(noop.outcome).to.deep.equal({ memory: 0 });
+    // a kept task now solved: deleting its own entry is right, another's is not
+    const kept: Task = { id: 'kept-1-0', family: 'arithmetic', prompt: '12+34+56=', answer: '102', fields: {} };
+    const bank = ['11+22+33=', '12+34+56='];
+    for (const [op, want] of [
+      ['DELETE 1', 1],
+      ['DELETE 0', 0],
+    ] as const) {
+      const e = await play(arena, scripted('', [RIGHT], () => op).ctx, { ...kept, fields: { bank } });
+      expect(e.turns.some((t) => t.role === 'proposer')).to.equal(false);
+      expect(e.outcome, op).to.deep.equal({ memory: want });
+    }
+    expect(rightOp(kept, bank, 2, false)).to.equal('NOOP');
+    expect(rightOp({ ...kept, prompt: '1+2+3=' }, bank, 2, false)).to.equal('UPDATE');
+  });
+
+  it('an invalid proposal ends the episode with the proposer turn marked invalid', async () => {
+    const arena = new FiveRolesArena({ limits }, arithmetic);
+    const e = await play(arena, scripted('123+4+5=', [RIGHT], () => 'NOOP').ctx, seed());
+    expect(e.turns).to.have.length(1);
+    expect(e.turns[0].action.valid).to.equal(false);
+    const [learn] = scoredNow(makeJudge('learnability', { p: 'peer' }), [e]);
+    expect(learn[0]).to.equal(-1);
+  });
+
+  it("the bank carries the managers' operations to the next iteration: shown on every seed and replayed", async () => {
+    const arena = new FiveRolesArena({ attempts: 2, limits, bank: 2, replay: 1 }, arithmetic);
+    const carry = arena.carry;
+    const fresh = carry.tasks(undefined, [seed()], 1);
+    expect(fresh.map((t) => t.fields?.bank)).to.deep.equal([[]]);
+    const episodes = await Promise.all(
+      ['12+34+56=', '11+22+33='].map((p) => play(arena, scripted(p, [WRONG], (f) => `ADD ${f}`).ctx, fresh[0])),
+    );
+    const kept = carry.next(undefined, episodes, 1);
+    expect(carry.metrics!(kept)).to.deep.equal({ 'bank/size': 2 });
+    const next = carry.tasks(JSON.parse(JSON.stringify(kept)), [seed()], 2); // plain JSON: what a checkpoint keeps
+    expect(next).to.have.length(2);
+    expect(next[1]).to.include({ id: 'kept-2-0', prompt: '12+34+56=', answer: '102' }); // iteration 2 of a rotating window
+    expect(next.every((t) => (t.fields?.bank as string[]).join() === '12+34+56=,11+22+33=')).to.equal(true);
+    // a full bank refuses an ADD; an UPDATE replaces the entry it names
+    const full = await play(arena, scripted('10+20+30=', [WRONG], () => 'UPDATE 0 x').ctx, next[0]);
+    expect(full.outcome).to.deep.equal({ memory: 1 });
+    const after = carry.next(kept, [full], 2) as { entries: Task[] };
+    expect(after.entries.map((t) => t.prompt)).to.deep.equal(['10+20+30=', '11+22+33=']);
+  });
+
+  it("learnability with p 'peer' reads the judge's verdicts, not the verifier", async () => {
+    const arena = new FiveRolesArena({ attempts: 4, limits }, arithmetic);
+    const e = await play(arena, scripted('12+34+56=', [RIGHT, WRONG, WRONG, WRONG], () => 'NOOP').ctx, seed());
+    const [peer] = scoredNow(makeJudge('learnability', { p: 'peer' }), [e]);
+    expect(peer[0]).to.equal(0.75); // p = 1/4 by the judge's y
+  });
+});
