@@ -45,8 +45,8 @@ import type { Arena, ArenaCarry, ArenaContext, EpisodeEnd } from '../../src/core
  * The answers the critic and judge are paid on come from the environment (its answer and
  * rule checker), as SPC's and JudgeLRM's do; the solver and the proposer (learnability with
  * `p: peer`) are paid only through the judge. Comparison groups: the attempts at a task; the
- * judge's verdicts; its own answers; the critic's checks; each step's marks; the managers'
- * operations and the proposals of a seed's group.
+ * judge's verdicts; its own answers; the critic's checks; each step's marks; the proposals of
+ * a seed's group; the manager's operations across the batch (each faces its own bank and task).
  */
 export class FiveRolesArena implements Arena {
   readonly kind = 'five-roles';
@@ -120,7 +120,7 @@ export class FiveRolesArena implements Arena {
     const fact = `${task.prompt}${marks.map((m) => m.judge).join('')}:${marks.map((m) => m.critic).join('')}`;
     const full = bank.length >= this.options.bank;
     const shown = { id: task.id, family: task.family, prompt: task.prompt }; // the manager never sees the answer
-    const turn = await ctx.act('memory', { task: shown, memory: bank, fact, full }, { compare: 'group' });
+    const turn = await ctx.act('memory', { task: shown, memory: bank, fact, full }, { compare: 'batch' });
     emit(turn);
     if (!turn.action.valid) {
       emit({ end: true, outcome: { memory: 0 }, info: { solved } });

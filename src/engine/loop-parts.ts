@@ -46,8 +46,10 @@ export function recordWrittenTasks(
   it: number,
 ): void {
   for (const e of episodes) {
-    const attempts = e.turns.filter((t) => t.task && t.task.id !== e.task.id && t.task.answer !== undefined);
-    if (attempts.length === 0 || e.task.prompt !== '') continue; // a seed (blank prompt) is what a role wrote on
+    const filed = e.turns.filter((t) => t.task && t.task.id !== e.task.id && t.task.answer !== undefined);
+    if (filed.length === 0 || e.task.prompt !== '') continue; // a seed (blank prompt) is what a role wrote on
+    // the first role filed on the written task attempted it; other roles' turns (verdicts on its attempts) are not attempts
+    const attempts = filed.filter((t) => t.role === filed[0].role);
     const task = attempts[0].task!;
     const p = attempts.filter((t) => t.action.valid && family.verify(task, t.text)).length / attempts.length;
     buffer.add({

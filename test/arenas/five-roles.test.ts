@@ -5,6 +5,8 @@ import { scriptedTurn } from './scripted.js';
 import { makeJudge, ROLE_KINDS } from '../../src/registry.js';
 import { FiveRolesArena, playGroups, type ArenaContext } from '../../arenas/index.js';
 import { rightOp } from '../../arenas/five-roles/bank.js';
+import { recordWrittenTasks } from '../../src/engine/loop-parts.js';
+import { TaskBuffer } from '../../src/engine/task-buffer.js';
 import { arithmetic } from '../../src/tasks/arithmetic.js';
 import { stepResults } from '../../src/tasks/scratchpad.js';
 import type { Observation } from '../../src/core/role.js';
@@ -138,5 +140,9 @@ describe('five-roles arena', () => {
     const e = await play(arena, scripted('12+34+56=', [RIGHT, WRONG, WRONG, WRONG], () => 'NOOP').ctx, seed());
     const [peer] = scoredNow(makeJudge('learnability', { p: 'peer' }), [e]);
     expect(peer[0]).to.equal(0.75); // p = 1/4 by the judge's y
+    // the task buffer records the proposed task with p from the solver's attempts alone, not the verdicts on them
+    const buffer = new TaskBuffer(4);
+    recordWrittenTasks([e], arithmetic, buffer, 1);
+    expect(buffer.entries().map((b) => [b.task.prompt, b.p])).to.deep.equal([['12+34+56=', 0.25]]);
   });
 });
