@@ -45,8 +45,9 @@ import type { Arena, ArenaCarry, ArenaContext, EpisodeEnd } from '../../src/core
  * The answers the critic and judge are paid on come from the environment (its answer and
  * rule checker), as SPC's and JudgeLRM's do; the solver and the proposer (learnability with
  * `p: peer`) are paid only through the judge. Comparison groups: the attempts at a task; the
- * judge's verdicts; its own answers; the critic's checks; each step's marks; the proposals of
- * a seed's group; the manager's operations across the batch (each faces its own bank and task).
+ * judge's verdicts; its own answers; the critic's checks; each step's marks; the proposals
+ * across the batch (every seed is the same blank prompt); the manager's operations across the
+ * batch (each faces its own bank and task).
  */
 export class FiveRolesArena implements Arena {
   readonly kind = 'five-roles';
@@ -85,7 +86,7 @@ export class FiveRolesArena implements Arena {
     const bank = shownBank(seed);
     let task: Task = seed;
     if (seed.prompt === '') {
-      const proposal = await ctx.act('proposer', { task: seed }, { compare: 'group' });
+      const proposal = await ctx.act('proposer', { task: seed }, { compare: 'batch' });
       const checked = this.check(proposal, ctx);
       if ('error' in checked) {
         emit({ ...proposal, action: invalid(checked.error) });
