@@ -79,7 +79,8 @@ export class JudgeArena implements Arena {
       id: `${task.id}/${showing}/own`,
       family: task.family,
       prompt: task.prompt,
-      ...(truth !== undefined && task.answer !== undefined ? { answer: task.answer } : {}),
+      // a task worked step by step: the judge writes the working first, as its pretraining taught it
+      ...(truth !== undefined && task.answer !== undefined ? { answer: task.target ?? task.answer } : {}),
     });
     const verdictsOn = (shown: string[], showing: string) =>
       Promise.all(
