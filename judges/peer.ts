@@ -8,6 +8,15 @@ export interface PeerOptions {
   name?: string;
   /** the reward of an answer that does not parse (default 0) */
   invalid?: number;
+  /**
+   * how an answer's verdicts become its reward: 'mean', the share of 'y' (default), or
+   * 'majority', 1 when more say 'y' than 'n', 0 when fewer, 1/2 on a tie (a generative reward
+   * model's majority vote over sampled verdicts, GenRM's maj@K). Why: measured on a judge in
+   * the loop whose verdicts on right answers were 'y' 0.97 of the time, one stray 'n' among 4
+   * gave 25% of the groups whose answers were all right a reward spread (advantages with no
+   * truth behind them); by majority, 2%.
+   */
+  aggregate?: 'mean' | 'majority';
 }
 
 /** The verdicts ('y' or 'n', valid) other turns of the episode gave on each task id. */
@@ -23,23 +32,28 @@ export function verdictsByTask(e: Episode, answering: ReadonlySet<RoleId>): Map<
 
 /** The peer reward of an answer: the share of 'y' among the verdicts on it. */
 const yesShare = (on: readonly Turn[]) => on.filter((v) => v.action.value === 'y').length / on.length;
+/** Their majority: 1, 0, or 1/2 on a tie. */
+const majority = (on: readonly Turn[]) => Math.sign(yesShare(on) - 0.5) / 2 + 0.5;
 
 /**
  * A reward from peers' judgement (Co-RL, CoMAS; a learned judge in the loop as in SPARK or
  * Cooper): an answer turn of `role` earns the share of 'y' among the valid verdicts that
  * other turns of its episode filed on its task id (`turn.task.id`: the arena files an answer
- * and the verdicts on it under one id). No label is read. An answer that does not parse
- * earns `invalid`; a valid answer nobody judged abstains (null), as does every other turn.
+ * and the verdicts on it under one id), or with `aggregate: majority` their majority vote. No
+ * label is read. An answer that does not parse earns `invalid`; a valid answer nobody judged
+ * abstains (null), as does every other turn.
  */
 export class PeerJudge implements Judge {
   readonly name: string;
   readonly roles: ReadonlySet<RoleId>;
   private readonly invalid: number;
+  private readonly reduce: (on: readonly Turn[]) => number;
 
   constructor(options: PeerOptions = {}) {
     this.name = options.name ?? 'peer';
     this.roles = roleSet(options.role ?? 'solver', this.name);
     this.invalid = options.invalid ?? 0;
+    this.reduce = options.aggregate === 'majority' ? majority : yesShare;
   }
 
   score(batch: readonly Episode[]): BatchRewards {
@@ -49,7 +63,7 @@ export class PeerJudge implements Judge {
         if (!this.roles.has(t.role)) return null;
         if (!t.action.valid) return this.invalid;
         const on = t.task ? (verdicts.get(t.task.id) ?? []) : [];
-        return on.length ? yesShare(on) : null;
+        return on.length ? this.reduce(on) : null;
       });
     });
   }

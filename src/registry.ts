@@ -244,7 +244,10 @@ export const JUDGE_KINDS: Readonly<Record<string, JudgeKind>> = Object.freeze({
     }),
     (o) => new VerdictJudge(o),
   ),
-  peer: judge(z.strictObject({ ...common, invalid: z.number().optional() }), (o) => new PeerJudge(o)),
+  peer: judge(
+    z.strictObject({ ...common, invalid: z.number().optional(), aggregate: z.enum(['mean', 'majority']).optional() }),
+    (o) => new PeerJudge(o),
+  ),
   majority: judge(
     z.strictObject({
       ...common,
