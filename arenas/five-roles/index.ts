@@ -3,15 +3,7 @@ import { fromRun } from '../../src/core/operators/from-run.js';
 import type { Episode, Task, Turn } from '../../src/core/types.js';
 import type { TaskFamily } from '../../src/core/task-family.js';
 import { invalid } from '../../src/core/role.js';
-import {
-  firstWrongStep,
-  resultsAgree,
-  rightResults,
-  scratchpadTarget,
-  sumOperands,
-} from '../../src/tasks/scratchpad.js';
-import { hashText } from '../../src/util/hash.js';
-import { Rng } from '../../src/util/rng.js';
+import { ownTruth, resultsAgree, rightResults, sumOperands } from '../../src/tasks/scratchpad.js';
 import { memoryOp } from '../../roles/memory.js';
 import { arenaOptions } from '../options.js';
 import { CHECK_SCOPE, firstRejected } from '../critic/protocol.js';
@@ -150,14 +142,11 @@ export class FiveRolesArena implements Arena {
    */
   private async judge(task: Task, id: string, answer: string, ctx: ArenaContext, emit: (t: Turn) => void) {
     const own = await ctx.act('judge', { task, answers: [] }, { compare: OWN_SCOPE });
-    const operands = sumOperands(task.prompt)!;
     const mine = own.text.trim();
-    const check = firstWrongStep(operands, mine);
-    const ideal =
-      'first' in check && check.first === 0
-        ? mine
-        : (task.target ?? scratchpadTarget(operands, new Rng(hashText(task.prompt))));
-    emit({ ...own, task: { id: `${id}/own`, family: task.family, prompt: task.prompt, answer: ideal } });
+    emit({
+      ...own,
+      task: { id: `${id}/own`, family: task.family, prompt: task.prompt, answer: ownTruth(task, mine)! },
+    });
     const truth = this.family.verify(task, answer) ? 'y' : 'n';
     const verdict = await ctx.act(
       'judge',

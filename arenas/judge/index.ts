@@ -8,7 +8,14 @@ import { arenaOptions } from '../options.js';
 import { judgeMetrics } from './metrics.js';
 import { JudgeArenaOptionsSchema, OWN_SCOPE, type JudgeArenaOptions } from './options.js';
 import { digitSlip } from './slips.js';
+import { ownTruth } from '../../src/tasks/scratchpad.js';
 import type { Arena, ArenaContext } from '../../src/core/arena.js';
+
+/** An own turn's task with its truth: on a sum worked step by step, the judge's own right working in any order (ownTruth). */
+function ownFiled(task: Task, t: Turn): Task {
+  if (task.answer === undefined) return task;
+  return { ...task, answer: ownTruth(task, t.text.trim())! };
+}
 
 /**
  * A judge that learns whether answers are right (JudgeLRM): the solver answers the task
@@ -79,8 +86,7 @@ export class JudgeArena implements Arena {
       id: `${task.id}/${showing}/own`,
       family: task.family,
       prompt: task.prompt,
-      // a task worked step by step: the judge writes the working first, as its pretraining taught it
-      ...(truth !== undefined && task.answer !== undefined ? { answer: task.target ?? task.answer } : {}),
+      ...(truth !== undefined && task.answer !== undefined ? { answer: task.answer } : {}),
     });
     const verdictsOn = (shown: string[], showing: string) =>
       Promise.all(
@@ -101,7 +107,7 @@ export class JudgeArena implements Arena {
     // each verdict (after the judge's own answer, when it solves first) filed with the showing's truth, or none
     const file = (turns: Turn[], showing: string, truth?: string) => {
       for (const t of turns)
-        emit({ ...t, task: t.compare === OWN_SCOPE ? own(showing, truth) : judged(showing, truth) });
+        emit({ ...t, task: t.compare === OWN_SCOPE ? ownFiled(own(showing, truth), t) : judged(showing, truth) });
     };
     const ask = async (shown: string[], truth: string, showing: string) => {
       for (const turns of await verdictsOn(shown, showing)) file(turns, showing, truth);

@@ -118,6 +118,18 @@ export function resultsAgree(operands: readonly number[], working: string): bool
   return right === null ? null : stepResults(working)!.map((r, k) => r === right.split(',')[k]);
 }
 
+/**
+ * What a solve-first judge's own answer to `task` is paid against: `text` itself when it is
+ * right working for the task's sum in any order (firstWrongStep finds no wrong step), else the
+ * task's working (`target`) or its answer. A task that is not a sum, or an answer without
+ * working, is paid against the answer as before.
+ */
+export function ownTruth(task: { prompt: string; answer?: string; target?: string }, text: string): string | undefined {
+  const operands = sumOperands(task.prompt);
+  const check = operands ? firstWrongStep(operands, text) : null;
+  return check && 'first' in check && check.first === 0 ? text : (task.target ?? task.answer);
+}
+
 /** The results of working, `12+56=68,68+34=102` gives ['68', '102']; null unless every step has the form a+b=c. */
 export function stepResults(working: string): string[] | null {
   const results: string[] = [];

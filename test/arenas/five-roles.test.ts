@@ -8,7 +8,7 @@ import { rightOp } from '../../arenas/five-roles/bank.js';
 import { recordWrittenTasks } from '../../src/engine/loop-parts.js';
 import { TaskBuffer } from '../../src/engine/task-buffer.js';
 import { arithmetic } from '../../src/tasks/arithmetic.js';
-import { stepResults } from '../../src/tasks/scratchpad.js';
+import { ownTruth, stepResults } from '../../src/tasks/scratchpad.js';
 import type { Observation } from '../../src/core/role.js';
 import type { Episode, Task } from '../../src/core/types.js';
 
@@ -144,5 +144,16 @@ describe('five-roles arena', () => {
     const buffer = new TaskBuffer(4);
     recordWrittenTasks([e], arithmetic, buffer, 1);
     expect(buffer.entries().map((b) => [b.task.prompt, b.p])).to.deep.equal([['12+34+56=', 0.25]]);
+  });
+});
+
+describe('a solve-first judge on a sum worked step by step', () => {
+  it('its own working is paid when right in any order, else against the working or the answer', () => {
+    const task = { prompt: '12+34+56=', answer: '102' };
+    expect(ownTruth(task, '12+56=68,68+34=102')).to.equal('12+56=68,68+34=102');
+    expect(ownTruth(task, '34+56=90,90+12=102')).to.equal('34+56=90,90+12=102');
+    expect(ownTruth(task, '12+56=68,68+34=103')).to.equal('102');
+    expect(ownTruth({ ...task, target: RIGHT }, '12+34=46,46+56=103')).to.equal(RIGHT);
+    expect(ownTruth({ prompt: '12+34=', answer: '46' }, '46')).to.equal('46'); // no working: the answer, as before
   });
 });
