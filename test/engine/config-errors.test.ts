@@ -62,7 +62,7 @@ describe('run: bad configs stop before any work', () => {
     [
       'arena.kind',
       { arena: { kind: 'chess' } },
-      /known: adversarial-critic, flow, game, judge, memory-dialogue, observer, peer, propose-solve, solve, spy/,
+      /known: adversarial-critic, five-roles, flow, game, judge, memory-dialogue, observer, peer, propose-solve, solve, spy/,
     ],
     [
       'judges.0.kind',

@@ -157,7 +157,7 @@ describe('run: everything is checked before the run folder is made', () => {
       /tasks\.train\.source: 'none' needs an arena that seeds its own tasks/,
     );
     expect((await attempt(() => ({ evaluators: [{ kind: 'exam', name: 'x' }] }))).message).to.match(
-      /evaluators\.0\.kind: unknown evaluator 'exam'; known: accuracy, critic, elo, exploitability, flow, memory-qa, minimax, observer, proposals, spy/,
+      /evaluators\.0\.kind: unknown evaluator 'exam'; known: accuracy, bank, critic, elo, exploitability, flow, memory-qa, minimax, observer, proposals, spy/,
     );
     expect(
       (await attempt(() => ({ evaluators: [{ kind: 'accuracy', name: 'x', options: { data: '/nowhere.jsonl' } }] })))
