@@ -35,7 +35,8 @@ import type { Arena, ArenaCarry, ArenaContext, EpisodeEnd } from '../../src/core
  *    manager's outcome is 1 when its operation keeps exactly what the solver got wrong (most
  *    attempts missed, by the environment's answer: `rightOp`), else 0.
  * The answers the critic and judge are paid on come from the environment (its answer and
- * rule checker), as SPC's and JudgeLRM's do; the solver and the proposer (learnability with
+ * rule checker), as SPC's and JudgeLRM's do, on as many right as wrong attempts (`balanced`:
+ * the verdicts and marks on the others carry no truth, though the judge's still pay the solver); the solver and the proposer (learnability with
  * `p: peer`) are paid only through the judge. Comparison groups: the attempts at a task; the
  * judge's verdicts; its own answers; the critic's checks; each step's marks; the proposals
  * across the batch (every seed is the same blank prompt); the manager's operations across the
@@ -98,13 +99,25 @@ export class FiveRolesArena implements Arena {
       ),
     );
     attempts.forEach(emit);
+    const agrees = attempts.map((a) =>
+      this.options.critic && a.action.valid ? resultsAgree(operands, a.text.trim()) : null,
+    );
+    // balanced teaching (as the judge arena's judgeAll, Cooper's positive and negative): the verdicts on as many
+    // right as wrong attempts carry their truth, the rest none; measured, a judge and a critic taught on every
+    // attempt of a solver right 0.9 of the time settled on 'y' to all within 25 iterations
+    const judgeTaught = balanced(attempts.map((a) => (a.action.valid ? this.family.verify(task, a.text) : null)));
+    const criticTaught = balanced(agrees.map((g) => (g ? g.every(Boolean) : null)));
     const marks = await Promise.all(
       attempts.map(async (a, k) => {
         const id = `${task.id}/a${k}`;
         const working = a.text.trim();
-        const judge = a.action.valid ? this.judge(task, id, a.action.value!, ctx, emit) : Promise.resolve('-');
-        const agree = this.options.critic && a.action.valid ? resultsAgree(operands, working) : null;
-        const critic = agree ? this.critic(task, id, operands, working, agree, ctx, emit) : Promise.resolve('-');
+        const judge = a.action.valid
+          ? this.judge(task, id, a.action.value!, judgeTaught[k], ctx, emit)
+          : Promise.resolve('-');
+        const agree = agrees[k];
+        const critic = agree
+          ? this.critic(task, id, operands, working, agree, criticTaught[k], ctx, emit)
+          : Promise.resolve('-');
         return { judge: await judge, critic: await critic };
       }),
     );
@@ -140,7 +153,14 @@ export class FiveRolesArena implements Arena {
    * 'y', 'n' or '-' (invalid). Its own working is paid when it is right working in any order
    * (its truth is then itself, else the task's working).
    */
-  private async judge(task: Task, id: string, answer: string, ctx: ArenaContext, emit: (t: Turn) => void) {
+  private async judge(
+    task: Task,
+    id: string,
+    answer: string,
+    taught: boolean,
+    ctx: ArenaContext,
+    emit: (t: Turn) => void,
+  ) {
     const own = await ctx.act('judge', { task, answers: [] }, { compare: OWN_SCOPE });
     const mine = own.text.trim();
     emit({
@@ -151,7 +171,10 @@ export class FiveRolesArena implements Arena {
     const verdict = await ctx.act(
       'judge',
       { task, working: mine, answers: [answer] },
-      { compare: 'episode', task: { id, family: task.family, prompt: task.prompt, answer: truth } },
+      {
+        compare: 'episode',
+        task: { id, family: task.family, prompt: task.prompt, ...(taught ? { answer: truth } : {}) },
+      },
     );
     emit(verdict);
     return verdict.action.valid ? verdict.action.value! : '-';
@@ -164,6 +187,7 @@ export class FiveRolesArena implements Arena {
     operands: number[],
     working: string,
     agree: boolean[],
+    taught: boolean,
     ctx: ArenaContext,
     emit: (t: Turn) => void,
   ) {
@@ -183,7 +207,12 @@ export class FiveRolesArena implements Arena {
           { ...seen, step: k + 1 },
           {
             compare: `episode:step${k + 1}`,
-            task: { id: `${id}/step${k + 1}`, family: task.family, prompt: task.prompt, answer: ok ? 'y' : 'n' },
+            task: {
+              id: `${id}/step${k + 1}`,
+              family: task.family,
+              prompt: task.prompt,
+              ...(taught ? { answer: ok ? 'y' : 'n' } : {}),
+            },
           },
         ),
       ),
@@ -196,6 +225,16 @@ export class FiveRolesArena implements Arena {
   metrics(episodes: readonly Episode[]): Record<string, number> {
     return fiveRolesMetrics(episodes, this.family);
   }
+}
+
+/**
+ * Which items teach, given each one's truth (true, false, or null: not asked): the first of
+ * the true and the first of the false, as many of each as the rarer has.
+ */
+export function balanced(truths: readonly (boolean | null)[]): boolean[] {
+  const n = Math.min(truths.filter((t) => t === true).length, truths.filter((t) => t === false).length);
+  const seen = { true: 0, false: 0 };
+  return truths.map((t) => t !== null && seen[`${t}`]++ < n);
 }
 
 export { FiveRolesOptionsSchema, type FiveRolesOptions } from './options.js';

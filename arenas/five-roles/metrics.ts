@@ -31,14 +31,14 @@ export function fiveRolesMetrics(episodes: readonly Episode[], family: TaskFamil
         attempts.map((t) => (t.action.valid && family.verify(t.task!, t.text) ? 1 : 0)),
       );
   }
+  // accuracies over the turns that carry their truth (a balanced share of them); the y share over all
   const verdicts = turns('judge', (t) => t.compare !== OWN_SCOPE);
-  if (verdicts.length) {
-    m['judge/accuracy'] = mean(verdicts.map(right));
-    m['judge/y_share'] = mean(verdicts.map((t) => (t.action.value === 'y' ? 1 : 0)));
-  }
+  const taught = verdicts.filter((t) => t.task?.answer !== undefined);
+  if (taught.length) m['judge/accuracy'] = mean(taught.map(right));
+  if (verdicts.length) m['judge/y_share'] = mean(verdicts.map((t) => (t.action.value === 'y' ? 1 : 0)));
   const own = turns('judge', (t) => t.compare === OWN_SCOPE);
   if (own.length) m['judge/own_right'] = mean(own.map(right));
-  const marks = turns('critic', (t) => t.compare !== CHECK_SCOPE);
+  const marks = turns('critic', (t) => t.compare !== CHECK_SCOPE && t.task?.answer !== undefined);
   if (marks.length) {
     m['critic/step_accuracy'] = mean(marks.map(right));
     const wrong = marks.filter((t) => t.task?.answer === 'n');

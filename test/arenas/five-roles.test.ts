@@ -4,6 +4,7 @@ import { scoredNow } from '../judges/fixtures.js';
 import { scriptedTurn } from './scripted.js';
 import { makeJudge, ROLE_KINDS } from '../../src/registry.js';
 import { FiveRolesArena, playGroups, type ArenaContext } from '../../arenas/index.js';
+import { balanced } from '../../arenas/five-roles/index.js';
 import { rightOp } from '../../arenas/five-roles/bank.js';
 import { recordWrittenTasks } from '../../src/engine/loop-parts.js';
 import { TaskBuffer } from '../../src/engine/task-buffer.js';
@@ -77,10 +78,24 @@ describe('five-roles arena', () => {
     const solverTurns = e.turns.flatMap((t, i) => (t.role === 'solver' ? [i] : []));
     const [peer] = scoredNow(makeJudge('peer', {}), [e]);
     expect(solverTurns.map((i) => peer[i])).to.deep.equal([1, 0, 0, 0]);
-    // the judge and the critic are paid against the environment's truth
+    // the judge and the critic are paid against the environment's truth, on as many right as wrong attempts:
+    // one right and one wrong of the four (their own working and checks always)
     const [verdict] = scoredNow(makeJudge('verdict', { role: ['judge', 'critic'] }), [e]);
     const paid = e.turns.flatMap((t, i) => (t.role === 'judge' || t.role === 'critic' ? [verdict[i]] : []));
-    expect(paid.every((r) => r === 1)).to.equal(true);
+    expect(paid.filter((r) => r !== null).every((r) => r === 1)).to.equal(true);
+    const filed = (role: string, own: string) =>
+      e.turns
+        .filter((t) => t.role === role && t.compare !== own && t.task?.answer !== undefined)
+        .map((t) => t.task!.id);
+    expect(filed('judge', 'episode:own')).to.have.members(['seed-0-0/task/a0', 'seed-0-0/task/a1']);
+    expect(filed('critic', 'episode:check').sort()).to.deep.equal([
+      'seed-0-0/task/a0/step1',
+      'seed-0-0/task/a0/step2',
+      'seed-0-0/task/a1/step1',
+      'seed-0-0/task/a1/step2',
+    ]);
+    // every verdict still pays the solver, taught or not
+    expect(e.turns.filter((t) => t.role === 'judge' && t.compare === 'episode')).to.have.length(4);
     // most attempts missed and the bank is empty: ADD keeps exactly what the solver got wrong
     expect(e.outcome).to.deep.equal({ memory: 1 });
     expect(e.info?.solved).to.equal(false);
@@ -144,6 +159,13 @@ describe('five-roles arena', () => {
     const buffer = new TaskBuffer(4);
     recordWrittenTasks([e], arithmetic, buffer, 1);
     expect(buffer.entries().map((b) => [b.task.prompt, b.p])).to.deep.equal([['12+34+56=', 0.25]]);
+  });
+});
+
+describe('balanced teaching', () => {
+  it('as many true as false items teach, the first of each; unasked ones never', () => {
+    expect(balanced([true, false, false, null, true, false])).to.deep.equal([true, true, true, false, true, false]);
+    expect(balanced([true, true, null])).to.deep.equal([false, false, false]);
   });
 });
 
