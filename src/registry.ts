@@ -199,7 +199,8 @@ const p = z.enum(['verifier', 'vote', 'peer']).optional();
  * kind has a strict schema, parsed before any judge is built:
  * - 'verifier': role, name, correct, wrong, invalid — needs `deps.verify`;
  * - 'majority': role, name, minShare, maxShare (0..1);
- * - 'outcome': role, name: the arena's outcome for the role (a game's return per seat);
+ * - 'outcome': role, name, balance: the arena's outcome for the role (a game's return per seat),
+ *   with balance weighted by the inverse frequency of each turn's truth class;
  * - 'function': module, export, role, name: a plain reward function `(prompts, completions, fields)
  *   => (number | null)[]` from a module, as TRL's reward_funcs (judges/function.ts);
  * - 'format': role, name, format ('think-answer' | 'think'), correct, wrong: whether a completion has
@@ -217,7 +218,7 @@ export const JUDGE_KINDS: Readonly<Record<string, JudgeKind>> = Object.freeze({
       throw new Error("judge 'verifier': needs deps.verify, the task family's verifier");
     return new VerifierJudge(deps.verify, o);
   }),
-  outcome: judge(z.strictObject(common), (o) => new OutcomeJudge(o)),
+  outcome: judge(z.strictObject({ ...common, balance: z.boolean().optional() }), (o) => new OutcomeJudge(o)),
   function: judge(
     z.strictObject({
       ...common,

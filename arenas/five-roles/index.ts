@@ -3,12 +3,22 @@ import { fromRun } from '../../src/core/operators/from-run.js';
 import type { Episode, Task, Turn } from '../../src/core/types.js';
 import type { TaskFamily } from '../../src/core/task-family.js';
 import { invalid } from '../../src/core/role.js';
-import { ownTruth, resultsAgree, rightResults, sumOperands } from '../../src/tasks/scratchpad.js';
+import {
+  ownTruth,
+  plantError,
+  resultsAgree,
+  rightResults,
+  stepResults,
+  sumOperands,
+} from '../../src/tasks/scratchpad.js';
+import { hashText } from '../../src/util/hash.js';
+import { Rng } from '../../src/util/rng.js';
+import { randomOfLength, slip } from '../critic/planters.js';
 import { memoryOp } from '../../roles/memory.js';
 import { arenaOptions } from '../options.js';
 import { CHECK_SCOPE, firstRejected } from '../critic/protocol.js';
 import { OWN_SCOPE } from '../judge/options.js';
-import { bankCarry, opIsRight, shownBank, type BankOp } from './bank.js';
+import { bankCarry, opIsRight, rightOp, shownBank, type BankOp } from './bank.js';
 import { fiveRolesMetrics } from './metrics.js';
 import { FiveRolesOptionsSchema, type FiveRolesOptions } from './options.js';
 import type { Arena, ArenaCarry, ArenaContext, EpisodeEnd } from '../../src/core/arena.js';
@@ -22,7 +32,9 @@ import type { Arena, ArenaCarry, ArenaContext, EpisodeEnd } from '../../src/core
  * 3. the critic marks each attempt's errors: it solves on from the attempt's first step (its
  *    check), then says of each step alone whether the shown result agrees, y or n (SPC's step
  *    critic, as `adversarial-critic` with checkFirst and perStep); each mark carries the
- *    step's truth, which the environment's rule checker computes;
+ *    step's truth, which the environment's rule checker computes; with `plant`, each right
+ *    attempt beyond the wrong ones also gets a twin with one step's result changed by the
+ *    environment (SPC's critic sees planted errors), marked and taught beside it;
  * 4. the judge writes its own working, then says of the attempt's answer y or n (JudgeLRM's
  *    solve-first verdict); the verdict is filed under the attempt's id with its truth, so the
  *    `peer` judge pays the solver by it (no label reaches the solver) and the `verdict` judge
@@ -33,7 +45,8 @@ import type { Arena, ArenaCarry, ArenaContext, EpisodeEnd } from '../../src/core
  *    task (an ADD's or UPDATE's text is not read); the operations apply between iterations
  *    (the arena's `carry`) and `replay` kept tasks are played again each iteration. The
  *    manager's outcome is 1 when its operation keeps exactly what the solver got wrong (most
- *    attempts missed, by the environment's answer: `rightOp`), else 0.
+ *    attempts missed, by the environment's answer: `rightOp`), else 0; the right operation's
+ *    kind is filed as its turn's truth, for an `outcome` judge's `balance`.
  * The answers the critic and judge are paid on come from the environment (its answer and
  * rule checker), as SPC's and JudgeLRM's do, on as many right as wrong attempts (`balanced`:
  * the verdicts and marks on the others carry no truth, though the judge's still pay the solver); the solver and the proposer (learnability with
@@ -106,7 +119,29 @@ export class FiveRolesArena implements Arena {
     // right as wrong attempts carry their truth, the rest none; measured, a judge and a critic taught on every
     // attempt of a solver right 0.9 of the time settled on 'y' to all within 25 iterations
     const judgeTaught = balanced(attempts.map((a) => (a.action.valid ? this.family.verify(task, a.text) : null)));
-    const criticTaught = balanced(agrees.map((g) => (g ? g.every(Boolean) : null)));
+    const clean = agrees.map((g) => (g ? g.every(Boolean) : null));
+    const surplus = clean.filter((c) => c === true).length - clean.filter((c) => c === false).length;
+    // with planted slips the rights need not be dropped: each right beyond the wrongs gets a planted wrong twin
+    const planting = this.options.plant !== 'none' && surplus > 0;
+    const criticTaught = planting ? clean.map((c) => c !== null) : balanced(clean);
+    if (planting) {
+      const twins = clean.flatMap((c, k) => (c ? [k] : [])).slice(0, surplus);
+      await Promise.all(
+        twins.map((k) => {
+          const planted = this.plant(operands, attempts[k].text.trim(), `${task.id}/a${k}`);
+          return this.critic(
+            task,
+            `${task.id}/a${k}/planted`,
+            operands,
+            planted,
+            resultsAgree(operands, planted)!,
+            true,
+            ctx,
+            emit,
+          );
+        }),
+      );
+    }
     const marks = await Promise.all(
       attempts.map(async (a, k) => {
         const id = `${task.id}/a${k}`;
@@ -126,7 +161,13 @@ export class FiveRolesArena implements Arena {
     const fact = `${task.prompt}${marks.map((m) => m.judge).join('')}:${marks.map((m) => m.critic).join('')}`;
     const full = bank.length >= this.options.bank;
     const shown = { id: task.id, family: task.family, prompt: task.prompt }; // the manager never sees the answer
-    const turn = await ctx.act('memory', { task: shown, memory: bank, fact, full }, { compare: 'batch' });
+    // the right operation's kind is the turn's truth: an `outcome` judge with `balance` weighs by it
+    const truth = rightOp(task, bank, this.options.bank, solved);
+    const turn = await ctx.act(
+      'memory',
+      { task: shown, memory: bank, fact, full },
+      { compare: 'batch', task: { ...task, answer: truth } },
+    );
     emit(turn);
     if (!turn.action.valid) {
       emit({ end: true, outcome: { memory: 0 }, info: { solved } });
@@ -178,6 +219,15 @@ export class FiveRolesArena implements Arena {
     );
     emit(verdict);
     return verdict.action.valid ? verdict.action.value! : '-';
+  }
+
+  /** The solver's right `working` with one step's result changed as `plant` says (later steps add on from it). */
+  private plant(operands: number[], working: string, id: string): string {
+    const rng = new Rng(hashText(id));
+    const results = stepResults(working)!;
+    const at = 1 + rng.int(operands.length - 1);
+    const result = Number(results[at - 1]);
+    return plantError(working, at, this.options.plant === 'slip' ? slip(result, rng) : randomOfLength(result, rng));
   }
 
   /** The critic's check, then its mark on each step: 'y' when it passes every step, 'n' when it rejects one, '-' otherwise. */

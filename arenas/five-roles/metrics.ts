@@ -11,7 +11,7 @@ const right = (t: Turn) => (t.action.valid && t.action.value === t.task?.answer 
  * What each role did in an iteration of the five-roles arena, against the environment's truth
  * (none of it pays the solver): the solver's verified accuracy on proposed and on kept tasks,
  * the judge's verdict accuracy and y share, the critic's step accuracy and its n share on
- * wrong steps, the manager's right operations and its mix, the proposals' valid rate.
+ * wrong steps (all, and planted ones), the manager's right operations and its mix, the proposals' valid rate.
  */
 export function fiveRolesMetrics(episodes: readonly Episode[], family: TaskFamily<unknown>): Record<string, number> {
   const m: Record<string, number> = {};
@@ -43,6 +43,8 @@ export function fiveRolesMetrics(episodes: readonly Episode[], family: TaskFamil
     m['critic/step_accuracy'] = mean(marks.map(right));
     const wrong = marks.filter((t) => t.task?.answer === 'n');
     if (wrong.length) m['critic/wrong_found'] = mean(wrong.map(right));
+    const planted = wrong.filter((t) => t.task!.id.includes('/planted/'));
+    if (planted.length) m['critic/planted_found'] = mean(planted.map(right));
   }
   const ops = episodes.flatMap((e) => (e.turns.some((t) => t.role === 'memory') ? [e] : []));
   if (ops.length) {

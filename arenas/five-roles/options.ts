@@ -7,6 +7,10 @@ export const FiveRolesOptionsSchema = z.strictObject({
   bank: positiveInt().default(8), // tasks the memory manager may keep
   replay: z.number().int().min(0).default(4), // kept tasks played again each iteration, beside the proposed ones
   critic: z.boolean().default(true), // the critic marks each answer's steps (off: four roles, for an ablation)
+  // 'slip' or 'random': for each right attempt beyond the wrong ones, the critic also marks that working with one
+  // step's result changed by the environment (a carry slip, or a random number of its length), so it is taught on
+  // as many wrong steps as right ones where the solver is mostly right; 'none': only the attempts, balanced
+  plant: z.enum(['none', 'slip', 'random']).default('none'),
 });
 export type FiveRolesOptions = z.output<typeof FiveRolesOptionsSchema>;
 

@@ -162,6 +162,61 @@ describe('five-roles arena', () => {
   });
 });
 
+describe('five-roles planted slips and the manager truth', () => {
+  it('with plant, each right attempt beyond the wrong ones gets a planted twin the critic marks, taught', async () => {
+    const arena = new FiveRolesArena({ attempts: 4, limits, plant: 'slip' }, arithmetic);
+    const { ctx, seen } = scripted('12+34+56=', [RIGHT, RIGHT, RIGHT, WRONG], () => 'NOOP');
+    const e = await play(arena, ctx, seed());
+    // three right, one wrong: two twins, each a check and two step marks besides the attempts' twelve
+    expect(e.turns.filter((t) => t.role === 'critic')).to.have.length(18);
+    const twins = seen.filter((s) => s.role === 'critic' && s.observation.stage === 'check').slice(0, 2);
+    for (const { observation } of twins) {
+      const w = observation.working as string;
+      expect(w).to.not.equal(RIGHT);
+      const diffs = RIGHT.split(',').map((step, k) => step !== w.split(',')[k]);
+      expect(diffs[0] || diffs[1]).to.equal(true); // a planted result, the later step adding on from it
+    }
+    const marks = e.turns.filter((t) => t.role === 'critic' && t.task!.id.includes('/planted/step'));
+    expect(marks).to.have.length(4);
+    expect(marks.some((t) => t.task!.answer === 'n')).to.equal(true);
+    // every real attempt's marks carry their truth now: the rights need not be dropped
+    const real = e.turns.filter((t) => t.role === 'critic' && /\/a\d\/step/.test(t.task!.id));
+    expect(real.every((t) => t.task!.answer !== undefined)).to.equal(true);
+    // the scripted critic finds every planted slip: its marks pay 1
+    const [verdict] = scoredNow(makeJudge('verdict', { role: ['critic'] }), [e]);
+    expect(e.turns.flatMap((t, i) => (t.task?.id.includes('/planted/step') ? [verdict[i]] : []))).to.deep.equal([
+      1, 1, 1, 1,
+    ]);
+    // the manager's fact still shows only the real attempts
+    expect(seen.find((s) => s.role === 'memory')!.observation.fact).to.equal('12+34+56=yyyn:yyyn');
+    const plain = await play(
+      new FiveRolesArena({ attempts: 4, limits }, arithmetic),
+      scripted('12+34+56=', [RIGHT, RIGHT, RIGHT, WRONG], () => 'NOOP').ctx,
+      seed(),
+    );
+    expect(plain.turns.filter((t) => t.role === 'critic')).to.have.length(12);
+  });
+
+  it("files the right operation's kind as the manager turn's truth; the outcome judge's balance weighs by it", async () => {
+    const arena = new FiveRolesArena({ attempts: 2, limits }, arithmetic);
+    const episode = (works: string, op: string) => play(arena, scripted('12+34+56=', [works], () => op).ctx, seed());
+    const batch = [
+      await episode(WRONG, 'NOOP'), // missed, not kept: ADD was right
+      await episode(WRONG, 'ADD x'),
+      ...(await Promise.all([1, 2, 3].map(() => episode(RIGHT, 'NOOP')))), // solved, not kept: NOOP was right
+    ];
+    expect(batch.map((e) => e.turns.at(-1)!.task!.answer)).to.deep.equal(['ADD', 'ADD', 'NOOP', 'NOOP', 'NOOP']);
+    expect(batch.map((e) => e.turns.at(-1)!.task!.prompt)).to.deep.equal(Array(5).fill('12+34+56='));
+    const last = (rows: (number | null)[][]) => rows.map((r) => r.at(-1));
+    expect(last(scoredNow(makeJudge('outcome', { role: 'memory' }), batch))).to.deep.equal([0, 1, 1, 1, 1]);
+    // w_c = N / (K n_c): 5 / (2 * 2) for the two ADDs, 5 / (2 * 3) for the three NOOPs
+    const weighted = last(scoredNow(makeJudge('outcome', { role: 'memory', balance: true }), batch));
+    [0, 5 / 4, 5 / 6, 5 / 6, 5 / 6].forEach((w, i) => expect(weighted[i]).to.be.closeTo(w, 1e-12));
+    // the solver's turns, not scored by it, stay unweighted and unscored
+    expect(scoredNow(makeJudge('outcome', { role: 'memory', balance: true }), batch)[0][1]).to.equal(null);
+  });
+});
+
 describe('balanced teaching', () => {
   it('as many true as false items teach, the first of each; unasked ones never', () => {
     expect(balanced([true, false, false, null, true, false])).to.deep.equal([true, true, true, false, true, false]);
