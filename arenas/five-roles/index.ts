@@ -34,7 +34,8 @@ import type { Arena, ArenaCarry, ArenaContext, EpisodeEnd } from '../../src/core
  *    critic, as `adversarial-critic` with checkFirst and perStep); each mark carries the
  *    step's truth, which the environment's rule checker computes; with `plant`, each right
  *    attempt beyond the wrong ones also gets a twin with one step's result changed by the
- *    environment (SPC's critic sees planted errors), marked and taught beside it;
+ *    environment (SPC's critic sees planted errors), marked beside it; each step's marks carry
+ *    their truth on as many right as wrong steps (`balanced`, within the step's comparison group);
  * 4. the judge writes its own working, then says of the attempt's answer y or n (JudgeLRM's
  *    solve-first verdict); the verdict is filed under the attempt's id with its truth, so the
  *    `peer` judge pays the solver by it (no label reaches the solver) and the `verdict` judge
@@ -45,7 +46,8 @@ import type { Arena, ArenaCarry, ArenaContext, EpisodeEnd } from '../../src/core
  *    task (an ADD's or UPDATE's text is not read); the operations apply between iterations
  *    (the arena's `carry`) and `replay` kept tasks are played again each iteration. The
  *    manager's outcome is 1 when its operation keeps exactly what the solver got wrong (most
- *    attempts missed, by the environment's answer: `rightOp`), else 0; the right operation's
+ *    attempts missed, by the environment's answer: `rightOp`; with `managerTruth: marks`, by
+ *    most of the judge's and the critic's marks, label-free as the solver's pay), else 0; the right operation's
  *    kind is filed as its turn's truth, for an `outcome` judge's `balance`.
  * The answers the critic and judge are paid on come from the environment (its answer and
  * rule checker), as SPC's and JudgeLRM's do, on as many right as wrong attempts (`balanced`:
@@ -119,50 +121,56 @@ export class FiveRolesArena implements Arena {
     // right as wrong attempts carry their truth, the rest none; measured, a judge and a critic taught on every
     // attempt of a solver right 0.9 of the time settled on 'y' to all within 25 iterations
     const judgeTaught = balanced(attempts.map((a) => (a.action.valid ? this.family.verify(task, a.text) : null)));
+    // the critic's showings: the attempts, and with `plant` a planted twin of each right attempt beyond the wrong ones
     const clean = agrees.map((g) => (g ? g.every(Boolean) : null));
     const surplus = clean.filter((c) => c === true).length - clean.filter((c) => c === false).length;
-    // with planted slips the rights need not be dropped: each right beyond the wrongs gets a planted wrong twin
-    const planting = this.options.plant !== 'none' && surplus > 0;
-    const criticTaught = planting ? clean.map((c) => c !== null) : balanced(clean);
-    if (planting) {
-      const twins = clean.flatMap((c, k) => (c ? [k] : [])).slice(0, surplus);
-      await Promise.all(
-        twins.map((k) => {
-          const planted = this.plant(operands, attempts[k].text.trim(), `${task.id}/a${k}`);
-          return this.critic(
+    const twins =
+      this.options.plant === 'none' ? [] : clean.flatMap((c, k) => (c ? [k] : [])).slice(0, Math.max(0, surplus));
+    const showings = [
+      ...attempts.map((a, k) => ({ id: `${task.id}/a${k}`, working: a.text.trim(), agree: agrees[k] })),
+      ...twins.map((k) => {
+        const working = this.plant(operands, attempts[k].text.trim(), `${task.id}/a${k}`);
+        return { id: `${task.id}/a${k}/planted`, working, agree: resultsAgree(operands, working) };
+      }),
+    ];
+    // each step's marks are paid in their own comparison group: balanced there, as many right as wrong steps
+    const stepTaught = Array.from({ length: operands.length - 1 }, (_, j) =>
+      balanced(showings.map((s) => (s.agree ? s.agree[j] : null))),
+    );
+    const critiques = showings.map((s, i) =>
+      s.agree
+        ? this.critic(
             task,
-            `${task.id}/a${k}/planted`,
+            s.id,
             operands,
-            planted,
-            resultsAgree(operands, planted)!,
-            true,
+            s.working,
+            s.agree,
+            stepTaught.map((t) => t[i]),
             ctx,
             emit,
-          );
-        }),
-      );
-    }
+          )
+        : Promise.resolve('-'),
+    );
     const marks = await Promise.all(
       attempts.map(async (a, k) => {
-        const id = `${task.id}/a${k}`;
-        const working = a.text.trim();
         const judge = a.action.valid
-          ? this.judge(task, id, a.action.value!, judgeTaught[k], ctx, emit)
+          ? this.judge(task, `${task.id}/a${k}`, a.action.value!, judgeTaught[k], ctx, emit)
           : Promise.resolve('-');
-        const agree = agrees[k];
-        const critic = agree
-          ? this.critic(task, id, operands, working, agree, criticTaught[k], ctx, emit)
-          : Promise.resolve('-');
-        return { judge: await judge, critic: await critic };
+        return { judge: await judge, critic: await critiques[k] };
       }),
     );
+    await Promise.all(critiques);
     const solved =
       attempts.filter((a) => a.action.valid && this.family.verify(task, a.text)).length * 2 > attempts.length;
+    const said = marks.flatMap((m) => [m.judge, m.critic]).filter((x) => x === 'y' || x === 'n');
+    // what the judge and the critic say: most of their marks y (a tie is not solved, as the pretraining's truth)
+    const marked = said.filter((x) => x === 'y').length * 2 > said.length;
+    const paidOn = this.options.managerTruth === 'marks' ? marked : solved;
     const fact = `${task.prompt}${marks.map((m) => m.judge).join('')}:${marks.map((m) => m.critic).join('')}`;
     const full = bank.length >= this.options.bank;
     const shown = { id: task.id, family: task.family, prompt: task.prompt }; // the manager never sees the answer
     // the right operation's kind is the turn's truth: an `outcome` judge with `balance` weighs by it
-    const truth = rightOp(task, bank, this.options.bank, solved);
+    const truth = rightOp(task, bank, this.options.bank, paidOn);
     const turn = await ctx.act(
       'memory',
       { task: shown, memory: bank, fact, full },
@@ -170,13 +178,13 @@ export class FiveRolesArena implements Arena {
     );
     emit(turn);
     if (!turn.action.valid) {
-      emit({ end: true, outcome: { memory: 0 }, info: { solved } });
+      emit({ end: true, outcome: { memory: 0 }, info: { solved, marked } });
       return;
     }
     const m = memoryOp(turn.action.value!, bank);
     const op: BankOp = { op: m.op, task, ...('id' in m ? { entry: m.id } : {}) };
-    const right = opIsRight(op, bank, this.options.bank, solved);
-    emit({ end: true, outcome: { memory: right ? 1 : 0 }, info: { op, solved, right } });
+    const right = opIsRight(op, bank, this.options.bank, paidOn);
+    emit({ end: true, outcome: { memory: right ? 1 : 0 }, info: { op, solved, marked, right } });
   }
 
   /** The proposal as a task of the family, or why it is not one (propose-solve's checks). */
@@ -237,7 +245,7 @@ export class FiveRolesArena implements Arena {
     operands: number[],
     working: string,
     agree: boolean[],
-    taught: boolean,
+    taught: readonly boolean[],
     ctx: ArenaContext,
     emit: (t: Turn) => void,
   ) {
@@ -261,7 +269,7 @@ export class FiveRolesArena implements Arena {
               id: `${id}/step${k + 1}`,
               family: task.family,
               prompt: task.prompt,
-              ...(taught ? { answer: ok ? 'y' : 'n' } : {}),
+              ...(taught[k] ? { answer: ok ? 'y' : 'n' } : {}),
             },
           },
         ),

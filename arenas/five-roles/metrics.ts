@@ -49,6 +49,8 @@ export function fiveRolesMetrics(episodes: readonly Episode[], family: TaskFamil
   const ops = episodes.flatMap((e) => (e.turns.some((t) => t.role === 'memory') ? [e] : []));
   if (ops.length) {
     m['memory/right_op'] = mean(ops.map((e) => (e.info?.right === true ? 1 : 0)));
+    // how far the marks the manager reads agree with the answer (most attempts right or not)
+    m['memory/marks_agree'] = mean(ops.map((e) => (e.info?.marked === e.info?.solved ? 1 : 0)));
     for (const kind of ['ADD', 'UPDATE', 'DELETE', 'NOOP'])
       m[`memory/${kind.toLowerCase()}`] = mean(
         ops.map((e) => ((e.info?.op as BankOp | undefined)?.op === kind ? 1 : 0)),

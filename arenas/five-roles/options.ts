@@ -11,6 +11,10 @@ export const FiveRolesOptionsSchema = z.strictObject({
   // step's result changed by the environment (a carry slip, or a random number of its length), so it is taught on
   // as many wrong steps as right ones where the solver is mostly right; 'none': only the attempts, balanced
   plant: z.enum(['none', 'slip', 'random']).default('none'),
+  // what the manager's operation is paid against: 'answer', whether most attempts verify (the environment), or
+  // 'marks', whether most of the judge's and the critic's marks it is shown say y (label-free, as the solver is
+  // paid). Measured: paid on the answer while the marks it reads were near chance, it wrote NOOP 0.9 of the time
+  managerTruth: z.enum(['answer', 'marks']).default('answer'),
 });
 export type FiveRolesOptions = z.output<typeof FiveRolesOptionsSchema>;
 

@@ -78,8 +78,8 @@ describe('five-roles arena', () => {
     const solverTurns = e.turns.flatMap((t, i) => (t.role === 'solver' ? [i] : []));
     const [peer] = scoredNow(makeJudge('peer', {}), [e]);
     expect(solverTurns.map((i) => peer[i])).to.deep.equal([1, 0, 0, 0]);
-    // the judge and the critic are paid against the environment's truth, on as many right as wrong attempts:
-    // one right and one wrong of the four (their own working and checks always)
+    // the judge and the critic are paid against the environment's truth, on as many right as wrong attempts
+    // (the critic's: steps): one right and one wrong of the four (their own working and checks always)
     const [verdict] = scoredNow(makeJudge('verdict', { role: ['judge', 'critic'] }), [e]);
     const paid = e.turns.flatMap((t, i) => (t.role === 'judge' || t.role === 'critic' ? [verdict[i]] : []));
     expect(paid.filter((r) => r !== null).every((r) => r === 1)).to.equal(true);
@@ -88,12 +88,8 @@ describe('five-roles arena', () => {
         .filter((t) => t.role === role && t.compare !== own && t.task?.answer !== undefined)
         .map((t) => t.task!.id);
     expect(filed('judge', 'episode:own')).to.have.members(['seed-0-0/task/a0', 'seed-0-0/task/a1']);
-    expect(filed('critic', 'episode:check').sort()).to.deep.equal([
-      'seed-0-0/task/a0/step1',
-      'seed-0-0/task/a0/step2',
-      'seed-0-0/task/a1/step1',
-      'seed-0-0/task/a1/step2',
-    ]);
+    // the critic's per step: every step 1 is right (nothing to balance it), step 2 right once and wrong thrice
+    expect(filed('critic', 'episode:check').sort()).to.deep.equal(['seed-0-0/task/a0/step2', 'seed-0-0/task/a1/step2']);
     // every verdict still pays the solver, taught or not
     expect(e.turns.filter((t) => t.role === 'judge' && t.compare === 'episode')).to.have.length(4);
     // most attempts missed and the bank is empty: ADD keeps exactly what the solver got wrong
@@ -169,7 +165,10 @@ describe('five-roles planted slips and the manager truth', () => {
     const e = await play(arena, ctx, seed());
     // three right, one wrong: two twins, each a check and two step marks besides the attempts' twelve
     expect(e.turns.filter((t) => t.role === 'critic')).to.have.length(18);
-    const twins = seen.filter((s) => s.role === 'critic' && s.observation.stage === 'check').slice(0, 2);
+    const checks = seen.filter((s) => s.role === 'critic' && s.observation.stage === 'check');
+    expect(checks.slice(0, 4).map((s) => s.observation.working)).to.deep.equal([RIGHT, RIGHT, RIGHT, WRONG]);
+    const twins = checks.slice(4);
+    expect(twins).to.have.length(2);
     for (const { observation } of twins) {
       const w = observation.working as string;
       expect(w).to.not.equal(RIGHT);
@@ -179,14 +178,21 @@ describe('five-roles planted slips and the manager truth', () => {
     const marks = e.turns.filter((t) => t.role === 'critic' && t.task!.id.includes('/planted/step'));
     expect(marks).to.have.length(4);
     expect(marks.some((t) => t.task!.answer === 'n')).to.equal(true);
-    // every real attempt's marks carry their truth now: the rights need not be dropped
-    const real = e.turns.filter((t) => t.role === 'critic' && /\/a\d\/step/.test(t.task!.id));
-    expect(real.every((t) => t.task!.answer !== undefined)).to.equal(true);
-    // the scripted critic finds every planted slip: its marks pay 1
+    // each step's marks carry their truth on as many right as wrong steps, the twins' wrong ones among them
+    for (const step of ['step1', 'step2']) {
+      const taught = e.turns.filter((t) => t.role === 'critic' && t.task!.id.endsWith(step) && t.task!.answer);
+      const ys = taught.filter((t) => t.task!.answer === 'y').length;
+      expect(ys * 2, step).to.equal(taught.length);
+    }
+    const step2 = e.turns.filter((t) => t.task?.id.endsWith('step2') && t.task.answer).map((t) => t.task!.id);
+    expect(step2).to.have.length(6); // every twin's result is wrong from its planted step on: three n beside three y
+    // the scripted critic finds every planted slip: its taught marks on the twins pay 1
     const [verdict] = scoredNow(makeJudge('verdict', { role: ['critic'] }), [e]);
-    expect(e.turns.flatMap((t, i) => (t.task?.id.includes('/planted/step') ? [verdict[i]] : []))).to.deep.equal([
-      1, 1, 1, 1,
-    ]);
+    const twinPay = e.turns.flatMap((t, i) =>
+      t.task?.id.includes('/planted/step') && t.task.answer ? [verdict[i]] : [],
+    );
+    expect(twinPay.length).to.be.at.least(2);
+    expect(twinPay.every((r) => r === 1)).to.equal(true);
     // the manager's fact still shows only the real attempts
     expect(seen.find((s) => s.role === 'memory')!.observation.fact).to.equal('12+34+56=yyyn:yyyn');
     const plain = await play(
@@ -214,6 +220,27 @@ describe('five-roles planted slips and the manager truth', () => {
     [0, 5 / 4, 5 / 6, 5 / 6, 5 / 6].forEach((w, i) => expect(weighted[i]).to.be.closeTo(w, 1e-12));
     // the solver's turns, not scored by it, stay unweighted and unscored
     expect(scoredNow(makeJudge('outcome', { role: 'memory', balance: true }), batch)[0][1]).to.equal(null);
+  });
+});
+
+describe('the manager paid on the marks it reads', () => {
+  it("with managerTruth 'marks', a fooled judge's and critic's y make NOOP right for a task the solver missed", async () => {
+    const fooled = (ctx: ArenaContext): ArenaContext => ({
+      async act(r, observation, options) {
+        const turn = await ctx.act(r, observation, options);
+        const verdict = r === 'judge' && (observation.answers as string[]).length > 0;
+        const mark = r === 'critic' && observation.stage !== 'check';
+        return verdict || mark ? { ...turn, text: 'y', action: { valid: true, value: 'y' } } : turn;
+      },
+    });
+    const outcome = async (managerTruth: string) => {
+      const arena = new FiveRolesArena({ attempts: 2, limits, managerTruth }, arithmetic);
+      const e = await play(arena, fooled(scripted('12+34+56=', [WRONG], () => 'NOOP').ctx), seed());
+      expect(e.info).to.include({ solved: false, marked: true });
+      return [e.outcome, e.turns.at(-1)!.task!.answer];
+    };
+    expect(await outcome('answer')).to.deep.equal([{ memory: 0 }, 'ADD']);
+    expect(await outcome('marks')).to.deep.equal([{ memory: 1 }, 'NOOP']);
   });
 });
 
