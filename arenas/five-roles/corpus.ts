@@ -27,6 +27,8 @@ export const BankCorpusSchema = z.strictObject({
   kept: z.number().min(0).max(1).default(0.3), // the chance that the task is in the bank shown
 });
 export type BankCorpus = z.output<typeof BankCorpusSchema>;
+/** How showings are drawn: a corpus's settings but its share (the evaluator draws held-out showings with them). */
+export type BankDraw = Omit<BankCorpus, 'share'>;
 
 /** A manager's turn as the arena shows it, with the truth the right operation follows. */
 export interface BankShowing {
@@ -38,7 +40,7 @@ export interface BankShowing {
 /** Showings on `tasks`, each bank drawn from the prompts of `pool` (default the tasks) other than its own. */
 export function bankShowings(
   tasks: readonly Task[],
-  o: BankCorpus,
+  o: BankDraw,
   rng: Rng,
   pool: readonly Task[] = tasks,
 ): BankShowing[] {
@@ -66,7 +68,7 @@ export function bankShowings(
 }
 
 /** The operation that keeps what the solver got wrong, as the manager writes it (an ADD's or UPDATE's text is not read). */
-export function bankText(s: BankShowing, o: BankCorpus): string {
+export function bankText(s: BankShowing, o: BankDraw): string {
   const bank = s.observation.memory as string[];
   const op = rightOp(s.task, bank, o.size, s.solved);
   if (op === 'DELETE') return `DELETE ${bank.indexOf(s.task.prompt)}`;
@@ -74,7 +76,7 @@ export function bankText(s: BankShowing, o: BankCorpus): string {
   return op === 'ADD' ? 'ADD it' : 'NOOP';
 }
 
-export function bankExamples(tokenizer: Tokenizer, showings: readonly BankShowing[], o: BankCorpus): PolicyInput[] {
+export function bankExamples(tokenizer: Tokenizer, showings: readonly BankShowing[], o: BankDraw): PolicyInput[] {
   const role = new MemoryManagerRole();
   return showings.map((s) => ({
     prompt: rolePrompt(tokenizer, role, role.render(s.observation)),
@@ -87,7 +89,7 @@ export function bankAccuracy(
   model: LanguageModel,
   tokenizer: Tokenizer,
   showings: readonly BankShowing[],
-  o: BankCorpus,
+  o: BankDraw,
 ): number {
   const role = new MemoryManagerRole();
   const prompts = showings.map((s) => rolePrompt(tokenizer, role, role.render(s.observation)));

@@ -9,7 +9,7 @@ import { heldOut, seatOf, VerdictsEvaluator } from '../../src/engine/evaluators/
 import { memoryOp } from '../../roles/memory.js';
 import { Rng } from '../../src/util/rng.js';
 import { opIsRight, type BankOp } from './bank.js';
-import { bankShowings, BankCorpusSchema, type BankShowing } from './corpus.js';
+import { bankShowings, type BankShowing } from './corpus.js';
 import { FiveRolesArena } from './index.js';
 
 /** One manager turn on each held-out showing, marked right or not (`opIsRight`). */
@@ -64,14 +64,8 @@ export function bankKind(check: (where: string) => TaskCheck): EvaluatorKind {
       throw new Error(`${where}: bank measures a five-roles arena's manager; arena '${plan.arena.kind}' is not one`);
     const { bank: size, attempts } = plan.arena.options;
     const tasks = heldOut(check, spec.options.data, plan.family.name, where);
-    const corpus = BankCorpusSchema.parse({
-      share: 0.5,
-      size,
-      attempts,
-      noise: spec.options.noise,
-      kept: spec.options.kept,
-    });
-    const showings = bankShowings(tasks, corpus, new Rng(spec.options.seed));
+    const draw = { size, attempts, noise: spec.options.noise, kept: spec.options.kept };
+    const showings = bankShowings(tasks, draw, new Rng(spec.options.seed));
     const arena = new BankProbeArena(new Map(showings.map((s) => [s.task.id, s])), size);
     return new VerdictsEvaluator(
       spec.name,
