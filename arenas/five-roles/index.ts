@@ -122,14 +122,15 @@ export class FiveRolesArena implements Arena {
     // attempt of a solver right 0.9 of the time settled on 'y' to all within 25 iterations
     const judgeTaught = balanced(attempts.map((a) => (a.action.valid ? this.family.verify(task, a.text) : null)));
     // the critic's showings: the attempts, and with `plant` a planted twin of each right attempt beyond the wrong ones
+    // (its working every step right and its answer too: working that stops early has right steps and a wrong answer)
     const clean = agrees.map((g) => (g ? g.every(Boolean) : null));
     const surplus = clean.filter((c) => c === true).length - clean.filter((c) => c === false).length;
-    const twins =
-      this.options.plant === 'none' ? [] : clean.flatMap((c, k) => (c ? [k] : [])).slice(0, Math.max(0, surplus));
+    const whole = clean.flatMap((c, k) => (c && this.family.verify(task, attempts[k].text) ? [k] : []));
+    const twins = this.options.plant === 'none' ? [] : whole.slice(0, Math.max(0, surplus));
     const showings = [
       ...attempts.map((a, k) => ({ id: `${task.id}/a${k}`, working: a.text.trim(), agree: agrees[k] })),
       ...twins.map((k) => {
-        const working = this.plant(operands, attempts[k].text.trim(), `${task.id}/a${k}`);
+        const working = this.plant(attempts[k].text.trim(), `${task.id}/a${k}`);
         return { id: `${task.id}/a${k}/planted`, working, agree: resultsAgree(operands, working) };
       }),
     ];
@@ -230,10 +231,10 @@ export class FiveRolesArena implements Arena {
   }
 
   /** The solver's right `working` with one step's result changed as `plant` says (later steps add on from it). */
-  private plant(operands: number[], working: string, id: string): string {
+  private plant(working: string, id: string): string {
     const rng = new Rng(hashText(id));
     const results = stepResults(working)!;
-    const at = 1 + rng.int(operands.length - 1);
+    const at = 1 + rng.int(results.length);
     const result = Number(results[at - 1]);
     return plantError(working, at, this.options.plant === 'slip' ? slip(result, rng) : randomOfLength(result, rng));
   }

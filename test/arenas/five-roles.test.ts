@@ -203,6 +203,20 @@ describe('five-roles planted slips and the manager truth', () => {
     expect(plain.turns.filter((t) => t.role === 'critic')).to.have.length(12);
   });
 
+  it('plants twins only in working that is right to its answer: working that stops early gets none', async () => {
+    const arena = new FiveRolesArena({ attempts: 4, limits, plant: 'random' }, arithmetic);
+    const early = '12+34=46'; // its one step is right, its answer is not
+    const { ctx, seen } = scripted('12+34+56=', [early, early, early, RIGHT], () => 'NOOP');
+    const e = await play(arena, ctx, seed());
+    const checks = seen.filter((s) => s.role === 'critic' && s.observation.stage === 'check');
+    // four clean attempts, none wrong by its steps: one twin, of the only whole one
+    expect(checks.map((s) => s.observation.working).slice(0, 4)).to.deep.equal([early, early, early, RIGHT]);
+    expect(checks).to.have.length(5);
+    expect(e.turns.filter((t) => t.task?.id.includes('/planted/check')).map((t) => t.task!.id)).to.deep.equal([
+      'seed-0-0/task/a3/planted/check',
+    ]);
+  });
+
   it("files the right operation's kind as the manager turn's truth; the outcome judge's balance weighs by it", async () => {
     const arena = new FiveRolesArena({ attempts: 2, limits }, arithmetic);
     const episode = (works: string, op: string) => play(arena, scripted('12+34+56=', [works], () => op).ctx, seed());
