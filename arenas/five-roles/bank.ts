@@ -37,6 +37,14 @@ export function rightOp(task: Task, bank: readonly string[], size: number, solve
   return bank.length >= size ? 'UPDATE' : 'ADD';
 }
 
+/** The right operation (`rightOp`) as the manager writes it; an ADD's or UPDATE's text is not read, and an UPDATE replaces the oldest entry. */
+export function rightOpText(task: Task, bank: readonly string[], size: number, solved: boolean): string {
+  const op = rightOp(task, bank, size, solved);
+  if (op === 'DELETE') return `DELETE ${bank.indexOf(task.prompt)}`;
+  if (op === 'UPDATE') return 'UPDATE 0 it';
+  return op === 'ADD' ? 'ADD it' : 'NOOP';
+}
+
 /** Whether `op` is the right one: its kind, and for a DELETE the task's own entry. */
 export function opIsRight(op: BankOp, bank: readonly string[], size: number, solved: boolean): boolean {
   const right = rightOp(op.task, bank, size, solved);

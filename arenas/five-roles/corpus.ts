@@ -17,7 +17,7 @@ import type { LanguageModel } from '../../src/models/generate.js';
 import type { PolicyInput } from '../../src/models/types.js';
 import type { Tokenizer } from '../../src/tokenizer/types.js';
 import type { Rng } from '../../src/util/rng.js';
-import { opIsRight, rightOp, type BankOp } from './bank.js';
+import { opIsRight, rightOpText, type BankOp } from './bank.js';
 
 export const BankCorpusSchema = z.strictObject({
   share: z.number().gt(0).lt(1), // manager examples, as a share of corpus.train, made on the training tasks
@@ -67,13 +67,9 @@ export function bankShowings(
   });
 }
 
-/** The operation that keeps what the solver got wrong, as the manager writes it (an ADD's or UPDATE's text is not read). */
+/** The operation that keeps what the solver got wrong, as the manager writes it (`rightOpText`). */
 export function bankText(s: BankShowing, o: BankDraw): string {
-  const bank = s.observation.memory as string[];
-  const op = rightOp(s.task, bank, o.size, s.solved);
-  if (op === 'DELETE') return `DELETE ${bank.indexOf(s.task.prompt)}`;
-  if (op === 'UPDATE') return 'UPDATE 0 it'; // the oldest entry
-  return op === 'ADD' ? 'ADD it' : 'NOOP';
+  return rightOpText(s.task, s.observation.memory as string[], o.size, s.solved);
 }
 
 export function bankExamples(tokenizer: Tokenizer, showings: readonly BankShowing[], o: BankDraw): PolicyInput[] {

@@ -18,7 +18,7 @@ import { memoryOp } from '../../roles/memory.js';
 import { arenaOptions } from '../options.js';
 import { CHECK_SCOPE, firstRejected } from '../critic/protocol.js';
 import { OWN_SCOPE } from '../judge/options.js';
-import { bankCarry, opIsRight, rightOp, shownBank, type BankOp } from './bank.js';
+import { bankCarry, opIsRight, rightOp, rightOpText, shownBank, type BankOp } from './bank.js';
 import { fiveRolesMetrics } from './metrics.js';
 import { FiveRolesOptionsSchema, type FiveRolesOptions } from './options.js';
 import type { Arena, ArenaCarry, ArenaContext, EpisodeEnd } from '../../src/core/arena.js';
@@ -172,20 +172,22 @@ export class FiveRolesArena implements Arena {
     const shown = { id: task.id, family: task.family, prompt: task.prompt }; // the manager never sees the answer
     // the right operation's kind is the turn's truth: an `outcome` judge with `balance` weighs by it
     const truth = rightOp(task, bank, this.options.bank, paidOn);
-    const turn = await ctx.act(
-      'memory',
-      { task: shown, memory: bank, fact, full },
-      { compare: 'batch', task: { ...task, answer: truth } },
-    );
+    const observation = { task: shown, memory: bank, fact, full };
+    const filed = { compare: 'batch' as const, task: { ...task, answer: truth } };
+    const turn = await ctx.act('memory', observation, filed);
     emit(turn);
-    if (!turn.action.valid) {
-      emit({ end: true, outcome: { memory: 0 }, info: { solved, marked } });
-      return;
+    const m = turn.action.valid ? memoryOp(turn.action.value!, bank) : null;
+    const op: BankOp | null = m && { op: m.op, task, ...('id' in m ? { entry: m.id } : {}) };
+    const right = op !== null && opIsRight(op, bank, this.options.bank, paidOn);
+    if (this.options.guide && !right) {
+      const given = await ctx.act('memory', observation, {
+        ...filed,
+        given: rightOpText(task, bank, this.options.bank, paidOn),
+      });
+      emit({ ...given, outcome: 1 });
     }
-    const m = memoryOp(turn.action.value!, bank);
-    const op: BankOp = { op: m.op, task, ...('id' in m ? { entry: m.id } : {}) };
-    const right = opIsRight(op, bank, this.options.bank, paidOn);
-    emit({ end: true, outcome: { memory: right ? 1 : 0 }, info: { op, solved, marked, right } });
+    if (op === null) emit({ end: true, outcome: { memory: 0 }, info: { solved, marked } });
+    else emit({ end: true, outcome: { memory: right ? 1 : 0 }, info: { op, solved, marked, right } });
   }
 
   /** The proposal as a task of the family, or why it is not one (propose-solve's checks). */

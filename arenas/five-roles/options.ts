@@ -15,6 +15,11 @@ export const FiveRolesOptionsSchema = z.strictObject({
   // 'marks', whether most of the judge's and the critic's marks it is shown say y (label-free, as the solver is
   // paid). Measured: paid on the answer while the marks it reads were near chance, it wrote NOOP 0.9 of the time
   managerTruth: z.enum(['answer', 'marks']).default('answer'),
+  // where the manager's operation is wrong, the right one (by managerTruth, which its inputs decide under 'marks')
+  // is added as a given turn (ActOptions.given) in its comparison group, paid 1: LUFFY's off-policy guidance, as the
+  // adversarial critic's `guide`. Why: a DELETE must name the kept task's position, which sampling almost never finds
+  // (5 right of about 240 in 45 iterations, the manager writing NOOP instead)
+  guide: z.boolean().default(false),
 });
 export type FiveRolesOptions = z.output<typeof FiveRolesOptionsSchema>;
 

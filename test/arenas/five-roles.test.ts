@@ -29,7 +29,8 @@ function scripted(proposal: string, works: string[], manage: (fact: string, bank
       const role = ROLE_KINDS[r]((o) => arithmetic.parseAnswer(o));
       seen.push({ role: r, observation });
       let out: string;
-      if (r === 'proposer') out = proposal;
+      if (options?.given !== undefined) out = options.given;
+      else if (r === 'proposer') out = proposal;
       else if (r === 'solver') out = works[attempt++ % works.length];
       else if (r === 'judge') {
         const answers = observation.answers as string[];
@@ -255,6 +256,25 @@ describe('the manager paid on the marks it reads', () => {
     };
     expect(await outcome('answer')).to.deep.equal([{ memory: 0 }, 'ADD']);
     expect(await outcome('marks')).to.deep.equal([{ memory: 1 }, 'NOOP']);
+  });
+});
+
+describe('the guided manager', () => {
+  it('where its operation is wrong, the right one is added as a given turn paid 1; a right one gets none', async () => {
+    const arena = new FiveRolesArena({ attempts: 2, limits, guide: true }, arithmetic);
+    const kept: Task = { id: 'kept-1-0', family: 'arithmetic', prompt: '12+34+56=', answer: '102', fields: {} };
+    const bank = ['11+22+33=', '12+34+56='];
+    const episode = (op: string) => play(arena, scripted('', [RIGHT], () => op).ctx, { ...kept, fields: { bank } });
+    const wrong = await episode('NOOP'); // solved and kept: DELETE 1 was right
+    const managers = wrong.turns.filter((t) => t.role === 'memory');
+    expect(managers.map((t) => t.text)).to.deep.equal(['NOOP', 'DELETE 1']);
+    const [paid] = scoredNow(makeJudge('outcome', { role: 'memory' }), [wrong]);
+    expect(wrong.turns.flatMap((t, i) => (t.role === 'memory' ? [paid[i]] : []))).to.deep.equal([0, 1]);
+    expect(wrong.info).to.include({ right: false }); // the sampled operation is what the bank applies and the metrics read
+    const right = await episode('DELETE 1');
+    expect(right.turns.filter((t) => t.role === 'memory')).to.have.length(1);
+    const invalid = await episode('KEEP');
+    expect(invalid.turns.filter((t) => t.role === 'memory').map((t) => t.text)).to.deep.equal(['KEEP', 'DELETE 1']);
   });
 });
 
