@@ -17,7 +17,7 @@ import { invalid } from '../../src/core/role.js';
 import { arenaOptions } from '../options.js';
 import { CriticArenaOptionsSchema, type CriticArenaOptions } from './options.js';
 import { criticMetrics } from './metrics.js';
-import { randomOfLength, slip } from './planters.js';
+import { plantIn } from './planters.js';
 import { CHECK_SCOPE, firstRejected } from './protocol.js';
 import type { ActOptions, Arena, ArenaContext, EpisodeEnd } from '../../src/core/arena.js';
 
@@ -123,15 +123,7 @@ export class AdversarialCriticArena implements Arena {
         throw new Error(
           `arena 'adversarial-critic': task ${task.id} has no given working with a wrong step${check && 'error' in check ? ` (${check.error})` : ''}`,
         );
-    } else {
-      const at = 1 + rng.int(steps);
-      const result = Number(right.split(',')[at - 1].split('=')[1]);
-      planted = plantError(
-        right,
-        at,
-        this.options.corrupter === 'slip' ? slip(result, rng) : randomOfLength(result, rng),
-      );
-    }
+    } else planted = plantIn(right, this.options.corrupter, rng);
     const truth = String((firstWrongStep(operands, planted!) as { first: number }).first);
     /** the critic's verdicts on one showing, `verdicts` times: a step, '0', or null for an invalid one */
     const ask = async (working: string, answer: string, showing: string): Promise<(string | null)[]> => {

@@ -1,5 +1,14 @@
 /** How the environment plants an error in a step's result when it, not the sneaky role, corrupts working. */
 import type { Rng } from '../../src/util/rng.js';
+import { plantError, stepResults } from '../../src/tasks/scratchpad.js';
+
+/** Right `working` with one step, drawn from `rng`, given a wrong result by `kind` (later steps add on from it). */
+export function plantIn(working: string, kind: 'slip' | 'random', rng: Rng): string {
+  const results = stepResults(working)!;
+  const at = 1 + rng.int(results.length);
+  const result = Number(results[at - 1]);
+  return plantError(working, at, kind === 'slip' ? slip(result, rng) : randomOfLength(result, rng));
+}
 
 const SLIPS = [-10, -1, 1, 10];
 

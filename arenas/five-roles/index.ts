@@ -3,17 +3,10 @@ import { fromRun } from '../../src/core/operators/from-run.js';
 import type { Episode, Task, Turn } from '../../src/core/types.js';
 import type { TaskFamily } from '../../src/core/task-family.js';
 import { invalid } from '../../src/core/role.js';
-import {
-  ownTruth,
-  plantError,
-  resultsAgree,
-  rightResults,
-  stepResults,
-  sumOperands,
-} from '../../src/tasks/scratchpad.js';
+import { ownTruth, resultsAgree, rightResults, sumOperands } from '../../src/tasks/scratchpad.js';
 import { hashText } from '../../src/util/hash.js';
 import { Rng } from '../../src/util/rng.js';
-import { randomOfLength, slip } from '../critic/planters.js';
+import { plantIn } from '../critic/planters.js';
 import { memoryOp } from '../../roles/memory.js';
 import { arenaOptions } from '../options.js';
 import { CHECK_SCOPE, firstRejected } from '../critic/protocol.js';
@@ -126,13 +119,17 @@ export class FiveRolesArena implements Arena {
     const clean = agrees.map((g) => (g ? g.every(Boolean) : null));
     const surplus = clean.filter((c) => c === true).length - clean.filter((c) => c === false).length;
     const whole = clean.flatMap((c, k) => (c && this.family.verify(task, attempts[k].text) ? [k] : []));
-    const twins = this.options.plant === 'none' ? [] : whole.slice(0, Math.max(0, surplus));
+    const plant = this.options.plant;
+    const twins =
+      plant === 'none'
+        ? []
+        : whole.slice(0, Math.max(0, surplus)).map((k) => {
+            const working = plantIn(attempts[k].text.trim(), plant, new Rng(hashText(`${task.id}/a${k}`)));
+            return { id: `${task.id}/a${k}/planted`, working, agree: resultsAgree(operands, working) };
+          });
     const showings = [
       ...attempts.map((a, k) => ({ id: `${task.id}/a${k}`, working: a.text.trim(), agree: agrees[k] })),
-      ...twins.map((k) => {
-        const working = this.plant(attempts[k].text.trim(), `${task.id}/a${k}`);
-        return { id: `${task.id}/a${k}/planted`, working, agree: resultsAgree(operands, working) };
-      }),
+      ...twins,
     ];
     // each step's marks are paid in their own comparison group: balanced there, as many right as wrong steps
     const stepTaught = Array.from({ length: operands.length - 1 }, (_, j) =>
@@ -230,15 +227,6 @@ export class FiveRolesArena implements Arena {
     );
     emit(verdict);
     return verdict.action.valid ? verdict.action.value! : '-';
-  }
-
-  /** The solver's right `working` with one step's result changed as `plant` says (later steps add on from it). */
-  private plant(working: string, id: string): string {
-    const rng = new Rng(hashText(id));
-    const results = stepResults(working)!;
-    const at = 1 + rng.int(results.length);
-    const result = Number(results[at - 1]);
-    return plantError(working, at, this.options.plant === 'slip' ? slip(result, rng) : randomOfLength(result, rng));
   }
 
   /** The critic's check, then its mark on each step: 'y' when it passes every step, 'n' when it rejects one, '-' otherwise. */
