@@ -1,6 +1,7 @@
 import type { Episode, Turn } from '../../src/core/types.js';
 import { rightResults, stepResults, sumOperands } from '../../src/tasks/scratchpad.js';
 import { CHECK_SCOPE } from './protocol.js';
+import { constantVerdict } from '../judge/metrics.js';
 
 /**
  * The critic's accuracy over all verdicts, on planted working (`critic/planted_accuracy`:
@@ -13,6 +14,9 @@ import { CHECK_SCOPE } from './protocol.js';
  * of planted errors whose wrong result differs from the right one in one digit, in more, or
  * in its digit count (errorKind), and `critic/found/<kind>`, the share of the critic's
  * verdicts on each kind that name the first wrong step: where its blind spot is.
+ * `critic/constant_verdict` is how far it gives one verdict whatever it is shown (the judge's
+ * measure, each showing's truth its first wrong step or '0'), which the collapse watch reads:
+ * measured, a critic from a base marking at chance passed everything within 25 iterations.
  */
 export function criticMetrics(episodes: readonly Episode[]): Record<string, number> {
   const m: Record<string, number> = {};
@@ -20,10 +24,15 @@ export function criticMetrics(episodes: readonly Episode[]): Record<string, numb
   const asked = episodes.flatMap((e) => {
     const info = e.info as { truth?: string; verdicts?: Record<string, (string | null)[]> } | undefined;
     return Object.entries(info?.verdicts ?? {}).flatMap(([showing, vs]) =>
-      vs.map((v) => ({ showing, right: v === (showing === 'planted' ? info!.truth : '0'), valid: v !== null })),
+      vs.map((v) => {
+        const truth = showing === 'planted' ? info!.truth! : '0';
+        return { showing, said: v, truth, right: v === truth, valid: v !== null };
+      }),
     );
   });
   if (asked.length) {
+    const same = constantVerdict(asked);
+    if (same !== undefined) m['critic/constant_verdict'] = same;
     m['critic/accuracy'] = share(asked, (v) => v.right);
     m['critic/valid_rate'] = share(asked, (v) => v.valid);
     for (const showing of ['planted', 'right']) {

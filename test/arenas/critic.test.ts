@@ -152,6 +152,7 @@ describe('adversarial-critic arena', () => {
       'planted/many_digits': 0,
       'planted/length': 0,
       'critic/found/one_digit': 0,
+      'critic/constant_verdict': 1, // '0' to everything
     });
     // a critic that checks every sum finds the slip: the sneaky role loses -1
     const [caught] = await play(arena, scripted(sneaky, checksSums));
@@ -328,7 +329,13 @@ describe('adversarial-critic arena', () => {
     );
     // a check that copies the shown results agrees with every step: it finds no error
     const copying = await play(arena, critic(true), tasks);
-    expect(arena.metrics(copying)).to.deep.include({ 'critic/planted_accuracy': 0, 'critic/right_accuracy': 1 });
+    // it passes everything: one verdict whatever it is shown, which the collapse watch reads; the truthful critic gives none
+    expect(arena.metrics(copying)).to.deep.include({
+      'critic/planted_accuracy': 0,
+      'critic/right_accuracy': 1,
+      'critic/constant_verdict': 1,
+    });
+    expect(arena.metrics(episodes)['critic/constant_verdict']).to.equal(0);
     expect(() => new AdversarialCriticArena({ perStep: true }, arithmetic)).to.throw(/perStep: needs checkFirst/);
     expect(() => role.render({ ...o, step: 3 })).to.throw(/1 to 2, got 3/);
   });
