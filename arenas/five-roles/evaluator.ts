@@ -62,9 +62,9 @@ export function bankKind(check: (where: string) => TaskCheck): EvaluatorKind {
   return evaluatorKind(options, (spec, c, plan, where) => {
     if (!(plan.arena instanceof FiveRolesArena))
       throw new Error(`${where}: bank measures a five-roles arena's manager; arena '${plan.arena.kind}' is not one`);
-    const { bank: size, attempts } = plan.arena.options;
+    const { bank: size, attempts, retrieve } = plan.arena.options;
     const tasks = heldOut(check, spec.options.data, plan.family.name, where);
-    const draw = { size, attempts, noise: spec.options.noise, kept: spec.options.kept };
+    const draw = { size, attempts, noise: spec.options.noise, kept: spec.options.kept, retrieve };
     const showings = bankShowings(tasks, draw, new Rng(spec.options.seed));
     const arena = new BankProbeArena(new Map(showings.map((s) => [s.task.id, s])), size);
     return new VerdictsEvaluator(

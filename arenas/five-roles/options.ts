@@ -20,6 +20,8 @@ export const FiveRolesOptionsSchema = z.strictObject({
   // adversarial critic's `guide`. Why: a DELETE must name the kept task's position, which sampling almost never finds
   // (5 right of about 240 in 45 iterations, the manager writing NOOP instead)
   guide: z.boolean().default(false),
+  // the manager is shown the bank with the task's own entry last, next to the task (`retrieved`), not in bank order
+  retrieve: z.boolean().default(false),
 });
 export type FiveRolesOptions = z.output<typeof FiveRolesOptionsSchema>;
 

@@ -115,6 +115,19 @@ describe('five-roles arena', () => {
     }
     expect(rightOp(kept, bank, 2, false)).to.equal('NOOP');
     expect(rightOp({ ...kept, prompt: '1+2+3=' }, bank, 2, false)).to.equal('UPDATE');
+    // retrieve: the manager is shown the task's own entry last, so DELETE 1 names it there
+    const looked = new FiveRolesArena({ attempts: 2, limits, retrieve: true }, arithmetic);
+    const first = { ...kept, fields: { bank: ['12+34+56=', '11+22+33='] } };
+    for (const [op, want] of [
+      ['DELETE 1', 1],
+      ['DELETE 0', 0],
+    ] as const) {
+      const { ctx, seen } = scripted('', [RIGHT], () => op);
+      const e = await play(looked, ctx, first);
+      expect(seen.find((x) => x.role === 'memory')!.observation.memory).to.deep.equal(['11+22+33=', '12+34+56=']);
+      expect(e.outcome, op).to.deep.equal({ memory: want });
+      expect((e.info?.op as { entry?: string }).entry).to.equal(op === 'DELETE 1' ? '12+34+56=' : '11+22+33=');
+    }
   });
 
   it('an invalid proposal ends the episode with the proposer turn marked invalid', async () => {

@@ -65,6 +65,19 @@ describe('a five-roles base', function () {
     }
     // every operation is taught
     expect(new Set(shown.map((s) => bankText(s, o).split(' ')[0]))).to.have.length(4);
+    // retrieve: the same draws, each bank shown with the task's own entry last, which a DELETE then names
+    const looked = bankShowings(tasks, { ...o, retrieve: true }, new Rng(4));
+    looked.forEach((s, i) => {
+      const [before, after] = [shown[i].observation.memory as string[], s.observation.memory as string[]];
+      expect([...after].sort()).to.deep.equal([...before].sort());
+      expect(s.solved).to.equal(shown[i].solved);
+      const own = after.indexOf(s.task.prompt);
+      if (own >= 0) expect(own).to.equal(after.length - 1);
+      else expect(after).to.deep.equal(before);
+    });
+    const deletes = looked.filter((s) => bankText(s, o).startsWith('DELETE'));
+    expect(deletes).to.not.be.empty;
+    for (const s of deletes) expect(bankText(s, o)).to.equal(`DELETE ${(s.observation.memory as string[]).length - 1}`);
   });
 
   it('teaches all five formats beside each other, and measures the manager on held-out showings', async () => {
