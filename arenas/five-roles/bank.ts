@@ -25,14 +25,29 @@ export function shownBank(seed: Task): string[] {
 }
 
 /**
- * The bank as the manager is shown it with `retrieve` (a keyed lookup, as Memory-R1's manager is
- * shown the entries retrieved for a fact): the task's own entry, when kept, last, next to the
- * task; the others in bank order. Why: measured, a 4-layer base shown the bank in its own order
- * never looked the task up (ADD for 29 of 33 kept tasks the solver missed, NOOP for all 28 it
- * solved), and 500 more steps with the task kept in 0.6 of the showings did not change that.
+ * How the manager is shown the bank (`retrieve`): 'none', in bank order; 'last', the task's own
+ * entry, when kept, last, next to the task (the others in bank order); 'found', as 'last', and
+ * the fact also says whether the lookup found the task (`:kept` or `:new`), as Memory-R1's
+ * manager is shown the entries a retriever found for a fact rather than searching the store
+ * itself. Why: measured, a 4-layer base shown the bank in its own order never looked the task
+ * up (ADD for 29 of 33 kept tasks the solver missed, NOOP for all 28 it solved), and with the
+ * entry last it learned a prior toward "kept" and little of the comparison in 1,250 steps.
  */
-export function retrieved(bank: readonly string[], prompt: string): string[] {
-  return [...bank.filter((p) => p !== prompt), ...bank.filter((p) => p === prompt)];
+export const RETRIEVE = ['none', 'last', 'found'] as const;
+export type Retrieve = (typeof RETRIEVE)[number];
+
+/** The manager's view of `bank` for a task: the entries shown (`memory`) and the fact, the task with the judge's and the critic's marks. */
+export function managerView(
+  bank: readonly string[],
+  prompt: string,
+  marks: { judge: string; critic: string },
+  retrieve: Retrieve,
+): { memory: string[]; fact: string } {
+  const fact = `${prompt}${marks.judge}:${marks.critic}`;
+  if (retrieve === 'none') return { memory: [...bank], fact };
+  const memory = [...bank.filter((p) => p !== prompt), ...bank.filter((p) => p === prompt)];
+  if (retrieve === 'last') return { memory, fact };
+  return { memory, fact: `${fact}:${bank.includes(prompt) ? 'kept' : 'new'}` };
 }
 
 /**

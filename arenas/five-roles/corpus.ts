@@ -17,7 +17,7 @@ import type { LanguageModel } from '../../src/models/generate.js';
 import type { PolicyInput } from '../../src/models/types.js';
 import type { Tokenizer } from '../../src/tokenizer/types.js';
 import type { Rng } from '../../src/util/rng.js';
-import { opIsRight, retrieved, rightOpText, type BankOp } from './bank.js';
+import { managerView, opIsRight, RETRIEVE, rightOpText, type BankOp } from './bank.js';
 
 export const BankCorpusSchema = z.strictObject({
   share: z.number().gt(0).lt(1), // manager examples, as a share of corpus.train, made on the training tasks
@@ -25,7 +25,7 @@ export const BankCorpusSchema = z.strictObject({
   attempts: z.number().int().positive().default(4), // the arena's `attempts`
   noise: z.number().min(0).max(0.5).default(0.1), // the chance that a mark disagrees with the attempt's truth
   kept: z.number().min(0).max(1).default(0.3), // the chance that the task is in the bank shown
-  retrieve: z.boolean().default(false), // the bank shown as the arena's `retrieve` shows it: the task's own entry last
+  retrieve: z.enum(RETRIEVE).default('none'), // the bank shown as the arena's `retrieve` shows it (`managerView`)
 });
 export type BankCorpus = z.output<typeof BankCorpusSchema>;
 /** How showings are drawn: a corpus's settings but its share (the evaluator draws held-out showings with them). */
@@ -56,14 +56,13 @@ export function bankShowings(
       if (p !== task.prompt && !bank.includes(p)) bank.push(p);
     }
     if (bank.length && rng.next() < o.kept) bank[rng.int(bank.length)] = task.prompt;
-    const memory = o.retrieve ? retrieved(bank, task.prompt) : bank;
     const solved = rng.next() < 0.5;
     // how many attempts were right: any count on the truth's side of a half
     const counts = Array.from({ length: o.attempts + 1 }, (_, r) => r).filter((r) => r * 2 > o.attempts === solved);
     const right = counts[rng.int(counts.length)];
     const truths = Array.from({ length: o.attempts }, (_, k) => k < right);
     const mark = () => truths.map((t) => ((rng.next() < o.noise ? !t : t) ? 'y' : 'n')).join('');
-    const fact = `${task.prompt}${mark()}:${mark()}`;
+    const { memory, fact } = managerView(bank, task.prompt, { judge: mark(), critic: mark() }, o.retrieve);
     const shown = { id: task.id, family: task.family, prompt: task.prompt };
     return { observation: { task: shown, memory, fact, full: bank.length >= o.size }, solved, task };
   });

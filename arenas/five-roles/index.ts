@@ -11,7 +11,7 @@ import { memoryOp } from '../../roles/memory.js';
 import { arenaOptions } from '../options.js';
 import { CHECK_SCOPE, firstRejected } from '../critic/protocol.js';
 import { OWN_SCOPE } from '../judge/options.js';
-import { bankCarry, opIsRight, retrieved, rightOp, rightOpText, shownBank, type BankOp } from './bank.js';
+import { bankCarry, managerView, opIsRight, rightOp, rightOpText, shownBank, type BankOp } from './bank.js';
 import { fiveRolesMetrics } from './metrics.js';
 import { FiveRolesOptionsSchema, type FiveRolesOptions } from './options.js';
 import type { Arena, ArenaCarry, ArenaContext, EpisodeEnd } from '../../src/core/arena.js';
@@ -33,8 +33,8 @@ import type { Arena, ArenaCarry, ArenaContext, EpisodeEnd } from '../../src/core
  *    solve-first verdict); the verdict is filed under the attempt's id with its truth, so the
  *    `peer` judge pays the solver by it (no label reaches the solver) and the `verdict` judge
  *    pays the judge;
- * 5. the memory manager is shown the bank (the tasks it keeps, by position; with `retrieve` the
- *    task's own entry last, `retrieved`) and the task with
+ * 5. the memory manager is shown the bank (the tasks it keeps, by position; `retrieve` orders it
+ *    and says whether the task was found: `managerView`) and the task with
  *    the judge's verdicts and the critic's (`12+34+56=yyn:yyn`, y where the critic passed
  *    every step), and writes ADD, UPDATE i, DELETE i or NOOP. The bank keeps the episode's
  *    task (an ADD's or UPDATE's text is not read); the operations apply between iterations
@@ -164,8 +164,8 @@ export class FiveRolesArena implements Arena {
     // what the judge and the critic say: most of their marks y (a tie is not solved, as the pretraining's truth)
     const marked = said.filter((x) => x === 'y').length * 2 > said.length;
     const paidOn = this.options.managerTruth === 'marks' ? marked : solved;
-    const bank = this.options.retrieve ? retrieved(shownBank(seed), task.prompt) : shownBank(seed);
-    const fact = `${task.prompt}${marks.map((m) => m.judge).join('')}:${marks.map((m) => m.critic).join('')}`;
+    const strings = { judge: marks.map((m) => m.judge).join(''), critic: marks.map((m) => m.critic).join('') };
+    const { memory: bank, fact } = managerView(shownBank(seed), task.prompt, strings, this.options.retrieve);
     const full = bank.length >= this.options.bank;
     const shown = { id: task.id, family: task.family, prompt: task.prompt }; // the manager never sees the answer
     // the right operation's kind is the turn's truth: an `outcome` judge with `balance` weighs by it

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { positiveInt } from '../options.js';
+import { RETRIEVE } from './bank.js';
 
 export const FiveRolesOptionsSchema = z.strictObject({
   attempts: positiveInt().default(4), // solver answers to each task (its comparison group)
@@ -20,8 +21,8 @@ export const FiveRolesOptionsSchema = z.strictObject({
   // adversarial critic's `guide`. Why: a DELETE must name the kept task's position, which sampling almost never finds
   // (5 right of about 240 in 45 iterations, the manager writing NOOP instead)
   guide: z.boolean().default(false),
-  // the manager is shown the bank with the task's own entry last, next to the task (`retrieved`), not in bank order
-  retrieve: z.boolean().default(false),
+  // how the manager is shown the bank: in bank order, the task's own entry last, or that and whether it was found
+  retrieve: z.enum(RETRIEVE).default('none'), // (`managerView`)
 });
 export type FiveRolesOptions = z.output<typeof FiveRolesOptionsSchema>;
 

@@ -116,7 +116,7 @@ describe('five-roles arena', () => {
     expect(rightOp(kept, bank, 2, false)).to.equal('NOOP');
     expect(rightOp({ ...kept, prompt: '1+2+3=' }, bank, 2, false)).to.equal('UPDATE');
     // retrieve: the manager is shown the task's own entry last, so DELETE 1 names it there
-    const looked = new FiveRolesArena({ attempts: 2, limits, retrieve: true }, arithmetic);
+    const looked = new FiveRolesArena({ attempts: 2, limits, retrieve: 'last' }, arithmetic);
     const first = { ...kept, fields: { bank: ['12+34+56=', '11+22+33='] } };
     for (const [op, want] of [
       ['DELETE 1', 1],
@@ -128,6 +128,20 @@ describe('five-roles arena', () => {
       expect(e.outcome, op).to.deep.equal({ memory: want });
       expect((e.info?.op as { entry?: string }).entry).to.equal(op === 'DELETE 1' ? '12+34+56=' : '11+22+33=');
     }
+    // found: the fact also says whether the lookup found the task
+    const facts = async (bank: string[]) => {
+      const { ctx, seen } = scripted('', [RIGHT], () => 'NOOP');
+      await play(new FiveRolesArena({ attempts: 2, limits, retrieve: 'found' }, arithmetic), ctx, {
+        ...kept,
+        fields: { bank },
+      });
+      return seen.find((x) => x.role === 'memory')!.observation;
+    };
+    expect(await facts(['12+34+56=', '11+22+33='])).to.deep.include({
+      fact: '12+34+56=yy:yy:kept',
+      memory: ['11+22+33=', '12+34+56='],
+    });
+    expect((await facts(['11+22+33='])).fact).to.equal('12+34+56=yy:yy:new');
   });
 
   it('an invalid proposal ends the episode with the proposer turn marked invalid', async () => {

@@ -66,7 +66,7 @@ describe('a five-roles base', function () {
     // every operation is taught
     expect(new Set(shown.map((s) => bankText(s, o).split(' ')[0]))).to.have.length(4);
     // retrieve: the same draws, each bank shown with the task's own entry last, which a DELETE then names
-    const looked = bankShowings(tasks, { ...o, retrieve: true }, new Rng(4));
+    const looked = bankShowings(tasks, { ...o, retrieve: 'last' }, new Rng(4));
     looked.forEach((s, i) => {
       const [before, after] = [shown[i].observation.memory as string[], s.observation.memory as string[]];
       expect([...after].sort()).to.deep.equal([...before].sort());
@@ -77,6 +77,13 @@ describe('a five-roles base', function () {
     });
     const deletes = looked.filter((s) => bankText(s, o).startsWith('DELETE'));
     expect(deletes).to.not.be.empty;
+    // found: the same showings, each fact saying whether the task is in the bank shown
+    const found = bankShowings(tasks, { ...o, retrieve: 'found' }, new Rng(4));
+    found.forEach((s, i) => {
+      expect(s.observation.memory).to.deep.equal(looked[i].observation.memory);
+      const kept = (s.observation.memory as string[]).includes(s.task.prompt);
+      expect(s.observation.fact).to.equal(`${looked[i].observation.fact as string}:${kept ? 'kept' : 'new'}`);
+    });
     for (const s of deletes) expect(bankText(s, o)).to.equal(`DELETE ${(s.observation.memory as string[]).length - 1}`);
   });
 
