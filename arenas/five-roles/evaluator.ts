@@ -48,8 +48,9 @@ class BankProbeArena implements Arena {
  * `{ kind: bank, name, options: { data, noise, kept, temperature } }`: a five-roles arena's
  * manager on showings made from held-out sums as its pretraining made them (a bank of other
  * held-out prompts, the judge's and the critic's marks drawn around a truth, each flipped at
- * `noise`, and shown as the arena's `retrieve` shows them), the same at every evaluation (drawn from `seed`); `right_op` is the share of
- * operations that keep exactly what the solver got wrong, `valid_rate` the share that parse.
+ * `noise`, and shown as the arena's `retrieve` shows them), the same at every evaluation
+ * (drawn from `seed`); `right_op` is the share of operations that keep exactly what the solver
+ * got wrong, `valid_rate` the share that parse.
  */
 export function bankKind(check: (where: string) => TaskCheck): EvaluatorKind {
   const options = z.strictObject({
