@@ -14,7 +14,11 @@ export interface OutcomeOptions {
    * turns without one weigh 1. Why: a 0/1 outcome's expected reward is then the mean of the
    * per-class rates (balanced accuracy), not the overall rate. Measured: a manager paid the plain
    * outcome, with NOOP right 0.6 of the time, wrote NOOP on 0.96 of its turns within 10 iterations
-   * and its held-out right operations fell 0.668 -> 0.527.
+   * and its held-out right operations fell 0.668 -> 0.527. The weights move the rewards, not the
+   * baseline: compared across the batch, a right turn of a common class is paid below the
+   * batch's mean. Measured (five-roles, a manager right 0.97 of the time, iterations 60 to 80):
+   * 291 of 297 right NOOPs got a negative advantage, and its held-out right operations fell
+   * 0.973 -> 0.898 by iteration 75.
    */
   balance?: boolean;
 }
