@@ -1,7 +1,7 @@
 import type { Episode, Turn } from '../../src/core/types.js';
 import { rightResults, stepResults, sumOperands } from '../../src/tasks/scratchpad.js';
 import { CHECK_SCOPE } from './protocol.js';
-import { constantVerdict } from '../judge/metrics.js';
+import { constantVerdict } from '../../src/util/verdicts.js';
 
 /**
  * The critic's accuracy over all verdicts, on planted working (`critic/planted_accuracy`:

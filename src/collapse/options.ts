@@ -24,7 +24,7 @@ export const CollapseSchema = z.strictObject({
       window: count().default(5), // iterations of training reward compared, at the best against now
     })
     .prefault({}),
-  // a judge giving the same verdict whatever it is shown (`constant_verdict`, arenas/judge/metrics.ts)
+  // a judge or critic giving the same verdict whatever it is shown (`constant_verdict`, src/util/verdicts.ts)
   verdict: z
     .strictObject({
       share: share().default(0.9), // the least share of its usual verdict on the showings of either truth

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { constantVerdict } from '../../arenas/judge/metrics.js';
+import { constantVerdict } from '../../src/util/verdicts.js';
 import { topCellShare } from '../../src/util/cells.js';
 
 const shown = (said: Array<string | null>, truth: string) => said.map((s) => ({ said: s, truth }));
