@@ -171,7 +171,8 @@ export class FiveRolesArena implements Arena {
     // the right operation's kind is the turn's truth: an `outcome` judge with `balance` weighs by it
     const truth = rightOp(task, bank, this.options.bank, paidOn);
     const observation = { task: shown, memory: bank, fact, full };
-    const filed = { compare: 'batch' as const, task: { ...task, answer: truth } };
+    const compare = this.options.managerCompare === 'kind' ? (`batch:${truth}` as const) : ('batch' as const);
+    const filed = { compare, task: { ...task, answer: truth } };
     const turn = await ctx.act('memory', observation, filed);
     emit(turn);
     const m = turn.action.valid ? memoryOp(turn.action.value!, bank) : null;

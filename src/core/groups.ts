@@ -14,7 +14,9 @@ export function comparisonGroup(episode: Episode, turn: Turn): string {
         ? 'batch'
         : scope === 'group'
           ? `g:${episode.group}`
-          : `ep:${episode.id}:${scope.slice('episode:'.length)}`;
+          : scope.startsWith('batch:')
+            ? scope
+            : `ep:${episode.id}:${scope.slice('episode:'.length)}`;
   return `${where}/${turn.role}`;
 }
 

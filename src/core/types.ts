@@ -91,9 +91,11 @@ export interface Turn {
  * (G solver attempts at one proposed task), in the same group (the G episodes played on one
  * task: today's default), in the whole batch (one seat across a batch of games), or in a
  * named part of one episode, `episode:<name>` (the G alternative operations a memory manager
- * tried from one memory state).
+ * tried from one memory state), or a named part of the batch, `batch:<name>` (the turns of one
+ * kind of state across the batch: a baseline per kind, which stays unbiased as long as the
+ * kind does not depend on the turn's own action).
  */
-export type CompareScope = 'episode' | 'group' | 'batch' | `episode:${string}`;
+export type CompareScope = 'episode' | 'group' | 'batch' | `episode:${string}` | `batch:${string}`;
 
 /** One played episode. `group` ties together the G episodes played on the same task. */
 export interface Episode {

@@ -6,6 +6,8 @@ import { makeJudge, ROLE_KINDS } from '../../src/registry.js';
 import { FiveRolesArena, playGroups, type ArenaContext } from '../../arenas/index.js';
 import { balanced } from '../../arenas/five-roles/index.js';
 import { rightOp } from '../../arenas/five-roles/bank.js';
+import { comparisonGroup } from '../../src/core/groups.js';
+import { grpoOutcomeAdvantage } from '../../src/rl/advantages.js';
 import { recordWrittenTasks } from '../../src/engine/loop-parts.js';
 import { TaskBuffer } from '../../src/engine/task-buffer.js';
 import { arithmetic } from '../../src/tasks/arithmetic.js';
@@ -262,6 +264,39 @@ describe('five-roles planted slips and the manager truth', () => {
     [0, 5 / 4, 5 / 6, 5 / 6, 5 / 6].forEach((w, i) => expect(weighted[i]).to.be.closeTo(w, 1e-12));
     // the solver's turns, not scored by it, stay unweighted and unscored
     expect(scoredNow(makeJudge('outcome', { role: 'memory', balance: true }), batch)[0][1]).to.equal(null);
+  });
+
+  it("with managerCompare 'kind', a manager turn is compared only with turns whose right operation is its kind", async () => {
+    const batchOf = async (managerCompare: string) => {
+      const arena = new FiveRolesArena({ attempts: 2, limits, managerCompare }, arithmetic);
+      const episode = (works: string, op: string) => play(arena, scripted('12+34+56=', [works], () => op).ctx, seed());
+      return [
+        await episode(WRONG, 'NOOP'), // ADD was right
+        await episode(WRONG, 'ADD x'),
+        ...(await Promise.all([1, 2, 3].map(() => episode(RIGHT, 'NOOP')))), // NOOP was right, and written
+      ];
+    };
+    const advantages = (batch: Episode[]) => {
+      const groups = batch.map((e) => comparisonGroup(e, e.turns.at(-1)!));
+      const rewards = scoredNow(makeJudge('outcome', { role: 'memory' }), batch).map((r) => [r.at(-1)!]);
+      return {
+        groups,
+        adv: grpoOutcomeAdvantage(
+          rewards,
+          rewards.map(() => [1]),
+          groups,
+        ).advantages.map((r) => r[0]),
+      };
+    };
+    const kind = advantages(await batchOf('kind'));
+    expect(kind.groups).to.deep.equal([...Array(2).fill('batch:ADD/memory'), ...Array(3).fill('batch:NOOP/memory')]);
+    // the right NOOPs, all paid 1 among their kind, are not pushed up; the ADDs are ranked among themselves
+    [-Math.SQRT1_2, Math.SQRT1_2, 0, 0, 0].forEach((a, i) => expect(kind.adv[i]).to.be.closeTo(a, 1e-5));
+    // against the one batch baseline (0.8) every right NOOP gains, the missed ADD's NOOP loses
+    const one = advantages(await batchOf('batch'));
+    expect(new Set(one.groups)).to.deep.equal(new Set(['batch/memory']));
+    expect(one.adv.slice(2).every((a) => a > 0)).to.equal(true);
+    expect(one.adv[0]).to.be.below(0);
   });
 });
 
