@@ -6,7 +6,12 @@
  * by a hash of the prompt and the move), so the base reads its prompt and self-play starts
  * from play that is legal and varied but knows nothing of the game. With `informed` a share
  * of the civilians' votes follow a rule that reads the clues (informedVote): a prior for RL
- * to sharpen, as the observer base's `marked` is.
+ * to sharpen, as the observer base's `marked` is. With `oddVotes` that share of all examples are
+ * civilians' votes on a deal where exactly one other seat's clue is not a letter of the voter's
+ * word, labelled with that seat (the odd-letter vote, oddLetterSeat). `informed` alone does not
+ * teach that rule: there it is about one example in twelve, and a 2-layer base shown it among
+ * prompts whose targets are random policies does not pick it up in 3,000 steps, nor at one in
+ * four; at one in two it does, as fast as on the rule alone (docs/spy.md).
  */
 import { z } from 'zod';
 import { clueLetters, SpyArena, spyDeal } from './spy.js';
@@ -22,6 +27,7 @@ export const SpyCorpusSchema = z.strictObject({
   clues: z.enum(['any', 'word']).default('any'), // the arena's `clues`
   votes: z.number().min(0).max(1).default(0.5), // the share of examples that are votes (the rest clues)
   informed: z.number().min(0).max(1).default(0), // the share of civilian votes that follow informedVote where it names a seat (the rest the mixed policy)
+  oddVotes: z.number().min(0).max(1).default(0), // the share of examples that are odd-letter civilian votes, labelled with the odd seat
 });
 export type SpyCorpus = z.output<typeof SpyCorpusSchema>;
 
@@ -36,6 +42,8 @@ export function spyExamples(
   const arena = new SpyArena({ players: o.players, told: o.told, clues: o.clues });
   const role = new PlayerRole();
   const examples = Array.from({ length: n }, (_, i) => {
+    // drawn only when asked for, so a corpus without oddVotes is the one it was before the option
+    if (o.oddVotes > 0 && rng.next() < o.oddVotes) return oddVote(tokenizer, arena, role, o, i, rng);
     const task = { id: `spy-base-${i}-${rng.int(1 << 30)}`, family: '', prompt: '' };
     const deal = spyDeal(task.id, o.players);
     const seat = rng.int(o.players);
@@ -62,15 +70,45 @@ export function spyExamples(
   return examples;
 }
 
+/** A civilian's vote where exactly one other seat's clue is not a letter of its word (a fresh deal until one is), and that seat. */
+function oddVote(
+  tokenizer: CharTokenizer,
+  arena: SpyArena,
+  role: PlayerRole,
+  o: SpyCorpus,
+  i: number,
+  rng: Rng,
+): PolicyInput {
+  for (;;) {
+    const task = { id: `spy-odd-${i}-${rng.int(1 << 30)}`, family: '', prompt: '' };
+    const deal = spyDeal(task.id, o.players);
+    const seat = rng.int(o.players);
+    const clues = deal.words.map((w) => {
+      const letters = clueLetters(w, o.clues);
+      return letters[rng.int(letters.length)];
+    });
+    const odd = oddLetterSeat(deal.words[seat], clues, seat);
+    if (seat === deal.spy || odd === undefined) continue;
+    const text = role.render({ ...arena.observation(task, deal, seat, clues) });
+    return { prompt: tokenizer.prompt(text, role.kind), completion: [...tokenizer.encode(String(odd)), tokenizer.eos] };
+  }
+}
+
+/** The one other seat whose clue is not a letter of `word`, or undefined when none or several are. */
+export function oddLetterSeat(word: string, clues: readonly string[], seat: number): number | undefined {
+  const odd = clues.flatMap((c, i) => (i !== seat && !word.includes(c) ? [i] : []));
+  return odd.length === 1 ? odd[0] : undefined;
+}
+
 /**
  * A civilian's vote that reads the clues, or undefined where they tell it nothing: the one other
  * seat whose clue is not a letter of its own word; else the one other seat whose clue differs
  * from all the other seats' one shared clue (civilians that agree expose a spy that does not).
  */
 export function informedVote(word: string, clues: readonly string[], seat: number): number | undefined {
+  const odd = oddLetterSeat(word, clues, seat);
+  if (odd !== undefined) return odd;
   const others = clues.flatMap((c, i) => (i === seat ? [] : [{ seat: i, clue: c }]));
-  const odd = others.filter((x) => !word.includes(x.clue));
-  if (odd.length === 1) return odd[0].seat;
   const apart = others.filter((x) => {
     const rest = others.filter((y) => y !== x);
     return rest.length >= 2 && rest.every((y) => y.clue === rest[0].clue && y.clue !== x.clue);

@@ -171,8 +171,12 @@ export class FiveRolesArena implements Arena {
     // the right operation's kind is the turn's truth: an `outcome` judge with `balance` weighs by it
     const truth = rightOp(task, bank, this.options.bank, paidOn);
     const observation = { task: shown, memory: bank, fact, full };
-    const compare = this.options.managerCompare === 'kind' ? (`batch:${truth}` as const) : ('batch' as const);
-    const filed = { compare, task: { ...task, answer: truth } };
+    const byKind = this.options.managerCompare === 'kind';
+    const filed = {
+      compare: byKind ? (`batch:${truth}` as const) : ('batch' as const),
+      task: { ...task, answer: truth },
+      ...(byKind ? { state: `manager:${truth}` } : {}),
+    };
     const turn = await ctx.act('memory', observation, filed);
     emit(turn);
     const m = turn.action.valid ? memoryOp(turn.action.value!, bank) : null;

@@ -24,10 +24,11 @@ export const FiveRolesOptionsSchema = z.strictObject({
   // how the manager is shown the bank: in bank order, the task's own entry last, or that and whether it was found
   retrieve: z.enum(RETRIEVE).default('none'), // (`managerView`)
   // what the manager's operation is compared with: every manager turn of the batch, or only those whose right
-  // operation is of the same kind (`batch:<kind>`, a baseline per kind). Why: the solver is mostly right, so NOOP is
-  // the right operation for most turns; against one batch baseline a right NOOP earns a positive advantage on every
-  // showing and the manager drifted to NOOP everywhere (found-short seed 1: NOOP on 0.96 to 1 of its operations from
-  // iteration 20, held-out right operations 0.805 -> 0.703)
+  // operation is of the same kind: its comparison group is `batch:<kind>` (for grpo) and its decision point
+  // `manager:<kind>` (for the 'infostate' advantage, a moving baseline per kind). Why: the solver is mostly right, so
+  // NOOP is the right operation for most turns; against one batch baseline a right NOOP earns a positive advantage on
+  // every showing and the manager drifted to NOOP everywhere (found-short seed 1: NOOP on 0.96 to 1 of its operations
+  // from iteration 21, held-out right operations 0.805 -> 0.535 by 50)
   managerCompare: z.enum(['batch', 'kind']).default('batch'),
 });
 export type FiveRolesOptions = z.output<typeof FiveRolesOptionsSchema>;

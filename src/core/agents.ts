@@ -74,6 +74,7 @@ export class Agents implements ArenaContext {
     if (tokenizer.chat) turn.chat = { system: systemMessage(b.role, system), user: text };
     if (options.compare) turn.compare = options.compare;
     if (options.task) turn.task = options.task;
+    if (options.state !== undefined) turn.state = options.state;
     return turn;
   }
 

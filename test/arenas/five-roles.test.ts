@@ -8,6 +8,7 @@ import { balanced } from '../../arenas/five-roles/index.js';
 import { rightOp } from '../../arenas/five-roles/bank.js';
 import { comparisonGroup } from '../../src/core/groups.js';
 import { grpoOutcomeAdvantage } from '../../src/rl/advantages.js';
+import { StateBaseline } from '../../src/rl/state-baseline.js';
 import { recordWrittenTasks } from '../../src/engine/loop-parts.js';
 import { TaskBuffer } from '../../src/engine/task-buffer.js';
 import { arithmetic } from '../../src/tasks/arithmetic.js';
@@ -48,6 +49,7 @@ function scripted(proposal: string, works: string[], manage: (fact: string, bank
       const turn = scriptedTurn(r, out, role.parse(out, observation));
       if (options?.compare) turn.compare = options.compare;
       if (options?.task) turn.task = options.task;
+      if (options?.state) turn.state = options.state;
       return turn;
     },
   };
@@ -297,6 +299,18 @@ describe('five-roles planted slips and the manager truth', () => {
     expect(new Set(one.groups)).to.deep.equal(new Set(['batch/memory']));
     expect(one.adv.slice(2).every((a) => a > 0)).to.equal(true);
     expect(one.adv[0]).to.be.below(0);
+    // a kind whose turns are all wrong is level under grpo; the 'infostate' advantage's moving baseline per kind
+    // (the turn's decision point) still marks them down once that kind has paid before
+    const batch = await batchOf('kind');
+    expect(batch.map((e) => e.turns.at(-1)!.state)).to.deep.equal([
+      ...Array(2).fill('manager:ADD'),
+      ...Array(3).fill('manager:NOOP'),
+    ]);
+    expect((await batchOf('batch')).every((e) => e.turns.at(-1)!.state === undefined)).to.equal(true);
+    const states = new StateBaseline(0.5);
+    const keys = batch.map((e) => e.turns.at(-1)!.state!);
+    expect(states.advantages(keys, [0, 1, 1, 1, 1])).to.deep.equal([0, 1, 1, 1, 1]);
+    expect(states.advantages(keys.slice(0, 2), [0, 0])).to.deep.equal([-0.25, -0.25]);
   });
 });
 

@@ -3,7 +3,7 @@ import { firstValueFrom, toArray } from 'rxjs';
 import { scriptedTurn } from './scripted.js';
 import { playGroups, type ArenaContext, type GameObservation } from '../../arenas/index.js';
 import { oddLetterVotes, SPY_GROUPS, SpyArena, spyDeal, tally } from '../../arenas/spy.js';
-import { informedVote, SpyCorpusSchema, spyExamples } from '../../arenas/spy-corpus.js';
+import { informedVote, oddLetterSeat, SpyCorpusSchema, spyExamples } from '../../arenas/spy-corpus.js';
 import { OutcomeJudge } from '../../judges/outcome.js';
 import { PlayerRole } from '../../roles/player.js';
 import { TrainerSchema } from '../../src/config/trainer-schema.js';
@@ -341,5 +341,30 @@ describe('spy arena', () => {
     };
     expect(followed(1)).to.equal(1);
     expect(followed(0)).to.be.below(0.5);
+  });
+
+  it('oddVotes: that share of the examples are civilian votes for the one seat whose clue the word lacks', () => {
+    expect(oddLetterSeat('bag', ['b', 'a', 'd', 'g'], 0)).to.equal(2);
+    expect(oddLetterSeat('bag', ['b', 'd', 'h', 'a'], 0)).to.equal(undefined); // two odd letters
+    expect(oddLetterSeat('bag', ['d', 'a', 'g', 'b'], 0)).to.equal(undefined); // the voter's own clue is not counted
+    const tokenizer = new CharTokenizer();
+    const text = (ids: readonly number[]) => tokenizer.decode([...ids].filter((t) => t !== tokenizer.eos));
+    const odd = (oddVotes: number) => {
+      const moves = spyExamples(tokenizer, SpyCorpusSchema.parse({ clues: 'word', oddVotes }), 800, new Rng(4), 64).map(
+        (e) => ({ prompt: text(e.prompt), move: text(e.completion) }),
+      );
+      for (const { prompt, move } of moves) expect(prompt).to.include(` ${move}=`); // a listed code
+      const rule = moves.filter(({ prompt, move }) => {
+        const [tag, word, kind] = prompt.split(' ');
+        if (tag !== 'civ' || kind !== 'vote') return false;
+        const clues = ['?', '?', '?', '?'];
+        for (const m of prompt.matchAll(/ (\d)=(\w)/g)) clues[Number(m[1])] = m[2];
+        return oddLetterSeat(word, clues, clues.indexOf('?')) === Number(move);
+      });
+      return rule.length / moves.length;
+    };
+    // the plain corpus has odd-letter votes only by chance (about one example in 26)
+    expect(odd(0)).to.be.below(0.08);
+    expect(odd(0.5)).to.be.within(0.47, 0.6);
   });
 });

@@ -130,6 +130,13 @@ describe('Agents.act', () => {
     );
   });
 
+  it("files a sampled text turn's decision point when the arena names one (the 'infostate' baseline's key)", async () => {
+    const { server } = fakeServer([...tokenizer.encode('7'), tokenizer.eos], true);
+    const agents = new Agents({ solver: { role: recordingRole(), model: 'm', server } }, tokenizer, sampling);
+    expect((await agents.act('solver', { task }, { state: 'manager:ADD' })).state).to.equal('manager:ADD');
+    expect(await agents.act('solver', { task })).to.not.have.property('state');
+  });
+
   it('given: the completion is the given text and EOS, scored by the model, not sampled', async () => {
     // guards against: a demonstration trained with log-probs it was never scored at, or sampled anyway
     const { server, requests } = fakeServer(tokenizer.encode('7'), true);
