@@ -27,7 +27,7 @@ export const FiveRolesOptionsSchema = z.strictObject({
   // operation is of the same kind: its comparison group is `batch:<kind>` (for grpo) and its decision point
   // `manager:<kind>` (for the 'infostate' advantage, a moving baseline per kind). Why: the solver is mostly right, so
   // NOOP is the right operation for most turns; against one batch baseline a right NOOP earns a positive advantage on
-  // every showing and the manager drifted to NOOP everywhere (found-short seed 1: NOOP on 0.96 to 1 of its operations
+  // every showing and the manager drifted to NOOP everywhere (found-short seed 1: NOOP on 0.86 to 1 of its operations
   // from iteration 21, held-out right operations 0.805 -> 0.535 by 50)
   managerCompare: z.enum(['batch', 'kind']).default('batch'),
 });
