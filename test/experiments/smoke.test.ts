@@ -294,4 +294,12 @@ describe('the experiment scripts run', function () {
     expect(again.speed.w1.cores).to.equal(undefined);
     expect(again.speed.w1.rollout_tokens_per_s).to.equal(results.speed.w1.rollout_tokens_per_s);
   });
+
+  it('spy-vote-mix trains on a spy corpus mix and measures a base', async () => {
+    const trained = await script('spy-vote-mix', ['--corpus', '{"oddVotes":0.5}', '--n', '200', '--steps', '250']);
+    expect(trained.at(-1)).to.match(/"oddVotes":0\.5.*step 250: loss [\d.]+, odd-letter held-out [01]\.\d{3}/);
+    const measured = await script('spy-vote-mix', ['--base', 'checkpoints/base-spy-informed']);
+    expect(measured).to.have.length(2);
+    expect(measured[1]).to.match(/temperature 1: odd-letter votes \d+\/\d+ = [01]\.\d{3}; legal clues/);
+  });
 });
