@@ -74,7 +74,9 @@ export class Agents implements ArenaContext {
     if (tokenizer.chat) turn.chat = { system: systemMessage(b.role, system), user: text };
     if (options.compare) turn.compare = options.compare;
     if (options.task) turn.task = options.task;
-    if (options.state !== undefined) turn.state = options.state;
+    // a game's observation names its decision point for text policies too (the 'infostate' baseline's key)
+    const state = options.state ?? (observation as { state?: unknown }).state;
+    if (typeof state === 'string') turn.state = state;
     return turn;
   }
 

@@ -135,6 +135,10 @@ describe('Agents.act', () => {
     const agents = new Agents({ solver: { role: recordingRole(), model: 'm', server } }, tokenizer, sampling);
     expect((await agents.act('solver', { task }, { state: 'manager:ADD' })).state).to.equal('manager:ADD');
     expect(await agents.act('solver', { task })).to.not.have.property('state');
+    // a game observation names its own (the spy arena's: word and clues shown); the arena's option wins
+    const shown = { task, state: 'civ bag vote abg' };
+    expect((await agents.act('solver', shown)).state).to.equal('civ bag vote abg');
+    expect((await agents.act('solver', shown, { state: 'other' })).state).to.equal('other');
   });
 
   it('given: the completion is the given text and EOS, scored by the model, not sampled', async () => {

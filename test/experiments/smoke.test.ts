@@ -302,4 +302,23 @@ describe('the experiment scripts run', function () {
     expect(measured).to.have.length(2);
     expect(measured[1]).to.match(/temperature 1: odd-letter votes \d+\/\d+ = [01]\.\d{3}; legal clues/);
   });
+
+  it("spy-ceiling measures a base's clue policies and prints the vote ceilings", async () => {
+    const out = await script('spy-ceiling', [
+      '--civ',
+      'uniform',
+      '--spy',
+      'checkpoints/base-spy-informed',
+      '--samples',
+      '40',
+    ]);
+    const m = out
+      .at(-1)!
+      .match(/spy blends ([\d.]+); vote accuracy ceilings: bayes ([\d.]+), rule ([\d.]+), team ([\d.]+)/);
+    expect(m, out.at(-1)).to.not.equal(null);
+    const [blend, bayes, rule, team] = m!.slice(1).map(Number);
+    expect(blend).to.be.within(0, 1);
+    expect(bayes).to.be.at.least(rule);
+    expect(team).to.be.at.least(1 / 3);
+  });
 });
