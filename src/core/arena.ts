@@ -13,7 +13,7 @@ export interface EpisodeEnd {
 export interface ActOptions {
   compare?: CompareScope;
   task?: Task;
-  /** the decision point the turn acts at, for a text turn (a feature policy's observation names its own): the 'infostate' advantage's baseline keys on it */
+  /** the decision point the turn acts at (default: the observation's `state`, as a game's names it): the 'infostate' advantage's baseline keys on it */
   state?: string;
   /**
    * The completion is this text (and the end of sequence), not sampled: a demonstration of
