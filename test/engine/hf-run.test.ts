@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import { jsonRows } from '../jsonl.js';
 import type { ExperimentInput } from '../../src/config/schema.js';
 import * as tf from '@tensorflow/tfjs';
 import { runExperiment } from '../../src/engine/experiment.js';
@@ -25,19 +26,7 @@ const hfConfig = (root: string, base: string, model: Record<string, unknown>, ov
   } as Partial<ExperimentInput>);
 
 const bin = new URL('../../bin/coevolve.js', import.meta.url).pathname;
-const rows = (dir: string) =>
-  existsSync(join(dir, 'metrics.jsonl'))
-    ? readFileSync(join(dir, 'metrics.jsonl'), 'utf8')
-        .split('\n')
-        .filter((l) => l.trim())
-        .flatMap((l) => {
-          try {
-            return [JSON.parse(l)];
-          } catch {
-            return [];
-          }
-        })
-    : [];
+const rows = (dir: string) => jsonRows<{ iteration: number; [k: string]: unknown }>(join(dir, 'metrics.jsonl'));
 
 /** The coevolve command; killed (resolving null) once `killWhen` holds. */
 function cli(args: string[], killWhen?: () => boolean): Promise<number | null> {

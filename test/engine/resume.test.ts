@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import { jsonRows } from '../jsonl.js';
 import { lrMultiplier } from '../../src/rl/schedule.js';
 import { tinyConfig } from './fixtures.js';
 
@@ -36,14 +37,7 @@ const lines = (path: string) =>
         .split('\n')
         .filter((l) => l.trim())
     : [];
-const iterations = (dir: string) =>
-  lines(join(dir, 'metrics.jsonl')).flatMap((l) => {
-    try {
-      return [JSON.parse(l).iteration as number];
-    } catch {
-      return [];
-    }
-  });
+const iterations = (dir: string) => jsonRows<{ iteration: number }>(join(dir, 'metrics.jsonl')).map((r) => r.iteration);
 
 describe('run --resume after SIGKILL', function () {
   this.timeout(120000);

@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import { jsonRows } from '../jsonl.js';
 import { runCommand } from '../../src/cli/run.js';
 import type { ExperimentInput } from '../../src/config/schema.js';
 import { loadModel } from '../../src/models/store.js';
@@ -54,11 +55,7 @@ async function run(config: ExperimentInput): Promise<string> {
   return join(root, config.name);
 }
 
-const metrics = (dir: string) =>
-  readFileSync(join(dir, 'metrics.jsonl'), 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l));
+const metrics = (dir: string) => jsonRows<{ iteration: number; [k: string]: unknown }>(join(dir, 'metrics.jsonl'));
 const weights = async (dir: string) => {
   const m = await loadModel(dir);
   const w = Object.fromEntries(Object.entries(m.model.weights).map(([k, t]) => [k, Array.from(t.dataSync())]));
@@ -147,7 +144,7 @@ describe('self-play (propose-solve) runs', function () {
     const child = spawn(process.execPath, [bin, 'run', path], { stdio: 'ignore' });
     await new Promise<void>((ok) => {
       const t = setInterval(() => {
-        const its = existsSync(join(dir, 'metrics.jsonl')) ? metrics(dir).map((r) => r.iteration) : [];
+        const its = metrics(dir).map((r) => r.iteration);
         if (its.some((i) => i >= 4)) {
           clearInterval(t);
           child.kill('SIGKILL');

@@ -3,6 +3,7 @@ import { startServe } from './serve-process.js';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { jsonRows } from '../jsonl.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { ExperimentInput } from '../../src/config/schema.js';
 import { runExperiment } from '../../src/engine/experiment.js';
@@ -51,13 +52,7 @@ describe('a role on a remote endpoint', function () {
     let killedAfter = 0;
     // kill the endpoint once two iterations are stored
     const watch = setInterval(() => {
-      const rows = existsSync(metrics)
-        ? readFileSync(metrics, 'utf8')
-            .trim()
-            .split('\n')
-            .filter(Boolean)
-            .map((l) => JSON.parse(l))
-        : [];
+      const rows = jsonRows<{ iteration: number }>(metrics);
       const last = rows[rows.length - 1]?.iteration ?? 0;
       if (last >= 2 && !killedAfter) {
         killedAfter = last;

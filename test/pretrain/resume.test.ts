@@ -1,9 +1,10 @@
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import { jsonRows } from '../jsonl.js';
 import { reportCommand } from '../../src/report/text.js';
 import { runInfo } from '../../src/dashboard/runs.js';
 import { chartGroups } from '../../src/report/groups.js';
@@ -30,13 +31,7 @@ function pretrainProcess(args: string[], killWhen?: () => boolean): Promise<{ er
   });
 }
 
-const steps = (dir: string) =>
-  existsSync(join(dir, 'metrics.jsonl'))
-    ? readFileSync(join(dir, 'metrics.jsonl'), 'utf8')
-        .split('\n')
-        .filter((l) => l.endsWith('}'))
-        .map((l) => JSON.parse(l).iteration as number)
-    : [];
+const steps = (dir: string) => jsonRows<{ iteration: number }>(join(dir, 'metrics.jsonl')).map((r) => r.iteration);
 
 const weights = async (out: string) => {
   const loaded = await loadModel(out);
