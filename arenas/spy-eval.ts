@@ -46,7 +46,7 @@ export const spyEvalKind = evaluatorKind(SpyEvalOptions, (spec, c, plan, where) 
       (r) => learner === 'both' || r === learner || other !== 'uniform',
     );
     const uniform = other === 'uniform' ? (['spy', 'civilian'] as const).filter((r) => r !== learner) : [];
-    const arena = new SpyArena({ ...base, uniform });
+    const arena = new SpyArena({ ...base, uniform, voteRerollouts: 0 }); // the cast votes alone: re-rollouts only train
     const seats = Object.fromEntries(
       sides.map((r) => {
         const seat = seatOf(c, plan, r);

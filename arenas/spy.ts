@@ -29,6 +29,10 @@ export const SpyArenaOptionsSchema = z.strictObject({
   clues: z.enum(['any', 'word']).default('any'),
   // a civilian's valid vote that names the spy gets this on top of the team's outcome (its turn's own outcome)
   voteReward: z.number().nonnegative().default(0),
+  // K >= 2: each model-played seat samples K votes from the same showing; the first is cast, and
+  // every sample's own outcome is what its side would score had that vote been cast instead (the
+  // other seats' votes fixed), compared within the seat's K samples
+  voteRerollouts: z.number().int().min(0).max(16).default(0),
   // roles the arena plays itself, uniformly at random (a uniform clue letter and vote); their moves are not turns
   uniform: z.array(z.enum(SPY_ROLES)).default([]),
 });
@@ -83,6 +87,13 @@ export function tally(votes: readonly (number | null)[]): number | null {
  * so the `outcome` judge credits a voter with what its vote did, not only with what the
  * other votes did (the team outcome alone pays a right vote -1 when the others split).
  * The spy's turns and the civilians' clues keep the team's outcome.
+ * `voteRerollouts: K` (K >= 2) gives the vote the local re-rollouts Memory-R2 gives its
+ * manager: each model-played seat samples K votes from the one showing, casts the first, and
+ * each sample's own outcome is its side's result had it been cast (the other votes as cast;
+ * the vote is the game's last move, so that result is exact), plus the vote reward. Its K
+ * samples form one comparison group (`episode:v<seat>`), so a group-relative advantage
+ * (`grpo`) compares votes on the same clues and nothing else: the noise of the clues and of
+ * the other deals leaves the vote's credit.
  * Prompts use the player role: `civ bag clue a=a ... h=h:`, `spy dab vote 0=b 2=a 3=g:`.
  */
 export class SpyArena implements Arena {
@@ -130,30 +141,39 @@ export class SpyArena implements Arena {
     const roleOf = (seat: number): SpyRole => (seat === deal.spy ? 'spy' : 'civilian');
     const scripted = (seat: number) => this.options.uniform.includes(roleOf(seat));
     const seats = Array.from({ length: n }, (_, i) => i);
-    // one step for every seat: its move and, when a model made it, the turn
-    const step = (show: (seat: number) => GameObservation) =>
+    // one step for every seat: its move and, when a model made it, its turns (the first is the move)
+    const step = (show: (seat: number) => GameObservation, samples = 1) =>
       Promise.all(
         seats.map(async (seat) => {
           const o = show(seat);
-          if (scripted(seat)) return { move: o.legal[rng.int(o.legal.length)].code, turn: undefined };
-          const turn = await ctx.act(roleOf(seat), { ...o }, { compare: 'batch' });
-          if (!turn.action.valid) turn.outcome = -this.options.penalty;
-          return { move: turn.action.valid ? turn.action.value! : null, turn };
+          if (scripted(seat)) return { move: o.legal[rng.int(o.legal.length)].code, turns: [] as Turn[] };
+          const compare = samples > 1 ? (`episode:v${seat}` as const) : 'batch';
+          const turns = await Promise.all(
+            Array.from({ length: samples }, () => ctx.act(roleOf(seat), { ...o }, { compare })),
+          );
+          for (const t of turns) if (!t.action.valid) t.outcome = -this.options.penalty;
+          return { move: turns[0].action.valid ? turns[0].action.value! : null, turns };
         }),
       );
     const said = await step((seat) => this.observation(task, deal, seat));
     const clues = said.map((s) => s.move ?? '?');
-    const cast = await step((seat) => this.observation(task, deal, seat, clues));
+    const k = this.options.voteRerollouts;
+    const cast = await step((seat) => this.observation(task, deal, seat, clues), Math.max(1, k));
     const votes = cast.map((v) => (v.move === null ? null : Number(v.move)));
     const out = tally(votes);
-    const survived = out !== deal.spy;
-    const team = survived ? -1 : 1;
-    if (this.options.voteReward > 0)
-      cast.forEach(({ turn }, seat) => {
-        if (turn?.action.valid && seat !== deal.spy)
-          turn.outcome = team + (votes[seat] === deal.spy ? this.options.voteReward : 0);
-      });
-    for (const s of [...said, ...cast]) if (s.turn) emit(s.turn);
+    const team = out !== deal.spy ? -1 : 1;
+    // what seat's side scores had it cast `vote` (the others' votes as cast), with its vote reward
+    const scored = (seat: number, vote: number) => {
+      const side = tally(votes.map((v, i) => (i === seat ? vote : v))) === deal.spy ? 1 : -1;
+      if (seat === deal.spy) return -side;
+      return side + (vote === deal.spy ? this.options.voteReward : 0);
+    };
+    cast.forEach(({ turns }, seat) => {
+      for (const t of turns)
+        if (t.action.valid && (k > 1 || (this.options.voteReward > 0 && seat !== deal.spy)))
+          t.outcome = scored(seat, Number(t.action.value));
+    });
+    for (const s of [...said, ...cast]) s.turns.forEach(emit);
     emit({
       end: true,
       outcome: { spy: -team, civilian: team },

@@ -10,6 +10,7 @@ import { TrainerSchema } from '../../src/config/trainer-schema.js';
 import { toSamples, type ScoredTurn } from '../../src/engine/rewards.js';
 import { RoleBaseline } from '../../src/rl/role-baseline.js';
 import type { Episode, Turn } from '../../src/core/types.js';
+import { comparisonGroup } from '../../src/core/groups.js';
 import { CharTokenizer } from '../../src/tokenizer/index.js';
 import { Rng } from '../../src/util/rng.js';
 
@@ -161,6 +162,61 @@ describe('spy arena', () => {
     // without voteReward a vote turn has no outcome of its own: every civilian turn gets the team's
     const plain = await play(new SpyArena({}), scripted(split).ctx, 4);
     expect(plain.flatMap((e) => e.turns).every((t) => t.outcome === undefined)).to.equal(true);
+  });
+
+  it('voteRerollouts: K votes a seat from one showing, the first cast, each paid what its side would score had it been cast', async () => {
+    // random votes (some invalid) so samples disagree; clues expose the spy, so counterfactuals differ
+    const rng = new Rng(7);
+    const noisy = (role: string, o: GameObservation) =>
+      o.text.endsWith('clue') ? exposing(role, o) : rng.next() < 0.1 ? 'z' : o.legal[rng.int(o.legal.length)].code;
+    const { ctx, seen } = scripted(noisy);
+    const episodes = await play(new SpyArena({ voteRerollouts: 3, voteReward: 0.5, penalty: 2 }), ctx, 24);
+    expect(seen.filter((x) => !x.o.text.endsWith('clue'))).to.have.length(24 * 4 * 3);
+    let differ = 0;
+    for (const e of episodes) {
+      const { spy, votes } = e.info as { spy: number; votes: (number | null)[] };
+      const clues = e.turns.slice(0, 4);
+      expect(clues.every((t) => t.compare === 'batch')).to.equal(true);
+      for (let seat = 0; seat < 4; seat++) {
+        const mine = e.turns.slice(4).filter((t) => t.compare === `episode:v${seat}`);
+        expect(mine).to.have.length(3);
+        expect(new Set(mine.map((t) => t.prompt.join(','))).size).to.equal(1);
+        expect(votes[seat]).to.equal(mine[0].action.valid ? Number(mine[0].action.value) : null);
+        for (const t of mine) {
+          if (!t.action.valid) {
+            expect(t.outcome).to.equal(-2);
+            continue;
+          }
+          const v = Number(t.action.value);
+          const out = tally(votes.map((x, i) => (i === seat ? v : x)));
+          const side = out === spy ? 1 : -1;
+          expect(t.outcome).to.equal(seat === spy ? -side : side + (v === spy ? 0.5 : 0));
+          if (t.outcome !== mine[0].outcome) differ++;
+        }
+      }
+    }
+    expect(differ).to.be.above(10);
+    // the K samples of a seat are compared among themselves: a group-relative advantage centres each seat's votes
+    const rewards = new OutcomeJudge({ role: ['spy', 'civilian'] }).score(episodes);
+    const scored: ScoredTurn[] = episodes.flatMap((e, i) =>
+      e.turns.map((t, k) => ({
+        episode: e,
+        turn: k,
+        reward: rewards[i][k]!,
+        parts: { rewards: [rewards[i][k]], weights: [1] },
+        group: comparisonGroup(e, t),
+      })),
+    );
+    const { credited } = toSamples(scored, TrainerSchema.parse({ advantage: 'drgrpo' }));
+    const advantage = new Map(credited.map((c) => [c.turn, c.advantage]));
+    const groups = new Map<string, number[]>();
+    for (const x of scored) {
+      const a = advantage.get(x.episode.turns[x.turn])!;
+      groups.set(x.group, [...(groups.get(x.group) ?? []), a]);
+    }
+    expect([...groups.values()].some((xs) => xs.some((a) => a !== 0))).to.equal(true);
+    for (const [id, xs] of groups)
+      if (id.includes(':v')) expect(Math.abs(xs.reduce((a, b) => a + b, 0))).to.be.below(1e-9);
   });
 
   it("limits a clue to the seat's own word's letters with clues: word", async () => {
