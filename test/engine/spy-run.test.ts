@@ -36,4 +36,19 @@ describe('a spy run', function () {
         expect(row[`eval/spy/${k}`]).to.be.within(0, 1);
     expect(last['eval/spy/snapshot/valid_rate_civilian']).to.be.within(0, 1);
   });
+
+  it('a model per side with re-rolled votes: each model trains on its own side, every vote sampled K times', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'coevolve-spy-split-'));
+    const c = parse(readFileSync('configs/runs/spy/spy-split.yaml', 'utf8')) as ExperimentInput;
+    Object.assign(c, { iterations: 2, outDir: root, backend: TEST_BACKEND, eval: { every: 2 }, checkpointEvery: 2 });
+    c.tasks.perIteration = 4;
+    c.evaluators = [{ kind: 'spy', name: 'spy', options: { games: 8 } }];
+    writeFileSync(join(root, 'c.yaml'), stringify(c));
+    await runCommand(join(root, 'c.yaml'), { set: [] });
+    const last = rows(join(root, 'spy-split')).at(-1)!;
+    // 4 deals x 2 games: each seat's clue, and 4 votes from each seat
+    expect([last['turns/spy'], last['turns/civilian']]).to.deep.equal([8 * 5, 8 * 15]);
+    for (const m of ['spy', 'civ']) expect(last[`losses/${m}/loss`]).to.be.a('number');
+    expect(last['eval/spy/snapshot/vote_accuracy']).to.be.within(0, 1);
+  });
 });
