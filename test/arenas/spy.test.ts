@@ -39,6 +39,20 @@ const play = (arena: SpyArena, ctx: ArenaContext, n = 8, group = 1) =>
 const exposing = (role: string, o: GameObservation) =>
   o.text.endsWith('clue') ? (role === 'spy' ? 'b' : 'a') : (o.legal.find((m) => m.name === 'b') ?? o.legal[0]).code;
 
+/** Every turn scored by the outcome judge for both sides, in its comparison group, as the loop hands them to toSamples. */
+function outcomeScored(episodes: readonly Episode[]): ScoredTurn[] {
+  const rewards = new OutcomeJudge({ role: ['spy', 'civilian'] }).score(episodes);
+  return episodes.flatMap((e, i) =>
+    e.turns.map((t, k) => ({
+      episode: e,
+      turn: k,
+      reward: rewards[i][k]!,
+      parts: { rewards: [rewards[i][k]], weights: [1] },
+      group: comparisonGroup(e, t),
+    })),
+  );
+}
+
 describe('spy arena', () => {
   it('deals one word to the civilians and another of its group to the spy, from the task id', () => {
     const spies = new Set<number>();
@@ -197,16 +211,7 @@ describe('spy arena', () => {
     }
     expect(differ).to.be.above(10);
     // the K samples of a seat are compared among themselves: a group-relative advantage centres each seat's votes
-    const rewards = new OutcomeJudge({ role: ['spy', 'civilian'] }).score(episodes);
-    const scored: ScoredTurn[] = episodes.flatMap((e, i) =>
-      e.turns.map((t, k) => ({
-        episode: e,
-        turn: k,
-        reward: rewards[i][k]!,
-        parts: { rewards: [rewards[i][k]], weights: [1] },
-        group: comparisonGroup(e, t),
-      })),
-    );
+    const scored = outcomeScored(episodes);
     const { credited } = toSamples(scored, TrainerSchema.parse({ advantage: 'drgrpo' }));
     const advantage = new Map(credited.map((c) => [c.turn, c.advantage]));
     const groups = new Map<string, number[]>();
@@ -315,16 +320,7 @@ describe('spy arena', () => {
 
   it('keeps a role-conditioned baseline per side (rae): each side is scored against its own', async () => {
     const episodes: Episode[] = await play(new SpyArena({}), scripted(exposing).ctx, 4);
-    const rewards = new OutcomeJudge({ role: ['spy', 'civilian'] }).score(episodes);
-    const scored: ScoredTurn[] = episodes.flatMap((e, i) =>
-      e.turns.map((t, k) => ({
-        episode: e,
-        turn: k,
-        reward: rewards[i][k]!,
-        parts: { rewards: [rewards[i][k]], weights: [1] },
-        group: `batch/${t.role}`,
-      })),
-    );
+    const scored = outcomeScored(episodes);
     const trainer = TrainerSchema.parse({ advantage: 'rae', raeDecay: 0.5 });
     const baselines = new RoleBaseline(0.5);
     const { samples, metrics } = toSamples(scored, trainer, {}, baselines);
