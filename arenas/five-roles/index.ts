@@ -16,6 +16,9 @@ import { fiveRolesMetrics } from './metrics.js';
 import { FiveRolesOptionsSchema, type FiveRolesOptions } from './options.js';
 import type { Arena, ArenaCarry, ArenaContext, EpisodeEnd } from '../../src/core/arena.js';
 
+/** The comparison group of a showing's re-rolled manager operations (`managerRerollouts`). */
+export const MANAGER_SCOPE = 'episode:memory' as const;
+
 /**
  * All five roles in one episode, on sums worked step by step (`12+34+56=` worked as
  * `12+56=68,68+34=102`):
@@ -70,6 +73,10 @@ export class FiveRolesArena implements Arena {
         `arena 'five-roles' does not serve task family '${family.name}': it needs sums worked step by step (family 'arithmetic', scratchpad)`,
       );
     this.limits = family.validate(this.options.limits, 'arena.options.limits');
+    if (this.options.managerRerollouts && this.options.managerCompare === 'kind')
+      throw new Error(
+        "arena 'five-roles': managerRerollouts compares a showing's re-rolled operations with each other; it cannot also compare them by kind (managerCompare: 'kind'): set one",
+      );
     this.roles = {
       proposer: 'proposer',
       solver: 'solver',
@@ -172,17 +179,25 @@ export class FiveRolesArena implements Arena {
     const truth = rightOp(task, bank, this.options.bank, paidOn);
     const observation = { task: shown, memory: bank, fact, full };
     const byKind = this.options.managerCompare === 'kind';
+    const k = this.options.managerRerollouts;
     const filed = {
-      compare: byKind ? (`batch:${truth}` as const) : ('batch' as const),
+      compare: k ? MANAGER_SCOPE : byKind ? (`batch:${truth}` as const) : ('batch' as const),
       task: { ...task, answer: truth },
       ...(byKind ? { state: `manager:${truth}` } : {}),
     };
-    const turn = await ctx.act('memory', observation, filed);
-    emit(turn);
-    const m = turn.action.valid ? memoryOp(turn.action.value!, bank) : null;
-    const op: BankOp | null = m && { op: m.op, task, ...('id' in m ? { entry: m.id } : {}) };
-    const right = op !== null && opIsRight(op, bank, this.options.bank, paidOn);
-    if (this.options.guide && !right) {
+    const read = (t: Turn) => {
+      const m = t.action.valid ? memoryOp(t.action.value!, bank) : null;
+      const op: BankOp | null = m && { op: m.op, task, ...('id' in m ? { entry: m.id } : {}) };
+      return { op, right: op !== null && opIsRight(op, bank, this.options.bank, paidOn) };
+    };
+    const turns = await Promise.all(
+      Array.from({ length: Math.max(1, k) }, () => ctx.act('memory', observation, filed)),
+    );
+    const samples = turns.map(read);
+    // re-rolled, each sample is paid its own operation's outcome, so the samples of one showing are a fair comparison
+    turns.forEach((t, i) => emit(k ? { ...t, outcome: samples[i].right ? 1 : 0 } : t));
+    const { op, right } = samples[0]; // the first sample is the policy's operation: the bank applies it
+    if (this.options.guide && !samples.some((r) => r.right)) {
       const given = await ctx.act('memory', observation, {
         ...filed,
         given: rightOpText(task, bank, this.options.bank, paidOn),

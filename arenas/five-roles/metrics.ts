@@ -51,6 +51,12 @@ export function fiveRolesMetrics(episodes: readonly Episode[], family: TaskFamil
     m['memory/right_op'] = mean(ops.map((e) => (e.info?.right === true ? 1 : 0)));
     // how far the marks the manager reads agree with the answer (most attempts right or not)
     m['memory/marks_agree'] = mean(ops.map((e) => (e.info?.marked === e.info?.solved ? 1 : 0)));
+    // re-rolled (managerRerollouts): the showings whose samples differ in outcome, the only ones that teach
+    const outcomes = ops.map((e) =>
+      e.turns.filter((t) => t.role === 'memory' && t.outcome != null).map((t) => t.outcome),
+    );
+    const rerolled = outcomes.filter((o) => o.length > 1);
+    if (rerolled.length) m['memory/taught_showings'] = mean(rerolled.map((o) => (new Set(o).size > 1 ? 1 : 0)));
     for (const kind of ['ADD', 'UPDATE', 'DELETE', 'NOOP'])
       m[`memory/${kind.toLowerCase()}`] = mean(
         ops.map((e) => ((e.info?.op as BankOp | undefined)?.op === kind ? 1 : 0)),

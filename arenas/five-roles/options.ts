@@ -30,6 +30,17 @@ export const FiveRolesOptionsSchema = z.strictObject({
   // every showing and the manager drifted to NOOP everywhere (found-short seed 1: NOOP on 0.86 to 1 of its operations
   // from iteration 21, held-out right operations 0.805 -> 0.535 by 50)
   managerCompare: z.enum(['batch', 'kind']).default('batch'),
+  // 0: one operation per showing; K >= 2: Memory-R2's local re-rollouts, K operations sampled from the same showing,
+  // each paid whether it is right (`opIsRight`), compared only with each other (MANAGER_SCOPE), the first applied.
+  // Why: across showings the manager's comparisons pull by the kinds' counts (every baseline tried drove it to NOOP,
+  // found-short and found-kind); within one showing a right operation is ranked only against wrong ones of the
+  // same state, and a showing it always gets right teaches nothing. With `guide`, the given turn is added where no
+  // sample was right
+  managerRerollouts: z
+    .number()
+    .int()
+    .refine((v) => v === 0 || (v >= 2 && v <= 16), '0 (off) or an integer from 2 to 16')
+    .default(0),
 });
 export type FiveRolesOptions = z.output<typeof FiveRolesOptionsSchema>;
 

@@ -6,6 +6,7 @@ import { makeJudge, ROLE_KINDS } from '../../src/registry.js';
 import { FiveRolesArena, playGroups, type ArenaContext } from '../../arenas/index.js';
 import { balanced } from '../../arenas/five-roles/index.js';
 import { rightOp } from '../../arenas/five-roles/bank.js';
+import { fiveRolesMetrics } from '../../arenas/five-roles/metrics.js';
 import { comparisonGroup } from '../../src/core/groups.js';
 import { grpoOutcomeAdvantage } from '../../src/rl/advantages.js';
 import { StateBaseline } from '../../src/rl/state-baseline.js';
@@ -351,6 +352,57 @@ describe('the guided manager', () => {
     expect(right.turns.filter((t) => t.role === 'memory')).to.have.length(1);
     const invalid = await episode('KEEP');
     expect(invalid.turns.filter((t) => t.role === 'memory').map((t) => t.text)).to.deep.equal(['KEEP', 'DELETE 1']);
+  });
+});
+
+describe('the re-rolled manager', () => {
+  it('samples K operations from one showing, each paid its own outcome in one group; the first is applied', async () => {
+    const arena = new FiveRolesArena({ attempts: 2, limits, managerRerollouts: 3 }, arithmetic);
+    const kept: Task = { id: 'kept-1-0', family: 'arithmetic', prompt: '12+34+56=', answer: '102', fields: {} };
+    const bank = ['11+22+33=', '12+34+56='];
+    const ops = ['NOOP', 'DELETE 1', 'DELETE 0']; // solved and kept: only DELETE 1 is right
+    const play3 = async (order: string[], guide = false) => {
+      const a = guide ? new FiveRolesArena({ attempts: 2, limits, managerRerollouts: 3, guide }, arithmetic) : arena;
+      let n = 0;
+      const { ctx, seen } = scripted('', [RIGHT], () => order[n++ % order.length]);
+      const e = await play(a, ctx, { ...kept, fields: { bank } });
+      return { e, seen, managers: e.turns.filter((t) => t.role === 'memory') };
+    };
+    const { e, seen, managers } = await play3(ops);
+    expect(managers.map((t) => t.text)).to.deep.equal(ops);
+    // every sample saw the same showing
+    const shown = seen.filter((s) => s.role === 'memory').map((s) => JSON.stringify(s.observation));
+    expect(new Set(shown).size).to.equal(1);
+    expect(new Set(managers.map((t) => comparisonGroup(e, t)))).to.deep.equal(new Set([`ep:${e.id}:memory/memory`]));
+    const [paid] = scoredNow(makeJudge('outcome', { role: 'memory' }), [e]);
+    expect(e.turns.flatMap((t, i) => (t.role === 'memory' ? [paid[i]] : []))).to.deep.equal([0, 1, 0]);
+    // the first sample is what the bank applies and the metrics read
+    expect(e.info).to.include({ right: false });
+    expect((e.info!.op as { op: string }).op).to.equal('NOOP');
+    // the right sample alone gains within the group
+    const memory = e.turns.flatMap((t, i) => (t.role === 'memory' ? [{ t, r: paid[i] }] : []));
+    const adv = grpoOutcomeAdvantage(
+      memory.map(({ r }) => [Number(r)]),
+      memory.map(() => [1]),
+      memory.map(({ t }) => comparisonGroup(e, t)),
+    ).advantages.map((r) => r[0]);
+    expect(adv[1]).to.be.above(0);
+    expect(adv[0]).to.be.below(0);
+    expect(fiveRolesMetrics([e], arithmetic)['memory/taught_showings']).to.equal(1);
+    const first = await play3(['DELETE 1', 'NOOP', 'NOOP']);
+    expect(first.e.info).to.include({ right: true });
+    expect(fiveRolesMetrics([first.e, (await play3(['NOOP'])).e], arithmetic)['memory/taught_showings']).to.equal(0.5);
+    // guided: the given turn only where no sample was right
+    expect((await play3(ops, true)).managers).to.have.length(3);
+    const none = await play3(['NOOP'], true);
+    expect(none.managers.map((t) => t.text)).to.deep.equal(['NOOP', 'NOOP', 'NOOP', 'DELETE 1']);
+  });
+
+  it("refuses managerCompare 'kind' beside re-rollouts, and a single re-rollout", () => {
+    expect(() => new FiveRolesArena({ limits, managerRerollouts: 4, managerCompare: 'kind' }, arithmetic)).to.throw(
+      /cannot also compare them by kind/,
+    );
+    expect(() => new FiveRolesArena({ limits, managerRerollouts: 1 }, arithmetic)).to.throw(/0 \(off\) or an integer/);
   });
 });
 
