@@ -9,7 +9,7 @@ import { MemoryBank, MemoryOpError } from '../memory/bank.js';
 import { memoryOp } from '../roles/memory.js';
 import { invalid, type Observation } from '../src/core/role.js';
 import { z } from 'zod';
-import { arenaOptions, positiveInt } from './options.js';
+import { arenaOptions, positiveInt, rerolloutCount } from './options.js';
 import type { Arena, ArenaContext, EpisodeEnd } from '../src/core/arena.js';
 import { memoryMetrics } from './memory-metrics.js';
 import { ruleContext } from './memory-rules.js';
@@ -23,11 +23,7 @@ export const MemoryDialogueOptionsSchema = z.strictObject({
   maxEntries: positiveInt().default(8), // most entries the bank holds: an ADD beyond it is invalid
   maxEntryChars: positiveInt().default(16), // longest entry text: a longer one is invalid (a dialogue turn is at most 13 characters), so every prompt fits the model
   retrieve: positiveInt().default(3), // entries retrieved (BM25) for the manager and the answer agent
-  rerollouts: z
-    .number()
-    .int()
-    .refine((v) => v === 0 || v >= 2, '0 (off) or an integer >= 2')
-    .default(0), // 0: each manager turn earns its episode's QA accuracy; G >= 2: Memory-R2's local re-rollouts, G operations from one state, each scored on its own fork
+  rerollouts: rerolloutCount(), // 0: each manager turn earns its episode's QA accuracy; G >= 2: Memory-R2's local re-rollouts, G operations from one state, each scored on its own fork
   probes: z.number().int().nonnegative().default(1), // re-rollouts: probe questions on each fork besides the turn's own fact
   invalid: z.number().default(-1), // the outcome of an invalid operation (malformed, or refused by the bank)
 });

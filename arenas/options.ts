@@ -11,3 +11,10 @@ export const arenaOptions = <S extends z.ZodType>(schema: S, options: unknown): 
   parseOptions(schema, options, 'arena.options');
 
 export const positiveInt = () => z.number().int().positive();
+/** A re-rollout count: 0 (off) or G >= 2 samples from one state, compared with each other (Memory-R2's local re-rollouts). */
+export const rerolloutCount = () =>
+  z
+    .number()
+    .int()
+    .refine((v) => v === 0 || v >= 2, '0 (off) or an integer >= 2')
+    .default(0);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { positiveInt } from '../options.js';
+import { positiveInt, rerolloutCount } from '../options.js';
 import { RETRIEVE } from './bank.js';
 
 export const FiveRolesOptionsSchema = z.strictObject({
@@ -36,11 +36,7 @@ export const FiveRolesOptionsSchema = z.strictObject({
   // found-short and found-kind); within one showing a right operation is ranked only against wrong ones of the
   // same state, and a showing it always gets right teaches nothing. With `guide`, the given turn is added where no
   // sample was right
-  managerRerollouts: z
-    .number()
-    .int()
-    .refine((v) => v === 0 || (v >= 2 && v <= 16), '0 (off) or an integer from 2 to 16')
-    .default(0),
+  managerRerollouts: rerolloutCount(),
 });
 export type FiveRolesOptions = z.output<typeof FiveRolesOptionsSchema>;
 
