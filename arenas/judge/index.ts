@@ -130,11 +130,18 @@ export class JudgeArena implements Arena {
             )
           : wrongAsked[0];
       const positive = asked.find((a) => right.includes(a.answer));
+      // plant: where the solver gave no wrong answer to teach with (a strong solver's usual case), a slip of the right one
+      // stands in: judged apart, paying no one, so a judge that learns in the loop keeps seeing negatives
+      const planted =
+        !negative && positive && this.options.plant > 0 && rng.next() < this.options.plant
+          ? this.slip(task, positive.answer.text, rng)
+          : undefined;
+      const taught = positive !== undefined && (negative !== undefined || planted !== undefined);
       for (const a of asked) {
-        const truth =
-          positive && negative && (a === positive || a === negative) ? (a === positive ? 'y' : 'n') : undefined;
+        const truth = taught && (a === positive || a === negative) ? (a === positive ? 'y' : 'n') : undefined;
         for (const v of a.verdicts) file(v, `a${a.k}`, truth);
       }
+      if (planted !== undefined) await ask([planted], 'n', 'planted');
       return;
     }
     // fixed: the task's answer and a slip of it; else a planted slip of a right answer stands in for the solver's wrong one (a curriculum of the errors it rarely makes)

@@ -23,9 +23,13 @@ export interface JudgeArenaOptions extends Record<string, unknown> {
   /** judgeAll only: which wrong answer teaches the judge, 'first' or 'fooling' (the one that drew the most 'y') */
   negative: 'first' | 'fooling';
   /**
-   * the share of judged tasks (not judgeAll) whose wrong answer is a slip planted by the
-   * environment, one digit of a right answer changed, instead of the solver's own: a solver's
-   * errors sit mostly in the last digit, and a judge taught on them compares only that digit
+   * the share of judged tasks whose wrong answer is a slip planted by the environment, one
+   * digit of a right answer changed, instead of the solver's own: a solver's errors sit mostly
+   * in the last digit, and a judge taught on them compares only that digit. With judgeAll, the
+   * share of tasks with no wrong answer among the solver's whose judge is taught on a planted
+   * slip beside a right answer (its verdicts pay no one): measured, a frozen judge's 'y' to the
+   * solver's wrong answers rose from 0.38 to 0.66 over a loop, as the solver kept the slips it
+   * missed, and a judge that learns in the loop sees a wrong answer in fewer than 1 task in 10
    */
   plant: number;
   /**
@@ -69,8 +73,6 @@ export const JudgeArenaOptionsSchema: z.ZodType<JudgeArenaOptions> = z
     const need = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
     if (o.solveFirst && o.mode !== 'pointwise')
       need('solveFirst', "needs mode 'pointwise' (its own answer beside the one judged)");
-    if (o.judgeAll && o.plant > 0)
-      need('plant', "judgeAll judges the solver's own answers only; plant needs judgeAll false");
     if (o.judgeAll && o.mode !== 'pointwise') need('judgeAll', "needs mode 'pointwise' (each answer judged alone)");
     if (o.answers === 'fixed' && (o.judgeAll || o.plant > 0))
       need(

@@ -128,6 +128,40 @@ describe('a judge in the loop', () => {
     );
   });
 
+  it('judgeAll with plant: where every answer is right, a slip of one is judged beside it to teach the judge, paying no solver', async () => {
+    // the judge says 'y' to everything, so the planted slip's verdicts are wrong
+    const rows = async (plant: number, solver: string[]) => {
+      const arena = new JudgeArena(
+        { mode: 'pointwise', candidates: 2, verdicts: 2, judgeAll: true, plant },
+        arithmetic,
+      );
+      const [e] = await play(
+        arena,
+        scripted({ solver }, () => 'y'),
+      );
+      const [paid, taught] = [scoredNow(makeJudge('peer'), [e])[0], scoredNow(makeJudge('verdict'), [e])[0]];
+      return e.turns.map((t, i) => `${t.role} ${t.task!.id} ${t.task!.answer ?? '-'} ${paid[i]} ${taught[i]}`);
+    };
+    const planted = await rows(1, ['5', '5']);
+    expect(planted.slice(0, 6)).to.deep.equal([
+      'solver t1/a0 5 1 null',
+      'solver t1/a1 5 1 null',
+      'judge t1/a0 y null 1',
+      'judge t1/a0 y null 1',
+      'judge t1/a1 - null null',
+      'judge t1/a1 - null null',
+    ]);
+    expect(planted.slice(6)).to.deep.equal(['judge t1/planted n null 0', 'judge t1/planted n null 0']);
+    // no plant: all right, nothing to teach with; a solver's own wrong answer: no slip planted beside it
+    expect((await rows(0, ['5', '5'])).filter((r) => r.startsWith('judge'))).to.deep.equal([
+      'judge t1/a0 - null null',
+      'judge t1/a0 - null null',
+      'judge t1/a1 - null null',
+      'judge t1/a1 - null null',
+    ]);
+    expect((await rows(1, ['5', '6'])).filter((r) => r.includes('planted'))).to.deep.equal([]);
+  });
+
   it("negative 'fooling': the wrong answer that drew the most 'y' teaches the judge, not the first", async () => {
     // the judge is fooled by 7 alone
     const ctx = () => scripted({ solver: ['5', '6', '7'] }, (_, shown) => (shown === '5' || shown === '7' ? 'y' : 'n'));
