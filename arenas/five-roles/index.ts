@@ -33,7 +33,7 @@ export const MANAGER_SCOPE = 'episode:memory' as const;
  *    environment (SPC's critic sees planted errors), marked beside it; each step's marks carry
  *    their truth on as many right as wrong steps (`balanced`, within the step's comparison group);
  * 4. the judge writes its own working, then says of the attempt's answer y or n (JudgeLRM's
- *    solve-first verdict); the verdict is filed under the attempt's id with its truth, so the
+ *    solve-first verdict), `verdicts` times; each verdict is filed under the attempt's id with its truth, so the
  *    `peer` judge pays the solver by it (no label reaches the solver) and the `verdict` judge
  *    pays the judge;
  * 5. the memory manager is shown the bank (the tasks it keeps, by position; `retrieve` orders it
@@ -219,11 +219,26 @@ export class FiveRolesArena implements Arena {
   }
 
   /**
-   * The judge's own working, then its verdict on the answer, filed under the attempt's id:
-   * 'y', 'n' or '-' (invalid). Its own working is paid when it is right working in any order
-   * (its truth is then itself, else the task's working).
+   * The judge's own working, then its verdict on the answer, filed under the attempt's id,
+   * `verdicts` times: the first verdict's mark, 'y', 'n' or '-' (invalid). Its own working is
+   * paid when it is right working in any order (its truth is then itself, else the task's working).
    */
   private async judge(
+    task: Task,
+    id: string,
+    answer: string,
+    taught: boolean,
+    ctx: ArenaContext,
+    emit: (t: Turn) => void,
+  ) {
+    const marks = await Promise.all(
+      Array.from({ length: this.options.verdicts }, () => this.verdict(task, id, answer, taught, ctx, emit)),
+    );
+    return marks[0];
+  }
+
+  /** One own working and the verdict after it (judge). */
+  private async verdict(
     task: Task,
     id: string,
     answer: string,

@@ -37,6 +37,11 @@ export const FiveRolesOptionsSchema = z.strictObject({
   // same state, and a showing it always gets right teaches nothing. With `guide`, the given turn is added where no
   // sample was right
   managerRerollouts: rerolloutCount(),
+  // the judge's verdicts on each attempt, each after its own working (GenRM's several sampled verifications): the
+  // solver is paid their share of y, or their majority with the peer judge's `aggregate`; the manager reads the first.
+  // Why: measured (found-reroll-guided, 3 seeds), the judge's own working was wrong before 22% of its verdicts, and
+  // then it said y to 0.35 of right answers (0.89 after right working): one verdict pays a right answer 0 by chance
+  verdicts: positiveInt().default(1),
 });
 export type FiveRolesOptions = z.output<typeof FiveRolesOptionsSchema>;
 

@@ -191,6 +191,38 @@ describe('five-roles arena', () => {
   });
 });
 
+describe('several verdicts on each attempt', () => {
+  it('the judge works the sum before each of its verdicts; the solver is paid their share of y, the manager reads the first', async () => {
+    const arena = new FiveRolesArena({ attempts: 2, limits, verdicts: 3 }, arithmetic);
+    const { ctx, seen } = scripted('12+34+56=', [RIGHT, WRONG], () => 'NOOP');
+    // the judge's own working is sometimes wrong, and it says y to the answer its own working reaches
+    const owns = [RIGHT, WRONG, WRONG, WRONG, RIGHT, RIGHT];
+    const judging: ArenaContext = {
+      async act(r, observation, options) {
+        const answers = observation.answers as string[] | undefined;
+        if (r !== 'judge' || !answers) return ctx.act(r, observation, options);
+        const given = answers.length
+          ? stepResults(observation.working as string)!.at(-1) === answers[0]
+            ? 'y'
+            : 'n'
+          : owns.shift()!;
+        return ctx.act(r, observation, { ...options, given });
+      },
+    };
+    const e = await play(arena, judging, seed());
+    const verdicts = (id: string) =>
+      e.turns.filter((t) => t.role === 'judge' && t.task?.id === `seed-0-0/task/${id}`).map((t) => t.action.value);
+    expect(e.turns.filter((t) => t.role === 'judge')).to.have.length(12); // 2 attempts, 3 own workings and 3 verdicts each
+    const [a0, a1] = [verdicts('a0'), verdicts('a1')];
+    expect([a0, a1].map((v) => v.length)).to.deep.equal([3, 3]);
+    expect(new Set([...a0, ...a1])).to.deep.equal(new Set(['y', 'n'])); // the verdicts differ, so the shares are not all 0 or 1
+    const share = (v: unknown[]) => v.filter((x) => x === 'y').length / v.length;
+    const paid = scoredNow(makeJudge('peer'), [e])[0].filter((r, i) => e.turns[i].role === 'solver');
+    expect(paid).to.deep.equal([share(a0), share(a1)]);
+    expect(seen.find((x) => x.role === 'memory')!.observation.fact).to.equal(`12+34+56=${a0[0]}${a1[0]}:yn`);
+  });
+});
+
 describe('five-roles planted slips and the manager truth', () => {
   it('with plant, each right attempt beyond the wrong ones gets a planted twin the critic marks, taught', async () => {
     const arena = new FiveRolesArena({ attempts: 4, limits, plant: 'slip' }, arithmetic);
