@@ -231,27 +231,30 @@ export class FiveRolesArena implements Arena {
     ctx: ArenaContext,
     emit: (t: Turn) => void,
   ) {
+    // only the first teaches the judge (its own working paid, its verdict taught as `taught` says): the others pay the
+    // solver alone, so the judge learns as with one verdict (measured: training all four took 4 times the memory)
     const marks = await Promise.all(
-      Array.from({ length: this.options.verdicts }, () => this.verdict(task, id, answer, taught, ctx, emit)),
+      Array.from({ length: this.options.verdicts }, (_, k) =>
+        this.verdict(task, id, answer, k === 0, taught && k === 0, ctx, emit),
+      ),
     );
     return marks[0];
   }
 
-  /** One own working and the verdict after it (judge). */
+  /** One own working (paid when `paid`) and the verdict after it (judge). */
   private async verdict(
     task: Task,
     id: string,
     answer: string,
+    paid: boolean,
     taught: boolean,
     ctx: ArenaContext,
     emit: (t: Turn) => void,
   ) {
     const own = await ctx.act('judge', { task, answers: [] }, { compare: OWN_SCOPE });
     const mine = own.text.trim();
-    emit({
-      ...own,
-      task: { id: `${id}/own`, family: task.family, prompt: task.prompt, answer: ownTruth(task, mine)! },
-    });
+    const filed = { id: `${id}/own`, family: task.family, prompt: task.prompt };
+    emit({ ...own, task: paid ? { ...filed, answer: ownTruth(task, mine)! } : filed });
     const truth = this.family.verify(task, answer) ? 'y' : 'n';
     const verdict = await ctx.act(
       'judge',

@@ -36,7 +36,7 @@ export function fiveRolesMetrics(episodes: readonly Episode[], family: TaskFamil
   const taught = verdicts.filter((t) => t.task?.answer !== undefined);
   if (taught.length) m['judge/accuracy'] = mean(taught.map(right));
   if (verdicts.length) m['judge/y_share'] = mean(verdicts.map((t) => (t.action.value === 'y' ? 1 : 0)));
-  const own = turns('judge', (t) => t.compare === OWN_SCOPE);
+  const own = turns('judge', (t) => t.compare === OWN_SCOPE && t.task?.answer !== undefined); // paid ones (verdicts)
   if (own.length) m['judge/own_right'] = mean(own.map(right));
   const marks = turns('critic', (t) => t.compare !== CHECK_SCOPE && t.task?.answer !== undefined);
   if (marks.length) {

@@ -38,7 +38,8 @@ export const FiveRolesOptionsSchema = z.strictObject({
   // sample was right
   managerRerollouts: rerolloutCount(),
   // the judge's verdicts on each attempt, each after its own working (GenRM's several sampled verifications): the
-  // solver is paid their share of y, or their majority with the peer judge's `aggregate`; the manager reads the first.
+  // solver is paid their share of y, or their majority with the peer judge's `aggregate`; the manager reads the first,
+  // and only the first teaches the judge.
   // Why: measured (found-reroll-guided, 3 seeds), the judge's own working was wrong before 22% of its verdicts, and
   // then it said y to 0.35 of right answers (0.89 after right working): one verdict pays a right answer 0 by chance
   verdicts: positiveInt().default(1),

@@ -220,6 +220,10 @@ describe('several verdicts on each attempt', () => {
     const paid = scoredNow(makeJudge('peer'), [e])[0].filter((r, i) => e.turns[i].role === 'solver');
     expect(paid).to.deep.equal([share(a0), share(a1)]);
     expect(seen.find((x) => x.role === 'memory')!.observation.fact).to.equal(`12+34+56=${a0[0]}${a1[0]}:yn`);
+    // only the first own working and verdict on each attempt teach the judge: the judge learns as with one verdict
+    const taught = e.turns.filter((t) => t.role === 'judge' && t.task?.answer !== undefined).map((t) => t.task!.id);
+    expect(taught.sort()).to.deep.equal(['a0', 'a0/own', 'a1', 'a1/own'].map((id) => `seed-0-0/task/${id}`));
+    expect(fiveRolesMetrics([e], arithmetic)['judge/own_right']).to.equal(0.5); // 2 paid own workings: RIGHT, then WRONG
   });
 });
 
