@@ -233,15 +233,19 @@ export class FiveRolesArena implements Arena {
   ) {
     // only the first teaches the judge (its own working paid, its verdict taught as `taught` says): the others pay the
     // solver alone, so the judge learns as with one verdict (measured: training all four took 4 times the memory)
+    // paid greedily, the sampled verdicts are filed apart from the attempt, so that only the greedy one pays it
+    const greedy = this.options.pay === 'greedy';
+    const sampledId = greedy ? `${id}/sampled` : id;
     const marks = await Promise.all(
       Array.from({ length: this.options.verdicts }, (_, k) =>
-        this.verdict(task, id, answer, k === 0, taught && k === 0, ctx, emit),
+        this.verdict(task, sampledId, answer, k === 0, taught && k === 0, ctx, emit),
       ),
     );
+    if (greedy) await this.verdict(task, id, answer, false, false, ctx, emit, 0);
     return marks[0];
   }
 
-  /** One own working (paid when `paid`) and the verdict after it (judge). */
+  /** One own working (paid when `paid`) and the verdict after it (judge), both at `temperature` when given. */
   private async verdict(
     task: Task,
     id: string,
@@ -250,8 +254,10 @@ export class FiveRolesArena implements Arena {
     taught: boolean,
     ctx: ArenaContext,
     emit: (t: Turn) => void,
+    temperature?: number,
   ) {
-    const own = await ctx.act('judge', { task, answers: [] }, { compare: OWN_SCOPE });
+    const at = temperature === undefined ? {} : { temperature };
+    const own = await ctx.act('judge', { task, answers: [] }, { compare: OWN_SCOPE, ...at });
     const mine = own.text.trim();
     const filed = { id: `${id}/own`, family: task.family, prompt: task.prompt };
     emit({ ...own, task: paid ? { ...filed, answer: ownTruth(task, mine)! } : filed });
@@ -262,6 +268,7 @@ export class FiveRolesArena implements Arena {
       {
         compare: 'episode',
         task: { id, family: task.family, prompt: task.prompt, ...(taught ? { answer: truth } : {}) },
+        ...at,
       },
     );
     emit(verdict);

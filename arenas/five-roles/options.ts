@@ -43,6 +43,11 @@ export const FiveRolesOptionsSchema = z.strictObject({
   // Why: measured (found-reroll-guided, 3 seeds), the judge's own working was wrong before 22% of its verdicts, and
   // then it said y to 0.35 of right answers (0.89 after right working): one verdict pays a right answer 0 by chance
   verdicts: positiveInt().default(1),
+  // what pays the solver: 'sampled', those verdicts; 'greedy', one more own working and verdict after them, both
+  // greedy, that teach nothing (ActOptions.temperature), while the sampled ones teach the judge and the manager reads
+  // the first. Why: measured (found-reroll-guided), a sampled own working was wrong before 22% of the verdicts, and
+  // four sampled verdicts paid by their majority did not separate right from wrong answers better than one
+  pay: z.enum(['sampled', 'greedy']).default('sampled'),
 });
 export type FiveRolesOptions = z.output<typeof FiveRolesOptionsSchema>;
 

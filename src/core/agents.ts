@@ -69,8 +69,9 @@ export class Agents implements ArenaContext {
     const prompt = rolePrompt(tokenizer, b.role, text, system);
     const turn =
       options.given === undefined
-        ? await this.sample(roleId, b, prompt, observation)
+        ? await this.sample(roleId, b, prompt, observation, options.temperature)
         : await this.give(roleId, b, prompt, observation, options.given);
+    if (options.temperature !== undefined && options.given === undefined) turn.temperature = options.temperature;
     if (tokenizer.chat) turn.chat = { system: systemMessage(b.role, system), user: text };
     if (options.compare) turn.compare = options.compare;
     if (options.task) turn.task = options.task;
@@ -99,6 +100,8 @@ export class Agents implements ArenaContext {
       );
     if (options.given !== undefined)
       throw new Error(`role '${roleId}': model '${b.model}' acts on numbers; a given text completion cannot be scored`);
+    if (options.temperature !== undefined)
+      throw new Error(`role '${roleId}': model '${b.model}' acts on numbers at its server's temperature, not a turn's`);
     const m = await actor.act(features as number[], mask as boolean[]);
     const text = String(m.action);
     const turn: Turn = {
@@ -121,7 +124,13 @@ export class Agents implements ArenaContext {
   }
 
   /** A turn whose completion the role's model samples. */
-  private async sample(roleId: RoleId, b: AgentBinding, prompt: number[], observation: Observation): Promise<Turn> {
+  private async sample(
+    roleId: RoleId,
+    b: AgentBinding,
+    prompt: number[],
+    observation: Observation,
+    temperature?: number,
+  ): Promise<Turn> {
     if (!b.server) throw new Error(`role '${roleId}': model '${b.model}' has no server`);
     const most = b.maxNewTokens ?? this.sampling.maxNewTokens;
     const maxNewTokens = Math.min(most, b.role.maxNewTokens?.(observation) ?? most);
@@ -135,7 +144,7 @@ export class Agents implements ArenaContext {
     const g = await b.server.generate(prompt, {
       ...sampling,
       maxNewTokens,
-      temperature: b.temperature ?? this.sampling.temperature,
+      temperature: temperature ?? b.temperature ?? this.sampling.temperature,
       eos: tokenizer.eos,
       ...(stop.length ? { stop } : {}),
       ...(strings.length ? { stopStrings: strings, pieces: tokenPieces(tokenizer) } : {}),

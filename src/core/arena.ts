@@ -23,6 +23,12 @@ export interface ActOptions {
    * The turn is marked `given`.
    */
   given?: string;
+  /**
+   * Sample this turn at this temperature (0: greedy) instead of the role's: a turn that is data
+   * for others, as a greedy verdict that pays a solver. It is never trained: its log-probs are
+   * not the ones the update scores at, so a reward on it is refused (file it without a truth).
+   */
+  temperature?: number;
 }
 
 /** What an arena may do: ask a role to act on an observation, and look at what the loop remembers. */

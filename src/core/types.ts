@@ -69,6 +69,8 @@ export interface Turn {
   compare?: CompareScope;
   /** true when the completion was given (ActOptions.given), not sampled: its entropy and self-certainty are zeros, and accuracy metrics leave it out */
   given?: boolean;
+  /** the temperature it was sampled at when its arena chose one (ActOptions.temperature): data for other turns, never trained */
+  temperature?: number;
   /** the arena's own outcome for this turn alone, when it has one (a re-rollout's result); the `outcome` judge prefers it to the episode's; null: the turn earns no outcome (the judge abstains) */
   outcome?: number | null;
   /**

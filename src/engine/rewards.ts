@@ -64,6 +64,11 @@ export async function scoreEpisodes(
       if (episode.member >= trainPerGroup) return;
     }
     combined[e].forEach((r: Reward, t) => {
+      const at = episode.turns[t].temperature;
+      if (r !== null && at !== undefined)
+        throw new Error(
+          `episode ${episode.id} turn ${t} (${episode.turns[t].role}): sampled at the arena's temperature ${at}, it is data for other turns and cannot be trained, yet a judge paid it ${r}`,
+        );
       if (r !== null)
         out.push({
           episode,
@@ -227,8 +232,8 @@ export function rolloutMetrics(
       labeled.map(({ e, t }) => (t.action.valid && plan.family.verify(taskOf(e, t), t.text) ? 1 : 0)),
     );
   m['rollout/valid_rate'] = mean(solver.map(({ t }) => (t.action.valid ? 1 : 0)));
-  // a given turn's were not sampled (zeros)
-  const sampled = episodes.flatMap((e) => e.turns.filter((t) => !t.given));
+  // a given turn's were not sampled (zeros); one sampled at the arena's temperature is not the policy's sampling
+  const sampled = episodes.flatMap((e) => e.turns.filter((t) => !t.given && t.temperature === undefined));
   m['rollout/entropy'] = mean(sampled.flatMap((t) => t.entropy));
   m['rollout/self_certainty'] = mean(sampled.flatMap((t) => t.selfCertainty));
   // the solver's comparison groups: the answers to one task

@@ -227,6 +227,42 @@ describe('several verdicts on each attempt', () => {
   });
 });
 
+describe('a solver paid by greedy verdicts', () => {
+  it("with pay 'greedy', one more own working and verdict, both greedy and untaught, pay the attempt; the sampled ones teach", async () => {
+    const arena = new FiveRolesArena({ attempts: 2, limits, pay: 'greedy' }, arithmetic);
+    const { ctx, seen } = scripted('12+34+56=', [RIGHT, WRONG], () => 'NOOP');
+    // sampled, the judge says n to everything; greedy, y to everything
+    const judging: ArenaContext = {
+      async act(r, observation, options) {
+        const verdict = r === 'judge' && (observation.answers as string[]).length > 0;
+        const given = verdict ? { given: options?.temperature === 0 ? 'y' : 'n' } : {};
+        const turn = await ctx.act(r, observation, { ...options, ...given });
+        return options?.temperature === undefined ? turn : { ...turn, temperature: options.temperature };
+      },
+    };
+    const e = await play(arena, judging, seed());
+    const judge = e.turns.filter((t) => t.role === 'judge');
+    const row = (t: Episode['turns'][number]) => `${t.task!.id.replace('seed-0-0/task/', '')}:${t.task!.answer ?? '-'}`;
+    expect(
+      judge
+        .filter((t) => t.temperature === undefined)
+        .map(row)
+        .sort(),
+    ).to.deep.equal(['a0/sampled/own:' + RIGHT, 'a0/sampled:y', 'a1/sampled/own:' + RIGHT, 'a1/sampled:n'].sort());
+    expect(
+      judge
+        .filter((t) => t.temperature === 0)
+        .map(row)
+        .sort(),
+    ).to.deep.equal(['a0/own:-', 'a0:-', 'a1/own:-', 'a1:-']);
+    const paid = scoredNow(makeJudge('peer'), [e])[0].filter((_, i) => e.turns[i].role === 'solver');
+    expect(paid).to.deep.equal([1, 1]); // the greedy y's, not the sampled n's
+    expect(seen.find((x) => x.role === 'memory')!.observation.fact).to.equal('12+34+56=nn:yn'); // the sampled verdicts
+    const taught = scoredNow(makeJudge('verdict', { role: 'judge' }), [e])[0].filter((r) => r !== null);
+    expect(taught).to.have.length(4); // the sampled own workings and verdicts only: the greedy ones would be refused
+  });
+});
+
 describe('five-roles planted slips and the manager truth', () => {
   it('with plant, each right attempt beyond the wrong ones gets a planted twin the critic marks, taught', async () => {
     const arena = new FiveRolesArena({ attempts: 4, limits, plant: 'slip' }, arithmetic);

@@ -71,6 +71,21 @@ describe('Agents.act', () => {
     expect(turn.logProbs).to.have.length(tokens.length);
   });
 
+  it("samples at a turn's own temperature when the arena asks for one, and marks the turn with it", async () => {
+    const tokens = [...tokenizer.encode('42'), tokenizer.eos];
+    const { server, requests } = fakeServer(tokens, true);
+    const agents = new Agents(
+      { solver: { role: recordingRole(), model: 'm', server, temperature: 0.5 } },
+      tokenizer,
+      sampling,
+    );
+    const greedy = await agents.act('solver', { task }, { temperature: 0 });
+    const plain = await agents.act('solver', { task });
+    expect(requests.map((r) => r.options.temperature)).to.deep.equal([0, 0.5]); // the turn's, else the role's
+    expect(greedy.temperature).to.equal(0);
+    expect(plain).to.not.have.property('temperature');
+  });
+
   it("sends the run's stop strings (a role's own in their place) and parses the text before the one that ended the answer", async () => {
     const tokens = tokenizer.encode('42=1');
     const { server, requests } = fakeServer(tokens, true);

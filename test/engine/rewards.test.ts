@@ -69,6 +69,18 @@ describe('rewards to samples', () => {
     samples.forEach((s) => expect(s.oldLogProbs).to.deep.equal([-1, -0.5]));
   });
 
+  it("refuses to train a turn sampled at the arena's temperature (ActOptions.temperature); unpaid, it is dropped", async () => {
+    const p = plan([{ judge: new VerifierJudge(verify), weight: 1, kind: 'verifier' }]);
+    const greedy = (e: Episode): Episode => ({ ...e, turns: e.turns.map((t) => ({ ...t, temperature: 0 })) });
+    let error = '';
+    await scoreEpisodes(p, [group[0], greedy(group[1])]).catch((e: Error) => (error = e.message));
+    expect(error).to.match(
+      /episode t#1 turn 0 \(solver\): sampled at the arena's temperature 0, .* cannot be trained, yet a judge paid it 0/,
+    );
+    const unlabeled = greedy({ ...group[1], task: { ...task, answer: undefined } });
+    expect((await scoreEpisodes(p, [group[0], unlabeled])).map((s) => s.episode.id)).to.deep.equal(['t#0']);
+  });
+
   it("trainer.rewardAggregation normalize-then-sum: TRL's normalize_then_sum of each judge's part, in place of the estimator", async () => {
     const p = plan([
       { judge: new VerifierJudge(verify), weight: 1, kind: 'verifier' },
