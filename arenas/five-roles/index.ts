@@ -232,8 +232,9 @@ export class FiveRolesArena implements Arena {
     emit: (t: Turn) => void,
   ) {
     // only the first teaches the judge (its own working paid, its verdict taught as `taught` says): the others pay the
-    // solver alone, so the judge learns as with one verdict (measured: training all four took 4 times the memory)
-    // paid greedily, the sampled verdicts are filed apart from the attempt, so that only the greedy one pays it
+    // solver alone, so the judge learns as with one verdict (measured: with all four trained, two runs beside three
+    // others were killed for memory at about 6 GB each). Paid greedily, the sampled verdicts are filed apart from the
+    // attempt, so that only the greedy one pays it
     const greedy = this.options.pay === 'greedy';
     const sampledId = greedy ? `${id}/sampled` : id;
     const marks = await Promise.all(

@@ -40,12 +40,12 @@ export const FiveRolesOptionsSchema = z.strictObject({
   // the judge's verdicts on each attempt, each after its own working (GenRM's several sampled verifications): the
   // solver is paid their share of y, or their majority with the peer judge's `aggregate`; the manager reads the first,
   // and only the first teaches the judge.
-  // Why: measured (found-reroll-guided, 3 seeds), the judge's own working was wrong before 22% of its verdicts, and
-  // then it said y to 0.35 of right answers (0.89 after right working): one verdict pays a right answer 0 by chance
+  // Why: measured (found-reroll-guided, 3 seeds, experiments/judge-pay.ts), the judge's own working was wrong before 18
+  // to 22% of its verdicts, and then it said y to 0.27 to 0.33 of right answers (0.88 to 0.90 after right working)
   verdicts: positiveInt().default(1),
   // what pays the solver: 'sampled', those verdicts; 'greedy', one more own working and verdict after them, both
   // greedy, that teach nothing (ActOptions.temperature), while the sampled ones teach the judge and the manager reads
-  // the first. Why: measured (found-reroll-guided), a sampled own working was wrong before 22% of the verdicts, and
+  // the first. Why: measured (found-reroll-guided), a sampled own working was wrong before a fifth of the verdicts, and
   // four sampled verdicts paid by their majority did not separate right from wrong answers better than one
   pay: z.enum(['sampled', 'greedy']).default('sampled'),
 });
