@@ -7,6 +7,7 @@ import { ownTruth, resultsAgree, rightResults, sumOperands } from '../../src/tas
 import { hashText } from '../../src/util/hash.js';
 import { Rng } from '../../src/util/rng.js';
 import { plantIn } from '../critic/planters.js';
+import { digitSlip } from '../judge/slips.js';
 import { memoryOp } from '../../roles/memory.js';
 import { arenaOptions } from '../options.js';
 import { CHECK_SCOPE, firstRejected } from '../critic/protocol.js';
@@ -35,7 +36,8 @@ export const MANAGER_SCOPE = 'episode:memory' as const;
  * 4. the judge writes its own working, then says of the attempt's answer y or n (JudgeLRM's
  *    solve-first verdict), `verdicts` times; each verdict is filed under the attempt's id with its truth, so the
  *    `peer` judge pays the solver by it (no label reaches the solver) and the `verdict` judge
- *    pays the judge;
+ *    pays the judge; with `judgePlant`, each right attempt beyond the wrong ones also gets a
+ *    slip of its answer judged after the same working, taught n, paying no one;
  * 5. the memory manager is shown the bank (the tasks it keeps, by position; `retrieve` orders it
  *    and says whether the task was found: `managerView`) and the task with
  *    the judge's verdicts and the critic's (`12+34+56=yyn:yyn`, y where the critic passed
@@ -120,7 +122,13 @@ export class FiveRolesArena implements Arena {
     // balanced teaching (as the judge arena's judgeAll, Cooper's positive and negative): the verdicts on as many
     // right as wrong attempts carry their truth, the rest none; measured, a judge and a critic taught on every
     // attempt of a solver right 0.9 of the time settled on 'y' to all within 25 iterations
-    const judgeTaught = balanced(attempts.map((a) => (a.action.valid ? this.family.verify(task, a.text) : null)));
+    const verified = attempts.map((a) => (a.action.valid ? this.family.verify(task, a.text) : null));
+    // with judgePlant, a slip of each right attempt's answer beyond the wrong ones, judged after that attempt's working
+    const judgeSurplus = verified.filter((v) => v === true).length - verified.filter((v) => v === false).length;
+    const judgePlant = this.options.judgePlant;
+    const slipped =
+      judgePlant === 'none' ? [] : verified.flatMap((v, k) => (v ? [k] : [])).slice(0, Math.max(0, judgeSurplus));
+    const judgeTaught = balanced([...verified, ...slipped.map(() => false)]);
     // the critic's showings: the attempts, and with `plant` a planted twin of each right attempt beyond the wrong ones
     // (its working every step right and its answer too: working that stops early has right steps and a wrong answer)
     const clean = agrees.map((g) => (g ? g.every(Boolean) : null));
@@ -158,10 +166,33 @@ export class FiveRolesArena implements Arena {
     );
     const marks = await Promise.all(
       attempts.map(async (a, k) => {
-        const judge = a.action.valid
-          ? this.judge(task, `${task.id}/a${k}`, a.action.value!, judgeTaught[k], ctx, emit)
-          : Promise.resolve('-');
-        return { judge: await judge, critic: await critiques[k] };
+        const id = `${task.id}/a${k}`;
+        const judged = a.action.valid ? await this.judge(task, id, a.action.value!, judgeTaught[k], ctx, emit) : null;
+        const s = slipped.indexOf(k);
+        if (judged && s >= 0) {
+          const slip = digitSlip(
+            task.answer!,
+            new Rng(hashText(`${id}/slip`)),
+            judgePlant as Exclude<typeof judgePlant, 'none'>,
+          );
+          if (slip !== undefined) {
+            const taught = judgeTaught[attempts.length + s];
+            const filed = {
+              id: `${id}/slip`,
+              family: task.family,
+              prompt: task.prompt,
+              ...(taught ? { answer: 'n' } : {}),
+            };
+            emit(
+              await ctx.act(
+                'judge',
+                { task, working: judged.working, answers: [slip] },
+                { compare: 'episode', task: filed },
+              ),
+            );
+          }
+        }
+        return { judge: judged?.mark ?? '-', critic: await critiques[k] };
       }),
     );
     await Promise.all(critiques);
@@ -220,7 +251,7 @@ export class FiveRolesArena implements Arena {
 
   /**
    * The judge's own working, then its verdict on the answer, filed under the attempt's id,
-   * `verdicts` times: the first verdict's mark, 'y', 'n' or '-' (invalid). Its own working is
+   * `verdicts` times: the first verdict's mark, 'y', 'n' or '-' (invalid), and the working before it. Its own working is
    * paid when it is right working in any order (its truth is then itself, else the task's working).
    */
   private async judge(
@@ -246,7 +277,7 @@ export class FiveRolesArena implements Arena {
     return marks[0];
   }
 
-  /** One own working (paid when `paid`) and the verdict after it (judge), both at `temperature` when given. */
+  /** One own working (paid when `paid`) and the verdict after it (judge), both at `temperature` when given: its mark and the working. */
   private async verdict(
     task: Task,
     id: string,
@@ -273,7 +304,7 @@ export class FiveRolesArena implements Arena {
       },
     );
     emit(verdict);
-    return verdict.action.valid ? verdict.action.value! : '-';
+    return { mark: verdict.action.valid ? verdict.action.value! : '-', working: mine };
   }
 
   /** The critic's check, then its mark on each step: 'y' when it passes every step, 'n' when it rejects one, '-' otherwise. */

@@ -10,7 +10,7 @@ const right = (t: Turn) => (t.action.valid && t.action.value === t.task?.answer 
 /**
  * What each role did in an iteration of the five-roles arena, against the environment's truth
  * (none of it pays the solver): the solver's verified accuracy on proposed and on kept tasks,
- * the judge's verdict accuracy and y share, the critic's step accuracy and its n share on
+ * the judge's verdict accuracy (taught ones), its y share on the solver's answers and its n share on planted slips, the critic's step accuracy and its n share on
  * wrong steps (all, and planted ones), the manager's right operations and its mix, the proposals' valid rate.
  */
 export function fiveRolesMetrics(episodes: readonly Episode[], family: TaskFamily<unknown>): Record<string, number> {
@@ -32,10 +32,14 @@ export function fiveRolesMetrics(episodes: readonly Episode[], family: TaskFamil
       );
   }
   // accuracies over the turns that carry their truth (a balanced share of them); the y share over all
-  const verdicts = turns('judge', (t) => t.compare !== OWN_SCOPE);
-  const taught = verdicts.filter((t) => t.task?.answer !== undefined);
+  const judged = turns('judge', (t) => t.compare !== OWN_SCOPE);
+  const isSlip = (t: Turn) => t.task!.id.endsWith('/slip');
+  const verdicts = judged.filter((t) => !isSlip(t)); // on the solver's answers
+  const taught = judged.filter((t) => t.task?.answer !== undefined);
   if (taught.length) m['judge/accuracy'] = mean(taught.map(right));
   if (verdicts.length) m['judge/y_share'] = mean(verdicts.map((t) => (t.action.value === 'y' ? 1 : 0)));
+  const slips = judged.filter(isSlip); // judgePlant's, whether taught or not
+  if (slips.length) m['judge/slip_found'] = mean(slips.map((t) => (t.action.value === 'n' ? 1 : 0)));
   const own = turns('judge', (t) => t.compare === OWN_SCOPE && t.task?.answer !== undefined); // paid ones (verdicts)
   if (own.length) m['judge/own_right'] = mean(own.map(right));
   const marks = turns('critic', (t) => t.compare !== CHECK_SCOPE && t.task?.answer !== undefined);

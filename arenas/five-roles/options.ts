@@ -48,6 +48,14 @@ export const FiveRolesOptionsSchema = z.strictObject({
   // the first. Why: measured (found-reroll-guided), a sampled own working was wrong before a fifth of the verdicts, and
   // four sampled verdicts paid by their majority did not separate right from wrong answers better than one
   pay: z.enum(['sampled', 'greedy']).default('sampled'),
+  // 'adjacent' or 'any': for each right attempt beyond the wrong ones, the judge also says y or n of a slip of its
+  // answer (one digit changed a step up or down, or to any other), after the same own working as its first verdict,
+  // taught n and paying no one (Cooper's negative, SPC's planted errors, as the critic's `plant`); the judge's
+  // teaching is then balanced over the attempts and the slips. Why: measured (found-reroll-guided, seed 1), the
+  // solver's wrong answers were one digit off (135 of 429 by 1, 123 by 10 in iterations 1 to 25), and after its own
+  // right working the judge still said y to 0.31 of them; taught only on the attempts, it sees about 5 wrong ones an
+  // iteration
+  judgePlant: z.enum(['none', 'adjacent', 'any']).default('none'),
 });
 export type FiveRolesOptions = z.output<typeof FiveRolesOptionsSchema>;
 

@@ -263,6 +263,66 @@ describe('a solver paid by greedy verdicts', () => {
   });
 });
 
+describe('slips the judge is taught on', () => {
+  it('with judgePlant, each right attempt beyond the wrong ones adds a slip of its answer, judged after its working, taught n, paying no one', async () => {
+    const arena = new FiveRolesArena({ attempts: 4, limits, judgePlant: 'adjacent' }, arithmetic);
+    const { ctx, seen } = scripted('12+34+56=', [RIGHT, RIGHT, RIGHT, WRONG], () => 'NOOP');
+    // each own working is marked by its position, so a slip's verdict shows which working it followed
+    let n = 0;
+    const judging: ArenaContext = {
+      async act(r, observation, options) {
+        const own = r === 'judge' && (observation.answers as string[]).length === 0;
+        return ctx.act(r, observation, own ? { ...options, given: `12+34=46,46+56=102 #${n++}` } : options);
+      },
+    };
+    const e = await play(arena, judging, seed());
+    const id = (t: Episode['turns'][number]) => (t.task?.id ?? '').replace('seed-0-0/task/', '');
+    const slips = e.turns.filter((t) => t.role === 'judge' && id(t).endsWith('/slip'));
+    expect(slips.map(id)).to.deep.equal(['a0/slip', 'a1/slip']); // three right, one wrong: two slips
+    const asked = seen.filter((s) => s.role === 'judge' && (s.observation.answers as string[]).length > 0);
+    for (const slip of ['a0', 'a1']) {
+      const own = e.turns.find((t) => t.role === 'judge' && id(t) === `${slip}/own`)!;
+      const [onAnswer, onSlip] = asked.filter((s) => s.observation.working === own.text.trim());
+      expect(onAnswer.observation.answers).to.deep.equal(['102']);
+      const shown = (onSlip.observation.answers as string[])[0];
+      const changed = [...shown].filter((ch, i) => ch !== '102'[i]);
+      expect(shown).to.have.length(3);
+      expect(changed).to.have.length(1);
+      const at = [...shown].findIndex((ch, i) => ch !== '102'[i]);
+      expect(Math.abs(Number(shown[at]) - Number('102'[at]))).to.equal(1); // adjacent
+    }
+    // every right attempt and every wrong answer, the slips among them, now teach the judge: three y, three n
+    const taught = e.turns.filter((t) => t.role === 'judge' && !id(t).endsWith('/own') && t.task!.answer);
+    expect(taught.map((t) => `${id(t)}:${t.task!.answer}`).sort()).to.deep.equal(
+      ['a0:y', 'a1:y', 'a2:y', 'a3:n', 'a0/slip:n', 'a1/slip:n'].sort(),
+    );
+    // the scripted judge says n to the slips: they pay the judge, never the solver
+    const paid = scoredNow(makeJudge('peer'), [e])[0].filter((_, i) => e.turns[i].role === 'solver');
+    expect(paid).to.deep.equal([1, 1, 1, 0]);
+    const [verdict] = scoredNow(makeJudge('verdict', { role: 'judge' }), [e]);
+    expect(e.turns.flatMap((t, i) => (id(t).endsWith('/slip') ? [verdict[i]] : []))).to.deep.equal([1, 1]);
+    const m = fiveRolesMetrics([e], arithmetic);
+    expect(m['judge/slip_found']).to.equal(1);
+    expect(m['judge/y_share']).to.equal(0.75); // on the solver's four answers, the slips left out
+    expect(seen.find((s) => s.role === 'memory')!.observation.fact).to.equal('12+34+56=yyyn:yyyn');
+  });
+
+  it('without wrong-free surplus there is no slip, and judgePlant none adds none', async () => {
+    for (const [judgePlant, works] of [
+      ['adjacent', [RIGHT, WRONG]],
+      ['none', [RIGHT, RIGHT]],
+    ] as const) {
+      const arena = new FiveRolesArena({ attempts: 2, limits, judgePlant }, arithmetic);
+      const { ctx } = scripted('12+34+56=', [...works], () => 'NOOP');
+      const e = await play(arena, ctx, seed());
+      expect(
+        e.turns.filter((t) => t.task?.id.endsWith('/slip')),
+        judgePlant,
+      ).to.have.length(0);
+    }
+  });
+});
+
 describe('five-roles planted slips and the manager truth', () => {
   it('with plant, each right attempt beyond the wrong ones gets a planted twin the critic marks, taught', async () => {
     const arena = new FiveRolesArena({ attempts: 4, limits, plant: 'slip' }, arithmetic);
