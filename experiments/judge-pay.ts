@@ -1,8 +1,9 @@
 // How a judge in the loop pays its solver (issue 49, target 2; docs/hf-experiments.md): from a
 // judge-loop or five-roles run's episodes, by iteration range, the solver's pay (its turns'
 // reward) and the judge's share of y on right and on wrong answers; and, where the judge works
-// the task before each verdict, how often that working was right and how often all of an
-// answer's workings were wrong against independent draws at their rate.
+// the task before each verdict, how often that working was right, its y to wrong answers after its
+// own right working (the comparison), to planted slips, and how often all of an answer's workings
+// were wrong against independent draws at their rate.
 //   npx tsx experiments/judge-pay.ts RUN_DIR [--split 25]
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -35,6 +36,8 @@ for (const [name, keep] of [
   const allWrong: number[] = [];
   const owns: boolean[] = [];
   const afterOwn = { right: [] as number[], wrong: [] as number[] }; // y on right answers, by the working just before
+  const wrongAfterRight: number[] = []; // y on wrong answers after the judge's own right working: its comparison
+  const slips: number[] = []; // y on the slips the arena planted (five-roles judgePlant)
 
   for (const e of episodes.filter((x) => keep(x.iteration))) {
     const answers = new Map(e.turns.filter((t) => t.role === 'solver' && t.task).map((t) => [t.task!.id, t]));
@@ -50,10 +53,10 @@ for (const [name, keep] of [
       const ok = mine.map((t) => t.action.valid && final(t) === a.task!.answer);
       owns.push(...ok);
       // the k-th verdict follows the k-th own working
-      if (right(a))
-        verdicts.forEach(
-          (v, k) => k < ok.length && afterOwn[ok[k] ? 'right' : 'wrong'].push(v.action.value === 'y' ? 1 : 0),
-        );
+      const y = (v: Turn) => (v.action.value === 'y' ? 1 : 0);
+      if (right(a)) verdicts.forEach((v, k) => k < ok.length && afterOwn[ok[k] ? 'right' : 'wrong'].push(y(v)));
+      else verdicts.forEach((v, k) => k < ok.length && ok[k] && wrongAfterRight.push(y(v)));
+      slips.push(...judge.filter((t) => t.task!.id === `${id}/slip` && t.action.valid).map(y));
       if (ok.length > 1) allWrong.push(ok.every((x) => !x) ? 1 : 0);
     }
   }
@@ -66,6 +69,10 @@ for (const [name, keep] of [
     console.log(
       `  its y to right answers after right working ${f3(mean(afterOwn.right))}, after wrong ${f3(mean(afterOwn.wrong))}`,
     );
+    console.log(
+      `  its y to wrong answers after right working ${f3(mean(wrongAfterRight))} of ${wrongAfterRight.length}`,
+    );
+    if (slips.length) console.log(`  its y to planted slips ${f3(mean(slips))} of ${slips.length}`);
     if (allWrong.length) {
       const k = owns.length / allWrong.length;
       const expected = allWrong.length * p ** k;

@@ -7,7 +7,8 @@
  * plays through its own LoRA adapter on the base, updated only by its own loss in the joint
  * step; roles that name one adapter share it (as prime-rl shares one). Each adapter becomes a
  * model of its own, `<model>-<adapter>`, with the base's spec and its LoRA settings (the
- * schema's defaults when the base gives none), so the trainer, checkpoints and reports treat it
+ * schema's defaults when the base gives none; a saved one where the base's `adapters` names its
+ * directory), so the trainer, checkpoints and reports treat it
  * as any model; the run loads the base once for all of them (src/engine/models.ts). The base's
  * own entry stays only while a role plays it directly.
  */
@@ -26,7 +27,13 @@ export function expandAdapters(config: ExperimentConfig): ExperimentConfig {
     }
     const modelId = adapterModelId(role.model, adapter);
     const base = config.models[role.model];
-    models[modelId] ??= { ...base, lora: base.adapter !== undefined ? undefined : (base.lora ?? LoraSchema.parse({})) };
+    const { adapters, ...shared } = base;
+    const start = adapters?.[adapter] ?? base.adapter; // a saved adapter to start from, else a new one
+    models[modelId] ??= {
+      ...shared,
+      adapter: start,
+      lora: start !== undefined ? undefined : (base.lora ?? LoraSchema.parse({})),
+    };
     expanded[id] = { ...role, model: modelId };
   }
   const played = new Set(Object.values(expanded).map((r) => r.model));

@@ -1,6 +1,6 @@
 /** The `models` entries of an experiment config: a TinyLM, a Hugging Face model, a remote endpoint or an MLP. */
 import { z } from 'zod';
-import { always, int, isRecord, posInt } from './fields.js';
+import { always, int, isRecord, posInt, safeName } from './fields.js';
 
 /** Partial TinyLM architecture; whatever is left out comes from the checkpoint or the builder's defaults. */
 export const TinyLMConfigSchema = z
@@ -70,6 +70,9 @@ export const ModelSchema = z
     path: z.string().min(1).optional(), // kind hf: the Hugging Face model directory (config.json, safetensors, tokenizer.json); nothing is downloaded
     adapter: z.string().min(1).optional(), // kind hf: a PEFT LoRA adapter directory to start from (then trained)
     lora: LoraSchema.optional(), // kind hf: train a new LoRA adapter on the frozen base (default: full fine-tuning)
+    // kind hf: roles' named adapters (`roles.<id>.adapter`) that start from a PEFT directory, then train, by name; the
+    // others start new (e.g. a judge trained by an earlier run, its KL reference that starting adapter)
+    adapters: z.record(safeName(), z.string().min(1)).optional(),
     reference: z.boolean().default(false), // keep a frozen copy for the KL term
     remote: RemoteSchema.optional(), // kind remote: where the model is served
     mlp: MlpSchema.optional(), // kind mlp: its layers (the arena gives its input and action counts)
@@ -98,7 +101,7 @@ export const ModelSchema = z
           message: 'the adapter directory has its own LoRA settings; give adapter or lora, not both',
         });
     } else
-      for (const f of ['path', 'adapter', 'lora'] as const)
+      for (const f of ['path', 'adapter', 'lora', 'adapters'] as const)
         if (m[f] !== undefined) ctx.addIssue({ code: 'custom', path: [f], message: "only for kind 'hf'" });
     if (m.kind === 'mlp') {
       if (m.config !== undefined)

@@ -262,6 +262,20 @@ export const ExperimentSchema = z
           message: `the adapter's model id "${adapterModelId(role.model, String(role.adapter))}" is taken by a model of that name; rename one`,
         });
     }
+    // a starting adapter no role names would be loaded for nothing: most likely a misspelt name
+    for (const [modelId, m] of Object.entries(models)) {
+      if (!isRecord(m) || !isRecord(m.adapters)) continue;
+      const named = Object.values(roles).flatMap((r) =>
+        isRecord(r) && r.model === modelId && typeof r.adapter === 'string' ? [r.adapter] : [],
+      );
+      for (const name of Object.keys(m.adapters))
+        if (!named.includes(name))
+          ctx.addIssue({
+            code: 'custom',
+            path: ['models', modelId, 'adapters', name],
+            message: `no role plays adapter "${name}" on model "${modelId}"; its roles' adapters: ${[...new Set(named)].join(', ') || '(none)'}`,
+          });
+    }
     const arena: Record<string, unknown> = isRecord(c.arena) ? c.arena : {};
     if (
       typeof arena.trainPerGroup === 'number' &&

@@ -81,4 +81,28 @@ describe('an adapter per role on one base (roles.<id>.adapter)', () => {
       /^roles\.s\.adapter: must be a plain name/,
     );
   });
+
+  it("starts a named adapter from the base's `adapters` directory, the others new; refuses a name no role plays", () => {
+    const roles = {
+      solver: { kind: 'solver', model: 'base', adapter: 'solver' },
+      judge: { kind: 'judge', model: 'base', adapter: 'judge' },
+    };
+    const c = parseConfig(
+      config(roles, { kind: 'hf', path: 'BASE', lora: { r: 4 }, reference: true, adapters: { judge: 'RUN/judge' } }),
+    );
+    expect(c.models['base-judge']).to.include({ path: 'BASE', adapter: 'RUN/judge', reference: true });
+    expect(c.models['base-judge'].lora).to.equal(undefined); // the directory has its own LoRA settings
+    expect(c.models['base-solver'].adapter).to.equal(undefined);
+    expect(c.models['base-solver'].lora).to.include({ r: 4 });
+    for (const m of Object.values(c.models)) expect(m).to.not.have.property('adapters');
+    expect(parseConfig(c)).to.deep.equal(c);
+    expect(
+      issues(() => parseConfig(config(roles, { kind: 'hf', path: 'BASE', adapters: { juge: 'RUN/judge' } }))),
+    ).to.deep.equal([
+      'models.base.adapters.juge: no role plays adapter "juge" on model "base"; its roles\' adapters: solver, judge',
+    ]);
+    expect(issues(() => parseConfig(config(roles, { kind: 'tinylm', adapters: { judge: 'X' } })))).to.include(
+      "models.base.adapters: only for kind 'hf'",
+    );
+  });
 });

@@ -7,6 +7,7 @@ import { stringify } from 'yaml';
 import { jsonRows } from '../jsonl.js';
 import type { ExperimentInput } from '../../src/config/schema.js';
 import * as tf from '@tensorflow/tfjs';
+import { parseConfig } from '../../src/config/load.js';
 import { runExperiment } from '../../src/engine/experiment.js';
 import { loadModels } from '../../src/engine/models.js';
 import { activeSgemm } from '../../src/backend/native/index.js';
@@ -161,6 +162,18 @@ describe('a run on a Hugging Face model', function () {
     expect(values(s)).to.deep.equal(values(fresh.models['main-solver'] as HfPolicy));
     for (const m of ['main-proposer', 'main-solver'])
       expect(existsSync(join(out, 'checkpoints', 'iter-000001', m, 'adapter_model.safetensors')), m).to.equal(true);
+    // a later run starts its proposer from that trained adapter (the base's `adapters`), its solver anew
+    const next = parseConfig(
+      hfConfig(
+        root,
+        base,
+        { lora: { r: 2, alpha: 4 }, adapters: { proposer: join(out, 'checkpoints', 'iter-000001', 'main-proposer') } },
+        { roles: c.roles },
+      ),
+    );
+    const started = await loadModels(next);
+    expect(values(started.models['main-proposer'] as HfPolicy)).to.deep.equal(values(p));
+    expect(values(started.models['main-solver'] as HfPolicy)).to.deep.equal(values(s));
   });
 
   it("speaks through the chat template, and exports the turns as text and as conversations (TRL's formats)", async () => {
