@@ -14,9 +14,11 @@ export interface PeerOptions {
    * model's majority vote over sampled verdicts, GenRM's maj@K). Why: measured on a judge in
    * the loop whose verdicts on right answers were 'y' 0.97 of the time, one stray 'n' among 4
    * gave 25% of the groups whose answers were all right a reward spread (advantages with no
-   * truth behind them); by majority, 2%.
+   * truth behind them); by majority, 2%. 'probability': the mean of each verdict's probability
+   * of 'y' (GenRM's and RLAIF's p(Yes) as the reward), which ranks a right answer above a
+   * fooling wrong one that both drew 'y'; see `yesProbability`.
    */
-  aggregate?: 'mean' | 'majority';
+  aggregate?: 'mean' | 'majority' | 'probability';
 }
 
 /** The verdicts ('y' or 'n', valid) other turns of the episode gave on each task id. */
@@ -36,10 +38,30 @@ const yesShare = (on: readonly Turn[]) => on.filter((v) => v.action.value === 'y
 const majority = (on: readonly Turn[]) => Math.sign(yesShare(on) - 0.5) / 2 + 0.5;
 
 /**
+ * A verdict's probability of 'y' under the judge's policy, read from the untempered
+ * log-probability the turn recorded for its first token, the verdict letter: exp(lp) when it
+ * said 'y', 1 - exp(lp) when it said 'n'. That takes the two letters to hold all the mass at
+ * that token, as a judge taught to answer y or n does (measured on a five-roles judge's 3,975
+ * verdicts: the recorded entropy there matched the two-letter entropy to 0.002 on average).
+ * Throws where a verdict has no log-probabilities (a remote model's) or does not start with its letter.
+ */
+export function yesProbability(v: Turn): number {
+  const lp = v.logProbs?.[0];
+  if (lp === undefined || v.text.trimStart()[0] !== v.action.value)
+    throw new Error(
+      `peer aggregate 'probability': verdict ${JSON.stringify(v.text)} on ${v.task?.id ?? '?'} has no log-probability for a first token that is its letter; use 'mean' or 'majority'`,
+    );
+  const p = Math.exp(lp);
+  return v.action.value === 'y' ? p : 1 - p;
+}
+const probability = (on: readonly Turn[]) => on.reduce((a, v) => a + yesProbability(v), 0) / on.length;
+
+/**
  * A reward from peers' judgement (Co-RL, CoMAS; a learned judge in the loop as in SPARK or
  * Cooper): an answer turn of `role` earns the share of 'y' among the valid verdicts that
  * other turns of its episode filed on its task id (`turn.task.id`: the arena files an answer
- * and the verdicts on it under one id), or with `aggregate: majority` their majority vote. No
+ * and the verdicts on it under one id), or with `aggregate: majority` their majority vote, or
+ * with `aggregate: probability` their mean probability of 'y'. No
  * label is read. An answer that does not parse earns `invalid`; a valid answer nobody judged
  * abstains (null), as does every other turn.
  */
@@ -53,7 +75,7 @@ export class PeerJudge implements Judge {
     this.name = options.name ?? 'peer';
     this.roles = roleSet(options.role ?? 'solver', this.name);
     this.invalid = options.invalid ?? 0;
-    this.reduce = options.aggregate === 'majority' ? majority : yesShare;
+    this.reduce = { mean: yesShare, majority, probability }[options.aggregate ?? 'mean'];
   }
 
   score(batch: readonly Episode[]): BatchRewards {

@@ -246,7 +246,11 @@ export const JUDGE_KINDS: Readonly<Record<string, JudgeKind>> = Object.freeze({
     (o) => new VerdictJudge(o),
   ),
   peer: judge(
-    z.strictObject({ ...common, invalid: z.number().optional(), aggregate: z.enum(['mean', 'majority']).optional() }),
+    z.strictObject({
+      ...common,
+      invalid: z.number().optional(),
+      aggregate: z.enum(['mean', 'majority', 'probability']).optional(),
+    }),
     (o) => new PeerJudge(o),
   ),
   majority: judge(

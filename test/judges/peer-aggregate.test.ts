@@ -18,7 +18,7 @@ function judged(verdicts: string[][]): Episode {
   return e;
 }
 
-describe('the peer judge: mean or majority of the verdicts on an answer', () => {
+describe('the peer judge: mean, majority or probability of the verdicts on an answer', () => {
   const e = judged([
     ['y', 'y', 'y', 'n'],
     ['y', 'n'],
@@ -34,6 +34,21 @@ describe('the peer judge: mean or majority of the verdicts on an answer', () => 
     const [r] = scoredNow(makeJudge('peer', { aggregate: 'majority' }), [e]);
     expect(r.slice(0, 3)).to.deep.equal([1, 0.5, 0]);
     expect(r.slice(3).every((x) => x === null)).to.equal(true);
+  });
+
+  it("probability: the mean of each verdict's probability of y, read from its first token's log-probability", () => {
+    const withProbs = judged([['y', 'n'], ['y'], ['n']]);
+    // the verdict letter's probability as the judge's policy gave it: y 0.9, n 0.8, y 0.6, n 0.99
+    [0.9, 0.8, 0.6, 0.99].forEach((p, i) => (withProbs.turns[3 + i].logProbs = [Math.log(p), -0.01]));
+    const [r] = scoredNow(makeJudge('peer', { aggregate: 'probability' }), [withProbs]);
+    const close = (a: number | null, b: number) => expect(a).to.be.closeTo(b, 1e-12);
+    close(r[0], (0.9 + 0.2) / 2);
+    close(r[1], 0.6); // a y drawn at 0.6 pays less than a y drawn at 0.9: the ranking a sampled letter loses
+    close(r[2], 0.01);
+    // a verdict without log-probabilities (a remote judge's) is refused, naming the way out
+    const bare = judged([['y']]);
+    bare.turns[1].logProbs = [];
+    expect(() => scoredNow(makeJudge('peer', { aggregate: 'probability' }), [bare])).to.throw(/'mean' or 'majority'/);
   });
 
   it('refuses an unknown aggregate', () => {
