@@ -123,12 +123,8 @@ export class FiveRolesArena implements Arena {
     // right as wrong attempts carry their truth, the rest none; measured, a judge and a critic taught on every
     // attempt of a solver right 0.9 of the time settled on 'y' to all within 25 iterations
     const verified = attempts.map((a) => (a.action.valid ? this.family.verify(task, a.text) : null));
-    // with judgePlant, a slip of each right attempt's answer beyond the wrong ones, judged after that attempt's working
-    const judgeSurplus = verified.filter((v) => v === true).length - verified.filter((v) => v === false).length;
-    const judgePlant = this.options.judgePlant;
-    const slipped =
-      judgePlant === 'none' ? [] : verified.flatMap((v, k) => (v ? [k] : [])).slice(0, Math.max(0, judgeSurplus));
-    const judgeTaught = balanced([...verified, ...slipped.map(() => false)]);
+    const slips = this.slips(task, verified); // judgePlant's, by attempt
+    const judgeTaught = balanced([...verified, ...slips.map(() => false)]);
     // the critic's showings: the attempts, and with `plant` a planted twin of each right attempt beyond the wrong ones
     // (its working every step right and its answer too: working that stops early has right steps and a wrong answer)
     const clean = agrees.map((g) => (g ? g.every(Boolean) : null));
@@ -168,29 +164,17 @@ export class FiveRolesArena implements Arena {
       attempts.map(async (a, k) => {
         const id = `${task.id}/a${k}`;
         const judged = a.action.valid ? await this.judge(task, id, a.action.value!, judgeTaught[k], ctx, emit) : null;
-        const s = slipped.indexOf(k);
+        const s = slips.findIndex((x) => x.attempt === k);
         if (judged && s >= 0) {
-          const slip = digitSlip(
-            task.answer!,
-            new Rng(hashText(`${id}/slip`)),
-            judgePlant as Exclude<typeof judgePlant, 'none'>,
-          );
-          if (slip !== undefined) {
-            const taught = judgeTaught[attempts.length + s];
-            const filed = {
-              id: `${id}/slip`,
-              family: task.family,
-              prompt: task.prompt,
-              ...(taught ? { answer: 'n' } : {}),
-            };
-            emit(
-              await ctx.act(
-                'judge',
-                { task, working: judged.working, answers: [slip] },
-                { compare: 'episode', task: filed },
-              ),
-            );
-          }
+          const taught = judgeTaught[attempts.length + s];
+          const filed = {
+            id: `${id}/slip`,
+            family: task.family,
+            prompt: task.prompt,
+            ...(taught ? { answer: 'n' } : {}),
+          };
+          const observation = { task, working: judged.working, answers: [slips[s].answer] };
+          emit(await ctx.act('judge', observation, { compare: 'episode', task: filed }));
         }
         return { judge: judged?.mark ?? '-', critic: await critiques[k] };
       }),
@@ -305,6 +289,23 @@ export class FiveRolesArena implements Arena {
     );
     emit(verdict);
     return { mark: verdict.action.valid ? verdict.action.value! : '-', working: mine };
+  }
+
+  /**
+   * With `judgePlant`, a slip of the answer (one digit changed) for each right attempt beyond
+   * the wrong ones, so the judge is taught on as many wrong answers as right ones.
+   */
+  private slips(task: Task, verified: readonly (boolean | null)[]): { attempt: number; answer: string }[] {
+    const kind = this.options.judgePlant;
+    if (kind === 'none') return [];
+    const surplus = verified.filter((v) => v === true).length - verified.filter((v) => v === false).length;
+    return verified
+      .flatMap((v, k) => (v ? [k] : []))
+      .slice(0, Math.max(0, surplus))
+      .flatMap((k) => {
+        const answer = digitSlip(task.answer!, new Rng(hashText(`${task.id}/a${k}/slip`)), kind);
+        return answer === undefined ? [] : [{ attempt: k, answer }];
+      });
   }
 
   /** The critic's check, then its mark on each step: 'y' when it passes every step, 'n' when it rejects one, '-' otherwise. */
