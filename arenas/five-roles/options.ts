@@ -52,9 +52,9 @@ export const FiveRolesOptionsSchema = z.strictObject({
   // answer (one digit changed a step up or down, or to any other), after the same own working as its first verdict,
   // taught n and paying no one (Cooper's negative, SPC's planted errors, as the critic's `plant`); the judge's
   // teaching is then balanced over the attempts and the slips. Why: measured (found-reroll-guided, seed 1), the
-  // solver's wrong answers were one digit off (135 of 429 by 1, 123 by 10 in iterations 1 to 25), and after its own
-  // right working the judge still said y to 0.31 of them; taught only on the attempts, it sees about 5 wrong ones an
-  // iteration
+  // solver's wrong answers were one digit off (135 of 429 by 1, 123 by a multiple of 10 in iterations 1 to 25), and
+  // after its own right working the judge still said y to 0.31 of them; taught only on the attempts, it was taught on
+  // about 17 wrong answers an iteration
   judgePlant: z.enum(['none', 'adjacent', 'any']).default('none'),
 });
 export type FiveRolesOptions = z.output<typeof FiveRolesOptionsSchema>;
