@@ -10,8 +10,9 @@ const right = (t: Turn) => (t.action.valid && t.action.value === t.task?.answer 
 /**
  * What each role did in an iteration of the five-roles arena, against the environment's truth
  * (none of it pays the solver): the solver's verified accuracy on proposed and on kept tasks,
- * the judge's verdict accuracy (taught ones), its y share on the solver's answers and its n share on planted slips, the critic's step accuracy and its n share on
- * wrong steps (all, and planted ones), the manager's right operations and its mix, the proposals' valid rate.
+ * the judge's verdict accuracy (on the taught ones), its y share on the solver's answers and its
+ * n share on planted slips, the critic's step accuracy and its n share on wrong steps (all, and
+ * planted ones), the manager's right operations and its mix, the proposals' valid rate.
  */
 export function fiveRolesMetrics(episodes: readonly Episode[], family: TaskFamily<unknown>): Record<string, number> {
   const m: Record<string, number> = {};

@@ -8,9 +8,9 @@
  * step; roles that name one adapter share it (as prime-rl shares one). Each adapter becomes a
  * model of its own, `<model>-<adapter>`, with the base's spec and its LoRA settings (the
  * schema's defaults when the base gives none; a saved one where the base's `adapters` names its
- * directory), so the trainer, checkpoints and reports treat it
- * as any model; the run loads the base once for all of them (src/engine/models.ts). The base's
- * own entry stays only while a role plays it directly.
+ * directory), so the trainer, checkpoints and reports treat it as any model; the run loads the
+ * base once for all of them (src/engine/models.ts). The base's own entry stays only while a role
+ * plays it directly.
  */
 import { adapterModelId, LoraSchema, type ExperimentConfig } from './schema.js';
 
@@ -29,11 +29,10 @@ export function expandAdapters(config: ExperimentConfig): ExperimentConfig {
     const base = config.models[role.model];
     const { adapters, ...shared } = base;
     const start = adapters?.[adapter] ?? base.adapter; // a saved adapter to start from, else a new one
-    models[modelId] ??= {
-      ...shared,
-      adapter: start,
-      lora: start !== undefined ? undefined : (base.lora ?? LoraSchema.parse({})),
-    };
+    models[modelId] ??=
+      start !== undefined
+        ? { ...shared, adapter: start, lora: undefined } // the directory has its own LoRA settings
+        : { ...shared, lora: base.lora ?? LoraSchema.parse({}) };
     expanded[id] = { ...role, model: modelId };
   }
   const played = new Set(Object.values(expanded).map((r) => r.model));
