@@ -164,18 +164,9 @@ export class FiveRolesArena implements Arena {
       attempts.map(async (a, k) => {
         const id = `${task.id}/a${k}`;
         const judged = a.action.valid ? await this.judge(task, id, a.action.value!, judgeTaught[k], ctx, emit) : null;
-        const s = slips.findIndex((x) => x.attempt === k);
-        if (judged && s >= 0) {
-          const taught = judgeTaught[attempts.length + s];
-          const filed = {
-            id: `${id}/slip`,
-            family: task.family,
-            prompt: task.prompt,
-            ...(taught ? { answer: 'n' } : {}),
-          };
-          const observation = { task, working: judged.working, answers: [slips[s].answer] };
-          emit(await ctx.act('judge', observation, { compare: 'episode', task: filed }));
-        }
+        // every slip teaches: there are no more of them than right attempts beyond the wrong ones
+        const slip = slips.find((x) => x.attempt === k);
+        if (judged && slip) emit(await this.ask(task, `${id}/slip`, judged.working, slip.answer, 'n', ctx));
         return { judge: judged?.mark ?? '-', critic: await critiques[k] };
       }),
     );
@@ -278,17 +269,23 @@ export class FiveRolesArena implements Arena {
     const filed = { id: `${id}/own`, family: task.family, prompt: task.prompt };
     emit({ ...own, task: paid ? { ...filed, answer: ownTruth(task, mine)! } : filed });
     const truth = this.family.verify(task, answer) ? 'y' : 'n';
-    const verdict = await ctx.act(
-      'judge',
-      { task, working: mine, answers: [answer] },
-      {
-        compare: 'episode',
-        task: { id, family: task.family, prompt: task.prompt, ...(taught ? { answer: truth } : {}) },
-        ...at,
-      },
-    );
+    const verdict = await this.ask(task, id, mine, answer, taught ? truth : undefined, ctx, at);
     emit(verdict);
     return { mark: verdict.action.valid ? verdict.action.value! : '-', working: mine };
+  }
+
+  /** The judge's verdict on `answer` after `working`, filed under `id` with `truth` when it teaches. */
+  private ask(
+    task: Task,
+    id: string,
+    working: string,
+    answer: string,
+    truth: 'y' | 'n' | undefined,
+    ctx: ArenaContext,
+    at: { temperature?: number } = {},
+  ): Promise<Turn> {
+    const filed = { id, family: task.family, prompt: task.prompt, ...(truth ? { answer: truth } : {}) };
+    return ctx.act('judge', { task, working, answers: [answer] }, { compare: 'episode', task: filed, ...at });
   }
 
   /**
